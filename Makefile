@@ -1,0 +1,28 @@
+# The two commands of the README. Both set the workspace up first (tools/bootstrap.sh).
+#   make eval   evaluation on the embedded simulator; report under runs/<id>/
+#   make test   the whole test suite
+# EVAL_ARGS / TEST_ARGS pass extra options, e.g. make eval EVAL_ARGS="--episodes 5".
+SHELL := /bin/bash
+EVAL_CONFIG ?= config/eval.yaml
+EVAL_ARGS ?=
+TEST_ARGS ?=
+
+.PHONY: eval test lint bootstrap clean
+
+bootstrap:
+	@tools/bootstrap.sh
+
+eval: bootstrap
+	@tools/run.sh aerialdojo eval --config $(EVAL_CONFIG) $(EVAL_ARGS)
+
+test: bootstrap
+	@tools/run.sh python -m pytest tests $(TEST_ARGS)
+
+lint: bootstrap
+	@tools/run.sh ruff check src tests benchmarks tools launch
+	@tools/run.sh ruff format --check src tests benchmarks tools launch
+	@tools/run.sh mypy
+	@tools/run.sh codespell src tests benchmarks tools launch config README.md
+
+clean:
+	rm -rf build install log .venv

@@ -1,0 +1,1 @@
+"""rosbag2 (MCAP) writing and reading through rosbags."""

@@ -1,0 +1,46 @@
+"""Exception types of aerialdojo; messages name the offending value and where it came from."""
+
+from __future__ import annotations
+
+
+class AerialDojoError(Exception):
+    """Base class of every error aerialdojo raises on purpose."""
+
+
+class ConfigError(AerialDojoError):
+    """A configuration file or parameter is malformed; the message names file and field."""
+
+
+class TaskFileError(AerialDojoError):
+    """A task suite file failed validation.
+
+    Attributes:
+        problems: one line per problem, each naming file, task id and field.
+    """
+
+    def __init__(self, path: str, problems: list[str]) -> None:
+        self.path = path
+        self.problems = problems
+        listing = "\n".join(f"  {problem}" for problem in problems)
+        super().__init__(f"{path}: {len(problems)} problem(s)\n{listing}")
+
+
+class UnknownSceneError(AerialDojoError):
+    """A scene or scene type name that no generator knows."""
+
+
+class CameraConfigError(AerialDojoError):
+    """A camera configuration that cannot be rendered (zero FOV, zero size, ...)."""
+
+
+class InvalidActionError(AerialDojoError):
+    """An action name or magnitude outside the episode's action set."""
+
+
+class SimulatorFaultError(AerialDojoError):
+    """The simulator failed (died, timed out, answered nonsense): an infrastructure failure,
+    never scored against the agent."""
+
+
+class BagError(AerialDojoError):
+    """A bag is missing, unreadable or lacks the topics a computation needs."""

@@ -1,0 +1,1 @@
+"""ROS-free metrics of the three benchmarks, as pure functions of recorded data."""

@@ -1,0 +1,1 @@
+"""ROS-free simulator backends behind one interface (``backend.SimulatorBackend``)."""

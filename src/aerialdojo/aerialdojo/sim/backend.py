@@ -1,0 +1,160 @@
+"""The interface every simulator backend implements, and the data it exchanges.
+
+The bridge node owns one backend and turns its outputs into ROS messages; the backend never
+imports rclpy. Faults of the simulator itself (a dead server, a timeout) are raised as
+``SimulatorFaultError`` so that the task manager can rerun the episode instead of scoring it.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from aerialdojo.actions import Action
+from aerialdojo.errors import CameraConfigError
+from aerialdojo.geometry import Pose
+
+
+@dataclass(frozen=True, kw_only=True)
+class CameraSpec:
+    """A pinhole RGB-D camera rigidly mounted on an agent.
+
+    Attributes:
+        name: view name, used in topic names (``camera/<name>/image``).
+        width: image width in pixels.
+        height: image height in pixels.
+        fov_deg: horizontal field of view in degrees.
+        offset: camera position in the agent's body frame (x forward, y left, z up), metres.
+        yaw_deg: camera heading relative to the body, CCW (left view: +90).
+        pitch_deg: camera pitch, negative looking down (down view: -90).
+    """
+
+    name: str
+    width: int
+    height: int
+    fov_deg: float = 90.0
+    offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    yaw_deg: float = 0.0
+    pitch_deg: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.width <= 0 or self.height <= 0:
+            raise CameraConfigError(
+                f"camera {self.name!r}: image size {self.width}x{self.height} must be positive"
+            )
+        if not 0.0 < self.fov_deg < 180.0:
+            raise CameraConfigError(
+                f"camera {self.name!r}: fov_deg={self.fov_deg} must be in (0, 180)"
+            )
+
+    @property
+    def focal_px(self) -> float:
+        """Focal length in pixels, from the horizontal FOV (square pixels)."""
+        return (self.width / 2.0) / math.tan(math.radians(self.fov_deg) / 2.0)
+
+    def intrinsics(self) -> np.ndarray:
+        """3x3 pinhole matrix K with the principal point at the image centre."""
+        f = self.focal_px
+        return np.array(((f, 0.0, self.width / 2.0), (0.0, f, self.height / 2.0), (0.0, 0.0, 1.0)))
+
+
+def aerialdojo_uav_rig(
+    width: int = 640, height: int = 640, fov_deg: float = 90.0
+) -> list[CameraSpec]:
+    """The four AerialDojo views: front, left, right and down, 90 deg FOV (seed 000, 3.1)."""
+    return [
+        CameraSpec(name="front", width=width, height=height, fov_deg=fov_deg),
+        CameraSpec(name="left", width=width, height=height, fov_deg=fov_deg, yaw_deg=90.0),
+        CameraSpec(name="right", width=width, height=height, fov_deg=fov_deg, yaw_deg=-90.0),
+        CameraSpec(name="down", width=width, height=height, fov_deg=fov_deg, pitch_deg=-90.0),
+    ]
+
+
+@dataclass(kw_only=True)
+class CameraFrame:
+    """One rendered view.
+
+    Attributes:
+        rgb: HxWx3 uint8.
+        depth: HxW float32, metres along the optical axis (planar depth); +inf where the
+            ray hit nothing (REP-118).
+        instance_ids: HxW int32 ground-truth instance ids (0 = background); evaluator only.
+        semantic_ids: HxW int32 ground-truth category ids; evaluator only.
+    """
+
+    spec: CameraSpec
+    rgb: np.ndarray
+    depth: np.ndarray
+    instance_ids: np.ndarray | None = None
+    semantic_ids: np.ndarray | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class MotionOutcome:
+    """What executing one action did.
+
+    Attributes:
+        pose: ground-truth pose after the action (the contact pose if it collided).
+        collided: the swept body touched geometry during the motion.
+        collision_object: name of what was hit ("" if nothing).
+    """
+
+    pose: Pose
+    collided: bool = False
+    collision_object: str = ""
+
+
+@dataclass(kw_only=True)
+class Observation:
+    """All views of one agent at one simulation time."""
+
+    sim_time_s: float
+    pose: Pose
+    frames: dict[str, CameraFrame] = field(default_factory=dict)
+
+
+class SimulatorBackend(ABC):
+    """A simulator the bridge can drive step by step.
+
+    Implementations: ``sim.embedded.EmbeddedBackend`` (default, no GPU),
+    ``sim.projectairsim``, ``sim.carla_air``.
+    """
+
+    @abstractmethod
+    def scenes(self) -> list[str]:
+        """Names of the scenes this backend can load."""
+
+    @abstractmethod
+    def reset(self, scene: str, poses: dict[str, Pose]) -> None:
+        """Load ``scene`` (if not loaded) and place each named agent at its map-frame pose.
+
+        Raises:
+            UnknownSceneError: no such scene.
+            SimulatorFaultError: the simulator failed.
+        """
+
+    @abstractmethod
+    def execute(self, agent: str, action: Action, argument: str = "") -> MotionOutcome:
+        """Execute one already validated action of ``agent`` and return what happened.
+
+        Raises:
+            SimulatorFaultError: the simulator failed.
+        """
+
+    @abstractmethod
+    def cameras(self, agent: str) -> list[CameraSpec]:
+        """The camera rig of ``agent``."""
+
+    @abstractmethod
+    def observe(self, agent: str, with_ground_truth_ids: bool = False) -> Observation:
+        """Render every view of ``agent`` at the current simulation time.
+
+        Raises:
+            SimulatorFaultError: the simulator failed.
+        """
+
+    def close(self) -> None:  # noqa: B027 - optional hook; most backends hold nothing
+        """Release the simulator connection or scene resources."""

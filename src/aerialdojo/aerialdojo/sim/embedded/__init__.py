@@ -1,0 +1,1 @@
+"""The embedded simulator: procedural scenes, Embree ray-cast rendering, swept-sphere collision."""

@@ -1,0 +1,1 @@
+"""ROS-free task suites: the episode schema, loaders and task generation."""

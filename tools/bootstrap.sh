@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Sets the workspace up from nothing but python3, cmake and a C/C++ compiler:
+# .venv with the pinned dependencies (ROS 2 Kilted wheels from PyPI, unless a ROS 2
+# installation is sourced), the wheels' CMake exports repaired inside the venv, and the
+# colcon workspace built into install/. Every step is skipped when its inputs are unchanged,
+# so a second run costs about a second.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="$root/.venv"
+say() { printf 'aerialdojo: %s\n' "$*" >&2; }
+die() { say "$*"; exit 1; }
+
+require() {  # require <command> <what to install>
+  command -v "$1" >/dev/null 2>&1 || die "'$1' not found; install $2 (Debian/Ubuntu: sudo apt install $2)"
+}
+require cmake cmake
+require cc build-essential
+require c++ build-essential
+require make build-essential
+
+python="${PYTHON:-python3}"
+command -v "$python" >/dev/null 2>&1 || die "'$python' not found; install python3 (3.10-3.13)"
+"$python" -c 'import sys; sys.exit(not ((3, 10) <= sys.version_info[:2] <= (3, 13)))' \
+  || die "$("$python" --version 2>&1) is not supported; use Python 3.10-3.13 (set PYTHON=/path/to/python3.X)"
+"$python" -c 'import ensurepip, venv' 2>/dev/null \
+  || die "the venv module is missing; install python3-venv"
+
+# A sourced ROS 2 installation is used as it is; otherwise the PyPI wheels are installed.
+if [[ -n "${ROS_DISTRO:-}" ]] && "$python" -c 'import rclpy' 2>/dev/null; then
+  ros_route="system-$ROS_DISTRO"
+else
+  ros_route="wheels"
+fi
+
+deps_key="$ros_route $("$python" --version 2>&1) $(cat "$root"/requirements/*.txt | sha256sum | cut -c1-16)"
+if [[ ! -x "$venv/bin/python" || "$(cat "$venv/.deps-key" 2>/dev/null)" != "$deps_key" ]]; then
+  say "creating .venv ($ros_route route)"
+  rm -rf "$venv"
+  if [[ "$ros_route" == wheels ]]; then
+    "$python" -m venv "$venv"
+  else
+    "$python" -m venv --system-site-packages "$venv"
+  fi
+  requirements=(-r "$root/requirements/python.txt" -r "$root/requirements/dev.txt")
+  [[ "$ros_route" == wheels ]] && requirements+=(-r "$root/requirements/ros-kilted.txt")
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${requirements[@]}" \
+    || die "pip install failed (see above); nothing was built"
+  if [[ "$ros_route" == wheels ]]; then
+    _ROS_WHEELS_BOOTSTRAP_COMPLETE=1 "$venv/bin/python" "$root/tools/repair_ros_wheel_cmake.py"
+  fi
+  echo "$deps_key" > "$venv/.deps-key"
+fi
+
+# Rebuild only when a package source, launch file or config file changed.
+build_key="$deps_key $(cd "$root" && find src launch config colcon.meta -type f ! -name '*.pyc' -print0 \
+  | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)"
+if [[ "$(cat "$root/install/.build-key" 2>/dev/null)" != "$build_key" ]]; then
+  say "building the colcon workspace"
+  (
+    cd "$root"
+    mkdir -p log
+    # shellcheck source=/dev/null
+    source "$venv/bin/activate"
+    if [[ "$ros_route" == wheels ]]; then
+      export AMENT_PREFIX_PATH="$venv" CMAKE_PREFIX_PATH="$venv"
+    fi
+    colcon --log-base log build --metas colcon.meta --event-handlers console_cohesion+ \
+      --cmake-args -DPython3_EXECUTABLE="$venv/bin/python" -DBUILD_TESTING=OFF >log/colcon-build.txt 2>&1 \
+      || { tail -n 40 log/colcon-build.txt >&2; die "colcon build failed; full log in log/colcon-build.txt"; }
+  )
+  echo "$build_key" > "$root/install/.build-key"
+fi

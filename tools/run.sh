@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs a command inside the workspace environment: the venv, the built install/ overlay and
+# the shipped DDS transport profile. Usage: tools/run.sh <command> [args...]
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="$root/.venv"
+[[ -f "$root/install/setup.bash" ]] || { echo "aerialdojo: workspace not built; run tools/bootstrap.sh" >&2; exit 1; }
+# shellcheck source=/dev/null
+source "$venv/bin/activate"
+if [[ -z "${ROS_DISTRO:-}" ]]; then
+  export AMENT_PREFIX_PATH="$venv${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}"
+fi
+# colcon's setup scripts read unset variables; relax nounset while sourcing them.
+set +u
+# shellcheck source=/dev/null
+source "$root/install/setup.bash"
+set -u
+export RMW_IMPLEMENTATION="${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}"
+# Keep discovery on this host unless the user chose otherwise (config/transport/README.md).
+export ROS_AUTOMATIC_DISCOVERY_RANGE="${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}"
+exec "$@"
