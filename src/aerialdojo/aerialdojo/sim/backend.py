@@ -121,6 +121,10 @@ class SimulatorBackend(ABC):
 
     Implementations: ``sim.embedded.EmbeddedBackend`` (default, no GPU),
     ``sim.projectairsim``, ``sim.carla_air``.
+
+    Clock: ``reset`` and every ``execute`` (Stop excluded) advance the simulation clock, so
+    each observation set has a stamp of its own, strictly later than every earlier one, across
+    episodes too. Agents match frames to the step that produced them by that stamp.
     """
 
     @abstractmethod
