@@ -1,0 +1,43 @@
+"""What an agent node hands its policy: its own sensor data and the goal, nothing else."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from aerialdojo.geometry import Pose
+
+
+@dataclass(frozen=True, kw_only=True)
+class ViewData:
+    """One camera view: RGB (HxWx3 uint8), planar depth in metres (HxW float32, +inf where
+    nothing was hit) and the 3x3 pinhole matrix K."""
+
+    rgb: np.ndarray
+    depth: np.ndarray
+    intrinsics: np.ndarray
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentObservation:
+    """One synchronized observation set.
+
+    Attributes:
+        views: view name -> data (front, left, right, down for the AerialDojo UAV).
+        odometry: pose relative to the episode start (no GPS in AerialDojo).
+    """
+
+    views: dict[str, ViewData]
+    odometry: Pose
+
+
+@dataclass(frozen=True, kw_only=True)
+class GoalDescription:
+    """The goal as the agent is told it (TaskSpec.goal), never the target's coordinates."""
+
+    object_name: str
+    landmark_name: str
+    direction: str
+    description: str = ""
+    reference_images: list[np.ndarray] = field(default_factory=list)

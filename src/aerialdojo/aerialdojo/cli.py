@@ -1,0 +1,131 @@
+"""``aerialdojo`` command line: run evaluations, score bags and logs, inspect scenes and tasks."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+
+from aerialdojo.errors import AerialDojoError
+
+EXIT_USAGE = 2
+EXIT_FAILED = 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``aerialdojo`` console script."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except AerialDojoError as error:
+        print(f"aerialdojo: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="aerialdojo", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser(
+        "eval", help="run an evaluation: start the node graph, one process per node"
+    )
+    run.add_argument(
+        "--config", type=Path, required=True, help="run config YAML (config/eval.yaml)"
+    )
+    run.add_argument("--episodes", type=int, help="run at most this many of the selected episodes")
+    run.add_argument("--output", type=Path, help="directory for runs/<id>/ (default: the config's)")
+    run.add_argument("--run-id", help="name of the run directory (default: UTC timestamp)")
+    run.add_argument(
+        "--timeout", type=float, default=3600.0, help="give up after this many seconds"
+    )
+    run.set_defaults(handler=_cmd_eval)
+
+    replay = commands.add_parser(
+        "evaluate-bag", help="recompute a run's metrics from its bag alone"
+    )
+    replay.add_argument("bag", type=Path, help="rosbag2 directory (runs/<id>/bag)")
+    replay.add_argument("--radius", type=float, action="append", help="success radius, metres")
+    replay.add_argument("--out", type=Path, help="write metrics.json and report.md here")
+    replay.set_defaults(handler=_cmd_evaluate_bag)
+    return parser
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from aerialdojo.graph import apply_overrides, load_config, node_specs  # noqa: PLC0415
+    from aerialdojo.tasks.suite import load_suite, resolve_suite  # noqa: PLC0415
+
+    config = load_config(args.config)
+    run_id = args.run_id or datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    overrides: dict[str, dict[str, object]] = {"evaluator": {"run_id": run_id}}
+    if args.output is not None:
+        overrides["evaluator"]["output_dir"] = str(args.output)
+    if args.episodes is not None:
+        overrides["task_manager"] = {"max_episodes": args.episodes}
+    config = apply_overrides(config, overrides)
+    # Fail here, naming the file and field, rather than in a node's log.
+    load_suite(resolve_suite(str(config["task_manager"].get("suite", "aerialdojo_mini"))))
+    specs = node_specs(config)
+    evaluator = next(spec for spec in specs if spec.name == "evaluator")
+    run_dir = Path(str(evaluator.parameters.get("output_dir", "runs"))) / run_id
+    return _run_graph(specs, run_dir, args.timeout)
+
+
+def _run_graph(specs: list, run_dir: Path, timeout_s: float) -> int:  # type: ignore[type-arg]
+    from rich.console import Console  # noqa: PLC0415
+
+    from aerialdojo.nodes.progress_monitor import ProgressMonitor  # noqa: PLC0415
+    from aerialdojo.runner import log_tail, start_graph, stop_graph, wait_for_graph  # noqa: PLC0415
+
+    console = Console(stderr=True)
+    console.print(f"[bold]aerialdojo eval[/]: {len(specs)} nodes, run directory {run_dir}")
+    monitor = ProgressMonitor(lambda done, total, line: console.print(f"  [{done}/{total}] {line}"))
+    nodes = start_graph(specs, run_dir, env=os.environ)
+    try:
+        outcome = wait_for_graph(nodes, timeout_s)
+    except KeyboardInterrupt:
+        console.print("interrupted: stopping the nodes (the evaluator reports what ended)")
+        stop_graph(nodes)
+        raise
+    finally:
+        monitor.close()
+    if not outcome.finished:
+        console.print(f"[red]run failed[/]: {outcome.message}")
+        if outcome.failed_node:
+            failed = next(node for node in nodes if node.spec.name == outcome.failed_node)
+            console.print(log_tail(failed.log_path))
+        return EXIT_FAILED
+    report = run_dir / "report.md"
+    notes = (run_dir / "run_notes.md").read_text() if (run_dir / "run_notes.md").exists() else ""
+    if report.exists():
+        print(_summary_section(report.read_text()))
+    print(notes, end="")
+    print(f"report: {report}\nbag: {run_dir / 'bag'}")
+    return 0
+
+
+def _summary_section(report_md: str) -> str:
+    """The '## Summary' section of a report."""
+    start = report_md.find("## Summary")
+    end = report_md.find("\n## ", start + 1)
+    return report_md[start : end if end != -1 else None].strip() + "\n"
+
+
+def _cmd_evaluate_bag(args: argparse.Namespace) -> int:
+    from aerialdojo.bags.replay import assemble_bag  # noqa: PLC0415
+    from aerialdojo.run_report import score_assembled, write_run  # noqa: PLC0415
+
+    result = score_assembled(assemble_bag(args.bag), args.radius)
+    if args.out is not None:
+        write_run(args.out, result)
+    print(result.summary_table)
+    return 0 if result.metrics is not None else EXIT_FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,207 @@
+"""Episode events to metric traces: the one path from what a run emitted to what is scored.
+
+The evaluator node feeds it live ``EpisodeEvent`` messages; ``aerialdojo evaluate-bag`` feeds
+it the same messages read back from a bag. Both get identical traces, hence identical metrics.
+Events are duck-typed (rclpy messages and rosbags dataclasses have the same fields).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any, Protocol
+
+from aerialdojo.errors import MetricsError
+from aerialdojo.metrics.trace import (
+    TERMINATION_BUDGET_EXHAUSTED,
+    TERMINATION_COLLIDED,
+    TERMINATION_STOPPED,
+    EpisodeTrace,
+)
+from aerialdojo.tasks.episode import Episode
+
+
+class EventKind(IntEnum):
+    """Mirror of the ``aerialdojo_interfaces/msg/EpisodeEvent`` constants (a test keeps the
+    two in step), so that ROS-free code can read events."""
+
+    STARTED = 0
+    STEP = 1
+    STOPPED = 2
+    COLLIDED = 3
+    BUDGET_EXHAUSTED = 4
+    INFRA_FAILURE = 5
+    RUN_FINISHED = 6
+
+
+_TERMINATIONS = {
+    EventKind.STOPPED: TERMINATION_STOPPED,
+    EventKind.COLLIDED: TERMINATION_COLLIDED,
+    EventKind.BUDGET_EXHAUSTED: TERMINATION_BUDGET_EXHAUSTED,
+}
+
+
+class _Vector(Protocol):
+    x: float
+    y: float
+    z: float
+
+
+class _Pose(Protocol):
+    position: _Vector
+
+
+class EventLike(Protocol):
+    """The fields of an EpisodeEvent the assembler reads."""
+
+    episode_id: str
+    attempt: int
+    kind: int
+    action: str
+    step: int
+    pose: _Pose
+    collided: bool
+    message: str
+    episode_json: str
+
+
+def ground_truth_record(episode: Episode) -> dict[str, Any]:
+    """What the evaluator must know about an episode to score it (STARTED's episode_json).
+
+    Only ground truth and bookkeeping: the target anchor, the reference length, the budget.
+    """
+    anchor = episode.target_anchor
+    return {
+        "episode_id": episode.episode_id,
+        "benchmark": episode.benchmark,
+        "scene": episode.scene,
+        "family": episode.family,
+        "setting": episode.setting,
+        "split": episode.split,
+        "action_budget": episode.action_budget,
+        "target": [anchor.x, anchor.y, anchor.z],
+        "reference_length_m": episode.reference.length_m,
+        "success_radius_m": episode.success_radius_m,
+    }
+
+
+@dataclass(frozen=True)
+class InfraFailure:
+    """An attempt that ended for reasons outside the agent; never scored."""
+
+    episode_id: str
+    attempt: int
+    reason: str
+
+
+@dataclass
+class _OpenEpisode:
+    record: dict[str, Any]
+    attempt: int
+    positions: list[tuple[float, float, float]]
+
+
+@dataclass
+class EpisodeAssembler:
+    """Folds an ordered stream of episode events into finished ``EpisodeTrace``s.
+
+    Attributes:
+        records: ground-truth records by episode id, for events that carry none (bags
+            recorded on a real robot, scored against a task file).
+        traces: finished episodes, in the order they finished.
+        infra_failures: attempts that ended in an infrastructure failure.
+        run_summary: the RUN_FINISHED message, once it arrived.
+    """
+
+    records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    traces: list[EpisodeTrace] = field(default_factory=list)
+    infra_failures: list[InfraFailure] = field(default_factory=list)
+    run_summary: str | None = None
+    _open: _OpenEpisode | None = None
+
+    @property
+    def finished(self) -> bool:
+        """The run announced its end."""
+        return self.run_summary is not None
+
+    @property
+    def open_episode(self) -> str | None:
+        """The id of an episode that started and has not ended (e.g. a bag cut short)."""
+        return self._open.record["episode_id"] if self._open else None
+
+    def excluded_episodes(self) -> list[str]:
+        """Episodes whose every attempt failed for infrastructure reasons."""
+        scored = {trace.episode_id for trace in self.traces}
+        return sorted({f.episode_id for f in self.infra_failures} - scored)
+
+    def add(self, event: EventLike) -> EpisodeTrace | None:
+        """Take the next event; returns the trace of the episode it finished, if any.
+
+        Raises:
+            MetricsError: an event that does not fit the stream (a step before any start,
+                a STARTED without a ground-truth record).
+        """
+        kind = EventKind(event.kind)
+        if kind is EventKind.RUN_FINISHED:
+            self.run_summary = event.message
+            return None
+        if kind is EventKind.STARTED:
+            self._open = _OpenEpisode(self._record(event), event.attempt, [_position(event)])
+            return None
+        if kind is EventKind.INFRA_FAILURE:
+            self.infra_failures.append(InfraFailure(event.episode_id, event.attempt, event.message))
+            self._open = None
+            return None
+        current = self._open
+        if current is None or current.record["episode_id"] != event.episode_id:
+            raise MetricsError(
+                f"event {kind.name} of episode {event.episode_id!r} step {event.step} "
+                "arrived without its STARTED event"
+            )
+        if event.action != "Stop":
+            current.positions.append(_position(event))
+        if kind is EventKind.STEP:
+            return None
+        self._open = None
+        trace = _trace(current, kind, event)
+        self.traces.append(trace)
+        return trace
+
+    def _record(self, event: EventLike) -> dict[str, Any]:
+        if event.episode_json:
+            record: dict[str, Any] = json.loads(event.episode_json)
+            return record
+        if event.episode_id in self.records:
+            return self.records[event.episode_id]
+        raise MetricsError(
+            f"episode {event.episode_id!r}: its STARTED event carries no ground truth and no "
+            "task file provides it"
+        )
+
+
+def _position(event: EventLike) -> tuple[float, float, float]:
+    position = event.pose.position
+    return (float(position.x), float(position.y), float(position.z))
+
+
+def _trace(current: _OpenEpisode, kind: EventKind, event: EventLike) -> EpisodeTrace:
+    record = current.record
+    collided = kind is EventKind.COLLIDED
+    return EpisodeTrace(
+        episode_id=record["episode_id"],
+        benchmark=record["benchmark"],
+        scene=record["scene"],
+        family=record["family"],
+        setting=record["setting"],
+        split=record["split"],
+        positions=current.positions,
+        stop_called=kind is EventKind.STOPPED,
+        collided=collided,
+        collision_step=int(event.step) if collided else None,
+        steps_used=int(event.step),
+        action_budget=int(record["action_budget"]),
+        target=tuple(record["target"]),
+        reference_length_m=float(record["reference_length_m"]),
+        termination=_TERMINATIONS[kind],
+    )

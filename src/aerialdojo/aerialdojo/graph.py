@@ -1,0 +1,113 @@
+"""The evaluation node graph described by one config file: which nodes, where, with what.
+
+``launch/eval.launch.py`` and ``aerialdojo eval`` both build their processes from
+``node_specs``, so a ROS 2 user and a pip-only user run the same nodes with the same
+parameters (a test holds them to it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from aerialdojo.errors import ConfigError
+from aerialdojo.params import NODE_PARAMETERS, ParamValue, validate_parameters
+
+PACKAGE = "aerialdojo"
+
+#: Namespace of each node: agent stacks live under their agent's name (``/uav``), so the
+#: same agent node subscribes to ``camera/front/image`` on a robot or in simulation.
+NAMESPACES = {"sim_bridge": "", "task_manager": "", "evaluator": "", "uav_agent": "uav"}
+
+#: Start order: the bridge and the task manager serve, the evaluator records, agents act.
+START_ORDER = ("sim_bridge", "task_manager", "evaluator", "uav_agent")
+
+#: The bridge owns the clock; every other node runs on simulation time.
+CLOCK_OWNER = "sim_bridge"
+
+
+@dataclass(frozen=True, kw_only=True)
+class NodeSpec:
+    """One process of the graph."""
+
+    executable: str
+    name: str
+    namespace: str
+    parameters: dict[str, ParamValue]
+
+    @property
+    def package(self) -> str:
+        return PACKAGE
+
+
+def load_config(path: Path) -> dict[str, dict[str, ParamValue]]:
+    """Read and validate a run config (nav2 style: node name -> ``ros__parameters``).
+
+    Returns:
+        node name -> validated parameters, in the file's order.
+
+    Raises:
+        ConfigError: unreadable or malformed file, unknown node or parameter, bad value;
+            the message names the file and the field.
+    """
+    try:
+        document = yaml.safe_load(path.read_text())
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read config: {error.strerror}") from error
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: not valid YAML: {error}") from error
+    if not isinstance(document, dict) or not document:
+        raise ConfigError(f"{path}: expected a mapping of node names to ros__parameters")
+    config: dict[str, dict[str, ParamValue]] = {}
+    for node, section in document.items():
+        if node not in NODE_PARAMETERS:
+            raise ConfigError(f"{path}: unknown node {node!r}; known: {', '.join(NODE_PARAMETERS)}")
+        if not isinstance(section, dict) or not isinstance(
+            section.get("ros__parameters", {}), dict
+        ):
+            raise ConfigError(f"{path}: {node} must be a mapping with a ros__parameters mapping")
+        unexpected = set(section) - {"ros__parameters"}
+        if unexpected:
+            raise ConfigError(
+                f"{path}: {node}.{sorted(unexpected)[0]}: expected only ros__parameters"
+            )
+        config[node] = validate_parameters(node, section.get("ros__parameters") or {}, str(path))
+    for required in ("sim_bridge", "task_manager", "evaluator"):
+        if required not in config:
+            raise ConfigError(f"{path}: the graph needs a {required} section")
+    return config
+
+
+def apply_overrides(
+    config: Mapping[str, Mapping[str, ParamValue]],
+    overrides: Mapping[str, Mapping[str, Any]],
+    source: str = "command line",
+) -> dict[str, dict[str, ParamValue]]:
+    """Return ``config`` with per-node parameter overrides applied and validated."""
+    merged = {node: dict(values) for node, values in config.items()}
+    for node, values in overrides.items():
+        if node not in merged:
+            raise ConfigError(f"{source}: the config has no {node} node to override")
+        merged[node].update(validate_parameters(node, values, source))
+    return merged
+
+
+def node_specs(config: Mapping[str, Mapping[str, ParamValue]]) -> list[NodeSpec]:
+    """The processes of the graph, in start order, with their full parameter sets."""
+    specs = []
+    for node in START_ORDER:
+        if node not in config:
+            continue
+        parameters = {name: value for name, value in config[node].items() if value != []}
+        if node == "evaluator" and "agents" in config["sim_bridge"]:
+            # The evaluator records what the bridge publishes; one list, not two to keep equal.
+            parameters.setdefault("agents", config["sim_bridge"]["agents"])
+        parameters["use_sim_time"] = node != CLOCK_OWNER
+        specs.append(
+            NodeSpec(executable=node, name=node, namespace=NAMESPACES[node], parameters=parameters)
+        )
+    return specs

@@ -1,0 +1,108 @@
+"""ROS wiring shared by the nodes: parameter declaration, QoS choices, time and waiting."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from builtin_interfaces.msg import Time
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.task import Future
+
+from aerialdojo.errors import ConfigError
+from aerialdojo.params import NODE_PARAMETERS, ParamSpec
+
+#: Task spec: latched so an agent that starts late still gets the current task.
+TASK_QOS = QoSProfile(
+    depth=1,
+    history=HistoryPolicy.KEEP_LAST,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+)
+
+#: Episode events: every one counts for the metrics, so reliable, and kept for a late
+#: subscriber (a restarted evaluator, ``ros2 bag record``) as far as the depth allows.
+EVENTS_QOS = QoSProfile(
+    depth=1000,
+    history=HistoryPolicy.KEEP_LAST,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+)
+
+#: Poses, odometry and the clock of a stepped simulation: one message per step, none to lose.
+STATE_QOS = QoSProfile(
+    depth=10, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE
+)
+
+#: Camera streams. Reliable until the shared-memory transport profile (issue 6) makes
+#: best-effort delivery of full frames dependable; frames must not be lost mid-episode.
+SENSOR_QOS = QoSProfile(
+    depth=4, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE
+)
+
+
+def declare_node_parameters(node: Node, table: str) -> None:
+    """Declare every parameter of ``NODE_PARAMETERS[table]`` with its descriptor.
+
+    The check is registered first, so a bad value from a params file stops the node at start
+    with the field named, instead of surfacing later as odd behaviour.
+    """
+    specs = {spec.name: spec for spec in NODE_PARAMETERS[table]}
+
+    def check(parameters: list[Parameter]) -> SetParametersResult:
+        for parameter in parameters:
+            spec = specs.get(parameter.name)
+            if spec is None:
+                continue
+            try:
+                spec.check(parameter.value, f"{node.get_name()}.{parameter.name}")
+            except ConfigError as error:
+                return SetParametersResult(successful=False, reason=str(error))
+        return SetParametersResult(successful=True)
+
+    node.add_on_set_parameters_callback(check)
+    for spec in specs.values():
+        node.declare_parameter(spec.name, spec.default, _descriptor(spec))
+
+
+def _descriptor(spec: ParamSpec) -> ParameterDescriptor:
+    """Descriptor shown by ``ros2 param describe``; values are read once, at start."""
+    constraints = []
+    if spec.choices:
+        constraints.append(f"one of: {', '.join(spec.choices)}")
+    if spec.minimum is not None:
+        constraints.append(f">= {spec.minimum:g}")
+    if spec.maximum is not None:
+        constraints.append(f"<= {spec.maximum:g}")
+    return ParameterDescriptor(
+        description=spec.description,
+        additional_constraints=", ".join(constraints),
+        read_only=True,
+    )
+
+
+def param(node: Node, name: str) -> Any:
+    """The value of a declared parameter."""
+    return node.get_parameter(name).value
+
+
+def time_msg(seconds: float) -> Time:
+    """builtin_interfaces/Time of a simulation time in seconds."""
+    nanoseconds = round(seconds * 1e9)
+    return Time(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
+
+
+def time_ns(stamp: Time) -> int:
+    """Nanoseconds of a builtin_interfaces/Time."""
+    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
+
+
+def wait_for_future(future: Future, timeout_s: float) -> bool:
+    """Block the calling thread until ``future`` is done (another executor thread completes
+    it) or ``timeout_s`` passes. Returns whether it completed."""
+    done = threading.Event()
+    future.add_done_callback(lambda _: done.set())
+    return done.wait(timeout_s)

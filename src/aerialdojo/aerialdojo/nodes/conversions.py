@@ -1,0 +1,128 @@
+"""Conversions between ROS messages and aerialdojo's ROS-free types, in one place."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from aerialdojo_interfaces.msg import ActionSpec, GoalSpec, TaskSpec
+from geometry_msgs.msg import Pose as PoseMsg
+from PIL import Image as PILImage
+from sensor_msgs.msg import CameraInfo, Image
+from std_msgs.msg import Header
+
+from aerialdojo.actions import AERIALDOJO_ACTIONS
+from aerialdojo.geometry import Pose, yaw_from_quaternion
+from aerialdojo.sim.backend import CameraSpec
+from aerialdojo.tasks.episode import REPRESENTATION_IMAGE, Episode
+
+_CHANNELS = {"rgb8": (np.uint8, 3), "32FC1": (np.float32, 1), "mono8": (np.uint8, 1)}
+
+
+def pose_msg(pose: Pose) -> PoseMsg:
+    """geometry_msgs/Pose of a 4-DoF pose."""
+    msg = PoseMsg()
+    msg.position.x, msg.position.y, msg.position.z = pose.x, pose.y, pose.z
+    qx, qy, qz, qw = pose.quaternion_xyzw()
+    msg.orientation.x, msg.orientation.y, msg.orientation.z, msg.orientation.w = qx, qy, qz, qw
+    return msg
+
+
+def pose_from_msg(msg: PoseMsg) -> Pose:
+    """4-DoF pose of a geometry_msgs/Pose (roll and pitch are dropped; an all-zero
+    quaternion, the message default, reads as yaw 0)."""
+    q = msg.orientation
+    yaw = (
+        0.0
+        if (q.x, q.y, q.z, q.w) == (0.0, 0.0, 0.0, 0.0)
+        else yaw_from_quaternion(q.x, q.y, q.z, q.w)
+    )
+    return Pose(msg.position.x, msg.position.y, msg.position.z, yaw)
+
+
+def image_msg(array: np.ndarray, encoding: str, header: Header) -> Image:
+    """sensor_msgs/Image holding ``array`` (HxW or HxWxC, C-contiguous)."""
+    dtype, channels = _CHANNELS[encoding]
+    data = np.ascontiguousarray(array, dtype=dtype)
+    height, width = data.shape[:2]
+    return Image(
+        header=header,
+        height=height,
+        width=width,
+        encoding=encoding,
+        is_bigendian=0,
+        step=width * channels * data.itemsize,
+        data=data.tobytes(),
+    )
+
+
+def image_array(msg: Image) -> np.ndarray:
+    """The pixels of a sensor_msgs/Image as HxW or HxWxC array (a view, no copy)."""
+    dtype, channels = _CHANNELS[msg.encoding]
+    pixels = np.frombuffer(msg.data, dtype=dtype)
+    shape = (msg.height, msg.width) if channels == 1 else (msg.height, msg.width, channels)
+    return pixels.reshape(shape)
+
+
+def camera_info_msg(spec: CameraSpec, frame_id: str) -> CameraInfo:
+    """sensor_msgs/CameraInfo of an ideal pinhole camera."""
+    k = spec.intrinsics()
+    projection = np.zeros((3, 4))
+    projection[:, :3] = k
+    return CameraInfo(
+        header=Header(frame_id=frame_id),
+        width=spec.width,
+        height=spec.height,
+        distortion_model="plumb_bob",
+        d=[0.0] * 5,
+        k=k.flatten().tolist(),
+        r=np.eye(3).flatten().tolist(),
+        p=projection.flatten().tolist(),
+    )
+
+
+def intrinsics_from_msg(msg: CameraInfo) -> np.ndarray:
+    """3x3 K of a sensor_msgs/CameraInfo."""
+    return np.array(msg.k, dtype=np.float64).reshape(3, 3)
+
+
+def task_spec_msg(episode: Episode, reference_image: Path | None, header: Header) -> TaskSpec:
+    """The agent-visible task of ``episode``: goal, action set and budget, never the target's
+    coordinates. ImageOGS agents get the reference image instead of the description."""
+    is_image_goal = episode.goal.representation == REPRESENTATION_IMAGE
+    goal = GoalSpec(
+        object_name=episode.goal.object_name,
+        landmark_name=episode.goal.landmark_name,
+        direction=episode.goal.direction,
+        representation=GoalSpec.REPRESENTATION_IMAGE
+        if is_image_goal
+        else GoalSpec.REPRESENTATION_TEXT,
+        description="" if is_image_goal else episode.goal.description,
+    )
+    if is_image_goal:
+        if reference_image is None:
+            raise ValueError(
+                f"episode {episode.episode_id}: ImageOGS goal without a reference image"
+            )
+        with PILImage.open(reference_image) as picture:
+            pixels = np.asarray(picture.convert("RGB"))
+        goal.reference_images = [image_msg(pixels, "rgb8", Header(frame_id="reference"))]
+    return TaskSpec(
+        header=header,
+        episode_id=episode.episode_id,
+        benchmark=episode.benchmark,
+        scene=episode.scene,
+        setting=episode.setting,
+        goal=goal,
+        agents=list(episode.agents),
+        actions=[
+            ActionSpec(
+                agent=agent, name=kind.name, magnitudes=list(kind.magnitudes), unit=kind.unit
+            )
+            for agent in episode.agents
+            for kind in AERIALDOJO_ACTIONS
+        ],
+        action_budget=episode.action_budget,
+        success_radius_m=episode.success_radius_m,
+        global_localization=False,
+    )

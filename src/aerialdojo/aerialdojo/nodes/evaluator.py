@@ -1,0 +1,143 @@
+"""Evaluator node: scores every episode as it ends, records the run, writes the report.
+
+Subscribes to ``/aerialdojo/episode_events`` (ground truth, evaluator only) and records it,
+the task topic, each agent's odometry and ground-truth pose, and decimated camera images
+into ``<output_dir>/<run_id>/bag`` (rosbag2, MCAP). Scores come from the same
+``EpisodeAssembler`` and metric functions that ``aerialdojo evaluate-bag`` uses on the bag.
+On RUN_FINISHED it writes ``metrics.json``, ``report.md`` and the CSV, then exits.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import rclpy
+from aerialdojo_interfaces.msg import EpisodeEvent, TaskSpec
+from geometry_msgs.msg import PoseStamped
+from nav_msgs.msg import Odometry
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.qos import QoSProfile
+from rclpy.serialization import deserialize_message
+from sensor_msgs.msg import Image
+
+from aerialdojo.bags.recorder import BagRecorder
+from aerialdojo.bags.typestore import aerialdojo_typestore
+from aerialdojo.events import EpisodeAssembler
+from aerialdojo.nodes.common import (
+    EVENTS_QOS,
+    SENSOR_QOS,
+    STATE_QOS,
+    TASK_QOS,
+    declare_node_parameters,
+    param,
+)
+from aerialdojo.run_report import RunResult, score_assembled, write_run
+
+EVENTS_TOPIC = "/aerialdojo/episode_events"
+
+
+class Evaluator(Node):
+    """Live metrics and the run's bag."""
+
+    def __init__(self) -> None:
+        super().__init__("evaluator")
+        declare_node_parameters(self, "evaluator")
+        run_id = param(self, "run_id") or datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+        self.run_dir = Path(param(self, "output_dir")) / run_id
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self._radii = [float(r) for r in param(self, "success_radii_m")]
+        self._assembler = EpisodeAssembler()
+        self.result: RunResult | None = None
+        self._recorder = (
+            BagRecorder(self.run_dir / "bag", aerialdojo_typestore())
+            if param(self, "record_bag")
+            else None
+        )
+        self._decimation = int(param(self, "image_decimation"))
+        self._image_counts: dict[str, int] = {}
+
+        self._record(TaskSpec, "/aerialdojo/task", TASK_QOS)
+        for agent in param(self, "agents"):
+            self._record(Odometry, f"/{agent}/odom", STATE_QOS)
+            self._record(PoseStamped, f"/sim/ground_truth/{agent}/pose", STATE_QOS)
+            if self._decimation:
+                for view in param(self, "record_image_views"):
+                    self._record(Image, f"/{agent}/camera/{view}/image", SENSOR_QOS, decimate=True)
+        # Last: the task manager starts the run once this subscription exists, so every
+        # recording subscription above is in place by then.
+        self._record(EpisodeEvent, EVENTS_TOPIC, EVENTS_QOS)
+        self.get_logger().info(f"recording run into {self.run_dir}")
+
+    def _record(
+        self, msg_type: type, topic: str, qos: QoSProfile, *, decimate: bool = False
+    ) -> None:
+        if self._recorder is not None:
+            self._recorder.add_topic(topic, _type_name(msg_type))
+
+        def on_message(cdr: bytes) -> None:
+            if decimate:
+                count = self._image_counts.get(topic, 0)
+                self._image_counts[topic] = count + 1
+                if count % self._decimation:
+                    return
+            if self._recorder is not None:
+                self._recorder.write(topic, self.get_clock().now().nanoseconds, cdr)
+            if topic == EVENTS_TOPIC:
+                self._on_event(deserialize_message(cdr, EpisodeEvent))
+
+        self.create_subscription(msg_type, topic, on_message, qos, raw=True)
+
+    def _on_event(self, event: EpisodeEvent) -> None:
+        trace = self._assembler.add(event)
+        if trace is not None:
+            self.get_logger().info(
+                f"[{event.episode_index + 1}/{event.episode_count}] {trace.episode_id}: "
+                f"{trace.termination} after {trace.steps_used} actions"
+            )
+        elif event.kind == EpisodeEvent.INFRA_FAILURE:
+            self.get_logger().warning(
+                f"{event.episode_id} attempt {event.attempt}: infrastructure failure "
+                f"({event.message}); not scored"
+            )
+        if self._assembler.finished:
+            self.finish()
+
+    @property
+    def done(self) -> bool:
+        """The report of a finished run is written and the node should exit."""
+        return self.result is not None and bool(param(self, "exit_when_finished"))
+
+    def finish(self) -> None:
+        """Close the bag and write the report; on an interrupted run, of what ended."""
+        if self.result is not None:
+            return
+        if self._recorder is not None:
+            self._recorder.close()
+        self.result = score_assembled(self._assembler, self._radii)
+        write_run(self.run_dir, self.result)
+        self.get_logger().info(f"report written to {self.run_dir}\n{self.result.summary_table}")
+
+
+def _type_name(msg_type: type) -> str:
+    module = msg_type.__module__.split(".")[0]
+    return f"{module}/msg/{msg_type.__name__}"
+
+
+def main(args: list[str] | None = None) -> None:
+    with rclpy.init(args=args):
+        node = Evaluator()
+        try:
+            while rclpy.ok() and not node.done:
+                rclpy.spin_once(node, timeout_sec=0.5)
+        except (KeyboardInterrupt, ExternalShutdownException):
+            pass
+        finally:
+            # Whatever ended the process, the bag is closed readable and what was scored
+            # is reported.
+            node.finish()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,395 @@
+"""Task manager node: serves the episodes of a suite and executes agents' actions.
+
+Services: ``/aerialdojo/list_episodes``, ``/aerialdojo/start_episode``, ``/aerialdojo/step``.
+Topics: ``/aerialdojo/task`` (TaskSpec, latched) and ``/aerialdojo/episode_events``
+(EpisodeEvent, evaluator only). It enforces the action set, the budget and termination
+(Stop, collision, budget) on top of the bridge's ``/sim/reset`` and ``/sim/execute``. A bridge
+that fails or does not answer ends the attempt as an infrastructure failure, which is rerun,
+never scored against the agent. Invalid requests are answered with a reason.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+
+import rclpy
+from aerialdojo_interfaces.msg import EpisodeEvent, TaskSpec
+from aerialdojo_interfaces.srv import ListEpisodes, SimExecute, SimReset, StartEpisode, Step
+from builtin_interfaces.msg import Time
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.client import Client
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from std_msgs.msg import Header
+
+from aerialdojo.actions import STOP, Action, check_action
+from aerialdojo.errors import AerialDojoError
+from aerialdojo.events import ground_truth_record
+from aerialdojo.geometry import Pose
+from aerialdojo.nodes.common import (
+    EVENTS_QOS,
+    TASK_QOS,
+    declare_node_parameters,
+    param,
+    wait_for_future,
+)
+from aerialdojo.nodes.conversions import pose_from_msg, pose_msg, task_spec_msg
+from aerialdojo.tasks.episode import Episode
+from aerialdojo.tasks.suite import Suite, load_suite, resolve_suite
+
+_TERMINAL_NAMES = {
+    EpisodeEvent.STOPPED: "stopped",
+    EpisodeEvent.COLLIDED: "collided",
+    EpisodeEvent.BUDGET_EXHAUSTED: "budget exhausted",
+    EpisodeEvent.INFRA_FAILURE: "infrastructure failure",
+}
+
+
+@dataclass
+class _Attempt:
+    """The running (or just finished) attempt of one episode."""
+
+    episode: Episode
+    attempt: int
+    index: int
+    count: int
+    pose: Pose
+    stamp: Time
+    steps_used: int = 0
+    termination: int | None = None
+    finished: threading.Event = field(default_factory=threading.Event)
+
+
+class TaskManager(Node):
+    """Serves a task suite over services and runs it episode by episode."""
+
+    def __init__(self) -> None:
+        super().__init__("task_manager")
+        declare_node_parameters(self, "task_manager")
+        self._suite: Suite = load_suite(resolve_suite(param(self, "suite")))
+        self._selection = self._select_episodes()
+        self._sim_timeout_s = float(param(self, "sim_timeout_s"))
+        self._lock = threading.Lock()
+        self._attempt: _Attempt | None = None
+
+        # Service callbacks wait on the bridge's answers, which another executor thread
+        # delivers: clients must not share the services' mutually exclusive group.
+        services = MutuallyExclusiveCallbackGroup()
+        clients = ReentrantCallbackGroup()
+        self._reset_client = self.create_client(SimReset, "/sim/reset", callback_group=clients)
+        self._execute_client = self.create_client(
+            SimExecute, "/sim/execute", callback_group=clients
+        )
+        self._task_pub = self.create_publisher(TaskSpec, "/aerialdojo/task", TASK_QOS)
+        self._events_pub = self.create_publisher(
+            EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS
+        )
+        self.create_service(
+            ListEpisodes, "/aerialdojo/list_episodes", self._on_list, callback_group=services
+        )
+        self.create_service(
+            StartEpisode, "/aerialdojo/start_episode", self._on_start, callback_group=services
+        )
+        self.create_service(Step, "/aerialdojo/step", self._on_step, callback_group=services)
+        self.get_logger().info(
+            f"suite {self._suite.name}: {len(self._suite.episodes)} episodes, "
+            f"{len(self._selection)} selected"
+        )
+
+    # -- episode selection --------------------------------------------------------------
+
+    def _select_episodes(self) -> list[str]:
+        explicit = list(param(self, "episodes"))
+        if explicit:
+            for episode_id in explicit:
+                self._suite.episode(episode_id)  # raises, naming the unknown id
+            selection = explicit
+        else:
+            selection = self._suite.select(param(self, "filter"))
+        limit = int(param(self, "max_episodes"))
+        return selection[:limit] if limit else selection
+
+    def _on_list(
+        self, request: ListEpisodes.Request, response: ListEpisodes.Response
+    ) -> ListEpisodes.Response:
+        try:
+            response.episode_ids = self._suite.select(request.filter)
+        except AerialDojoError as error:
+            response.message = str(error)
+            return response
+        response.success = True
+        return response
+
+    # -- starting ----------------------------------------------------------------------
+
+    def _on_start(
+        self, request: StartEpisode.Request, response: StartEpisode.Response
+    ) -> StartEpisode.Response:
+        try:
+            episode = self._suite.episode(request.episode_id)
+        except KeyError as error:
+            response.message = str(error.args[0])
+            return response
+        attempt, message = self.start(episode, attempt=0, index=0, count=1)
+        response.message = message
+        if attempt is not None:
+            response.success = True
+            response.task = self._task_msg(attempt)
+            response.stamp = attempt.stamp
+        return response
+
+    def start(
+        self, episode: Episode, *, attempt: int, index: int, count: int
+    ) -> tuple[_Attempt | None, str]:
+        """Reset the simulator for ``episode`` and announce it; returns the attempt, or None
+        and the reason it could not start."""
+        with self._lock:
+            if self._attempt is not None and self._attempt.termination is None:
+                return None, (
+                    f"episode {self._attempt.episode.episode_id} is still running; "
+                    "finish it (Stop) before starting another"
+                )
+            request = SimReset.Request(
+                episode_id=episode.episode_id,
+                scene=episode.scene,
+                agents=list(episode.agents),
+                poses=[pose_msg(episode.start)] * len(episode.agents),
+            )
+            result = self._call(self._reset_client, request)
+            if result is None or not result.success:
+                reason = "no answer from /sim/reset" if result is None else result.message
+                self._publish_event(
+                    _Attempt(episode, attempt, index, count, episode.start, Time()),
+                    EpisodeEvent.INFRA_FAILURE,
+                    message=reason,
+                )
+                return None, f"simulator reset failed: {reason}"
+            started = _Attempt(episode, attempt, index, count, episode.start, result.stamp)
+            self._attempt = started
+            self._publish_event(
+                started, EpisodeEvent.STARTED, episode_json=json.dumps(ground_truth_record(episode))
+            )
+            self._task_pub.publish(self._task_msg(started))
+            self.get_logger().info(
+                f"episode {index + 1}/{count} {episode.episode_id} started (attempt {attempt})"
+            )
+            return started, "started"
+
+    def _task_msg(self, attempt: _Attempt) -> TaskSpec:
+        return task_spec_msg(
+            attempt.episode,
+            self._suite.reference_image_path(attempt.episode),
+            Header(stamp=attempt.stamp, frame_id="map"),
+        )
+
+    # -- stepping ----------------------------------------------------------------------
+
+    def _on_step(self, request: Step.Request, response: Step.Response) -> Step.Response:
+        with self._lock:
+            attempt = self._attempt
+            if attempt is None or attempt.termination is not None:
+                response.message = "no episode is running; start one first"
+                return response
+            episode = attempt.episode
+            if request.agent not in episode.agents:
+                response.message = (
+                    f"agent {request.agent!r} is not in episode {episode.episode_id} "
+                    f"(agents: {', '.join(episode.agents)})"
+                )
+                return response
+            action = Action(request.action, request.magnitude)
+            try:
+                check_action(action)
+            except AerialDojoError as error:
+                response.message = str(error)
+                return response
+            response.accepted = True
+            kind = self._execute(attempt, request, action)
+            response.collided = kind == EpisodeEvent.COLLIDED
+            response.done = kind != EpisodeEvent.STEP
+            response.termination = kind if response.done else 0
+            response.steps_used = attempt.steps_used
+            response.steps_left = max(episode.action_budget - attempt.steps_used, 0)
+            response.stamp = attempt.stamp
+            response.message = _TERMINAL_NAMES.get(kind, "")
+            return response
+
+    def _execute(self, attempt: _Attempt, request: Step.Request, action: Action) -> int:
+        """Run one validated action; returns the EpisodeEvent kind it ended with."""
+        collided, collision_object, message = False, "", ""
+        if action.name != STOP:
+            result = self._call(
+                self._execute_client,
+                SimExecute.Request(
+                    agent=request.agent,
+                    action=action.name,
+                    magnitude=action.magnitude,
+                    argument=request.argument,
+                ),
+            )
+            if result is None or not result.success:
+                reason = "no answer from /sim/execute" if result is None else result.message
+                self._finish(attempt, EpisodeEvent.INFRA_FAILURE, request, message=reason)
+                return EpisodeEvent.INFRA_FAILURE
+            attempt.pose = pose_from_msg(result.pose)
+            attempt.stamp = result.stamp
+            collided, collision_object = result.collided, result.collision_object
+        attempt.steps_used += 1
+        if action.name == STOP:
+            kind = EpisodeEvent.STOPPED
+        elif collided:
+            kind, message = EpisodeEvent.COLLIDED, f"collided with {collision_object}"
+        elif attempt.steps_used >= attempt.episode.action_budget:
+            kind = EpisodeEvent.BUDGET_EXHAUSTED
+        else:
+            kind = EpisodeEvent.STEP
+        if kind == EpisodeEvent.STEP:
+            self._publish_event(attempt, kind, request=request)
+        else:
+            self._finish(attempt, kind, request, message=message, collision_object=collision_object)
+        return kind
+
+    def _finish(
+        self,
+        attempt: _Attempt,
+        kind: int,
+        request: Step.Request | None,
+        *,
+        message: str = "",
+        collision_object: str = "",
+    ) -> None:
+        attempt.termination = kind
+        self._publish_event(
+            attempt, kind, request=request, message=message, collision_object=collision_object
+        )
+        self.get_logger().info(
+            f"episode {attempt.episode.episode_id} ended: {_TERMINAL_NAMES[kind]} after "
+            f"{attempt.steps_used} actions{f' ({message})' if message else ''}"
+        )
+        attempt.finished.set()
+
+    # -- plumbing ----------------------------------------------------------------------
+
+    def _call(self, client: Client, request: object) -> object | None:
+        """Call a bridge service; None when it is unavailable or does not answer in time."""
+        if not client.wait_for_service(timeout_sec=self._sim_timeout_s):
+            self.get_logger().error(f"service {client.srv_name} is not available")
+            return None
+        future = client.call_async(request)
+        if not wait_for_future(future, self._sim_timeout_s):
+            client.remove_pending_request(future)
+            self.get_logger().error(
+                f"service {client.srv_name} did not answer within {self._sim_timeout_s:g} s"
+            )
+            return None
+        return future.result()
+
+    def _publish_event(
+        self,
+        attempt: _Attempt,
+        kind: int,
+        *,
+        request: Step.Request | None = None,
+        message: str = "",
+        collision_object: str = "",
+        episode_json: str = "",
+    ) -> None:
+        event = EpisodeEvent(
+            header=Header(stamp=attempt.stamp, frame_id="map"),
+            episode_id=attempt.episode.episode_id,
+            attempt=attempt.attempt,
+            episode_index=attempt.index,
+            episode_count=attempt.count,
+            kind=kind,
+            step=attempt.steps_used,
+            pose=pose_msg(attempt.pose),
+            collided=kind == EpisodeEvent.COLLIDED,
+            collision_object=collision_object,
+            message=message,
+            episode_json=episode_json,
+        )
+        if request is not None:
+            event.agent = request.agent
+            event.action = request.action
+            event.magnitude = request.magnitude
+            event.argument = request.argument
+        self._events_pub.publish(event)
+
+    # -- automatic run -----------------------------------------------------------------
+
+    def run_selection(self) -> None:
+        """Serve every selected episode in turn, rerunning infrastructure failures, then
+        announce the end of the run. Runs on its own thread while the executor spins."""
+        if not self._wait_until_ready(float(param(self, "ready_timeout_s"))):
+            self._publish_finished("not started: agents, evaluator or bridge never appeared")
+            return
+        max_attempts = int(param(self, "max_attempts"))
+        failed: list[str] = []
+        for index, episode_id in enumerate(self._selection):
+            episode = self._suite.episode(episode_id)
+            for attempt_number in range(max_attempts):
+                attempt, reason = self.start(
+                    episode, attempt=attempt_number, index=index, count=len(self._selection)
+                )
+                if attempt is not None:
+                    attempt.finished.wait()
+                    if attempt.termination != EpisodeEvent.INFRA_FAILURE:
+                        break
+                    reason = "infrastructure failure during the episode"
+                self.get_logger().warning(
+                    f"{episode_id} attempt {attempt_number} failed ({reason}); "
+                    f"{'rerunning' if attempt_number + 1 < max_attempts else 'giving up'}"
+                )
+            else:
+                failed.append(episode_id)
+        self._publish_finished(
+            f"{len(self._selection) - len(failed)} of {len(self._selection)} episodes ran"
+            + (f"; infrastructure failures: {', '.join(failed)}" if failed else "")
+        )
+
+    def _wait_until_ready(self, timeout_s: float) -> bool:
+        # Wall time: simulation time stands still until the bridge publishes /clock.
+        deadline = time.monotonic() + timeout_s
+        while rclpy.ok():
+            ready = (
+                self._reset_client.service_is_ready()
+                and self.count_subscribers("/aerialdojo/episode_events") > 0
+                and self.count_subscribers("/aerialdojo/task") > 0
+            )
+            if ready:
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.1)
+        return False
+
+    def _publish_finished(self, summary: str) -> None:
+        self._events_pub.publish(
+            EpisodeEvent(
+                header=Header(stamp=self._attempt.stamp if self._attempt else Time()),
+                kind=EpisodeEvent.RUN_FINISHED,
+                episode_count=len(self._selection),
+                message=summary,
+            )
+        )
+        self.get_logger().info(f"run finished: {summary}")
+
+
+def main(args: list[str] | None = None) -> None:
+    try:
+        with rclpy.init(args=args):
+            node = TaskManager()
+            executor = MultiThreadedExecutor(num_threads=4)
+            executor.add_node(node)
+            if param(node, "auto_run"):
+                threading.Thread(target=node.run_selection, daemon=True).start()
+            executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,277 @@
+"""Every node parameter in one place: name, default, description and constraints.
+
+Nodes declare their parameters from these tables (with descriptors, so ``ros2 param describe``
+explains them); the CLI and the launch file validate a config file against the same tables
+before any process starts, so a bad file fails with the file and field named, and defaults are
+never repeated between launch file, CLI and node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from aerialdojo.errors import ConfigError
+
+ParamValue = bool | int | float | str | list[str] | list[float] | list[int]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ParamSpec:
+    """One declared parameter.
+
+    Attributes:
+        name: parameter name.
+        default: default value; its Python type fixes the parameter type.
+        description: shown by ``ros2 param describe``.
+        choices: legal values of a string parameter (empty: any).
+        minimum: inclusive lower bound of a number or of every element of a number list.
+        maximum: inclusive upper bound.
+    """
+
+    name: str
+    default: ParamValue
+    description: str
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+
+    def check(self, value: Any, where: str) -> ParamValue:
+        """Return ``value`` converted to this parameter's type.
+
+        Args:
+            value: the value read from a config file or command line.
+            where: what to name in errors, e.g. ``"config/eval.yaml: task_manager.suite"``.
+
+        Raises:
+            ConfigError: wrong type, empty list, a choice or bound violated.
+        """
+        checked = _coerce(self.default, value, where)
+        if self.choices and checked not in self.choices:
+            raise ConfigError(f"{where}: {checked!r} is not one of {', '.join(self.choices)}")
+        numbers = checked if isinstance(checked, list) else [checked]
+        for number in numbers:
+            if isinstance(number, bool) or not isinstance(number, int | float):
+                continue
+            if self.minimum is not None and number < self.minimum:
+                raise ConfigError(f"{where}: {number!r} is below the minimum {self.minimum:g}")
+            if self.maximum is not None and number > self.maximum:
+                raise ConfigError(f"{where}: {number!r} is above the maximum {self.maximum:g}")
+        return checked
+
+
+def _coerce(default: ParamValue, value: Any, where: str) -> ParamValue:
+    expected = type(default).__name__
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+    elif isinstance(default, int):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif isinstance(default, float):
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+    elif isinstance(default, str):
+        if isinstance(value, str):
+            return value
+    elif isinstance(value, list):
+        if not value:
+            if default:
+                # rcl cannot carry an empty list (its type is unknown): it would silently fall
+                # back to the default, so refuse instead of pretending.
+                raise ConfigError(f"{where}: an empty list cannot be passed as a ROS parameter")
+            return []
+        element = type(default[0]).__name__ if default else type(value[0]).__name__
+        items = [_coerce(_EXAMPLE[element], item, f"{where}[{i}]") for i, item in enumerate(value)]
+        return items  # type: ignore[return-value]
+    raise ConfigError(f"{where}: expected {expected}, got {type(value).__name__} {value!r}")
+
+
+_EXAMPLE: dict[str, ParamValue] = {"str": "", "float": 0.0, "int": 0, "bool": False}
+
+P = ParamSpec
+
+NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
+    "sim_bridge": (
+        P(
+            name="backend",
+            default="embedded",
+            choices=("embedded",),
+            description="Simulator backend the bridge drives",
+        ),
+        P(name="seed", default=0, minimum=0, description="Seed of procedural scene generation"),
+        P(name="agents", default=["uav"], description="Agents whose sensors are published"),
+        P(
+            name="image_width",
+            default=256,
+            minimum=1,
+            maximum=4096,
+            description="Width of every camera image, pixels",
+        ),
+        P(
+            name="image_height",
+            default=256,
+            minimum=1,
+            maximum=4096,
+            description="Height of every camera image, pixels",
+        ),
+        P(
+            name="fov_deg",
+            default=90.0,
+            minimum=1.0,
+            maximum=179.0,
+            description="Horizontal field of view of every camera, degrees",
+        ),
+        P(
+            name="agent_radius_m",
+            default=0.25,
+            minimum=0.01,
+            maximum=5.0,
+            description="Collision radius of the agent's swept sphere, metres",
+        ),
+        P(
+            name="seconds_per_action",
+            default=1.0,
+            minimum=0.001,
+            description="Simulation time one discrete action takes, seconds",
+        ),
+    ),
+    "task_manager": (
+        P(
+            name="suite",
+            default="aerialdojo_mini",
+            description="Shipped suite name or path to a suite.json",
+        ),
+        P(
+            name="episodes",
+            default=[],
+            description="Episode ids to run; empty: the selection below",
+        ),
+        P(
+            name="filter",
+            default="",
+            description="Episode filter, e.g. 'split=test,setting=base'; empty: the suite's "
+            "default selection",
+        ),
+        P(
+            name="max_episodes",
+            default=0,
+            minimum=0,
+            description="Run at most this many of the selected episodes; 0: all",
+        ),
+        P(
+            name="auto_run",
+            default=True,
+            description="Serve the selected episodes one after another (false: wait for "
+            "start_episode calls)",
+        ),
+        P(
+            name="sim_timeout_s",
+            default=60.0,
+            minimum=0.1,
+            description="Longest wait for the simulator bridge to answer, seconds",
+        ),
+        P(
+            name="max_attempts",
+            default=3,
+            minimum=1,
+            description="Runs of an episode before an infrastructure failure is final",
+        ),
+        P(
+            name="ready_timeout_s",
+            default=120.0,
+            minimum=1.0,
+            description="Longest wait for agents, evaluator and bridge before the first episode",
+        ),
+    ),
+    "uav_agent": (
+        P(
+            name="policy",
+            default="colour_seeker",
+            choices=("colour_seeker",),
+            description="Policy acting on the UAV's own observations and the goal",
+        ),
+        P(name="seed", default=0, minimum=0, description="Seed of the policy's exploration"),
+        P(
+            name="views",
+            default=["front", "left", "right", "down"],
+            description="Camera views an observation set must hold before the policy acts",
+        ),
+        P(
+            name="observation_timeout_s",
+            default=60.0,
+            minimum=0.1,
+            description="Longest wait for the observation set a step produced, seconds",
+        ),
+    ),
+    "evaluator": (
+        P(name="output_dir", default="runs", description="Directory that receives runs/<run_id>/"),
+        P(
+            name="run_id",
+            default="",
+            description="Name of this run's directory; empty: a UTC timestamp",
+        ),
+        P(
+            name="success_radii_m",
+            default=[3.0, 5.0],
+            minimum=0.0,
+            description="Success radii to score; the first is the primary one",
+        ),
+        P(
+            name="agents",
+            default=["uav"],
+            description="Agents whose odometry, ground truth and images are recorded",
+        ),
+        P(name="record_bag", default=True, description="Record the run as a rosbag2 (MCAP) bag"),
+        P(
+            name="record_image_views",
+            default=["front"],
+            description="Camera views whose RGB images go into the bag",
+        ),
+        P(
+            name="image_decimation",
+            default=5,
+            minimum=0,
+            description="Record every n-th observation set of those views; 0: no images",
+        ),
+        P(
+            name="exit_when_finished",
+            default=True,
+            description="Exit after the report of a finished run is written",
+        ),
+    ),
+}
+
+
+def validate_parameters(node: str, values: Mapping[str, Any], source: str) -> dict[str, ParamValue]:
+    """Check a node's parameter values from a config file against its declarations.
+
+    Args:
+        node: node name (a key of ``NODE_PARAMETERS``).
+        values: the ``ros__parameters`` mapping read from the file.
+        source: file name used in error messages.
+
+    Returns:
+        The values converted to their declared types (defaults not filled in).
+
+    Raises:
+        ConfigError: unknown node, unknown parameter, or a bad value; the message names
+            the file and the ``node.parameter`` field.
+    """
+    specs = NODE_PARAMETERS.get(node)
+    if specs is None:
+        raise ConfigError(f"{source}: unknown node {node!r}; known: {', '.join(NODE_PARAMETERS)}")
+    by_name = {spec.name: spec for spec in specs}
+    checked: dict[str, ParamValue] = {}
+    for name, value in values.items():
+        if name == "use_sim_time":
+            raise ConfigError(f"{source}: {node}.use_sim_time is set by aerialdojo, not the config")
+        spec = by_name.get(name)
+        if spec is None:
+            raise ConfigError(
+                f"{source}: {node}.{name} is not a parameter of {node}; "
+                f"known: {', '.join(sorted(by_name))}"
+            )
+        checked[name] = spec.check(value, f"{source}: {node}.{name}")
+    return checked

@@ -1,0 +1,85 @@
+"""From assembled episode events to a scored, written run: shared by the evaluator node
+(live) and ``aerialdojo evaluate-bag`` (replay), so both produce the same ``metrics.json``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from aerialdojo.events import EpisodeAssembler
+from aerialdojo.metrics.aggregate import ExcludedEpisode, RunMetrics
+from aerialdojo.metrics.report import summary_table, write_report
+from aerialdojo.metrics.scoring import score_run
+
+NOTES_FILE = "run_notes.md"
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A run as scored.
+
+    Attributes:
+        metrics: the aggregated metrics; None when no episode finished.
+        finished: the run announced its end (RUN_FINISHED).
+        cut_short: the episode that started but never ended (run interrupted, bag cut).
+        excluded: episodes lost to infrastructure failures on every attempt.
+    """
+
+    metrics: RunMetrics | None
+    finished: bool
+    cut_short: str | None
+    excluded: tuple[ExcludedEpisode, ...]
+
+    @property
+    def warnings(self) -> list[str]:
+        """What a reader of the numbers must know about how the run ended."""
+        notes = []
+        if not self.finished:
+            notes.append("the run did not finish: only episodes that ended are scored")
+        if self.cut_short:
+            notes.append(f"episode {self.cut_short} was cut short and is not scored")
+        if self.metrics is None:
+            notes.append("no episode finished; there is nothing to score")
+        return notes
+
+    @property
+    def summary_table(self) -> str:
+        """The Markdown summary table, or the reason there is none."""
+        table = summary_table(self.metrics) if self.metrics else "(no scored episodes)"
+        return "\n".join([table, *(f"WARNING: {note}" for note in self.warnings)])
+
+
+def score_assembled(assembler: EpisodeAssembler, radii: Sequence[float] | None) -> RunResult:
+    """Score every finished episode of ``assembler``.
+
+    Args:
+        assembler: events of one run, folded.
+        radii: success radii in metres; None for the benchmark's defaults.
+    """
+    last_failure = {f.episode_id: f for f in assembler.infra_failures}
+    excluded = tuple(
+        ExcludedEpisode(
+            episode_id=episode_id,
+            attempt=last_failure[episode_id].attempt + 1,
+            reason=last_failure[episode_id].reason,
+        )
+        for episode_id in assembler.excluded_episodes()
+    )
+    metrics = score_run(assembler.traces, radii, excluded) if assembler.traces else None
+    return RunResult(
+        metrics=metrics,
+        finished=assembler.finished,
+        cut_short=assembler.open_episode,
+        excluded=excluded,
+    )
+
+
+def write_run(run_dir: Path, result: RunResult) -> None:
+    """Write ``metrics.json``, ``report.md`` and ``episodes.csv`` (when anything was scored)
+    and the run notes into ``run_dir``."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if result.metrics is not None:
+        write_report(result.metrics, run_dir)
+    notes = result.warnings or ["the run finished and every started episode was scored"]
+    (run_dir / NOTES_FILE).write_text("".join(f"- {note}\n" for note in notes), encoding="utf-8")
