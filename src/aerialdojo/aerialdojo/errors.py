@@ -44,3 +44,28 @@ class SimulatorFaultError(AerialDojoError):
 
 class BagError(AerialDojoError):
     """A bag is missing, unreadable or lacks the topics a computation needs."""
+
+
+class MetricsError(AerialDojoError):
+    """A trace, trajectory log or metrics file that cannot be scored or compared; the message
+    names the episode or file and the field."""
+
+
+class TrajectoryLogError(MetricsError):
+    """A trajectory log (JSON lines) failed validation.
+
+    Attributes:
+        path: the log file.
+        problems: one line per problem, each ``file:line: field: problem``.
+    """
+
+    def __init__(self, path: str, problems: list[str]) -> None:
+        self.path = path
+        self.problems = problems
+        listing = "\n".join(f"  {problem}" for problem in problems)
+        super().__init__(f"{path}: {len(problems)} problem(s)\n{listing}")
+
+
+class TransportError(AerialDojoError):
+    """An image could not be converted, encoded or decoded, or a queued message could not be
+    published."""

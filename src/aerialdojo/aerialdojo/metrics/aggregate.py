@@ -1,0 +1,259 @@
+"""Aggregation of per-episode scores: equal weights per map and family, or per episode."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from aerialdojo.errors import MetricsError
+from aerialdojo.metrics.scores import EpisodeScore, MetricSpec
+
+#: Mean over scenes within a family, then over families (seed 000, 4.1).
+RULE_MAP_FAMILY_EQUAL = "map_family_equal"
+#: Mean over episodes (task-weighted; AGOS and CityNav totals).
+RULE_EPISODE_POOLED = "episode_pooled"
+RULES = (RULE_MAP_FAMILY_EQUAL, RULE_EPISODE_POOLED)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExcludedEpisode:
+    """An attempt lost to an infrastructure failure: listed in reports, never scored.
+
+    Attributes:
+        episode_id: the episode.
+        attempt: 1-based attempt number.
+        reason: what failed, e.g. ``"simulator timed out after 30 s"``.
+    """
+
+    episode_id: str
+    attempt: int
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"episode_id": self.episode_id, "attempt": self.attempt, "reason": self.reason}
+
+
+@dataclass(frozen=True, kw_only=True)
+class GroupMetrics:
+    """Aggregated metrics of a group of episodes.
+
+    Attributes:
+        episodes: episodes in the group.
+        values: metric key -> aggregate; None where no episode is in the metric's support
+            (reported as N/A).
+        support: metric key -> episodes whose value entered the aggregate (GVA-Support for
+            ``gva``).
+    """
+
+    episodes: int
+    values: Mapping[str, float | None]
+    support: Mapping[str, int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "episodes": self.episodes,
+            "values": dict(self.values),
+            "support": dict(self.support),
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunMetrics:
+    """Everything a run's report states, computed from its episode scores.
+
+    Attributes:
+        benchmark: the benchmark of every episode.
+        rule: how ``overall`` and the family/setting groups weight episodes (``RULES``).
+        radii: success radii in metres (empty for AGOS, whose success is the checker's).
+        specs: the metrics, in report order.
+        episodes: scores sorted by episode id.
+        overall: the benchmark's headline aggregate.
+        task_weighted: the mean over all episodes.
+        by_family, by_setting, by_scene: groups, aggregated with ``rule`` (a scene is a
+            single map, so its aggregate is its episode mean).
+        by_setting_family: setting -> family -> group, as in seed 000 Tables 4-5.
+        excluded: infrastructure failures, listed and never scored.
+    """
+
+    benchmark: str
+    rule: str
+    radii: tuple[float, ...]
+    specs: tuple[MetricSpec, ...]
+    episodes: tuple[EpisodeScore, ...]
+    overall: GroupMetrics
+    task_weighted: GroupMetrics
+    by_family: Mapping[str, GroupMetrics]
+    by_setting: Mapping[str, GroupMetrics]
+    by_scene: Mapping[str, GroupMetrics]
+    by_setting_family: Mapping[str, Mapping[str, GroupMetrics]]
+    excluded: tuple[ExcludedEpisode, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready form; ``report.write_metrics_json`` writes it with sorted keys."""
+        return {
+            "format": "aerialdojo-metrics/1",
+            "benchmark": self.benchmark,
+            "rule": self.rule,
+            "radii_m": list(self.radii),
+            "metrics": [
+                {
+                    "key": spec.key,
+                    "label": spec.label,
+                    "kind": spec.kind,
+                    "higher_is_better": spec.higher_is_better,
+                    "conditional": spec.conditional,
+                }
+                for spec in self.specs
+            ],
+            "overall": self.overall.to_dict(),
+            "task_weighted": self.task_weighted.to_dict(),
+            "by_family": {name: group.to_dict() for name, group in self.by_family.items()},
+            "by_setting": {name: group.to_dict() for name, group in self.by_setting.items()},
+            "by_scene": {name: group.to_dict() for name, group in self.by_scene.items()},
+            "by_setting_family": {
+                setting: {family: group.to_dict() for family, group in families.items()}
+                for setting, families in self.by_setting_family.items()
+            },
+            "episodes": [score.to_dict() for score in self.episodes],
+            "excluded": [entry.to_dict() for entry in self.excluded],
+        }
+
+
+def mean_or_none(values: Iterable[float | None]) -> float | None:
+    """Mean of the defined values (exactly rounded sum: order-independent); None if none."""
+    defined = [value for value in values if value is not None]
+    return math.fsum(defined) / len(defined) if defined else None
+
+
+def _grouped(
+    scores: Iterable[EpisodeScore], key: Callable[[EpisodeScore], str]
+) -> dict[str, list[EpisodeScore]]:
+    groups: dict[str, list[EpisodeScore]] = defaultdict(list)
+    for score in scores:
+        groups[key(score)].append(score)
+    return dict(sorted(groups.items()))
+
+
+def _pooled_value(scores: Sequence[EpisodeScore], key: str) -> float | None:
+    return mean_or_none(score.values[key] for score in scores)
+
+
+def _map_family_equal_value(scores: Sequence[EpisodeScore], key: str) -> float | None:
+    """(1/F) sum_f (1/M_f) sum_m mean_{i in m} x_i over families and maps with support."""
+    family_means = (
+        mean_or_none(
+            _pooled_value(scene_scores, key)
+            for scene_scores in _grouped(family_scores, lambda s: s.scene).values()
+        )
+        for family_scores in _grouped(scores, lambda s: s.family).values()
+    )
+    return mean_or_none(family_means)
+
+
+_RULE_VALUE = {
+    RULE_MAP_FAMILY_EQUAL: _map_family_equal_value,
+    RULE_EPISODE_POOLED: _pooled_value,
+}
+
+
+def aggregate_group(
+    scores: Sequence[EpisodeScore], specs: Sequence[MetricSpec], rule: str
+) -> GroupMetrics:
+    """Aggregate ``scores`` under ``rule``.
+
+    ``RULE_MAP_FAMILY_EQUAL`` (seed 000, 4.1: "We average all map-level scores equally
+    within each family, then average the four family means equally"): a map's score is its
+    episode mean, a family's the mean of its maps, the group's the mean of its families.
+    ``RULE_EPISODE_POOLED``: the mean over episodes. Either way a conditional metric only
+    averages the episodes in its support, and a group without support gets None.
+
+    Args:
+        scores: the group's episodes.
+        specs: metrics to aggregate; every score must hold each key.
+        rule: one of ``RULES``.
+
+    Raises:
+        MetricsError: unknown rule, or a score missing a metric.
+    """
+    value_of = _RULE_VALUE.get(rule)
+    if value_of is None:
+        raise MetricsError(f"aggregation rule {rule!r} is not one of {', '.join(RULES)}")
+    for score in scores:
+        missing = [spec.key for spec in specs if spec.key not in score.values]
+        if missing:
+            raise MetricsError(f"episode {score.episode_id!r}: no value for {', '.join(missing)}")
+    return GroupMetrics(
+        episodes=len(scores),
+        values={spec.key: value_of(scores, spec.key) for spec in specs},
+        support={
+            spec.key: sum(score.values[spec.key] is not None for score in scores) for spec in specs
+        },
+    )
+
+
+def aggregate(
+    scores: Iterable[EpisodeScore],
+    specs: Sequence[MetricSpec],
+    *,
+    rule: str,
+    radii: Sequence[float],
+    excluded: Sequence[ExcludedEpisode] = (),
+) -> RunMetrics:
+    """Aggregate a run's episode scores into every group its report shows.
+
+    Args:
+        scores: one per episode, all of one benchmark, in any order.
+        specs: the benchmark's metrics (``metric_specs`` of its module).
+        rule: ``overall``'s and the groups' weighting (``RULES``).
+        radii: the radii the scores were computed at (recorded in the result).
+        excluded: infrastructure failures to list.
+
+    Raises:
+        MetricsError: no scores, mixed benchmarks, a repeated episode id, or an unknown rule.
+    """
+    ordered = sorted(scores, key=lambda score: score.episode_id)
+    if not ordered:
+        raise MetricsError("no episodes to aggregate")
+    benchmarks = sorted({score.benchmark for score in ordered})
+    if len(benchmarks) > 1:
+        raise MetricsError(f"one run must hold one benchmark, got {', '.join(benchmarks)}")
+    repeated = sorted(
+        {a.episode_id for a, b in itertools.pairwise(ordered) if a.episode_id == b.episode_id}
+    )
+    if repeated:
+        raise MetricsError(f"episode ids scored more than once: {', '.join(repeated)}")
+
+    def group(members: Sequence[EpisodeScore], group_rule: str = rule) -> GroupMetrics:
+        return aggregate_group(members, specs, group_rule)
+
+    return RunMetrics(
+        benchmark=benchmarks[0],
+        rule=rule,
+        radii=tuple(float(radius) for radius in radii),
+        specs=tuple(specs),
+        episodes=tuple(ordered),
+        overall=group(ordered),
+        task_weighted=group(ordered, RULE_EPISODE_POOLED),
+        by_family={
+            name: group(members) for name, members in _grouped(ordered, lambda s: s.family).items()
+        },
+        by_setting={
+            name: group(members) for name, members in _grouped(ordered, lambda s: s.setting).items()
+        },
+        by_scene={
+            name: group(members, RULE_EPISODE_POOLED)
+            for name, members in _grouped(ordered, lambda s: s.scene).items()
+        },
+        by_setting_family={
+            setting: {
+                family: group(family_members)
+                for family, family_members in _grouped(members, lambda s: s.family).items()
+            }
+            for setting, members in _grouped(ordered, lambda s: s.setting).items()
+        },
+        excluded=tuple(excluded),
+    )

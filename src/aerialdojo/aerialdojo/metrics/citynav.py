@@ -1,0 +1,71 @@
+"""CityNav per-episode metrics: NE, SR, OSR and SPL at a spherical radius (seed 002, 3.2)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from aerialdojo.metrics import spatial
+from aerialdojo.metrics.scores import (
+    KIND_DISTANCE,
+    KIND_RATE,
+    EpisodeScore,
+    MetricSpec,
+    final_distance,
+    radius_key,
+    radius_label,
+    success_weighted_path_length,
+)
+from aerialdojo.metrics.trace import EpisodeTrace
+
+#: "within a 20-meter spherical radius of the goal coordinates" (seed 002, 3.2).
+SUCCESS_RADIUS_M = 20.0
+DEFAULT_RADII = (SUCCESS_RADIUS_M,)
+
+
+def metric_specs(radii: Sequence[float] = DEFAULT_RADII) -> tuple[MetricSpec, ...]:
+    """The metrics ``score_episode`` returns, in report order (NE, then SR/OSR/SPL per radius)."""
+    return (
+        MetricSpec(key="ne_m", label="NE", kind=KIND_DISTANCE, higher_is_better=False),
+        *(
+            MetricSpec(
+                key=radius_key(name, radius),
+                label=radius_label(name.upper(), radius),
+                kind=KIND_RATE,
+                higher_is_better=True,
+            )
+            for radius in radii
+            for name in ("sr", "osr", "spl")
+        ),
+    )
+
+
+def score_episode(trace: EpisodeTrace, radii: Sequence[float] = DEFAULT_RADII) -> EpisodeScore:
+    """Score one CityNav episode at every radius in ``radii`` (seed 002, 3.2).
+
+    - NE_i = ||p_stop - p_goal||_2, 3D, from "the agent's stopping point": the final
+      position, whether the episode ended by Stop or by running out of budget (key ``ne_m``).
+    - SR_i = 1 if NE_i <= r: "the agent stops within a 20-meter spherical radius". The seed
+      sets no Stop or collision condition, so none is added; inclusive, 3D.
+    - OSR_i = 1 if "at least one point during navigation meets the success criteria",
+      checked along every executed segment with the same 3D distance as SR.
+    - SPL_i = SR_i * L_i / max(L_i, l_i), the formula of seed 000 eq. 4 that seed 002 cites.
+
+    Args:
+        trace: a CityNav episode.
+        radii: success radii in metres.
+
+    Returns:
+        The score with one value per ``metric_specs(radii)`` key.
+    """
+    stop_distance = final_distance(trace)
+    executed = spatial.path_length(trace.path)
+    closest = spatial.closest_approach(trace.target, trace.path)
+    values: dict[str, float | None] = {"ne_m": stop_distance}
+    for radius in radii:
+        success = stop_distance <= radius
+        values[radius_key("sr", radius)] = float(success)
+        values[radius_key("osr", radius)] = float(closest <= radius)
+        values[radius_key("spl", radius)] = success_weighted_path_length(
+            success, trace.reference_length_m, executed
+        )
+    return EpisodeScore.from_trace(trace, values)

@@ -1,0 +1,63 @@
+"""Distances and lengths on executed paths: 3D Euclidean in the map frame, metres."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+
+from aerialdojo.metrics.trace import Point2, Point3
+
+
+def path_length(positions: Sequence[Point3]) -> float:
+    """Translational length of a path, sum_k ||p_{k+1} - p_k||_2 (seed 000, eq. 2).
+
+    Repeated positions (turns, refused moves) add nothing; a single position has length 0.
+    """
+    return math.fsum(math.dist(a, b) for a, b in itertools.pairwise(positions))
+
+
+def segment_distance(point: Sequence[float], start: Sequence[float], end: Sequence[float]) -> float:
+    """Distance from ``point`` to the closest point of the segment ``start``-``end``."""
+    direction = [e - s for s, e in zip(start, end, strict=True)]
+    length_sq = math.fsum(d * d for d in direction)
+    if length_sq == 0.0:
+        return math.dist(point, start)
+    offsets = zip(point, start, direction, strict=True)
+    along = math.fsum((p - s) * d for p, s, d in offsets) / length_sq
+    along = min(1.0, max(0.0, along))
+    return math.dist(point, [s + along * d for s, d in zip(start, direction, strict=True)])
+
+
+def closest_approach(point: Sequence[float], positions: Sequence[Point3]) -> float:
+    """Smallest distance between ``point`` and the path through ``positions``.
+
+    Every straight segment between consecutive positions counts, not only its end points:
+    a 5 m move can cross a 3 m region without stopping in it. The positions themselves are
+    included with the same formula as the final distance, so the result never exceeds the
+    distance of the last position even where rounding moves a segment's clamped end point.
+    """
+    nearest = min(math.dist(point, p) for p in positions)
+    for start, end in itertools.pairwise(positions):
+        nearest = min(nearest, segment_distance(point, start, end))
+    return nearest
+
+
+def polygon_distance_xy(point: Sequence[float], polygon: Sequence[Point2]) -> float:
+    """Horizontal distance from ``point`` (x, y[, z]) to a polygon region; 0 inside or on it.
+
+    The polygon is closed implicitly (last vertex joins the first) and may be non-convex.
+    """
+    xy = (point[0], point[1])
+    edges = list(itertools.pairwise([*polygon, polygon[0]]))
+    to_boundary = min(segment_distance(xy, a, b) for a, b in edges)
+    if to_boundary == 0.0:
+        return 0.0
+    # Even-odd rule: a ray towards +x crosses the boundary an odd number of times from inside.
+    inside = False
+    for (x1, y1), (x2, y2) in edges:
+        if (y1 > xy[1]) != (y2 > xy[1]):
+            crossing_x = x1 + (xy[1] - y1) * (x2 - x1) / (y2 - y1)
+            if crossing_x > xy[0]:
+                inside = not inside
+    return 0.0 if inside else to_boundary

@@ -1,0 +1,223 @@
+"""What the metrics read about one finished episode: the executed path and how it ended."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import cast
+
+import numpy as np
+import numpy.typing as npt
+
+from aerialdojo.errors import MetricsError
+
+#: Benchmarks whose episodes can be scored.
+BENCHMARKS = ("aerialdojo", "agos", "citynav")
+
+TERMINATION_STOPPED = "stopped"
+TERMINATION_COLLIDED = "collided"
+TERMINATION_BUDGET_EXHAUSTED = "budget_exhausted"
+#: How an episode can end (seed 000, 3.2 "Task execution": Stop, collision or budget).
+TERMINATIONS = (TERMINATION_STOPPED, TERMINATION_COLLIDED, TERMINATION_BUDGET_EXHAUSTED)
+
+Point3 = tuple[float, float, float]
+Point2 = tuple[float, float]
+#: Positions as given by a caller: an (N, 3) array or a sequence of (x, y, z) triples.
+PositionsLike = npt.NDArray[np.float64] | Sequence[Sequence[float]]
+
+
+def _point3(value: Sequence[float], where: str) -> Point3:
+    if len(value) != 3:
+        raise MetricsError(f"{where}: expected (x, y, z), got {tuple(value)!r}")
+    point = (float(value[0]), float(value[1]), float(value[2]))
+    if not all(math.isfinite(c) for c in point):
+        raise MetricsError(f"{where}: coordinates must be finite, got {point!r}")
+    return point
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgosCandidate:
+    """One candidate region the UAV handed to the UGV (seed 001, A.2.2).
+
+    Attributes:
+        candidate_id: the id the agents used for it.
+        polygon_xy: ground footprint in the map frame, at least three (x, y) vertices in
+            order; heights are dropped because the footprint lies on the ground.
+        center: the candidate centre the UGV was sent to, map frame (for CErr, seed 001 A.5).
+    """
+
+    candidate_id: str
+    polygon_xy: tuple[Point2, ...]
+    center: Point3
+
+    def __post_init__(self) -> None:
+        where = f"candidate {self.candidate_id!r}"
+        vertices = tuple((float(x), float(y)) for x, y in self.polygon_xy)
+        if len(vertices) < 3:
+            raise MetricsError(f"{where}: polygon_xy needs >= 3 vertices, got {len(vertices)}")
+        if not all(math.isfinite(c) for vertex in vertices for c in vertex):
+            raise MetricsError(f"{where}: polygon_xy has non-finite vertices {vertices!r}")
+        object.__setattr__(self, "polygon_xy", vertices)
+        object.__setattr__(self, "center", _point3(self.center, f"{where}: center"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgosRecord:
+    """The air-ground part of an AGOS episode (seed 001, A.2).
+
+    Attributes:
+        uav_decisions: K^UAV, logical UAV decision calls (DS, eq. 21).
+        ugv_decisions: K^UGV, logical UGV decision calls.
+        uav_budget: T_e, the UAV search budget in decision steps (ASE, eq. 11).
+        oracle_visible_uav_step: tau_e, the first UAV decision step (1-based) at which the
+            target was oracle-visible from the UAV; None if it never was.
+        candidates: candidate regions in the order the UAV proposed them (rank j = 1, 2, ...).
+        confirmations: n^conf, CONFIRM actions the UGV executed.
+        confirmation_valid: C_e, the episode ended with a CONFIRM the checker accepted
+            (target visible in the six views, within 50 m, line of sight).
+        ground_observation_support: O_e, the target appeared in the UGV's six-view ground
+            observation at least once, as judged by the evaluator.
+    """
+
+    uav_decisions: int
+    ugv_decisions: int
+    uav_budget: int
+    oracle_visible_uav_step: int | None
+    candidates: tuple[AgosCandidate, ...] = ()
+    confirmations: int = 0
+    confirmation_valid: bool = False
+    ground_observation_support: bool = False
+
+    def check(self, episode_id: str) -> None:
+        """Raise unless the record is self-consistent.
+
+        Args:
+            episode_id: named in the error message.
+
+        Raises:
+            MetricsError: a negative count, tau outside [1, T_e], or a valid confirmation
+                without any CONFIRM.
+        """
+        where = f"episode {episode_id!r}: agos"
+        for name in ("uav_decisions", "ugv_decisions", "confirmations"):
+            if getattr(self, name) < 0:
+                raise MetricsError(f"{where}.{name}={getattr(self, name)} must be >= 0")
+        if self.uav_budget <= 0:
+            raise MetricsError(f"{where}.uav_budget={self.uav_budget} must be > 0")
+        step = self.oracle_visible_uav_step
+        if step is not None and not 1 <= step <= self.uav_budget:
+            raise MetricsError(
+                f"{where}.oracle_visible_uav_step={step} must lie in [1, {self.uav_budget}]"
+            )
+        if self.confirmation_valid and self.confirmations == 0:
+            raise MetricsError(f"{where}: confirmation_valid is true but confirmations=0")
+
+
+@dataclass(frozen=True, kw_only=True)
+class EpisodeTrace:
+    """One finished episode as the metrics see it: recorded facts, no simulator.
+
+    The evaluator builds it from live events, the bag reader from a bag, the JSON-lines
+    loader from a trajectory log; all three are scored by the same functions.
+
+    Attributes:
+        episode_id: unique within a run.
+        benchmark: one of ``BENCHMARKS``.
+        scene: the map, e.g. ``"Mall_0"`` (the unit of AerialDojo's map-level averaging).
+        family: scene family, e.g. ``"urban"``.
+        setting: ``base``/``standard``/``long_horizon``, ``easy``/``mid``/``hard``, ...
+        split: e.g. ``"test"``.
+        positions: executed positions in order, map frame, metres, starting at the start
+            position and ending where the episode ended (the Stop position, or the contact
+            pose after a collision); for AGOS the UGV's. Given as an (N, 3) array or a
+            sequence of triples; stored as a tuple of float triples.
+        stop_called: the agent ended the episode itself (Stop; AGOS: CONFIRM).
+        collided: a collision happened at any time.
+        collision_step: the 1-based action step during which it happened; None without one.
+        steps_used: actions executed, Stop included.
+        action_budget: actions allowed.
+        target: target anchor (AerialDojo), goal coordinates (CityNav) or target centre
+            (AGOS), map frame.
+        reference_length_m: L_i, the reference trajectory's translational length (> 0).
+        termination: one of ``TERMINATIONS``.
+        agos: the air-ground record; required for AGOS, absent otherwise.
+    """
+
+    episode_id: str
+    benchmark: str
+    scene: str
+    family: str
+    setting: str
+    split: str
+    positions: PositionsLike
+    stop_called: bool
+    collided: bool
+    collision_step: int | None
+    steps_used: int
+    action_budget: int
+    target: Point3
+    reference_length_m: float
+    termination: str
+    agos: AgosRecord | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        where = f"episode {self.episode_id!r}"
+        if self.benchmark not in BENCHMARKS:
+            raise MetricsError(
+                f"{where}: benchmark {self.benchmark!r} is not one of {', '.join(BENCHMARKS)}"
+            )
+        rows = np.asarray(self.positions, dtype=np.float64)
+        if rows.ndim != 2 or rows.shape[0] == 0 or rows.shape[1] != 3:
+            raise MetricsError(f"{where}: positions must be (N>=1, 3), got shape {rows.shape}")
+        if not np.isfinite(rows).all():
+            raise MetricsError(f"{where}: positions contain non-finite values")
+        object.__setattr__(self, "positions", tuple(tuple(map(float, row)) for row in rows))
+        object.__setattr__(self, "target", _point3(self.target, f"{where}: target"))
+        self._check_ending(where)
+        if self.action_budget <= 0 or self.steps_used < 0:
+            raise MetricsError(
+                f"{where}: steps_used={self.steps_used} must be >= 0 and "
+                f"action_budget={self.action_budget} > 0"
+            )
+        if not (math.isfinite(self.reference_length_m) and self.reference_length_m > 0.0):
+            raise MetricsError(
+                f"{where}: reference_length_m={self.reference_length_m} must be finite and > 0"
+            )
+        if (self.agos is None) == (self.benchmark == "agos"):
+            raise MetricsError(f"{where}: the agos record is required for AGOS and only there")
+        if self.agos is not None:
+            self.agos.check(self.episode_id)
+
+    def _check_ending(self, where: str) -> None:
+        if self.termination not in TERMINATIONS:
+            raise MetricsError(
+                f"{where}: termination {self.termination!r} is not one of {', '.join(TERMINATIONS)}"
+            )
+        if self.stop_called != (self.termination == TERMINATION_STOPPED):
+            raise MetricsError(
+                f"{where}: stop_called={self.stop_called} contradicts "
+                f"termination={self.termination!r}"
+            )
+        if self.termination == TERMINATION_COLLIDED and not self.collided:
+            raise MetricsError(f"{where}: termination 'collided' but collided=false")
+        if self.collided != (self.collision_step is not None):
+            raise MetricsError(
+                f"{where}: collided={self.collided} needs collision_step "
+                f"{'set' if self.collided else 'None'}, got {self.collision_step}"
+            )
+        if self.collision_step is not None and not 1 <= self.collision_step <= self.steps_used:
+            raise MetricsError(
+                f"{where}: collision_step={self.collision_step} must lie in "
+                f"[1, steps_used={self.steps_used}]"
+            )
+
+    @property
+    def path(self) -> tuple[Point3, ...]:
+        """The executed positions as float triples (``positions`` after normalisation)."""
+        return cast("tuple[Point3, ...]", self.positions)  # normalised in __post_init__
+
+    @property
+    def final_position(self) -> Point3:
+        """Where the episode ended: the Stop position, the contact pose or the last pose."""
+        return self.path[-1]

@@ -1,0 +1,96 @@
+"""Run reports written to disk: metrics.json, report.md, episodes.csv; run comparison."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from aerialdojo.errors import MetricsError
+from aerialdojo.metrics.aggregate import ExcludedEpisode
+from aerialdojo.metrics.report import (
+    compare,
+    comparison_table,
+    metrics_json_text,
+    write_report,
+)
+from aerialdojo.metrics.scoring import score_run
+from aerialdojo.metrics.trace import EpisodeTrace
+
+Factory = Callable[..., EpisodeTrace]
+
+
+def _traces(make_trace: Factory) -> list[EpisodeTrace]:
+    return [
+        make_trace(episode_id="u1"),
+        make_trace(
+            episode_id="u2",
+            positions=((10, 0, 10), (7, 0, 10)),
+            stop_called=False,
+            termination="budget_exhausted",
+        ),
+        make_trace(episode_id="n1", scene="Mountain_0", family="natural", setting="standard"),
+    ]
+
+
+def test_reports_are_written_and_agree(make_trace: Factory, tmp_path: Path) -> None:
+    excluded = [ExcludedEpisode(episode_id="u3", attempt=1, reason="simulator timed out")]
+    run = score_run(_traces(make_trace), excluded=excluded)
+    write_report(run, tmp_path)
+
+    data = json.loads((tmp_path / "metrics.json").read_text())
+    assert data["benchmark"] == "aerialdojo"
+    # urban: Mall_0 (1 + 0) / 2 = 0.5; natural 1; overall (0.5 + 1) / 2; task-weighted 2/3.
+    assert data["overall"]["values"]["sr_3m"] == 0.75
+    assert data["task_weighted"]["values"]["sr_3m"] == pytest.approx(2.0 / 3.0)
+    assert data["excluded"] == [{"attempt": 1, "episode_id": "u3", "reason": "simulator timed out"}]
+    assert [episode["episode_id"] for episode in data["episodes"]] == ["n1", "u1", "u2"]
+
+    report = (tmp_path / "report.md").read_text()
+    assert "| Overall | 3 | 75.00 |" in report
+    assert "| u3 | 1 | simulator timed out |" in report
+    assert "### Setting: standard" in report
+
+    with (tmp_path / "episodes.csv").open() as stream:
+        rows = list(csv.DictReader(stream))
+    assert [row["episode_id"] for row in rows] == ["n1", "u1", "u2"]
+    assert rows[2]["termination"] == "budget_exhausted"
+    assert float(rows[2]["dts_m"]) == 7.0
+
+
+def test_metrics_json_is_byte_stable(make_trace: Factory) -> None:
+    traces = _traces(make_trace)
+    text = metrics_json_text(score_run(traces))
+    assert metrics_json_text(score_run(traces[::-1])) == text
+    assert "NaN" not in text
+    keys = list(json.loads(text))
+    assert keys == sorted(keys)
+
+
+def test_compare_reports_signed_deltas(make_trace: Factory, tmp_path: Path) -> None:
+    traces = _traces(make_trace)
+    write_report(score_run(traces), tmp_path / "a")
+    improved = [*traces[:1], make_trace(episode_id="u2"), traces[2]]
+    write_report(score_run(improved), tmp_path / "b")
+
+    rows = {(row.scope, row.key): row for row in compare(tmp_path / "a", tmp_path / "b")}
+    overall_sr = rows[("overall", "sr_3m")]
+    assert (overall_sr.value_a, overall_sr.value_b) == (75.0, 100.0)
+    assert (overall_sr.delta, overall_sr.better, overall_sr.unit) == (25.0, "b", "%")
+    dts = rows[("family: urban", "dts_m")]
+    assert (dts.delta, dts.better) == (-3.0, "b")  # 7 m -> 1 m on u2; lower is better
+    assert rows[("setting: standard", "sr_3m")].better == ""
+    table = comparison_table(list(rows.values()), "old", "new")
+    assert "| overall | SR@3m (%) | 75.00 | 100.00 | +25.00 | new |" in table
+
+
+def test_compare_refuses_missing_and_foreign_runs(make_trace: Factory, tmp_path: Path) -> None:
+    write_report(score_run(_traces(make_trace)), tmp_path / "a")
+    with pytest.raises(MetricsError, match="no metrics file"):
+        compare(tmp_path / "a", tmp_path / "missing")
+    citynav = make_trace(benchmark="citynav")
+    write_report(score_run([citynav]), tmp_path / "c")
+    with pytest.raises(MetricsError, match="aerialdojo run"):
+        compare(tmp_path / "a", tmp_path / "c")
