@@ -221,10 +221,12 @@ def free_distance(view: ViewData | None, settings: SeekerSettings) -> float:
     )
     columns = (np.arange(width) - cx) / fx
     rows = (np.arange(height) - cy) / fy
-    lateral = np.abs(columns)[None, :] * depth
-    vertical = np.abs(rows)[:, None] * depth
+    finite = np.isfinite(depth)
+    hit_depth = np.where(finite, depth, 0.0)  # sky pixels block nothing
+    lateral = np.abs(columns)[None, :] * hit_depth
+    vertical = np.abs(rows)[:, None] * hit_depth
     corridor = (lateral <= settings.body_radius_m) & (vertical <= settings.body_radius_m)
-    hits = depth[corridor & np.isfinite(depth)]
+    hits = depth[corridor & finite]
     return float(hits.min()) if hits.size else math.inf
 
 

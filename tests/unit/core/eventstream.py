@@ -1,0 +1,101 @@
+"""Builds episode event streams as rosbags message objects (the real generated types of our
+.msg files), for tests that exercise event assembly and bags without ROS."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from conftest import INTERFACE_MSG_DIR
+
+from aerialdojo.bags.typestore import aerialdojo_typestore
+from aerialdojo.events import EventKind
+
+TYPESTORE = aerialdojo_typestore(INTERFACE_MSG_DIR)
+EVENT_TYPE = "aerialdojo_interfaces/msg/EpisodeEvent"
+_types = TYPESTORE.types
+
+
+def record(episode_id: str, *, scene: str = "Mall_0", family: str = "urban") -> dict[str, Any]:
+    return {
+        "episode_id": episode_id,
+        "benchmark": "aerialdojo",
+        "scene": scene,
+        "family": family,
+        "setting": "base",
+        "split": "test",
+        "action_budget": 90,
+        "target": [10.0, 0.0, 2.0],
+        "reference_length_m": 12.0,
+        "success_radius_m": 3.0,
+    }
+
+
+def event(
+    kind: EventKind,
+    episode_id: str = "",
+    *,
+    step: int = 0,
+    position: tuple[float, float, float] = (0.0, 0.0, 2.0),
+    action: str = "",
+    attempt: int = 0,
+    message: str = "",
+    episode_json: str = "",
+    stamp_s: int = 0,
+) -> Any:
+    msgs = _types
+    pose = msgs["geometry_msgs/msg/Pose"](
+        position=msgs["geometry_msgs/msg/Point"](*position),
+        orientation=msgs["geometry_msgs/msg/Quaternion"](0.0, 0.0, 0.0, 1.0),
+    )
+    header = msgs["std_msgs/msg/Header"](
+        stamp=msgs["builtin_interfaces/msg/Time"](sec=stamp_s, nanosec=0), frame_id="map"
+    )
+    return msgs[EVENT_TYPE](
+        header=header,
+        episode_id=episode_id,
+        attempt=attempt,
+        episode_index=0,
+        episode_count=1,
+        agent="uav",
+        kind=int(kind),
+        action=action,
+        magnitude=0.0,
+        argument="",
+        step=step,
+        pose=pose,
+        collided=kind is EventKind.COLLIDED,
+        collision_object="wall" if kind is EventKind.COLLIDED else "",
+        message=message,
+        episode_json=episode_json,
+    )
+
+
+def straight_episode(episode_id: str, final_kind: EventKind, xs: list[float]) -> list[Any]:
+    """STARTED at x=0, one MoveForward event per x in ``xs``; the last one gets ``final_kind``
+    (for STOPPED a Stop event follows the moves)."""
+    events = [event(EventKind.STARTED, episode_id, episode_json=json.dumps(record(episode_id)))]
+    for step, x in enumerate(xs, start=1):
+        last = step == len(xs) and final_kind is not EventKind.STOPPED
+        events.append(
+            event(
+                final_kind if last else EventKind.STEP,
+                episode_id,
+                step=step,
+                position=(x, 0.0, 2.0),
+                action="MoveForward",
+                stamp_s=step,
+            )
+        )
+    if final_kind is EventKind.STOPPED:
+        events.append(
+            event(
+                EventKind.STOPPED,
+                episode_id,
+                step=len(xs) + 1,
+                position=(xs[-1], 0.0, 2.0),
+                action="Stop",
+                stamp_s=len(xs),
+            )
+        )
+    return events

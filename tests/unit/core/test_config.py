@@ -1,0 +1,95 @@
+"""Run configs: validated before any process starts, errors name file and field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from aerialdojo.errors import ConfigError
+from aerialdojo.graph import apply_overrides, load_config, node_specs
+from aerialdojo.params import NODE_PARAMETERS
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "run.yaml"
+    path.write_text(text)
+    return path
+
+
+MINIMAL = """
+sim_bridge: {ros__parameters: {image_width: 64}}
+task_manager: {ros__parameters: {suite: aerialdojo_mini}}
+evaluator: {ros__parameters: {}}
+uav_agent: {ros__parameters: {seed: 3}}
+"""
+
+
+def test_shipped_config_is_valid(repo: Path) -> None:
+    config = load_config(repo / "config" / "eval.yaml")
+    assert set(config) == {"sim_bridge", "task_manager", "uav_agent", "evaluator"}
+
+
+def test_node_specs_put_agents_in_their_namespace_and_on_sim_time(tmp_path: Path) -> None:
+    specs = {spec.name: spec for spec in node_specs(load_config(_write(tmp_path, MINIMAL)))}
+    assert list(specs) == ["sim_bridge", "task_manager", "evaluator", "uav_agent"]
+    assert specs["uav_agent"].namespace == "uav"
+    assert specs["uav_agent"].parameters == {"seed": 3, "use_sim_time": True}
+    assert specs["sim_bridge"].parameters["use_sim_time"] is False
+    assert specs["sim_bridge"].parameters["image_width"] == 64
+
+
+def test_overrides_are_validated_like_the_file(tmp_path: Path) -> None:
+    config = load_config(_write(tmp_path, MINIMAL))
+    merged = apply_overrides(config, {"task_manager": {"max_episodes": 3}})
+    assert merged["task_manager"]["max_episodes"] == 3
+    with pytest.raises(ConfigError, match=r"command line: task_manager.max_episodes: -1"):
+        apply_overrides(config, {"task_manager": {"max_episodes": -1}})
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("sim_bridge: [1, 2\n", "not valid YAML"),
+        ("- a list\n", "expected a mapping of node names"),
+        (MINIMAL + "planner: {ros__parameters: {}}\n", "unknown node 'planner'"),
+        (
+            MINIMAL.replace("image_width: 64", "image_widht: 64"),
+            r"sim_bridge.image_widht is not a parameter of sim_bridge",
+        ),
+        (MINIMAL.replace("image_width: 64", "image_width: '64'"), r"image_width: expected int"),
+        (MINIMAL.replace("image_width: 64", "image_width: 0"), r"image_width: 0 is below"),
+        (MINIMAL.replace("image_width: 64", "backend: unreal"), r"'unreal' is not one of"),
+        (MINIMAL.replace("seed: 3", "use_sim_time: false"), r"use_sim_time is set by aerialdojo"),
+        (
+            MINIMAL.replace("{ros__parameters: {}}", "{ros__parameters: {success_radii_m: []}}"),
+            r"evaluator.success_radii_m: an empty list",
+        ),
+        (
+            MINIMAL.replace(
+                "{ros__parameters: {}}", "{ros__parameters: {success_radii_m: [3, x]}}"
+            ),
+            r"evaluator.success_radii_m\[1\]: expected float",
+        ),
+        (MINIMAL.replace("evaluator: {ros__parameters: {}}", ""), "needs a evaluator section"),
+        (MINIMAL.replace("{ros__parameters: {}}", "{params: {}}"), "expected only ros__parameters"),
+    ],
+)
+def test_malformed_configs_name_file_and_field(tmp_path: Path, text: str, fragment: str) -> None:
+    path = _write(tmp_path, text)
+    with pytest.raises(ConfigError, match=fragment) as error:
+        load_config(path)
+    assert str(path) in str(error.value)
+
+
+def test_missing_file_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"missing.yaml: cannot read config"):
+        load_config(tmp_path / "missing.yaml")
+
+
+def test_every_parameter_is_documented_and_its_default_valid() -> None:
+    for node, specs in NODE_PARAMETERS.items():
+        for spec in specs:
+            assert spec.description, f"{node}.{spec.name} has no description"
+            if spec.default != []:
+                assert spec.check(spec.default, f"{node}.{spec.name}") == spec.default

@@ -1,0 +1,75 @@
+"""Episode events fold into the traces the metrics score."""
+
+from __future__ import annotations
+
+import pytest
+from eventstream import event, record, straight_episode
+
+from aerialdojo.errors import MetricsError
+from aerialdojo.events import EpisodeAssembler, EventKind
+
+
+def test_a_stopped_episode_becomes_one_trace() -> None:
+    assembler = EpisodeAssembler()
+    finished = [assembler.add(e) for e in straight_episode("e1", EventKind.STOPPED, [5, 8])]
+    assert finished[:-1] == [None, None, None]
+    trace = finished[-1]
+    assert trace is not None
+    assert trace.path == ((0.0, 0.0, 2.0), (5.0, 0.0, 2.0), (8.0, 0.0, 2.0))
+    assert trace.stop_called and not trace.collided
+    assert trace.steps_used == 3  # two moves and the Stop
+    assert trace.target == (10.0, 0.0, 2.0)
+    assert trace.reference_length_m == 12.0
+    assert assembler.open_episode is None
+
+
+def test_collision_and_budget_endings() -> None:
+    assembler = EpisodeAssembler()
+    for e in straight_episode("c", EventKind.COLLIDED, [5, 7]):
+        assembler.add(e)
+    for e in straight_episode("b", EventKind.BUDGET_EXHAUSTED, [1, 2, 3]):
+        assembler.add(e)
+    collided, exhausted = assembler.traces
+    assert (collided.termination, collided.collision_step) == ("collided", 2)
+    assert collided.collided and not collided.stop_called
+    assert (exhausted.termination, exhausted.collision_step) == ("budget_exhausted", None)
+
+
+def test_an_infrastructure_failure_discards_the_attempt_and_the_rerun_counts() -> None:
+    assembler = EpisodeAssembler()
+    first = straight_episode("e1", EventKind.STOPPED, [5, 8])[:2]
+    for e in first:
+        assembler.add(e)
+    assembler.add(event(EventKind.INFRA_FAILURE, "e1", message="no answer from /sim/execute"))
+    assert assembler.open_episode is None
+    assert assembler.excluded_episodes() == ["e1"]
+    for e in straight_episode("e1", EventKind.STOPPED, [2, 3]):
+        assembler.add(e)
+    assert [t.path[-1][0] for t in assembler.traces] == [3.0]
+    assert assembler.excluded_episodes() == []
+    assert [f.reason for f in assembler.infra_failures] == ["no answer from /sim/execute"]
+
+
+def test_a_stream_cut_mid_episode_leaves_it_open_and_unscored() -> None:
+    assembler = EpisodeAssembler()
+    for e in straight_episode("e1", EventKind.STOPPED, [5, 8])[:3]:
+        assembler.add(e)
+    assert assembler.open_episode == "e1"
+    assert assembler.traces == []
+    assert not assembler.finished
+    assembler.add(event(EventKind.RUN_FINISHED, message="1 of 1 episodes ran"))
+    assert assembler.finished and assembler.run_summary == "1 of 1 episodes ran"
+
+
+def test_a_step_without_its_start_is_an_error() -> None:
+    with pytest.raises(MetricsError, match="arrived without its STARTED event"):
+        EpisodeAssembler().add(event(EventKind.STEP, "lost", step=1))
+
+
+def test_records_from_a_task_file_stand_in_for_missing_ground_truth() -> None:
+    bare_start = event(EventKind.STARTED, "robot-1")
+    with pytest.raises(MetricsError, match="carries no ground truth"):
+        EpisodeAssembler().add(bare_start)
+    assembler = EpisodeAssembler(records={"robot-1": record("robot-1")})
+    assembler.add(bare_start)
+    assert assembler.open_episode == "robot-1"
