@@ -1,0 +1,131 @@
+"""Trajectory logs: round trip, scoring with the evaluator's code, every bad line reported."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aerialdojo.errors import MetricsError, TrajectoryLogError
+from aerialdojo.metrics.aggregate import ExcludedEpisode
+from aerialdojo.metrics.jsonl import (
+    load_trajectory_log,
+    score_jsonl,
+    trace_to_record,
+    write_trajectory_log,
+)
+from aerialdojo.metrics.report import metrics_json_text
+from aerialdojo.metrics.scoring import score_run
+from aerialdojo.metrics.trace import AgosCandidate, AgosRecord, EpisodeTrace
+
+Factory = Callable[..., EpisodeTrace]
+
+
+def _write_lines(path: Path, records: list[Any]) -> Path:
+    path.write_text(
+        "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records),
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_a_valid_log_scores_like_the_traces_it_holds(make_trace: Factory, tmp_path: Path) -> None:
+    traces = [
+        make_trace(episode_id="a"),
+        make_trace(
+            episode_id="b",
+            positions=((10, 0, 10), (5, 0, 10), (2, 0, 10), (2, 5, 10)),
+            stop_called=False,
+            collided=True,
+            collision_step=3,
+            termination="collided",
+        ),
+    ]
+    excluded = [ExcludedEpisode(episode_id="c", attempt=2, reason="renderer crashed")]
+    path = tmp_path / "run.jsonl"
+    write_trajectory_log(path, traces, excluded)
+
+    log = load_trajectory_log(path)
+    assert log.traces == tuple(traces)
+    assert log.excluded == tuple(excluded)
+    from_file = score_jsonl(path, radii=(3.0,))
+    assert metrics_json_text(from_file) == metrics_json_text(score_run(traces, (3.0,), excluded))
+    assert from_file.overall.values["sr_3m"] == 0.5
+    assert from_file.overall.values["osr_3m"] == 1.0
+
+
+def test_agos_records_round_trip(make_trace: Factory, tmp_path: Path) -> None:
+    record = AgosRecord(
+        uav_decisions=3,
+        ugv_decisions=4,
+        uav_budget=40,
+        oracle_visible_uav_step=None,
+        candidates=(
+            AgosCandidate(
+                candidate_id="c1",
+                polygon_xy=((0, 0), (1, 0), (1, 1)),
+                center=(0.5, 0.3, 0.0),
+            ),
+        ),
+        confirmations=1,
+    )
+    trace = make_trace(benchmark="agos", agos=record)
+    path = tmp_path / "agos.jsonl"
+    write_trajectory_log(path, [trace])
+    assert load_trajectory_log(path).traces == (trace,)
+    assert score_jsonl(path).overall.values["ds"] == 7.0
+
+
+def test_every_bad_line_is_listed(make_trace: Factory, tmp_path: Path) -> None:
+    good = trace_to_record(make_trace(episode_id="good"))
+    missing_target = {key: value for key, value in good.items() if key != "target"}
+    path = _write_lines(
+        tmp_path / "bad.jsonl",
+        [
+            good,  # line 1
+            {**missing_target, "episode_id": "m"},  # line 2
+            '{"schema_version": "1.0", "episode_id": ',  # line 3
+            "",  # line 4: blank lines are skipped
+            {**good, "episode_id": "p", "positions": [[0, 0, 0], [1, "x", 2]]},  # line 5
+            {**good, "episode_id": "t", "termination": "stopped", "stop_called": False},  # 6
+            {**good},  # line 7: repeats "good"
+            {**good, "episode_id": "v", "schema_version": "2.0", "speed": 3},  # line 8
+            {"schema_version": "1.0", "record": "excluded", "episode_id": "x"},  # line 9
+            '{"schema_version": "1.0", "reference_length_m": NaN}',  # line 10
+        ],
+    )
+    with pytest.raises(TrajectoryLogError) as caught:
+        load_trajectory_log(path)
+    problems = caught.value.problems
+    assert f"{path}:2: target: required field is missing" in problems
+    assert any(p.startswith(f"{path}:3: (line): not valid JSON") for p in problems)
+    assert not any(p.startswith(f"{path}:4:") for p in problems)
+    assert f"{path}:5: positions[1][1]: 'x' is not of type 'number'" in problems
+    assert any(p.startswith(f"{path}:6: episode 't'") and "contradicts" in p for p in problems)
+    assert f"{path}:7: episode_id: 'good' repeats line 1" in problems
+    assert any(p.startswith(f"{path}:8: schema_version: '2.0' does not match") for p in problems)
+    assert any(p.startswith(f"{path}:8: (record): Additional properties") for p in problems)
+    assert f"{path}:9: attempt: required field is missing" in problems
+    assert f"{path}:9: reason: required field is missing" in problems
+    assert any(p.startswith(f"{path}:10: (line): not valid JSON: NaN") for p in problems)
+    assert not any(p.startswith(f"{path}:1:") for p in problems)
+    assert str(path) in str(caught.value)
+
+
+def test_a_log_without_episodes_cannot_be_scored(tmp_path: Path) -> None:
+    path = _write_lines(
+        tmp_path / "only_failures.jsonl",
+        [{"schema_version": "1.0", "record": "excluded", "episode_id": "a", "attempt": 1,
+          "reason": "timeout"}],
+    )  # fmt: skip
+    assert load_trajectory_log(path).excluded[0].reason == "timeout"
+    with pytest.raises(MetricsError, match="no episode records"):
+        score_jsonl(path)
+
+
+def test_a_missing_file_is_reported(tmp_path: Path) -> None:
+    with pytest.raises(TrajectoryLogError, match="cannot read"):
+        load_trajectory_log(tmp_path / "absent.jsonl")
