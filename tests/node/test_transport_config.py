@@ -1,0 +1,121 @@
+"""The shipped transport profiles, the environment that applies them, and the QoS helpers."""
+
+from __future__ import annotations
+
+from xml.etree import ElementTree
+
+import pytest
+from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
+
+from aerialdojo.errors import ConfigError
+from aerialdojo.transport import (
+    TRANSPORT_PROFILES,
+    FramePublisher,
+    command_qos,
+    latched_qos,
+    sensor_qos,
+    transport_environment,
+    transport_profile_path,
+)
+
+NAMESPACE = {"dds": "http://www.eprosima.com"}
+# Four views of rgb8 and 32FC1 depth at 640x640 (seed 000, section 3.1).
+FRAME_SET_BYTES = 4 * 640 * 640 * (3 + 4)
+
+
+def default_participant(profile: str) -> tuple[ElementTree.Element, ElementTree.Element]:
+    """The profile file's root and the participant profile Fast DDS applies by default."""
+    root = ElementTree.parse(transport_profile_path(profile)).getroot()
+    defaults = [
+        participant
+        for participant in root.iterfind("dds:profiles/dds:participant", NAMESPACE)
+        if participant.get("is_default_profile") == "true"
+    ]
+    assert len(defaults) == 1
+    return root, defaults[0]
+
+
+def user_transports(profile: str) -> dict[str, ElementTree.Element]:
+    """The default participant's transports by type; it must not add Fast DDS's builtin ones."""
+    root, participant = default_participant(profile)
+    assert participant.findtext("dds:rtps/dds:useBuiltinTransports", namespaces=NAMESPACE) == (
+        "false"
+    )
+    used = {
+        element.text
+        for element in participant.iterfind(
+            "dds:rtps/dds:userTransports/dds:transport_id", NAMESPACE
+        )
+    }
+    descriptors = root.iterfind(
+        "dds:profiles/dds:transport_descriptors/dds:transport_descriptor", NAMESPACE
+    )
+    by_type = {
+        str(descriptor.findtext("dds:type", namespaces=NAMESPACE)): descriptor
+        for descriptor in descriptors
+        if descriptor.findtext("dds:transport_id", namespaces=NAMESPACE) in used
+    }
+    assert len(by_type) == len(used)
+    return by_type
+
+
+@pytest.mark.parametrize("profile", sorted(TRANSPORT_PROFILES))
+def test_profiles_hold_several_frame_sets_in_shared_memory_and_keep_udp(profile: str) -> None:
+    transports = user_transports(profile)
+    assert set(transports) == {"SHM", "UDPv4"}  # UDP: discovery, tools without the profile
+    segment = int(str(transports["SHM"].findtext("dds:segment_size", namespaces=NAMESPACE)))
+    assert segment >= 4 * FRAME_SET_BYTES
+
+
+def test_multi_host_profile_asks_for_large_socket_buffers() -> None:
+    udp = user_transports("multi_host")["UDPv4"]
+    for field in ("sendBufferSize", "receiveBufferSize"):
+        assert int(str(udp.findtext(f"dds:{field}", namespaces=NAMESPACE))) >= FRAME_SET_BYTES
+
+
+def test_environment_applies_the_profile_and_its_discovery_range() -> None:
+    single = transport_environment("single_host", environ={})
+    assert single == {
+        "RMW_IMPLEMENTATION": "rmw_fastrtps_cpp",
+        "FASTDDS_DEFAULT_PROFILES_FILE": str(transport_profile_path("single_host")),
+        "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST",
+    }
+    assert transport_profile_path("single_host").name == "fastdds_shm.xml"
+    multi = transport_environment("multi_host", environ={"RMW_IMPLEMENTATION": ""})
+    assert multi["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "SUBNET"
+    assert multi["FASTDDS_DEFAULT_PROFILES_FILE"].endswith("fastdds_multi_host.xml")
+    assert multi["RMW_IMPLEMENTATION"] == "rmw_fastrtps_cpp"  # an empty value counts as unset
+
+
+def test_environment_leaves_the_users_choices_alone() -> None:
+    chosen = {
+        "FASTDDS_DEFAULT_PROFILES_FILE": "/etc/my_fastdds.xml",
+        "ROS_AUTOMATIC_DISCOVERY_RANGE": "SUBNET",
+    }
+    assert transport_environment("single_host", environ=chosen) == {
+        "RMW_IMPLEMENTATION": "rmw_fastrtps_cpp"
+    }
+
+
+def test_unknown_profile_is_named() -> None:
+    with pytest.raises(ConfigError, match="'shm_only'"):
+        transport_environment("shm_only")
+
+
+def test_qos_helpers() -> None:
+    sensor = sensor_qos()
+    assert (sensor.reliability, sensor.durability, sensor.depth) == (
+        ReliabilityPolicy.RELIABLE,
+        DurabilityPolicy.VOLATILE,
+        2,
+    )
+    assert sensor_qos(reliable=False, depth=5).reliability == ReliabilityPolicy.BEST_EFFORT
+    assert command_qos().reliability == ReliabilityPolicy.RELIABLE
+    latched = latched_qos()
+    assert (latched.durability, latched.depth) == (DurabilityPolicy.TRANSIENT_LOCAL, 1)
+
+
+@pytest.mark.parametrize("make", [lambda: sensor_qos(depth=0), lambda: FramePublisher(0)])
+def test_sizes_below_one_are_refused(make: object) -> None:
+    with pytest.raises(ConfigError, match="=0 must be at least 1"):
+        make()  # type: ignore[operator]
