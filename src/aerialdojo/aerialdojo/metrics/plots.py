@@ -1,0 +1,235 @@
+"""Report plots: per-family radar charts (seed 000 Figure 5) and success-radius sweeps."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from aerialdojo.errors import MetricsError
+from aerialdojo.metrics.aggregate import RunMetrics
+from aerialdojo.metrics.scores import radius_key
+from aerialdojo.metrics.scoring import score_run
+from aerialdojo.metrics.trace import EpisodeTrace
+
+RADAR_PNG = "radar.png"
+RADIUS_SWEEP_PNG = "radius_sweep.png"
+
+#: Radar axes in order: SR, OSR, SPL (%), DTS (m), CR (%).
+RADAR_AXES = ("SR", "OSR", "SPL", "DTS", "CR")
+#: Radii of the sweep plot: 1 to 20 m.
+SWEEP_RADII = tuple(float(radius) for radius in range(1, 21))
+
+
+@dataclass(frozen=True, kw_only=True)
+class RadarRange:
+    """The values an axis maps to its centre (radius 0) and its outer edge (radius 1).
+
+    ``centre > edge`` flips the axis so that outward is always better (DTS, CR).
+    """
+
+    centre: float
+    edge: float
+
+    def normalise(self, value: float) -> float:
+        """Radial position of ``value`` in [0, 1], clipped at the centre and edge."""
+        return min(1.0, max(0.0, (value - self.centre) / (self.edge - self.centre)))
+
+
+#: Seed 000 Figure 5: SR and SPL 0-5 %, OSR 0-15 %, DTS 40-0 m, CR 100-0 %.
+FIGURE5_RANGES = {
+    "SR": RadarRange(centre=0.0, edge=5.0),
+    "OSR": RadarRange(centre=0.0, edge=15.0),
+    "SPL": RadarRange(centre=0.0, edge=5.0),
+    "DTS": RadarRange(centre=40.0, edge=0.0),
+    "CR": RadarRange(centre=100.0, edge=0.0),
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class SweepPoint:
+    """Headline SR and OSR (fractions) of a run at one success radius."""
+
+    radius_m: float
+    sr: float
+    osr: float
+
+
+def _nice_ceiling(value: float) -> float:
+    """The smallest of 1, 2, 2.5, 5 x 10^k at or above ``value`` (> 0)."""
+    if value <= 0.0:
+        return 1.0
+    scale = 10.0 ** math.floor(math.log10(value))
+    return next(step * scale for step in (1.0, 2.0, 2.5, 5.0, 10.0) if step * scale >= value)
+
+
+def _defined(value: float | None, what: str) -> float:
+    # Only conditional metrics can be N/A, and none of the plotted ones is conditional.
+    if value is None:
+        raise MetricsError(f"{what} is N/A and cannot be plotted")
+    return value
+
+
+def radar_values(run: RunMetrics, radius_m: float | None = None) -> dict[str, dict[str, float]]:
+    """Family -> axis -> value in report units (% and m) at ``radius_m`` (default: primary).
+
+    Raises:
+        MetricsError: not an AerialDojo run, or a radius the run was not scored at.
+    """
+    if run.benchmark != "aerialdojo":
+        raise MetricsError(f"radar charts plot AerialDojo metrics, not {run.benchmark}")
+    radius = run.radii[0] if radius_m is None else radius_m
+    if radius not in run.radii:
+        raise MetricsError(f"run was scored at radii {list(run.radii)}, not {radius:g} m")
+    keys = {
+        "SR": radius_key("sr", radius),
+        "OSR": radius_key("osr", radius),
+        "SPL": radius_key("spl", radius),
+        "DTS": "dts_m",
+        "CR": "cr",
+    }
+    values: dict[str, dict[str, float]] = {}
+    for family, group in run.by_family.items():
+        row = {}
+        for axis, key in keys.items():
+            value = _defined(group.values[key], f"{family} {axis}")
+            row[axis] = value if axis == "DTS" else 100.0 * value
+        values[family] = row
+    return values
+
+
+def auto_ranges(values: Iterable[Mapping[str, float]]) -> dict[str, RadarRange]:
+    """Ranges that fit ``values`` (axis -> value rows): rates from 0 out to a round
+    ceiling of their maximum; DTS and CR from a round ceiling in to 0 (lower is better)."""
+    rows = list(values)
+    ceiling = {
+        axis: _nice_ceiling(max((row[axis] for row in rows), default=0.0)) for axis in RADAR_AXES
+    }
+    return {
+        axis: RadarRange(centre=ceiling[axis], edge=0.0)
+        if axis in ("DTS", "CR")
+        else RadarRange(centre=0.0, edge=ceiling[axis])
+        for axis in RADAR_AXES
+    }
+
+
+def plot_radar(
+    runs: Mapping[str, RunMetrics],
+    path: Path,
+    ranges: Mapping[str, RadarRange] | None = None,
+    radius_m: float | None = None,
+) -> None:
+    """One radar per scene family with one curve per run, like seed 000 Figure 5.
+
+    Args:
+        runs: label -> AerialDojo run (one curve each).
+        path: PNG to write.
+        ranges: axis -> range; None fits the data (``auto_ranges``); ``FIGURE5_RANGES``
+            reproduces the seed's figure.
+        radius_m: success radius of SR/OSR/SPL; None for each run's primary radius.
+
+    Raises:
+        MetricsError: no runs, or a run that ``radar_values`` refuses.
+    """
+    if not runs:
+        raise MetricsError("no runs to plot")
+    per_run = {label: radar_values(run, radius_m) for label, run in runs.items()}
+    families = sorted({family for values in per_run.values() for family in values})
+    chosen = ranges or auto_ranges(row for values in per_run.values() for row in values.values())
+    figure = Figure(figsize=(4.0 * len(families), 4.4), layout="constrained")
+    FigureCanvasAgg(figure)
+    angles = [2.0 * math.pi * index / len(RADAR_AXES) for index in range(len(RADAR_AXES))]
+    for index, family in enumerate(families, start=1):
+        axes = figure.add_subplot(1, len(families), index, projection="polar")
+        for label, values in per_run.items():
+            if family not in values:
+                continue
+            radial = [chosen[axis].normalise(values[family][axis]) for axis in RADAR_AXES]
+            axes.plot([*angles, angles[0]], [*radial, radial[0]], label=label, linewidth=1.5)
+            axes.fill([*angles, angles[0]], [*radial, radial[0]], alpha=0.15)
+        axes.set_xticks(angles)
+        axes.set_xticklabels(
+            [
+                f"{axis}\n{chosen[axis].centre:g}-{chosen[axis].edge:g} "
+                f"{'m' if axis == 'DTS' else '%'}"
+                for axis in RADAR_AXES
+            ],
+            fontsize=8,
+        )
+        axes.set_ylim(0.0, 1.0)
+        axes.set_yticks([0.2, 0.4, 0.6, 0.8, 1.0])
+        axes.set_yticklabels(["0.2", "0.4", "0.6", "0.8", "1.0"], fontsize=6)
+        axes.set_title(family, pad=18)
+    figure.axes[-1].legend(loc="lower right", bbox_to_anchor=(1.3, -0.15), fontsize=8)
+    figure.savefig(path, dpi=100)
+
+
+def radius_sweep(
+    traces: Sequence[EpisodeTrace], radii: Sequence[float] = SWEEP_RADII
+) -> list[SweepPoint]:
+    """Headline SR and OSR at each radius, scored and aggregated as the report is.
+
+    Raises:
+        MetricsError: AGOS traces (their success is the checker's, not a radius), or what
+            ``score_run`` refuses.
+    """
+    if any(trace.benchmark == "agos" for trace in traces):
+        raise MetricsError("AGOS success does not depend on a radius; no sweep")
+    run = score_run(traces, radii)
+    overall = run.overall.values
+    return [
+        SweepPoint(
+            radius_m=radius,
+            sr=_defined(overall[radius_key("sr", radius)], "SR"),
+            osr=_defined(overall[radius_key("osr", radius)], "OSR"),
+        )
+        for radius in run.radii
+    ]
+
+
+def plot_radius_sweep(
+    points: Sequence[SweepPoint], path: Path, primary_radius_m: float | None = None
+) -> None:
+    """SR and OSR (%) against the success radius, with the primary radius marked."""
+    figure = Figure(figsize=(6.0, 4.0), layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    radii = [point.radius_m for point in points]
+    axes.plot(radii, [100.0 * point.sr for point in points], marker="o", label="SR")
+    axes.plot(radii, [100.0 * point.osr for point in points], marker="s", label="OSR")
+    if primary_radius_m is not None:
+        axes.axvline(primary_radius_m, color="grey", linestyle="--", linewidth=1)
+    axes.set_xlabel("success radius (m)")
+    axes.set_ylabel("rate (%)")
+    axes.set_ylim(bottom=0.0)
+    axes.grid(alpha=0.3)
+    axes.legend()
+    figure.savefig(path, dpi=100)
+
+
+def write_plots(
+    run: RunMetrics,
+    out_dir: Path,
+    traces: Sequence[EpisodeTrace] = (),
+    ranges: Mapping[str, RadarRange] | None = None,
+    label: str = "run",
+) -> list[str]:
+    """Write the plots a run supports into ``out_dir``; return their file names.
+
+    AerialDojo runs get ``radar.png``; AerialDojo and CityNav runs with ``traces`` get
+    ``radius_sweep.png``. Pass the names to ``report.write_report`` to embed them.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    if run.benchmark == "aerialdojo":
+        plot_radar({label: run}, out_dir / RADAR_PNG, ranges)
+        written.append(RADAR_PNG)
+    if traces and run.benchmark != "agos":
+        primary = run.radii[0] if run.radii else None
+        plot_radius_sweep(radius_sweep(traces), out_dir / RADIUS_SWEEP_PNG, primary)
+        written.append(RADIUS_SWEEP_PNG)
+    return written
