@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from aerialdojo.metrics.trace import EpisodeTrace
 
 TraceFactory = Callable[..., EpisodeTrace]

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+
 from aerialdojo.errors import MetricsError
 from aerialdojo.metrics import aerialdojo
 from aerialdojo.metrics.trace import EpisodeTrace

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+
 from aerialdojo.errors import MetricsError
 from aerialdojo.metrics.aggregate import (
     RULE_EPISODE_POOLED,

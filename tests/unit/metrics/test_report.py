@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from aerialdojo.errors import MetricsError
 from aerialdojo.metrics.aggregate import ExcludedEpisode
 from aerialdojo.metrics.report import (
