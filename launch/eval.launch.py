@@ -9,10 +9,10 @@ The launch ends when the evaluator exits after writing its report.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from pathlib import Path
 
 from ament_index_python.packages import get_package_share_directory
+from launch import LaunchContext, LaunchDescription
 from launch.actions import (
     DeclareLaunchArgument,
     EmitEvent,
@@ -25,29 +25,23 @@ from launch.events import Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from aerialdojo.graph import PACKAGE, apply_overrides, load_config, node_specs
+from aerialdojo.graph import PACKAGE, default_run_id, run_specs
 from aerialdojo.transport import transport_environment
-from launch import LaunchContext, LaunchDescription
 
 SHARE = Path(get_package_share_directory(PACKAGE))
 
 
 def _nodes(context: LaunchContext) -> list:
-    config = load_config(Path(LaunchConfiguration("config").perform(context)))
-    overrides: dict[str, dict[str, object]] = {
-        "evaluator": {
-            "run_id": LaunchConfiguration("run_id").perform(context)
-            or datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-        }
-    }
-    output_dir = LaunchConfiguration("output_dir").perform(context)
-    if output_dir:
-        overrides["evaluator"]["output_dir"] = output_dir
     episodes = LaunchConfiguration("episodes").perform(context)
-    if episodes:
-        overrides["task_manager"] = {"max_episodes": int(episodes)}
+    specs = run_specs(
+        Path(LaunchConfiguration("config").perform(context)),
+        run_id=LaunchConfiguration("run_id").perform(context) or default_run_id(),
+        output_dir=LaunchConfiguration("output_dir").perform(context) or None,
+        episodes=int(episodes) if episodes else None,
+        source="launch arguments",
+    )
     actions = []
-    for spec in node_specs(apply_overrides(config, overrides, "launch arguments")):
+    for spec in specs:
         node = Node(
             package=spec.package,
             executable=spec.executable,

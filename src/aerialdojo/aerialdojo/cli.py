@@ -6,7 +6,6 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from datetime import datetime, timezone
 from pathlib import Path
 
 from aerialdojo.errors import AerialDojoError
@@ -57,22 +56,22 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from aerialdojo.graph import apply_overrides, load_config, node_specs  # noqa: PLC0415
+    from aerialdojo.graph import default_run_id, run_specs  # noqa: PLC0415
     from aerialdojo.tasks.suite import load_suite, resolve_suite  # noqa: PLC0415
 
-    config = load_config(args.config)
-    run_id = args.run_id or datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    overrides: dict[str, dict[str, object]] = {"evaluator": {"run_id": run_id}}
-    if args.output is not None:
-        overrides["evaluator"]["output_dir"] = str(args.output)
-    if args.episodes is not None:
-        overrides["task_manager"] = {"max_episodes": args.episodes}
-    config = apply_overrides(config, overrides)
+    run_id = args.run_id or default_run_id()
+    specs = run_specs(
+        args.config,
+        run_id=run_id,
+        output_dir=str(args.output) if args.output else None,
+        episodes=args.episodes,
+    )
+    by_name = {spec.name: spec for spec in specs}
     # Fail here, naming the file and field, rather than in a node's log.
-    load_suite(resolve_suite(str(config["task_manager"].get("suite", "aerialdojo_mini"))))
-    specs = node_specs(config)
-    evaluator = next(spec for spec in specs if spec.name == "evaluator")
-    run_dir = Path(str(evaluator.parameters.get("output_dir", "runs"))) / run_id
+    load_suite(
+        resolve_suite(str(by_name["task_manager"].parameters.get("suite", "aerialdojo_mini")))
+    )
+    run_dir = Path(str(by_name["evaluator"].parameters.get("output_dir", "runs"))) / run_id
     return _run_graph(specs, run_dir, args.timeout)
 
 

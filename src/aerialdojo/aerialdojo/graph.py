@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -102,12 +103,50 @@ def node_specs(config: Mapping[str, Mapping[str, ParamValue]]) -> list[NodeSpec]
     for node in START_ORDER:
         if node not in config:
             continue
-        parameters = {name: value for name, value in config[node].items() if value != []}
+        declared = {spec.name: spec.default for spec in NODE_PARAMETERS[node]}
         if node == "evaluator" and "agents" in config["sim_bridge"]:
             # The evaluator records what the bridge publishes; one list, not two to keep equal.
-            parameters.setdefault("agents", config["sim_bridge"]["agents"])
+            declared["agents"] = config["sim_bridge"]["agents"]
+        # Every parameter explicit, so both entry points pass the same complete set; empty
+        # lists are left to the node's default because rcl cannot carry them.
+        parameters = {
+            name: value for name, value in {**declared, **config[node]}.items() if value != []
+        }
         parameters["use_sim_time"] = node != CLOCK_OWNER
         specs.append(
             NodeSpec(executable=node, name=node, namespace=NAMESPACES[node], parameters=parameters)
         )
     return specs
+
+
+def default_run_id() -> str:
+    """A run directory name from the current UTC time, e.g. ``20261129-221500``."""
+    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+
+
+def run_specs(
+    config_path: Path,
+    *,
+    run_id: str,
+    output_dir: str | None = None,
+    episodes: int | None = None,
+    source: str = "command line",
+) -> list[NodeSpec]:
+    """The node specs of one run: the config file plus the options every entry point offers.
+
+    Args:
+        config_path: the run config.
+        run_id: name of the run directory under the evaluator's ``output_dir``.
+        output_dir: replaces the config's evaluator ``output_dir`` when given.
+        episodes: caps the task manager's selection (``max_episodes``) when given.
+        source: what to name in errors about the options.
+
+    Raises:
+        ConfigError: a bad config file or option.
+    """
+    overrides: dict[str, dict[str, Any]] = {"evaluator": {"run_id": run_id}}
+    if output_dir:
+        overrides["evaluator"]["output_dir"] = output_dir
+    if episodes is not None:
+        overrides["task_manager"] = {"max_episodes": episodes}
+    return node_specs(apply_overrides(load_config(config_path), overrides, source))

@@ -34,7 +34,10 @@ def test_node_specs_put_agents_in_their_namespace_and_on_sim_time(tmp_path: Path
     specs = {spec.name: spec for spec in node_specs(load_config(_write(tmp_path, MINIMAL)))}
     assert list(specs) == ["sim_bridge", "task_manager", "evaluator", "uav_agent"]
     assert specs["uav_agent"].namespace == "uav"
-    assert specs["uav_agent"].parameters == {"seed": 3, "use_sim_time": True}
+    assert specs["uav_agent"].parameters["seed"] == 3
+    assert specs["uav_agent"].parameters["use_sim_time"] is True
+    assert specs["uav_agent"].parameters["policy"] == "colour_seeker"  # defaults explicit
+    assert "episodes" not in specs["task_manager"].parameters  # empty list: node default
     assert specs["sim_bridge"].parameters["use_sim_time"] is False
     assert specs["sim_bridge"].parameters["image_width"] == 64
 
