@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aerialdojo.metrics import spatial
 from aerialdojo.metrics.scores import (
     KIND_DISTANCE,
     KIND_RATE,
     EpisodeScore,
     MetricSpec,
+    PathFacts,
     final_distance,
     radius_key,
     radius_label,
@@ -63,12 +63,11 @@ def is_success(trace: EpisodeTrace, radius_m: float) -> bool:
 
     The radius is inclusive: a Stop at exactly ``radius_m`` (3D) succeeds.
     """
-    return (
-        trace.stop_called
-        and not trace.collided
-        and trace.steps_used <= trace.action_budget
-        and final_distance(trace) <= radius_m
-    )
+    return _ended_validly(trace) and final_distance(trace) <= radius_m
+
+
+def _ended_validly(trace: EpisodeTrace) -> bool:
+    return trace.stop_called and not trace.collided and trace.steps_used <= trace.action_budget
 
 
 def score_episode(trace: EpisodeTrace, radii: Sequence[float] = DEFAULT_RADII) -> EpisodeScore:
@@ -92,16 +91,16 @@ def score_episode(trace: EpisodeTrace, radii: Sequence[float] = DEFAULT_RADII) -
     Returns:
         The score with one value per ``metric_specs(radii)`` key.
     """
-    executed = spatial.path_length(trace.path)
-    closest = spatial.closest_approach(trace.target, trace.path)
+    facts = PathFacts.of(trace)
+    ended_validly = _ended_validly(trace)
     values: dict[str, float | None] = {}
     for radius in radii:
-        success = is_success(trace, radius)
+        success = ended_validly and facts.final_distance_m <= radius
         values[radius_key("sr", radius)] = float(success)
-        values[radius_key("osr", radius)] = float(closest <= radius)
+        values[radius_key("osr", radius)] = float(facts.closest_approach_m <= radius)
         values[radius_key("spl", radius)] = success_weighted_path_length(
-            success, trace.reference_length_m, executed
+            success, trace.reference_length_m, facts.executed_length_m
         )
-    values["dts_m"] = final_distance(trace)
+    values["dts_m"] = facts.final_distance_m
     values["cr"] = float(trace.collided)
-    return EpisodeScore.from_trace(trace, values)
+    return EpisodeScore.from_trace(trace, facts, values)

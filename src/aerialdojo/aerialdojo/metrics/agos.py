@@ -12,7 +12,7 @@ from aerialdojo.metrics.scores import (
     KIND_RATE,
     EpisodeScore,
     MetricSpec,
-    final_distance,
+    PathFacts,
     success_weighted_path_length,
 )
 from aerialdojo.metrics.trace import AgosRecord, EpisodeTrace, Point3
@@ -119,14 +119,15 @@ def score_episode(trace: EpisodeTrace) -> EpisodeScore:
     record = trace.agos
     if record is None:
         raise MetricsError(f"episode {trace.episode_id!r}: {trace.benchmark} trace, not AGOS")
+    facts = PathFacts.of(trace)
     success = record.confirmation_valid
     values: dict[str, float | None] = {
         "sr": float(success),
         "osr": float(record.ground_observation_support),
         "spl": success_weighted_path_length(
-            success, trace.reference_length_m, spatial.path_length(trace.path)
+            success, trace.reference_length_m, facts.executed_length_m
         ),
-        "ne_m": final_distance(trace) if trace.stop_called else None,
+        "ne_m": facts.final_distance_m if trace.stop_called else None,
         "ase": aerial_search_efficiency(record),
         "acg": aerial_candidate_guidance(record, trace.target),
         "gva": float(success) if gva_included(record) else None,
@@ -135,4 +136,4 @@ def score_episode(trace: EpisodeTrace) -> EpisodeScore:
         "ds_ugv": float(record.ugv_decisions),
         "cerr_m": candidate_error(record, trace.target),
     }
-    return EpisodeScore.from_trace(trace, values)
+    return EpisodeScore.from_trace(trace, facts, values)

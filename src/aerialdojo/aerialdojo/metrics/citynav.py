@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aerialdojo.metrics import spatial
 from aerialdojo.metrics.scores import (
     KIND_DISTANCE,
     KIND_RATE,
     EpisodeScore,
     MetricSpec,
-    final_distance,
+    PathFacts,
     radius_key,
     radius_label,
     success_weighted_path_length,
@@ -57,15 +56,13 @@ def score_episode(trace: EpisodeTrace, radii: Sequence[float] = DEFAULT_RADII) -
     Returns:
         The score with one value per ``metric_specs(radii)`` key.
     """
-    stop_distance = final_distance(trace)
-    executed = spatial.path_length(trace.path)
-    closest = spatial.closest_approach(trace.target, trace.path)
-    values: dict[str, float | None] = {"ne_m": stop_distance}
+    facts = PathFacts.of(trace)
+    values: dict[str, float | None] = {"ne_m": facts.final_distance_m}
     for radius in radii:
-        success = stop_distance <= radius
+        success = facts.final_distance_m <= radius
         values[radius_key("sr", radius)] = float(success)
-        values[radius_key("osr", radius)] = float(closest <= radius)
+        values[radius_key("osr", radius)] = float(facts.closest_approach_m <= radius)
         values[radius_key("spl", radius)] = success_weighted_path_length(
-            success, trace.reference_length_m, executed
+            success, trace.reference_length_m, facts.executed_length_m
         )
-    return EpisodeScore.from_trace(trace, values)
+    return EpisodeScore.from_trace(trace, facts, values)

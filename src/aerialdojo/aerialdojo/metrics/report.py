@@ -29,8 +29,8 @@ _RULE_TEXT = {
         "maps averaged equally within each family, families averaged equally "
         "(seed 000, section 4.1)"
     ),
+    RULE_EPISODE_POOLED: "mean over episodes; conditional metrics over their support",
 }
-_POOLED_TEXT = "mean over episodes; conditional metrics over their support"
 
 #: Per-episode facts written before the metric columns of episodes.csv and report.md.
 _EPISODE_FIELDS = (
@@ -145,7 +145,7 @@ def render_report_md(run: RunMetrics, images: Sequence[str] = ()) -> str:
         (
             f"- Episodes scored: {len(run.episodes)}; excluded (infrastructure failures): "
             f"{len(run.excluded)}\n"
-            f"- Aggregation: {_RULE_TEXT.get(run.rule, _POOLED_TEXT)}\n"
+            f"- Aggregation: {_RULE_TEXT[run.rule]}\n"
             f"- Success radii: {radii}"
             + (" (first is primary)" if len(run.radii) > 1 else "")
             + "\n- Units: rates in %, distances in m, decision steps per episode; N/A where a "

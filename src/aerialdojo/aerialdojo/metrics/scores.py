@@ -64,6 +64,30 @@ def success_weighted_path_length(
 
 
 @dataclass(frozen=True, kw_only=True)
+class PathFacts:
+    """Where an executed path went relative to its target; computed once per episode.
+
+    Attributes:
+        final_distance_m: ||p_final - p_target||_2 (DTS, NE).
+        closest_approach_m: smallest distance between the path's segments and the target.
+        executed_length_m: l, translational length of the path.
+    """
+
+    final_distance_m: float
+    closest_approach_m: float
+    executed_length_m: float
+
+    @classmethod
+    def of(cls, trace: EpisodeTrace) -> PathFacts:
+        """The facts of ``trace``'s executed positions and target."""
+        return cls(
+            final_distance_m=final_distance(trace),
+            closest_approach_m=spatial.closest_approach(trace.target, trace.path),
+            executed_length_m=spatial.path_length(trace.path),
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
 class EpisodeScore:
     """One episode's metric values and the facts they were computed from.
 
@@ -94,7 +118,9 @@ class EpisodeScore:
     values: Mapping[str, float | None]
 
     @classmethod
-    def from_trace(cls, trace: EpisodeTrace, values: Mapping[str, float | None]) -> EpisodeScore:
+    def from_trace(
+        cls, trace: EpisodeTrace, facts: PathFacts, values: Mapping[str, float | None]
+    ) -> EpisodeScore:
         """Attach ``values`` to the facts of ``trace`` that every benchmark reports."""
         return cls(
             episode_id=trace.episode_id,
@@ -105,9 +131,9 @@ class EpisodeScore:
             split=trace.split,
             termination=trace.termination,
             steps_used=trace.steps_used,
-            final_distance_m=final_distance(trace),
-            closest_approach_m=spatial.closest_approach(trace.target, trace.path),
-            executed_length_m=spatial.path_length(trace.path),
+            final_distance_m=facts.final_distance_m,
+            closest_approach_m=facts.closest_approach_m,
+            executed_length_m=facts.executed_length_m,
             reference_length_m=trace.reference_length_m,
             values=dict(values),
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
@@ -159,7 +159,7 @@ class EpisodeTrace:
     target: Point3
     reference_length_m: float
     termination: str
-    agos: AgosRecord | None = field(default=None)
+    agos: AgosRecord | None = None
 
     def __post_init__(self) -> None:
         where = f"episode {self.episode_id!r}"
