@@ -21,6 +21,7 @@ from typing import IO
 import yaml
 
 from aerialdojo.graph import NodeSpec
+from aerialdojo.transport import transport_environment
 
 #: The node whose exit means the run is over (it exits after writing the report).
 FINISHING_NODE = "evaluator"
@@ -73,7 +74,11 @@ def write_params_file(spec: NodeSpec, directory: Path) -> Path:
 def start_graph(
     specs: Sequence[NodeSpec], run_dir: Path, env: Mapping[str, str] | None = None
 ) -> list[NodeProcess]:
-    """Start every node; logs go to ``run_dir/logs/<node>.log``, params to ``run_dir/params``."""
+    """Start every node with the shipped transport profile applied; logs go to
+    ``run_dir/logs/<node>.log``, parameter files to ``run_dir/params``."""
+    base_env = dict(os.environ if env is None else env)
+    # The shipped DDS transport profile, unless the user chose other settings.
+    child_env = {**base_env, **transport_environment(environ=base_env)}
     (run_dir / "logs").mkdir(parents=True, exist_ok=True)
     (run_dir / "params").mkdir(parents=True, exist_ok=True)
     started = []
@@ -85,7 +90,7 @@ def start_graph(
             node_command(spec, params_file),
             stdout=log_file,
             stderr=subprocess.STDOUT,
-            env=dict(env) if env is not None else None,
+            env=child_env,
             start_new_session=True,  # a Ctrl-C reaches the CLI, which stops nodes in order
         )
         started.append(NodeProcess(spec, process, log_path, log_file))

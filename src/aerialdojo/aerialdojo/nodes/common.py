@@ -9,39 +9,24 @@ from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 
 from aerialdojo.errors import ConfigError
 from aerialdojo.params import NODE_PARAMETERS, ParamSpec
+from aerialdojo.transport import command_qos, latched_qos, sensor_qos
 
 #: Task spec: latched so an agent that starts late still gets the current task.
-TASK_QOS = QoSProfile(
-    depth=1,
-    history=HistoryPolicy.KEEP_LAST,
-    reliability=ReliabilityPolicy.RELIABLE,
-    durability=DurabilityPolicy.TRANSIENT_LOCAL,
-)
+TASK_QOS = latched_qos()
 
 #: Episode events: every one counts for the metrics, so reliable, and kept for a late
 #: subscriber (a restarted evaluator, ``ros2 bag record``) as far as the depth allows.
-EVENTS_QOS = QoSProfile(
-    depth=1000,
-    history=HistoryPolicy.KEEP_LAST,
-    reliability=ReliabilityPolicy.RELIABLE,
-    durability=DurabilityPolicy.TRANSIENT_LOCAL,
-)
+EVENTS_QOS = latched_qos(depth=1000)
 
 #: Poses, odometry and the clock of a stepped simulation: one message per step, none to lose.
-STATE_QOS = QoSProfile(
-    depth=10, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE
-)
+STATE_QOS = command_qos()
 
-#: Camera streams. Reliable until the shared-memory transport profile (issue 6) makes
-#: best-effort delivery of full frames dependable; frames must not be lost mid-episode.
-SENSOR_QOS = QoSProfile(
-    depth=4, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE
-)
+#: Camera streams: reliable, because an agent waits for the frames its step produced.
+SENSOR_QOS = sensor_qos(reliable=True)
 
 
 def declare_node_parameters(node: Node, table: str) -> None:

@@ -8,15 +8,14 @@ import numpy as np
 from aerialdojo_interfaces.msg import ActionSpec, GoalSpec, TaskSpec
 from geometry_msgs.msg import Pose as PoseMsg
 from PIL import Image as PILImage
-from sensor_msgs.msg import CameraInfo, Image
+from sensor_msgs.msg import CameraInfo
 from std_msgs.msg import Header
 
 from aerialdojo.actions import AERIALDOJO_ACTIONS
 from aerialdojo.geometry import Pose, yaw_from_quaternion
 from aerialdojo.sim.backend import CameraSpec
 from aerialdojo.tasks.episode import REPRESENTATION_IMAGE, Episode
-
-_CHANNELS = {"rgb8": (np.uint8, 3), "32FC1": (np.float32, 1), "mono8": (np.uint8, 1)}
+from aerialdojo.transport import array_to_image
 
 
 def pose_msg(pose: Pose) -> PoseMsg:
@@ -38,30 +37,6 @@ def pose_from_msg(msg: PoseMsg) -> Pose:
         else yaw_from_quaternion(q.x, q.y, q.z, q.w)
     )
     return Pose(msg.position.x, msg.position.y, msg.position.z, yaw)
-
-
-def image_msg(array: np.ndarray, encoding: str, header: Header) -> Image:
-    """sensor_msgs/Image holding ``array`` (HxW or HxWxC, C-contiguous)."""
-    dtype, channels = _CHANNELS[encoding]
-    data = np.ascontiguousarray(array, dtype=dtype)
-    height, width = data.shape[:2]
-    return Image(
-        header=header,
-        height=height,
-        width=width,
-        encoding=encoding,
-        is_bigendian=0,
-        step=width * channels * data.itemsize,
-        data=data.tobytes(),
-    )
-
-
-def image_array(msg: Image) -> np.ndarray:
-    """The pixels of a sensor_msgs/Image as HxW or HxWxC array (a view, no copy)."""
-    dtype, channels = _CHANNELS[msg.encoding]
-    pixels = np.frombuffer(msg.data, dtype=dtype)
-    shape = (msg.height, msg.width) if channels == 1 else (msg.height, msg.width, channels)
-    return pixels.reshape(shape)
 
 
 def camera_info_msg(spec: CameraSpec, frame_id: str) -> CameraInfo:
@@ -106,7 +81,7 @@ def task_spec_msg(episode: Episode, reference_image: Path | None, header: Header
             )
         with PILImage.open(reference_image) as picture:
             pixels = np.asarray(picture.convert("RGB"))
-        goal.reference_images = [image_msg(pixels, "rgb8", Header(frame_id="reference"))]
+        goal.reference_images = [array_to_image(pixels, "rgb8", Header(frame_id="reference"))]
     return TaskSpec(
         header=header,
         episode_id=episode.episode_id,

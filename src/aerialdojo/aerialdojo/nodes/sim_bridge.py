@@ -28,9 +28,10 @@ from aerialdojo.actions import Action
 from aerialdojo.errors import AerialDojoError, SimulatorFaultError
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.common import SENSOR_QOS, STATE_QOS, declare_node_parameters, param, time_msg
-from aerialdojo.nodes.conversions import camera_info_msg, image_msg, pose_from_msg, pose_msg
+from aerialdojo.nodes.conversions import camera_info_msg, pose_from_msg, pose_msg
 from aerialdojo.sim.backend import Observation, aerialdojo_uav_rig
 from aerialdojo.sim.factory import create_backend
+from aerialdojo.transport import array_to_image
 
 
 @dataclass
@@ -155,8 +156,8 @@ class SimBridge(Node):
         for name, frame in observation.frames.items():
             view = self._views[agent][name]
             header = Header(stamp=stamp, frame_id=view.info_msg.header.frame_id)
-            view.image.publish(image_msg(frame.rgb, "rgb8", header))
-            view.depth.publish(image_msg(frame.depth, "32FC1", header))
+            view.image.publish(array_to_image(frame.rgb, "rgb8", header))
+            view.depth.publish(array_to_image(frame.depth, "32FC1", header))
             view.info_msg.header.stamp = stamp
             view.info.publish(view.info_msg)
         odom = Odometry(

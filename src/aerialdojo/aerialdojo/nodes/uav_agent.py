@@ -33,7 +33,8 @@ from aerialdojo.nodes.common import (
     param,
     time_ns,
 )
-from aerialdojo.nodes.conversions import image_array, intrinsics_from_msg, pose_from_msg
+from aerialdojo.nodes.conversions import intrinsics_from_msg, pose_from_msg
+from aerialdojo.transport import image_to_array
 
 _KINDS = ("image", "depth", "camera_info")
 
@@ -97,8 +98,8 @@ class UavAgent(Node):
         observation = AgentObservation(
             views={
                 view: ViewData(
-                    rgb=image_array(frames[(view, "image")]),
-                    depth=image_array(frames[(view, "depth")]),
+                    rgb=image_to_array(frames[(view, "image")]),
+                    depth=image_to_array(frames[(view, "depth")]),
                     intrinsics=intrinsics_from_msg(frames[(view, "camera_info")]),
                 )
                 for view in self._views
@@ -150,7 +151,7 @@ def _goal(goal: GoalSpec) -> GoalDescription:
         landmark_name=goal.landmark_name,
         direction=goal.direction,
         description=goal.description,
-        reference_images=[image_array(image).copy() for image in goal.reference_images],
+        reference_images=[image_to_array(image).copy() for image in goal.reference_images],
     )
 
 
