@@ -138,6 +138,7 @@ def test_any_list_of_radii(make_trace: Factory) -> None:
         ({"collided": True}, "collision_step"),
         ({"collided": True, "collision_step": 4}, "collision_step=4"),
         ({"positions": ((1.0, 2.0),)}, "shape"),
+        ({"positions": ((1.0, 2.0, 3.0), (1.0, 2.0))}, "not numeric triples"),
         ({"positions": ((1.0, math.nan, 2.0),)}, "non-finite"),
         ({"reference_length_m": 0.0}, "reference_length_m=0.0"),
         ({"benchmark": "habitat"}, "'habitat'"),

@@ -140,6 +140,8 @@ def test_score_run_refuses_mixed_benchmarks_and_bad_radii(
         score_run([make_trace(), citynav])
     with pytest.raises(MetricsError, match="-3"):
         score_run([make_trace()], radii=(3.0, -3.0))
+    with pytest.raises(MetricsError, match="repeat a radius"):
+        score_run([make_trace()], radii=(3.0, 3.0000001))
 
 
 def test_score_run_uses_the_benchmark_defaults(make_trace: Callable[..., EpisodeTrace]) -> None:

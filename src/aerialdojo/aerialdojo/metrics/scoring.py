@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 
 from aerialdojo.errors import MetricsError
@@ -13,7 +14,7 @@ from aerialdojo.metrics.aggregate import (
     RunMetrics,
     aggregate,
 )
-from aerialdojo.metrics.scores import EpisodeScore, MetricSpec
+from aerialdojo.metrics.scores import EpisodeScore, MetricSpec, radius_key
 from aerialdojo.metrics.trace import EpisodeTrace
 
 #: Headline aggregation per benchmark: AerialDojo averages maps then families equally
@@ -45,9 +46,12 @@ def _radii_for(benchmark: str, radii: Sequence[float] | None) -> tuple[float, ..
     if benchmark == "agos" or radii is None:
         return default_radii(benchmark)
     chosen = tuple(float(radius) for radius in radii)
-    bad = [radius for radius in chosen if not radius > 0.0]
+    bad = [radius for radius in chosen if not 0.0 < radius < math.inf]
     if not chosen or bad:
         raise MetricsError(f"success radii must be a non-empty list of values > 0, got {radii}")
+    keys = [radius_key("sr", radius) for radius in chosen]
+    if len(set(keys)) != len(keys):
+        raise MetricsError(f"success radii {radii} repeat a radius (as printed: {keys})")
     return chosen
 
 

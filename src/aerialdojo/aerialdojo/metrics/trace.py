@@ -167,7 +167,10 @@ class EpisodeTrace:
             raise MetricsError(
                 f"{where}: benchmark {self.benchmark!r} is not one of {', '.join(BENCHMARKS)}"
             )
-        rows = np.asarray(self.positions, dtype=np.float64)
+        try:
+            rows = np.asarray(self.positions, dtype=np.float64)
+        except (TypeError, ValueError) as error:  # ragged rows or non-numbers
+            raise MetricsError(f"{where}: positions are not numeric triples: {error}") from error
         if rows.ndim != 2 or rows.shape[0] == 0 or rows.shape[1] != 3:
             raise MetricsError(f"{where}: positions must be (N>=1, 3), got shape {rows.shape}")
         if not np.isfinite(rows).all():
