@@ -207,18 +207,18 @@ class TaskManager(Node):
                 response.message = str(error)
                 return response
             response.accepted = True
-            kind = self._execute(attempt, request, action)
+            kind, reason = self._execute(attempt, request, action)
             response.collided = kind == EpisodeEvent.COLLIDED
             response.done = kind != EpisodeEvent.STEP
             response.termination = kind if response.done else 0
             response.steps_used = attempt.steps_used
             response.steps_left = max(episode.action_budget - attempt.steps_used, 0)
             response.stamp = attempt.stamp
-            response.message = _TERMINAL_NAMES.get(kind, "")
+            response.message = ": ".join(filter(None, (_TERMINAL_NAMES.get(kind, ""), reason)))
             return response
 
-    def _execute(self, attempt: _Attempt, request: Step.Request, action: Action) -> int:
-        """Run one validated action; returns the EpisodeEvent kind it ended with."""
+    def _execute(self, attempt: _Attempt, request: Step.Request, action: Action) -> tuple[int, str]:
+        """Run one validated action; returns the EpisodeEvent kind it ended with and why."""
         collided, collision_object, message = False, "", ""
         if action.name != STOP:
             result = self._call(
@@ -233,7 +233,7 @@ class TaskManager(Node):
             if result is None or not result.success:
                 reason = "no answer from /sim/execute" if result is None else result.message
                 self._finish(attempt, EpisodeEvent.INFRA_FAILURE, request, message=reason)
-                return EpisodeEvent.INFRA_FAILURE
+                return EpisodeEvent.INFRA_FAILURE, reason
             attempt.pose = pose_from_msg(result.pose)
             attempt.stamp = result.stamp
             collided, collision_object = result.collided, result.collision_object
@@ -250,7 +250,7 @@ class TaskManager(Node):
             self._publish_event(attempt, kind, request=request)
         else:
             self._finish(attempt, kind, request, message=message, collision_object=collision_object)
-        return kind
+        return kind, message
 
     def _finish(
         self,

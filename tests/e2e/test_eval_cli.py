@@ -1,0 +1,115 @@
+"""The whole graph through the pip-only entry point: ``aerialdojo eval`` starts one process
+per node (real DDS between them), the evaluator scores and records, and the bag alone gives
+back the same metrics. A node that dies mid-run loses nothing that was already recorded."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = [pytest.mark.ros, pytest.mark.e2e]
+
+
+def _config(repo: Path, tmp_path: Path, **task_manager: object) -> Path:
+    config = yaml.safe_load((repo / "config" / "eval.yaml").read_text())
+    config["sim_bridge"]["ros__parameters"].update(image_width=96, image_height=96)
+    config["task_manager"]["ros__parameters"].update(task_manager)
+    path = tmp_path / "eval.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def _aerialdojo(*args: object, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "aerialdojo.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def test_eval_runs_three_episodes_and_the_bag_gives_the_same_metrics(
+    repo: Path, tmp_path: Path
+) -> None:
+    config = _config(repo, tmp_path)
+    run = _aerialdojo("eval", "--config", config, "--episodes", 3, "--output",
+                      tmp_path / "runs", "--run-id", "e2e")  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    run_dir = tmp_path / "runs" / "e2e"
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert len(metrics["episodes"]) == 3
+    assert "SR@3m" in run.stdout and "Overall" in run.stdout  # the printed table
+    for node in ("sim_bridge", "task_manager", "evaluator", "uav_agent"):
+        assert (run_dir / "logs" / f"{node}.log").stat().st_size > 0
+    assert (run_dir / "report.md").is_file() and (run_dir / "episodes.csv").is_file()
+
+    replay = _aerialdojo("evaluate-bag", run_dir / "bag", "--out", tmp_path / "replay")
+    assert replay.returncode == 0, replay.stderr
+    live = (run_dir / "metrics.json").read_bytes()
+    assert (tmp_path / "replay" / "metrics.json").read_bytes() == live
+
+
+def test_a_malformed_config_fails_before_any_node_starts(repo: Path, tmp_path: Path) -> None:
+    config = _config(repo, tmp_path, max_attemps=3)
+    run = _aerialdojo("eval", "--config", config, "--output", tmp_path / "runs", timeout=60)
+    assert run.returncode == 2
+    assert f"{config}: task_manager.max_attemps is not a parameter of task_manager" in run.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def _pid_of(node: str, marker: str) -> int:
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        text = " ".join(part.decode(errors="replace") for part in command)
+        if f"aerialdojo.nodes.{node}" in text and marker in text:
+            return int(entry.name)
+    raise AssertionError(f"no {node} process with {marker} in its command line")
+
+
+def test_an_agent_that_dies_mid_run_loses_no_recorded_episode(repo: Path, tmp_path: Path) -> None:
+    config = _config(repo, tmp_path)
+    run_dir = tmp_path / "runs" / "cut"
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "aerialdojo.cli", "eval", "--config", str(config),
+         "--episodes", "3", "--output", str(tmp_path / "runs"), "--run-id", "cut"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 600
+        log = run_dir / "logs" / "evaluator.log"
+        while time.monotonic() < deadline:
+            if log.exists() and "[1/3]" in log.read_text(errors="replace"):
+                break
+            assert cli.poll() is None, cli.communicate()[1][-3000:]
+            time.sleep(0.5)
+        else:
+            raise AssertionError("the first episode never finished")
+        os.kill(_pid_of("uav_agent", str(run_dir)), signal.SIGKILL)
+        _, stderr = cli.communicate(timeout=120)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+    assert cli.returncode == 1
+    assert "node uav_agent exited" in stderr
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert len(metrics["episodes"]) >= 1
+    assert "did not finish" in (run_dir / "run_notes.md").read_text()
+    replay = _aerialdojo("evaluate-bag", run_dir / "bag", "--out", tmp_path / "replay", timeout=120)
+    assert replay.returncode == 0, replay.stderr
+    assert (tmp_path / "replay" / "metrics.json").read_bytes() == (
+        run_dir / "metrics.json"
+    ).read_bytes()

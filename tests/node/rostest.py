@@ -1,0 +1,77 @@
+"""Helpers for tests that talk to real node processes over DDS."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import rclpy
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+
+from aerialdojo.graph import NodeSpec, node_specs
+from aerialdojo.params import validate_parameters
+from aerialdojo.runner import NodeProcess, start_graph, stop_graph
+
+
+def specs_for(nodes: dict[str, dict[str, Any]]) -> list[NodeSpec]:
+    """Node specs of a graph made of ``nodes`` (name -> parameters)."""
+    config = {name: validate_parameters(name, values, "test") for name, values in nodes.items()}
+    config.setdefault("sim_bridge", {})
+    config.setdefault("task_manager", {})
+    config.setdefault("evaluator", {})
+    return [spec for spec in node_specs(config) if spec.name in nodes]
+
+
+@contextmanager
+def running(specs: list[NodeSpec], run_dir: Path) -> Iterator[list[NodeProcess]]:
+    """Node processes that are stopped (and their logs closed) at the end."""
+    processes = start_graph(specs, run_dir)
+    try:
+        yield processes
+    finally:
+        stop_graph(processes, grace_s=5.0)
+
+
+class RosClient:
+    """A node in the test process, on a private context, for calling services and
+    collecting messages."""
+
+    def __init__(self, name: str = "test_client") -> None:
+        self.context = Context()
+        rclpy.init(context=self.context)
+        self.node = Node(name, context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+
+    def call(self, srv_type: type, name: str, request: Any, timeout_s: float = 60.0) -> Any:
+        client = self.node.create_client(srv_type, name)
+        assert client.wait_for_service(timeout_sec=timeout_s), f"{name} never appeared"
+        future = client.call_async(request)
+        self.executor.spin_until_future_complete(future, timeout_sec=timeout_s)
+        assert future.done(), f"{name} did not answer within {timeout_s} s"
+        return future.result()
+
+    def collect(self, msg_type: type, topic: str, qos: Any) -> list[Any]:
+        """A list that fills with the messages of ``topic`` while the client spins."""
+        received: list[Any] = []
+        self.node.create_subscription(msg_type, topic, received.append, qos)
+        return received
+
+    def spin_until(self, predicate: Any, timeout_s: float) -> bool:
+        import time
+
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if predicate():
+                return True
+            self.executor.spin_once(timeout_sec=0.05)
+        return predicate()
+
+    def close(self) -> None:
+        self.executor.shutdown()
+        self.node.destroy_node()
+        rclpy.shutdown(context=self.context)

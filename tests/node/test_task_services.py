@@ -1,0 +1,163 @@
+"""The task manager and the simulator bridge as real processes, driven over real DDS.
+
+Covers the service contract (list/start/step), the one stamp shared by every view of a step,
+the episode events, bad requests answered with a reason while the nodes keep running, and
+simulator faults (a bridge that hangs, a bridge that dies) turned into infrastructure
+failures rather than agent failures.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from aerialdojo_interfaces.msg import EpisodeEvent
+from aerialdojo_interfaces.srv import ListEpisodes, StartEpisode, Step
+from rostest import RosClient, running, specs_for
+from sensor_msgs.msg import Image
+
+from aerialdojo.nodes.common import EVENTS_QOS, SENSOR_QOS
+from aerialdojo.tasks.suite import load_suite, resolve_suite
+
+pytestmark = pytest.mark.ros
+
+BRIDGE = {"image_width": 48, "image_height": 48}
+
+
+def _graph(sim_timeout_s: float = 30.0) -> list:
+    return specs_for(
+        {
+            "sim_bridge": BRIDGE,
+            "task_manager": {"auto_run": False, "sim_timeout_s": sim_timeout_s},
+        }
+    )
+
+
+@pytest.fixture
+def client():
+    ros = RosClient()
+    yield ros
+    ros.close()
+
+
+def _first_episode() -> str:
+    return load_suite(resolve_suite("aerialdojo_mini")).select()[0]
+
+
+def test_services_run_an_episode_and_refuse_bad_requests(client: RosClient, tmp_path: Path) -> None:
+    events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
+    fronts = client.collect(Image, "/uav/camera/front/image", SENSOR_QOS)
+    downs = client.collect(Image, "/uav/camera/down/image", SENSOR_QOS)
+    with running(_graph(), tmp_path) as processes:
+        listed = client.call(ListEpisodes, "/aerialdojo/list_episodes", ListEpisodes.Request())
+        assert listed.success and _first_episode() in listed.episode_ids
+        bad_filter = client.call(
+            ListEpisodes, "/aerialdojo/list_episodes", ListEpisodes.Request(filter="colour=red")
+        )
+        assert not bad_filter.success and "unknown key 'colour'" in bad_filter.message
+
+        early = client.call(Step, "/aerialdojo/step", Step.Request(agent="uav", action="Stop"))
+        assert not early.accepted and "no episode is running" in early.message
+
+        unknown = client.call(
+            StartEpisode, "/aerialdojo/start_episode", StartEpisode.Request(episode_id="nope")
+        )
+        assert not unknown.success and "no episode 'nope'" in unknown.message
+
+        episode_id = _first_episode()
+        started = client.call(
+            StartEpisode, "/aerialdojo/start_episode", StartEpisode.Request(episode_id=episode_id)
+        )
+        assert started.success, started.message
+        task = started.task
+        assert task.episode_id == episode_id and task.action_budget > 0
+        assert len(task.actions) == 8 and not task.global_localization
+        assert task.header.stamp == started.stamp
+
+        again = client.call(
+            StartEpisode, "/aerialdojo/start_episode", StartEpisode.Request(episode_id=episode_id)
+        )
+        assert not again.success and "still running" in again.message
+
+        for request, fragment in [
+            (Step.Request(agent="uav", action="MoveBackward", magnitude=1.0), "unknown action"),
+            (Step.Request(agent="uav", action="MoveForward", magnitude=2.0), "does not take"),
+            (Step.Request(agent="ugv", action="Stop"), "agent 'ugv' is not in episode"),
+        ]:
+            refused = client.call(Step, "/aerialdojo/step", request)
+            assert not refused.accepted and fragment in refused.message
+            assert refused.steps_used == 0  # refusals use no budget
+
+        turned = client.call(
+            Step, "/aerialdojo/step", Step.Request(agent="uav", action="TurnLeft", magnitude=15.0)
+        )
+        assert turned.accepted and not turned.done and turned.steps_used == 1
+        assert turned.steps_left == task.action_budget - 1
+        stamp = turned.stamp
+        assert (stamp.sec, stamp.nanosec) > (started.stamp.sec, started.stamp.nanosec)
+        assert client.spin_until(
+            lambda: (
+                any(m.header.stamp == stamp for m in fronts)
+                and any(m.header.stamp == stamp for m in downs)
+            ),
+            timeout_s=10.0,
+        ), "no front and down frames with the step's stamp"
+        front = next(m for m in fronts if m.header.stamp == stamp)
+        assert (front.width, front.height, front.encoding) == (48, 48, "rgb8")
+
+        stopped = client.call(Step, "/aerialdojo/step", Step.Request(agent="uav", action="Stop"))
+        assert stopped.accepted and stopped.done
+        assert stopped.termination == EpisodeEvent.STOPPED and stopped.steps_used == 2
+        after = client.call(Step, "/aerialdojo/step", Step.Request(agent="uav", action="Stop"))
+        assert not after.accepted
+
+        assert client.spin_until(lambda: len(events) >= 3, timeout_s=10.0)
+        assert [e.kind for e in events] == [
+            EpisodeEvent.STARTED, EpisodeEvent.STEP, EpisodeEvent.STOPPED
+        ]  # fmt: skip
+        assert '"target"' in events[0].episode_json and events[1].action == "TurnLeft"
+        assert all(p.process.poll() is None for p in processes), "a node died on bad input"
+
+
+def test_a_hung_or_dead_bridge_is_an_infrastructure_failure(
+    client: RosClient, tmp_path: Path
+) -> None:
+    events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
+    with running(_graph(sim_timeout_s=3.0), tmp_path) as processes:
+        bridge, task_manager = processes
+        episode_id = _first_episode()
+        started = client.call(
+            StartEpisode, "/aerialdojo/start_episode", StartEpisode.Request(episode_id=episode_id)
+        )
+        assert started.success, started.message
+
+        os.killpg(bridge.process.pid, signal.SIGSTOP)  # hung: alive, never answers
+        try:
+            hung = client.call(
+                Step, "/aerialdojo/step", Step.Request(agent="uav", action="MoveUp", magnitude=1.0)
+            )
+        finally:
+            os.killpg(bridge.process.pid, signal.SIGCONT)
+        assert hung.accepted and hung.done
+        assert hung.termination == EpisodeEvent.INFRA_FAILURE
+        assert "did not answer" in hung.message or "no answer" in hung.message
+
+        restarted = client.call(
+            StartEpisode, "/aerialdojo/start_episode", StartEpisode.Request(episode_id=episode_id)
+        )
+        assert restarted.success, restarted.message
+        bridge.process.kill()  # dead
+        bridge.process.wait()
+        dead = client.call(
+            Step, "/aerialdojo/step", Step.Request(agent="uav", action="MoveUp", magnitude=1.0)
+        )
+        assert dead.done and dead.termination == EpisodeEvent.INFRA_FAILURE
+        assert task_manager.process.poll() is None, "the task manager died with the bridge"
+
+    assert client.spin_until(
+        lambda: sum(e.kind == EpisodeEvent.INFRA_FAILURE for e in events) == 2, timeout_s=5.0
+    )
+    kinds = [e.kind for e in events]
+    assert EpisodeEvent.STOPPED not in kinds and EpisodeEvent.COLLIDED not in kinds
