@@ -33,8 +33,10 @@ else
   ros_route="wheels"
 fi
 
-deps_key="$ros_route $("$python" --version 2>&1) $(cat "$root"/requirements/*.txt | sha256sum | cut -c1-16)"
-if [[ ! -x "$venv/bin/python" || "$(cat "$venv/.deps-key" 2>/dev/null)" != "$deps_key" ]]; then
+# The venv is recreated only when the interpreter or the ROS route changes; a changed
+# requirements file is installed into the existing venv.
+venv_key="$ros_route $("$python" --version 2>&1)"
+if [[ ! -x "$venv/bin/python" || "$(cat "$venv/.venv-key" 2>/dev/null)" != "$venv_key" ]]; then
   say "creating .venv ($ros_route route)"
   rm -rf "$venv"
   if [[ "$ros_route" == wheels ]]; then
@@ -42,6 +44,12 @@ if [[ ! -x "$venv/bin/python" || "$(cat "$venv/.deps-key" 2>/dev/null)" != "$dep
   else
     "$python" -m venv --system-site-packages "$venv"
   fi
+  echo "$venv_key" > "$venv/.venv-key"
+fi
+
+deps_key="$venv_key $(cat "$root"/requirements/*.txt | sha256sum | cut -c1-16)"
+if [[ "$(cat "$venv/.deps-key" 2>/dev/null)" != "$deps_key" ]]; then
+  say "installing the pinned dependencies"
   requirements=(-r "$root/requirements/python.txt" -r "$root/requirements/dev.txt")
   [[ "$ros_route" == wheels ]] && requirements+=(-r "$root/requirements/ros-kilted.txt")
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${requirements[@]}" \
