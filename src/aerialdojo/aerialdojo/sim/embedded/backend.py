@@ -1,0 +1,165 @@
+"""``EmbeddedBackend``: the default simulator, procedural scenes rendered with Embree."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from aerialdojo.actions import STOP, Action, target_pose
+from aerialdojo.errors import ConfigError, InvalidActionError
+from aerialdojo.geometry import Pose
+from aerialdojo.sim.backend import (
+    CameraSpec,
+    MotionOutcome,
+    Observation,
+    SimulatorBackend,
+    aerialdojo_uav_rig,
+)
+from aerialdojo.sim.embedded.renderer import render_views
+from aerialdojo.sim.embedded.scenes import EmbeddedScene, load_scene, scene_names
+
+
+class EmbeddedBackend(SimulatorBackend):
+    """Runs the AerialDojo action set in the embedded simulator.
+
+    Translations are swept with the agent's collision sphere: on contact the agent stops at
+    the contact pose and the outcome names what was hit. Turns never collide; ``Stop`` does
+    not move. Every executed action advances the simulation clock by ``seconds_per_action``.
+
+    Args:
+        seed: scene generation seed.
+        agent_radius_m: radius of every agent's collision sphere.
+        rigs: camera rig per agent name (default: the four AerialDojo UAV views, 256x256).
+        seconds_per_action: simulated time one action takes.
+
+    Raises:
+        ConfigError: a non-positive radius or action duration, or an empty rig.
+    """
+
+    def __init__(
+        self,
+        *,
+        seed: int = 0,
+        agent_radius_m: float = 0.25,
+        rigs: Mapping[str, Sequence[CameraSpec]] | None = None,
+        seconds_per_action: float = 1.0,
+    ) -> None:
+        if agent_radius_m <= 0.0:
+            raise ConfigError(f"agent_radius_m={agent_radius_m} must be positive")
+        if seconds_per_action <= 0.0:
+            raise ConfigError(f"seconds_per_action={seconds_per_action} must be positive")
+        chosen = rigs if rigs is not None else {"uav": aerialdojo_uav_rig(256, 256)}
+        empty = sorted(agent for agent, rig in chosen.items() if not rig)
+        if empty:
+            raise ConfigError(f"camera rigs of agents {empty} are empty")
+        self.seed = seed
+        self.agent_radius_m = agent_radius_m
+        self.seconds_per_action = seconds_per_action
+        self._rigs = {agent: list(rig) for agent, rig in chosen.items()}
+        self._cache: dict[str, EmbeddedScene] = {}
+        self._scene: EmbeddedScene | None = None
+        self._poses: dict[str, Pose] = {}
+        self._sim_time_s = 0.0
+
+    @property
+    def scene(self) -> EmbeddedScene:
+        """The loaded scene.
+
+        Raises:
+            InvalidActionError: ``reset`` has not loaded one yet.
+        """
+        if self._scene is None:
+            raise InvalidActionError("no scene loaded: call reset(scene, poses) first")
+        return self._scene
+
+    @property
+    def sim_time_s(self) -> float:
+        """Simulation time since the last ``reset``."""
+        return self._sim_time_s
+
+    def scenes(self) -> list[str]:
+        return scene_names()
+
+    def reset(self, scene: str, poses: dict[str, Pose]) -> None:
+        """Load ``scene`` (cached after the first time) and place the agents; the clock
+        restarts at 0.
+
+        Raises:
+            UnknownSceneError: no such scene.
+            ConfigError: an agent without a camera rig.
+        """
+        unknown = sorted(set(poses) - set(self._rigs))
+        if unknown:
+            raise ConfigError(
+                f"agents {unknown} have no camera rig; rigs exist for {sorted(self._rigs)}"
+            )
+        if scene not in self._cache:
+            self._cache[scene] = load_scene(scene, self.seed, agent_radius_m=self.agent_radius_m)
+        self._scene = self._cache[scene]
+        self._poses = dict(poses)
+        self._sim_time_s = 0.0
+
+    def pose(self, agent: str) -> Pose:
+        """Ground-truth pose of a placed agent.
+
+        Raises:
+            InvalidActionError: the agent was not placed by ``reset``.
+        """
+        if agent not in self._poses:
+            raise InvalidActionError(
+                f"agent {agent!r} is not in the scene; placed: {sorted(self._poses)}"
+            )
+        return self._poses[agent]
+
+    def execute(self, agent: str, action: Action, argument: str = "") -> MotionOutcome:
+        """Execute one action of ``agent`` (``argument`` is unused by this action set).
+
+        Raises:
+            InvalidActionError: the agent is not placed, or the action is not a motion of the
+                AerialDojo set.
+        """
+        pose = self.pose(agent)
+        if action.name == STOP:
+            outcome = MotionOutcome(pose=pose)
+        else:
+            goal = target_pose(pose, action)
+            hit = None
+            if (goal.x, goal.y, goal.z) != (pose.x, pose.y, pose.z):
+                hit = self.scene.collision.sweep_sphere(
+                    pose.position, goal.position, self.agent_radius_m
+                )
+            if hit is None:
+                outcome = MotionOutcome(pose=goal)
+            else:
+                outcome = MotionOutcome(
+                    pose=Pose.from_position(hit.position, pose.yaw),
+                    collided=True,
+                    collision_object=hit.name,
+                )
+        self._poses[agent] = outcome.pose
+        self._sim_time_s += self.seconds_per_action
+        return outcome
+
+    def cameras(self, agent: str) -> list[CameraSpec]:
+        """The camera rig of ``agent``.
+
+        Raises:
+            ConfigError: no rig for that agent.
+        """
+        if agent not in self._rigs:
+            raise ConfigError(
+                f"no camera rig for agent {agent!r}; rigs exist for {sorted(self._rigs)}"
+            )
+        return list(self._rigs[agent])
+
+    def observe(self, agent: str, with_ground_truth_ids: bool = False) -> Observation:
+        pose = self.pose(agent)
+        frames = render_views(
+            self.scene, pose, self.cameras(agent), with_ground_truth_ids=with_ground_truth_ids
+        )
+        return Observation(sim_time_s=self._sim_time_s, pose=pose, frames=frames)
+
+    def close(self) -> None:
+        """Drop every cached scene."""
+        self._cache.clear()
+        self._scene = None
+        self._poses = {}

@@ -1,0 +1,1 @@
+"""Scene generators, one module per scene family."""
