@@ -52,6 +52,22 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--radius", type=float, action="append", help="success radius, metres")
     replay.add_argument("--out", type=Path, help="write metrics.json and report.md here")
     replay.set_defaults(handler=_cmd_evaluate_bag)
+
+    log = commands.add_parser(
+        "metrics", help="score a JSON-lines trajectory log from any harness (docs/metrics.md)"
+    )
+    log.add_argument("log", type=Path, help="trajectory log, one episode per line")
+    log.add_argument("--radius", type=float, action="append", help="success radius, metres")
+    log.add_argument("--out", type=Path, help="write the full report and plots here")
+    log.set_defaults(handler=_cmd_metrics)
+
+    diff = commands.add_parser("compare", help="per-metric deltas between two run directories")
+    diff.add_argument("run_a", type=Path)
+    diff.add_argument("run_b", type=Path)
+    diff.set_defaults(handler=_cmd_compare)
+
+    params = commands.add_parser("params", help="every node parameter, default and meaning")
+    params.set_defaults(handler=_cmd_params)
     return parser
 
 
@@ -124,6 +140,33 @@ def _cmd_evaluate_bag(args: argparse.Namespace) -> int:
         write_run(args.out, result)
     print(result.summary_table)
     return 0 if result.metrics is not None else EXIT_FAILED
+
+
+def _cmd_metrics(args: argparse.Namespace) -> int:
+    from aerialdojo.metrics.cli_support import metrics_table, write_jsonl_report  # noqa: PLC0415
+
+    print(metrics_table(args.log, args.radius), end="")
+    if args.out is not None:
+        write_jsonl_report(args.log, args.out, args.radius)
+        print(f"report: {args.out / 'report.md'}")
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from aerialdojo.metrics.cli_support import compare_table  # noqa: PLC0415
+
+    print(compare_table(args.run_a, args.run_b), end="")
+    return 0
+
+
+def _cmd_params(_: argparse.Namespace) -> int:
+    from aerialdojo.params import NODE_PARAMETERS  # noqa: PLC0415
+
+    for node, specs in NODE_PARAMETERS.items():
+        print(f"{node}:")
+        for spec in specs:
+            print(f"  {spec.name} = {spec.default!r}: {spec.description}")
+    return 0
 
 
 if __name__ == "__main__":

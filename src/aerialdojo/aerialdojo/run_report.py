@@ -9,8 +9,10 @@ from pathlib import Path
 
 from aerialdojo.events import EpisodeAssembler
 from aerialdojo.metrics.aggregate import ExcludedEpisode, RunMetrics
+from aerialdojo.metrics.plots import write_plots
 from aerialdojo.metrics.report import summary_table, write_report
 from aerialdojo.metrics.scoring import score_run
+from aerialdojo.metrics.trace import EpisodeTrace
 
 NOTES_FILE = "run_notes.md"
 
@@ -24,12 +26,14 @@ class RunResult:
         finished: the run announced its end (RUN_FINISHED).
         cut_short: the episode that started but never ended (run interrupted, bag cut).
         excluded: episodes lost to infrastructure failures on every attempt.
+        traces: the scored episodes' traces (for the success-radius sweep plot).
     """
 
     metrics: RunMetrics | None
     finished: bool
     cut_short: str | None
     excluded: tuple[ExcludedEpisode, ...]
+    traces: tuple[EpisodeTrace, ...]
 
     @property
     def warnings(self) -> list[str]:
@@ -72,14 +76,16 @@ def score_assembled(assembler: EpisodeAssembler, radii: Sequence[float] | None) 
         finished=assembler.finished,
         cut_short=assembler.open_episode,
         excluded=excluded,
+        traces=tuple(assembler.traces),
     )
 
 
 def write_run(run_dir: Path, result: RunResult) -> None:
-    """Write ``metrics.json``, ``report.md`` and ``episodes.csv`` (when anything was scored)
-    and the run notes into ``run_dir``."""
+    """Write ``metrics.json``, ``report.md``, ``episodes.csv`` and the plots (when anything
+    was scored) and the run notes into ``run_dir``."""
     run_dir.mkdir(parents=True, exist_ok=True)
     if result.metrics is not None:
-        write_report(result.metrics, run_dir)
+        plots = write_plots(result.metrics, run_dir, result.traces)
+        write_report(result.metrics, run_dir, plots)
     notes = result.warnings or ["the run finished and every started episode was scored"]
     (run_dir / NOTES_FILE).write_text("".join(f"- {note}\n" for note in notes), encoding="utf-8")

@@ -1,0 +1,61 @@
+"""The ``aerialdojo`` commands that need no running graph, called as a user would."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from eventstream import straight_episode
+
+from aerialdojo.cli import EXIT_USAGE, main
+from aerialdojo.events import EpisodeAssembler, EventKind
+from aerialdojo.metrics.jsonl import write_trajectory_log
+from aerialdojo.run_report import score_assembled, write_run
+
+
+def _traces() -> list:
+    assembler = EpisodeAssembler()
+    for e in straight_episode("a", EventKind.STOPPED, [5, 9]) + straight_episode(
+        "b", EventKind.COLLIDED, [3]
+    ):
+        assembler.add(e)
+    return assembler.traces
+
+
+def test_metrics_scores_a_trajectory_log(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    log = tmp_path / "log.jsonl"
+    write_trajectory_log(log, _traces())
+    assert main(["metrics", str(log), "--radius", "2", "--out", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out
+    assert "SR@2m" in printed and "2 episode(s) scored" in printed
+    assert (tmp_path / "out" / "metrics.json").is_file()
+
+
+def test_bad_log_lines_are_reported_by_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    log = tmp_path / "log.jsonl"
+    write_trajectory_log(log, _traces())
+    log.write_text(log.read_text() + '{"schema_version": "1.0"}\n')
+    assert main(["metrics", str(log)]) == EXIT_USAGE
+    assert f"{log}:3" in capsys.readouterr().err
+
+
+def test_compare_two_runs(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    assembler = EpisodeAssembler()
+    for e in straight_episode("a", EventKind.STOPPED, [5, 9]):
+        assembler.add(e)
+    write_run(tmp_path / "a", score_assembled(assembler, None))
+    assembler.add(straight_episode("b", EventKind.COLLIDED, [3])[0])
+    for e in straight_episode("b", EventKind.COLLIDED, [3])[1:]:
+        assembler.add(e)
+    write_run(tmp_path / "b", score_assembled(assembler, None))
+    assert (tmp_path / "a" / "radar.png").is_file()
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    assert "CR" in capsys.readouterr().out
+
+
+def test_params_lists_every_node(capsys: pytest.CaptureFixture) -> None:
+    assert main(["params"]) == 0
+    printed = capsys.readouterr().out
+    for node in ("sim_bridge:", "task_manager:", "uav_agent:", "evaluator:"):
+        assert node in printed
+    assert "agent_radius_m = 0.25" in printed
