@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
+from aerialdojo.actions import Action
 from aerialdojo.geometry import Pose
 
 
@@ -41,3 +43,13 @@ class GoalDescription:
     direction: str
     description: str = ""
     reference_images: list[np.ndarray] = field(default_factory=list)
+
+
+class Policy(Protocol):
+    """What an agent node runs: reset per episode, one action per observation set."""
+
+    def reset(self, goal: GoalDescription) -> None:
+        """Start a new episode with ``goal``."""
+
+    def act(self, observation: AgentObservation) -> Action:
+        """The next action, from this observation set and the policy's own memory."""

@@ -24,7 +24,7 @@ from rclpy.task import Future
 from sensor_msgs.msg import CameraInfo, Image
 
 from aerialdojo.agents.colour_seeker import ColourSeekerPolicy
-from aerialdojo.agents.observation import AgentObservation, GoalDescription, ViewData
+from aerialdojo.agents.observation import AgentObservation, GoalDescription, Policy, ViewData
 from aerialdojo.nodes.common import (
     SENSOR_QOS,
     STATE_QOS,
@@ -40,14 +40,17 @@ _KINDS = ("image", "depth", "camera_info")
 
 
 class UavAgent(Node):
-    """Runs a ``ColourSeekerPolicy`` on the UAV's observation sets."""
+    """Runs a policy (by default the ``ColourSeekerPolicy``) on the UAV's observation sets."""
 
-    def __init__(self) -> None:
+    def __init__(self, policy: Policy | None = None) -> None:
+        """Args:
+        policy: acts on each observation set; default: the ``policy`` parameter's.
+        """
         super().__init__("uav_agent")
         declare_node_parameters(self, "uav_agent")
         self._agent = self.get_namespace().strip("/") or "uav"
         self._views: list[str] = list(param(self, "views"))
-        self._policy = ColourSeekerPolicy(seed=param(self, "seed"))
+        self._policy = policy or ColourSeekerPolicy(seed=param(self, "seed"))
         self._timeout_s = float(param(self, "observation_timeout_s"))
         self._episode_id = ""
         self._expected_ns: int | None = None
