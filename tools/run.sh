@@ -15,7 +15,9 @@ set +u
 # shellcheck source=/dev/null
 source "$root/install/setup.bash"
 set -u
+# The shipped single-host transport profile unless the user chose otherwise
+# (config/transport/README.md; aerialdojo.transport.transport_environment sets the same).
 export RMW_IMPLEMENTATION="${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}"
-# Keep discovery on this host unless the user chose otherwise (config/transport/README.md).
+export FASTDDS_DEFAULT_PROFILES_FILE="${FASTDDS_DEFAULT_PROFILES_FILE:-$root/config/transport/fastdds_shm.xml}"
 export ROS_AUTOMATIC_DISCOVERY_RANGE="${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}"
 exec "$@"
