@@ -195,9 +195,13 @@ class SceneBuilder:
 
     def ground(self, x: float, y: float) -> float:
         """Terrain height (or the water level where that is higher) at ``x``, ``y``."""
-        assert self._terrain is not None, "terrain() must come first"
-        height = float(self._terrain.height_at(np.array(x), np.array(y)))
+        height = self.terrain_height(x, y)
         return max(height, self._water_level) if self._water_level is not None else height
+
+    def terrain_height(self, x: float, y: float) -> float:
+        """Height of the terrain sheet alone (under water where it is below the water level)."""
+        assert self._terrain is not None, "terrain() must come first"
+        return float(self._terrain.height_at(np.array(x), np.array(y)))
 
     def ground_under(self, x: float, y: float, radius: float) -> float:
         """Lowest ground under a footprint of ``radius``, so that objects never float."""
@@ -221,6 +225,17 @@ class SceneBuilder:
     def reserve(self, x: float, y: float, radius: float) -> None:
         """Mark a disc as taken (structures, landmarks and objects reserve their footprint)."""
         self._occupied.append((x, y, radius))
+
+    def within(
+        self, x0: float, y0: float, x1: float, y1: float
+    ) -> Callable[[], tuple[float, float]]:
+        """A sampler of uniformly random points of the rectangle ``(x0, y0)``-``(x1, y1)``."""
+
+        def sample() -> tuple[float, float]:
+            x, y = self.rng.uniform((x0, y0), (x1, y1))
+            return float(x), float(y)
+
+        return sample
 
     def random_point(self, margin: float = 4.0) -> tuple[float, float]:
         """A uniformly random point of the flyable area, ``margin`` from its edge."""

@@ -202,3 +202,41 @@ def colour_word(colour: Colour) -> str:
     if g > r and g > bl:
         return "green"
     return "grey" if max(r, g, bl) - min(r, g, bl) < 30 else "brown"
+
+
+def house(
+    b: SceneBuilder, x: float, y: float, yaw: float, size: tuple[float, float, float]
+) -> None:
+    """A house with a pitched roof in one of a few wall and roof colours."""
+    walls = ((232, 222, 200), (210, 190, 160), (190, 200, 210), (236, 236, 236), (200, 170, 140))
+    roofs = ((150, 60, 50), (80, 80, 90), (120, 90, 60), (60, 90, 120))
+    b.building(
+        "house", x, y, size, walls[int(b.rng.integers(len(walls)))], yaw=yaw,
+        roof=roofs[int(b.rng.integers(len(roofs)))], gable=True,
+    )  # fmt: skip
+
+
+def block_grid(
+    b: SceneBuilder,
+    centres: Sequence[float],
+    block: float,
+    *,
+    heights: tuple[float, float],
+    palette: Sequence[Colour],
+    fill: float = 0.8,
+    roof: Colour = (110, 110, 116),
+) -> None:
+    """City blocks: 2x2 buildings in each block centred on ``centres`` x ``centres``."""
+    quarter = block / 4.0
+    for bx in centres:
+        for by in centres:
+            for dx in (-quarter, quarter):
+                for dy in (-quarter, quarter):
+                    x, y = bx + dx, by + dy
+                    if b.rng.random() > fill or not b.is_clear(x, y, quarter * 1.2):
+                        continue
+                    b.building(
+                        "building", x, y,
+                        (quarter * 1.7, quarter * 1.7, float(b.rng.uniform(*heights))),
+                        palette[int(b.rng.integers(len(palette)))], roof=roof,
+                    )  # fmt: skip

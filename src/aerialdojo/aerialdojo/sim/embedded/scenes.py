@@ -33,9 +33,26 @@ class SceneType:
 
 SCENE_TYPES: tuple[SceneType, ...] = (
     SceneType("Mall", "urban", urban.mall),
+    SceneType("Stadium", "urban", urban.stadium),
+    SceneType("Park", "urban", urban.park),
+    SceneType("ParkingLot", "urban", urban.parking_lot),
+    SceneType("Community", "urban", urban.community),
+    SceneType("Neighborhood", "urban", urban.neighborhood),
+    SceneType("Alley", "urban", urban.alley),
+    SceneType("Factory", "urban", urban.factory),
+    SceneType("ConstructionSite", "urban", urban.construction_site),
+    SceneType("Desert", "natural", natural.desert),
     SceneType("Forest", "natural", natural.forest),
+    SceneType("Mountain", "natural", natural.mountain),
+    SceneType("Snowfield", "natural", natural.snowfield),
+    SceneType("Island", "natural", natural.island),
+    SceneType("Coast", "natural", natural.coast),
     SceneType("Bridge", "infrastructure", infrastructure.bridge),
+    SceneType("RailCorridor", "infrastructure", infrastructure.rail_corridor),
+    SceneType("Harbor", "infrastructure", infrastructure.harbor),
     SceneType("Earthquake", "disaster", disaster.earthquake),
+    SceneType("Flood", "disaster", disaster.flood),
+    SceneType("Explosion", "disaster", disaster.explosion),
 )
 _BY_NAME = {scene_type.name: scene_type for scene_type in SCENE_TYPES}
 _DISTRIBUTIONS = ("id", "ood")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from aerialdojo.sim.embedded.builder import SceneBuilder
-from aerialdojo.sim.embedded.primitives import beam, box
-from aerialdojo.sim.embedded.scenery import trees
+from aerialdojo.sim.embedded.primitives import beam, box, cylinder
+from aerialdojo.sim.embedded.scenery import tower, trees
 from aerialdojo.sim.embedded.terrain import by_height_and_slope
 
 _RIVERBANK = (
@@ -87,3 +87,189 @@ def bridge(b: SceneBuilder, variant: int) -> None:
     )
     trees(b, 60, ("broadleaf", "conifer"), region=(30.0, -95.0, 95.0, 95.0))
     trees(b, 60, ("broadleaf", "conifer"), region=(-95.0, -95.0, -30.0, 95.0))
+
+
+def rail_corridor(b: SceneBuilder, variant: int) -> None:
+    """A rail corridor: parallel tracks on an embankment, overhead catenary gantries, a station
+    platform with a canopy, trains and a service road (ID: straight; OOD: with a road
+    overpass and a freight yard)."""
+
+    def embankment(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.asarray(1.5 / (1.0 + (y / 14.0) ** 4))
+
+    b.terrain(
+        100.0,
+        embankment,
+        by_height_and_slope(b.rng, [(1.2, (110, 140, 80)), (99.0, (150, 140, 124))]),
+    )
+    tracks = (-6.0, -2.0, 2.0, 6.0) if variant == 0 else (-8.0, -4.0, 0.0, 4.0, 8.0)
+    rails = []
+    for y in tracks:
+        for offset in (-0.72, 0.72):
+            rails.append((box(200.0, 0.12, 0.18).moved((0.0, y + offset, 1.5)), (150, 140, 130)))
+    b.structure("rail_track", "rail_track", rails)
+    gantries = []
+    for gantry_x in range(-90, 91, 30):
+        for y in (tracks[0] - 3.0, tracks[-1] + 3.0):
+            gantries.append((box(0.4, 0.4, 8.0).moved((float(gantry_x), y, 1.5)), (120, 120, 124)))
+        gantries.append(
+            (
+                box(0.4, tracks[-1] - tracks[0] + 6.4, 0.4).moved((float(gantry_x), 0.0, 9.3)),
+                (120, 120, 124),
+            )
+        )
+    for y in tracks:
+        gantries.append((beam((-100.0, y, 7.0), (100.0, y, 7.0), 0.05), (40, 40, 40)))
+    b.structure("catenary", "structure", gantries)
+    platform = [(box(60.0, 6.0, 1.0).moved((-30.0, tracks[-1] + 6.5, 1.5)), (190, 186, 176))]
+    platform += [(box(56.0, 7.0, 0.3).moved((-30.0, tracks[-1] + 6.5, 6.0)), (60, 100, 150))]
+    platform += [
+        (box(0.4, 0.4, 3.5).moved((-30.0 + x, tracks[-1] + 6.5, 2.5)), (100, 100, 100))
+        for x in (-25.0, 0.0, 25.0)
+    ]
+    b.landmark("Station Platform", "a station platform with a long blue canopy", platform, 1.0)
+    tower(
+        b,
+        "Signal Tower",
+        "a brick signal tower beside the tracks",
+        at=(45.0, -20.0),
+        height=14.0,
+        colour=(150, 80, 60),
+        top=(60, 60, 60),
+    )
+    if variant == 1:
+        overpass = [(box(14.0, 60.0, 1.2).moved((40.0, 0.0, 12.0)), (160, 160, 160))]
+        overpass += [
+            (box(12.0, 2.0, 12.0).moved((40.0, y, 0.0)), (140, 140, 140)) for y in (-18.0, 18.0)
+        ]
+        b.landmark("Road Overpass", "a concrete road overpass across the tracks", overpass, 2.0)
+    b.road([(-99.0, -30.0), (99.0, -30.0)], 6.0)
+    for y in tracks[::2]:
+        x = float(b.rng.uniform(-60.0, 60.0))
+        b.place(
+            str(b.rng.choice(("locomotive", "freight_wagon", "tank_wagon"))),
+            x,
+            y,
+            yaw=0.0,
+            base=1.68,
+        )
+    b.scatter(
+        (
+            "signal_cabinet",
+            "handcar",
+            "pallet_stack",
+            "delivery_van",
+            "pickup_truck",
+            "road_sign",
+            "street_lamp",
+            "transformer_box",
+            "cable_reel",
+            "park_bench",
+            "vending_machine",
+            "freight_wagon",
+            "short_container",
+        ),
+        34,
+        lambda: (b.random_point()[0], float(b.rng.choice((-1, 1)) * b.rng.uniform(18.0, 90.0))),
+    )
+    trees(b, 60, ("broadleaf", "conifer"), region=(-95.0, 40.0, 95.0, 95.0))
+
+
+def harbor(b: SceneBuilder, variant: int) -> None:
+    """A harbour: quays around a basin, gantry cranes over the quay edge, container stacks,
+    moored ships and warehouses (ID: container terminal; OOD: fishing harbour with piers)."""
+
+    def quay(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.where(y > -10.0, 2.5, -8.0)
+
+    b.terrain(
+        100.0,
+        quay,
+        by_height_and_slope(b.rng, [(0.0, (70, 80, 90)), (99.0, (150, 148, 140))]),
+        resolution_m=2.5,
+    )
+    b.water(0.0)
+    if variant == 0:
+        for index, x in enumerate((-40.0, 0.0, 40.0)):
+            legs = [
+                (box(1.5, 1.5, 30.0).moved((x + dx, dy, 2.5)), (40, 110, 180))
+                for dx in (-8.0, 8.0)
+                for dy in (-6.0, 14.0)
+            ]
+            legs.append((box(20.0, 2.0, 3.0).moved((x, 4.0, 32.5)), (40, 110, 180)))
+            legs.append((beam((x, -35.0, 34.0), (x, 30.0, 34.0), 2.0), (40, 110, 180)))
+            if index < 2:
+                b.landmark(
+                    f"Gantry Crane {index + 1}", "a blue ship-to-shore gantry crane", legs, 10.0
+                )
+            else:
+                b.structure("gantry_crane", "structure", legs, footprint=(x, 4.0, 10.0))
+        ship = [
+            (box(90.0, 18.0, 10.0).moved((0.0, -25.0, -5.0)), (120, 40, 40)),
+            (box(14.0, 14.0, 10.0).moved((38.0, -25.0, 5.0)), (236, 236, 236)),
+        ]
+        b.structure("container_ship", "structure", ship)
+        b.scatter(
+            ("shipping_container", "short_container", "forklift", "box_truck", "tanker_truck"),
+            46,
+            b.within(-90.0, 25.0, 90.0, 90.0),
+        )
+    else:
+        for x in (-50.0, 0.0, 50.0):
+            pier = [(box(6.0, 50.0, 0.6).moved((x, -35.0, 1.9)), (140, 110, 80))]
+            pier += [
+                (box(0.5, 0.5, 10.0).moved((x + dx, -35.0 + dy, -8.0)), (100, 80, 60))
+                for dx in (-2.5, 2.5)
+                for dy in (-20.0, 0.0, 20.0)
+            ]
+            b.structure("pier", "structure", pier)
+        tower(
+            b,
+            "Harbour Lighthouse",
+            "a green-topped harbour lighthouse",
+            at=(80.0, 20.0),
+            height=18.0,
+            colour=(236, 236, 236),
+            top=(40, 150, 60),
+        )
+        b.landmark(
+            "Fish Market Hall",
+            "a long fish market hall with a curved roof",
+            [
+                (box(40.0, 14.0, 8.0).moved((-20.0, 50.0, 2.5)), (200, 190, 170)),
+                (
+                    cylinder(7.0, 40.0, 12).moved(
+                        (-40.0, 50.0, 10.5),
+                        rotation=np.array(((0.0, 0.0, 1.0), (0.0, 1.0, 0.0), (-1.0, 0.0, 0.0))),
+                    ),
+                    (60, 110, 140),
+                ),
+            ],
+            22.0,
+        )
+        b.scatter(
+            ("fishing_boat", "rowboat", "tugboat", "speedboat", "buoy"),
+            14,
+            b.within(-90.0, -90.0, 90.0, -16.0),
+        )
+    b.scatter(
+        (
+            "mooring_bollard",
+            "fishing_net_pile",
+            "anchor_display",
+            "harbor_crane_small",
+            "wooden_crate",
+            "pallet_stack",
+            "delivery_van",
+            "forklift",
+            "oil_drum",
+            "fishing_hut",
+            "life_raft",
+        ),
+        30,
+        b.within(-90.0, -6.0, 90.0, 90.0),
+    )
+    for x in (-70.0, 70.0):
+        b.building(
+            "warehouse", x, 75.0, (30.0, 16.0, 10.0), (176, 164, 140), roof=(120, 60, 50), base=2.5
+        )
