@@ -120,7 +120,12 @@ def run_subscriber() -> None:
         for topic, _ in frame_topics():
             node.create_subscription(Image, topic, record(topic), sensor_qos(reliable=False))
         stdin_closed = threading.Event()
-        threading.Thread(target=lambda: (sys.stdin.read(), stdin_closed.set()), daemon=True).start()
+
+        def wait_for_end_of_input() -> None:
+            sys.stdin.read()
+            stdin_closed.set()
+
+        threading.Thread(target=wait_for_end_of_input, daemon=True).start()
         print("READY", flush=True)
         executor = SingleThreadedExecutor()
         executor.add_node(node)
@@ -247,7 +252,7 @@ def test_latched_qos_hands_the_last_message_to_a_late_subscriber(context: Contex
 
 def test_frame_publisher_publishes_batches_in_submission_order(context: Context) -> None:
     node = Node("transport_test_frame_publisher", context=context)
-    received: list[str] = []
+    received: list[String] = []
     node.create_subscription(
         String, "/transport_test/frames", received.append, sensor_qos(depth=50)
     )

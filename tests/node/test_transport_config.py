@@ -107,9 +107,9 @@ def test_qos_helpers() -> None:
     assert (sensor.reliability, sensor.durability, sensor.depth) == (
         ReliabilityPolicy.RELIABLE,
         DurabilityPolicy.VOLATILE,
-        2,
+        5,
     )
-    assert sensor_qos(reliable=False, depth=5).reliability == ReliabilityPolicy.BEST_EFFORT
+    assert sensor_qos(reliable=False, depth=2).reliability == ReliabilityPolicy.BEST_EFFORT
     assert command_qos().reliability == ReliabilityPolicy.RELIABLE
     latched = latched_qos()
     assert (latched.durability, latched.depth) == (DurabilityPolicy.TRANSIENT_LOCAL, 1)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import tracemalloc
+from typing import Any
 
 import numpy as np
 import pytest
@@ -106,7 +108,7 @@ def test_rosbags_image_messages_decode_too() -> None:
     header = typestore.types["std_msgs/msg/Header"]
     time = typestore.types["builtin_interfaces/msg/Time"]
     depth = pixels_for("32FC1")
-    message = bag_image(
+    message: Any = bag_image(  # rosbags builds its message classes at run time
         header=header(stamp=time(sec=1, nanosec=2), frame_id="down_optical_frame"),
         height=6,
         width=5,
@@ -243,3 +245,17 @@ def test_unknown_or_corrupt_compressed_images_are_refused() -> None:
         compressed_to_array(CompressedImage(format=DEPTH_FLOAT32_FORMAT, data=b"not a png"))
     with pytest.raises(TransportError, match="needs an RGBA png, got mode L"):
         compressed_to_array(CompressedImage(format=DEPTH_FLOAT32_FORMAT, data=png.data))
+
+
+def test_a_full_size_image_costs_one_copy_of_its_pixels() -> None:
+    rgb = pixels_for("rgb8", height=640, width=640)
+    array_to_image(rgb[:1, :1], "rgb8")  # a first message may load its type support
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        message = array_to_image(rgb, "rgb8")
+        allocated = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert rgb.nbytes <= allocated < 1.2 * rgb.nbytes  # the array's growth slack, no second copy
+    np.testing.assert_array_equal(image_to_array(message), rgb)

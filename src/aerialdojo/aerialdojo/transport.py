@@ -97,7 +97,7 @@ class ImageLike(Protocol):
 # --- QoS -------------------------------------------------------------------------------------
 
 
-def sensor_qos(*, reliable: bool = True, depth: int = 2) -> QoSProfile:
+def sensor_qos(*, reliable: bool = True, depth: int = 5) -> QoSProfile:
     """QoS for camera images, depth and camera_info.
 
     Publishers keep the reliable default: a reliable writer serves reliable and best-effort
@@ -107,7 +107,9 @@ def sensor_qos(*, reliable: bool = True, depth: int = 2) -> QoSProfile:
 
     Args:
         reliable: RELIABLE (publishers, agents, the recorder) or BEST_EFFORT (viewers).
-        depth: frames kept per topic; two bridge a subscriber that wakes a little late.
+        depth: frames kept per topic, by the writer for repairs and by the reader until taken;
+            five (a third of a second at 15 Hz) ride out a subscriber stalled by a busy CPU,
+            where two lost frame sets even to reliable subscribers.
 
     Raises:
         ConfigError: ``depth`` is below 1.
@@ -229,8 +231,9 @@ def array_to_image(array_: np.ndarray, encoding: str, header: Header | None = No
     """A sensor_msgs/Image holding a copy of ``array_``'s pixels.
 
     The pixels are copied once, straight from the array's buffer into the message's
-    ``array('B')``; assigning ``bytes`` or a list to ``Image.data`` instead costs one or two more
-    copies (see ``benchmarks/transport.py``). A non-contiguous array costs one extra copy.
+    ``array('B')``; ``Image(data=array.tobytes())`` makes three copies and a list conversion is
+    hundreds of times slower (``benchmarks/transport.py``). A non-contiguous array costs one extra
+    copy.
 
     Args:
         array_: HxW (or HxWx1) for one channel, HxWxC otherwise, of the encoding's element type
@@ -247,8 +250,6 @@ def array_to_image(array_: np.ndarray, encoding: str, header: Header | None = No
             f"encoding {encoding!r} needs {dtype.name} pixels, got dtype {array_.dtype}"
         )
     height, width = _image_size(array_.shape, channels, encoding)
-    data = array.array("B")
-    data.frombytes(np.ascontiguousarray(array_).data.cast("B"))
     big_endian = array_.dtype.byteorder == ">" or (
         array_.dtype.byteorder == "=" and sys.byteorder == "big"
     )
@@ -259,8 +260,7 @@ def array_to_image(array_: np.ndarray, encoding: str, header: Header | None = No
         is_bigendian=int(big_endian),
         step=width * channels * dtype.itemsize,
     )
-    # Assigned after construction: the generated setter keeps an array('B') as it is.
-    message.data = data
+    _attach_data(message, np.ascontiguousarray(array_).data.cast("B"))
     if header is not None:
         message.header = header
     return message
@@ -299,6 +299,18 @@ def image_to_array(message: ImageLike) -> np.ndarray:
     if channels == 1:
         return pixels
     return pixels.reshape(message.height, message.width, channels)
+
+
+def _attach_data(message: Any, pixels: memoryview) -> None:
+    """Copy ``pixels`` once into ``message.data``.
+
+    The generated ``data`` setter copies whatever it is given, even an ``array('B')``, unless
+    ROS_PYTHON_CHECK_FIELDS is set (and ``Image(data=...)`` copies twice more); so the array is
+    stored in the slot the setter fills, the one the C conversion reads through the getter.
+    """
+    data = array.array("B")
+    data.frombytes(pixels)
+    message._data = data
 
 
 def _encoding_layout(encoding: str) -> tuple[np.dtype[Any], int]:
@@ -376,7 +388,7 @@ def array_to_compressed(
     else:
         picture.save(buffer, format="PNG")
     message = CompressedImage(format=image_format)
-    message.data = array.array("B", buffer.getbuffer())
+    _attach_data(message, buffer.getbuffer())
     if header is not None:
         message.header = header
     return message
