@@ -176,7 +176,7 @@ def test_best_effort_subscriber_in_another_process_receives_full_frames(profile:
 
     crc_sent = {(item["topic"], tuple(item["stamp"])): item["crc"] for item in sent["sent"]}
     assert len(crc_sent) == FRAME_SETS * len(frame_topics())
-    # The default transports deliver about a quarter of these frames best-effort; the profile
+    # The default transports delivered 20-50% of these frames best-effort in trials; the profile
     # all of them. 90% leaves room for a machine busy with other test runs.
     assert len(received["received"]) >= 0.9 * len(crc_sent)
     for item in received["received"]:
