@@ -437,7 +437,7 @@ class SceneBuilder:
         def inside(points: np.ndarray) -> np.ndarray:
             # A point is inside closed geometry when a ray leaving it first meets a back face.
             direction = np.tile(np.array((0.013, 0.007, 1.0), dtype=np.float32), (len(points), 1))
-            primitive, _ = caster.cast(points.astype(np.float32), direction)
+            primitive, _, _ = caster.cast(points.astype(np.float32), direction)
             hit = primitive >= 0
             facing = np.einsum("ij,ij->i", normals[np.where(hit, primitive, 0)], direction)
             return np.asarray(hit & (facing > 0.0))

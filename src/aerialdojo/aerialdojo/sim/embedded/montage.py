@@ -34,7 +34,7 @@ def representative_pose(scene: EmbeddedScene) -> Pose:
 
 def _ground_below(scene: EmbeddedScene, x: float, y: float) -> float:
     top = scene.annotations.bounds_max[2] + 50.0
-    primitive, distance = scene.caster.cast(
+    primitive, distance, _ = scene.caster.cast(
         np.array([(x, y, top)], dtype=np.float32), np.array([(0.0, 0.0, -1.0)], dtype=np.float32)
     )
     return top - float(distance[0]) if primitive[0] >= 0 else 0.0

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 from embreex import rtcore_scene
@@ -13,8 +14,24 @@ from embreex.mesh_construction import TriangleMesh
 # embreex releases the GIL while it traces, so threads give real parallelism.
 _WORKERS = max(1, os.cpu_count() or 1)
 _POOL = ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="aerialdojo-ray")
+Job = TypeVar("Job")
 # Rays per work item: small enough to balance the cores, large enough to amortise numpy calls.
 CHUNK_RAYS = 65536
+
+
+class RayHits(NamedTuple):
+    """What a batch of rays met.
+
+    Attributes:
+        primitive: (N,) int32 triangle index, -1 for a miss.
+        distance: (N,) float32 hit parameter in units of each direction's length
+            (meaningless for misses).
+        normal: (N, 3) float32 unnormalised geometric normal of the triangle hit.
+    """
+
+    primitive: np.ndarray
+    distance: np.ndarray
+    normal: np.ndarray
 
 
 class RayCaster:
@@ -33,36 +50,26 @@ class RayCaster:
             np.ascontiguousarray(faces, dtype=np.int32),
         )
 
-    def cast(self, origins: np.ndarray, directions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def cast(self, origins: np.ndarray, directions: np.ndarray) -> RayHits:
         """Trace rays on the calling thread.
 
         Args:
             origins: (N, 3) float32.
             directions: (N, 3) float32, not necessarily unit length.
-
-        Returns:
-            Primitive ids (int32, -1 for a miss) and hit parameters ``t`` (float32, in units of
-            each direction's length; meaningless for misses).
         """
         result = self._scene.run(origins, directions, output=1)
-        return result["primID"], result["tfar"]
-
-    def cast_parallel(
-        self, origins: np.ndarray, directions: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """``cast`` split into chunks traced on all cores; same results, same order."""
-        primitives = np.empty(len(directions), dtype=np.int32)
-        distances = np.empty(len(directions), dtype=np.float32)
-
-        def trace(chunk: slice) -> None:
-            primitives[chunk], distances[chunk] = self.cast(origins[chunk], directions[chunk])
-
-        run_chunked(len(directions), trace)
-        return primitives, distances
+        return RayHits(result["primID"], result["tfar"], result["Ng"])
 
 
 def run_chunked(count: int, work: Callable[[slice], None]) -> None:
     """Call ``work`` on consecutive slices of ``range(count)`` on the shared thread pool."""
-    chunks = [slice(start, min(start + CHUNK_RAYS, count)) for start in range(0, count, CHUNK_RAYS)]
-    for future in [_POOL.submit(work, chunk) for chunk in chunks]:
+    run_in_pool(
+        work,
+        [slice(start, min(start + CHUNK_RAYS, count)) for start in range(0, count, CHUNK_RAYS)],
+    )
+
+
+def run_in_pool(work: Callable[[Job], None], jobs: Sequence[Job]) -> None:
+    """Run ``work`` on every job on the shared thread pool and wait; re-raises the first error."""
+    for future in [_POOL.submit(work, job) for job in jobs]:
         future.result()

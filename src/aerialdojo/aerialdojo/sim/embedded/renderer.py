@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -12,8 +13,8 @@ from aerialdojo.errors import CameraConfigError
 from aerialdojo.geometry import Pose
 from aerialdojo.sim.backend import CameraFrame, CameraSpec
 from aerialdojo.sim.embedded.primitives import yaw_matrix
-from aerialdojo.sim.embedded.raycast import run_chunked
-from aerialdojo.sim.embedded.world import PATTERN_WATER, PATTERN_WINDOWS, EmbeddedScene
+from aerialdojo.sim.embedded.raycast import CHUNK_RAYS, run_in_pool
+from aerialdojo.sim.embedded.world import PATTERN_WATER, PATTERN_WINDOWS, EmbeddedScene, Lighting
 
 _WINDOW_FLOOR_M = 3.2
 _WINDOW_BAY_M = 2.6
@@ -30,23 +31,60 @@ def camera_rays(spec: CameraSpec) -> np.ndarray:
     columns = (spec.width / 2.0 - (np.arange(spec.width) + 0.5)) / focal
     rows = (spec.height / 2.0 - (np.arange(spec.height) + 0.5)) / focal
     left, up = np.meshgrid(columns, rows)
-    rays = np.stack((np.ones_like(left), left, up), axis=-1).reshape(-1, 3)
+    rays = np.stack((np.ones_like(left), left, up), axis=-1).reshape(-1, 3).astype(np.float32)
     rays.setflags(write=False)
     return rays
 
 
-def camera_rotation(pose: Pose, spec: CameraSpec) -> np.ndarray:
-    """Rotation from the camera frame to the map frame: body yaw, then the mount's yaw and
-    pitch (negative pitch looks down)."""
+def _mount_rotation(spec: CameraSpec) -> np.ndarray:
+    """Rotation from the camera frame to the body frame: mount yaw, then pitch (negative
+    pitch looks down)."""
     pitch = math.radians(-spec.pitch_deg)
     c, s = math.cos(pitch), math.sin(pitch)
     about_left = np.array(((c, 0.0, s), (0.0, 1.0, 0.0), (-s, 0.0, c)))
-    return np.asarray(yaw_matrix(pose.yaw + math.radians(spec.yaw_deg)) @ about_left)
+    return yaw_matrix(math.radians(spec.yaw_deg)) @ about_left
+
+
+def camera_rotation(pose: Pose, spec: CameraSpec) -> np.ndarray:
+    """Rotation from the camera frame to the map frame."""
+    return np.asarray(yaw_matrix(pose.yaw) @ _mount_rotation(spec))
 
 
 def camera_origin(pose: Pose, spec: CameraSpec) -> np.ndarray:
     """The camera's optical centre in the map frame."""
     return np.asarray(pose.position + pose.body_to_world(*spec.offset))
+
+
+@dataclass(frozen=True)
+class _ViewConstants:
+    """Per-pixel values of a view that the body's yaw cannot change.
+
+    Attributes:
+        rays: (N, 3) directions in a body frame of yaw 0 (forward component 1 in the camera).
+        lengths: (N,) their lengths.
+        sky: (N, 3) sky colour in [0, 255] plus 0.5 for rounding.
+    """
+
+    rays: np.ndarray
+    lengths: np.ndarray
+    sky: np.ndarray
+
+
+@lru_cache(maxsize=32)
+def _view_constants(spec: CameraSpec, lighting: Lighting) -> _ViewConstants:
+    # A yaw turns rays about +z, which changes neither their length nor their elevation.
+    rays = (camera_rays(spec) @ _mount_rotation(spec).T).astype(np.float32)
+    lengths = np.linalg.norm(rays, axis=1)
+    elevation = np.clip(rays[:, 2] / lengths, 0.0, 1.0) ** 0.6
+    horizon = haze_colour(lighting)
+    zenith = np.asarray(lighting.sky_zenith, dtype=np.float32) * np.float32(255.0) + 0.5
+    sky = horizon + (zenith - horizon) * elevation[:, None]
+    return _ViewConstants(rays, lengths.astype(np.float32), sky.astype(np.float32))
+
+
+def haze_colour(lighting: Lighting) -> np.ndarray:
+    """The horizon (and haze) colour in [0, 255], plus 0.5 for rounding."""
+    return np.asarray(lighting.sky_horizon, dtype=np.float32) * np.float32(255.0) + np.float32(0.5)
 
 
 def render_views(
@@ -58,9 +96,10 @@ def render_views(
 ) -> dict[str, CameraFrame]:
     """Render each camera of a rig mounted on a body at ``pose``.
 
-    All views are traced in one batch spread over the cores. RGB is Lambert-shaded base
-    colour under the scene's sun with haze and a sky gradient; depth is planar depth along
-    the optical axis in metres (+inf where a ray meets nothing).
+    All views are traced in chunks spread over the cores. RGB is the scene's sunlit face
+    colour (Lambert, precomputed per face side) with procedural window and water detail,
+    distance haze and a sky gradient; depth is planar depth along the optical axis in metres
+    (+inf where a ray meets nothing).
 
     Args:
         scene: the scene to render.
@@ -75,87 +114,80 @@ def render_views(
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:
         raise CameraConfigError(f"camera names must be unique in a rig; repeated: {duplicates}")
-    origins_per_view, directions_per_view = [], []
-    for spec in specs:
-        directions = camera_rays(spec) @ camera_rotation(pose, spec).T.astype(np.float32)
-        directions_per_view.append(directions.astype(np.float32, copy=False))
-        origins_per_view.append(
-            np.broadcast_to(camera_origin(pose, spec).astype(np.float32), directions.shape)
-        )
-    directions = np.concatenate(directions_per_view)
-    origins = np.concatenate(origins_per_view)
-    count = len(directions)
-    rgb = np.empty((count, 3), dtype=np.uint8)
-    depth = np.empty(count, dtype=np.float32)
-    instance = np.empty(count, dtype=np.int32) if with_ground_truth_ids else None
-    semantic = np.empty(count, dtype=np.int32) if with_ground_truth_ids else None
-
-    def shade(chunk: slice) -> None:
-        primitive, distance = scene.caster.cast(origins[chunk], directions[chunk])
-        rgb[chunk], depth[chunk] = _shade(
-            scene, origins[chunk], directions[chunk], primitive, distance
-        )
-        if instance is not None and semantic is not None:
-            hit = primitive >= 0
-            safe = np.where(hit, primitive, 0)
-            instance[chunk] = np.where(hit, scene.face_instance[safe], 0)
-            semantic[chunk] = np.where(hit, scene.face_semantic[safe], 0)
-
-    run_chunked(count, shade)
-    frames: dict[str, CameraFrame] = {}
-    start = 0
-    for spec in specs:
-        stop = start + spec.width * spec.height
-        shape = (spec.height, spec.width)
-        frames[spec.name] = CameraFrame(
+    frames = {
+        spec.name: CameraFrame(
             spec=spec,
-            rgb=rgb[start:stop].reshape(*shape, 3),
-            depth=depth[start:stop].reshape(shape),
-            instance_ids=None if instance is None else instance[start:stop].reshape(shape),
-            semantic_ids=None if semantic is None else semantic[start:stop].reshape(shape),
+            rgb=np.empty((spec.height, spec.width, 3), dtype=np.uint8),
+            depth=np.empty((spec.height, spec.width), dtype=np.float32),
+            instance_ids=np.empty((spec.height, spec.width), dtype=np.int32)
+            if with_ground_truth_ids
+            else None,
+            semantic_ids=np.empty((spec.height, spec.width), dtype=np.int32)
+            if with_ground_truth_ids
+            else None,
         )
-        start = stop
+        for spec in specs
+    }
+    jobs = [
+        (spec, slice(start, min(start + CHUNK_RAYS, spec.width * spec.height)))
+        for spec in specs
+        for start in range(0, spec.width * spec.height, CHUNK_RAYS)
+    ]
+
+    def trace(job: tuple[CameraSpec, slice]) -> None:
+        spec, pixels = job
+        _render_chunk(scene, pose, spec, pixels, frames[spec.name])
+
+    run_in_pool(trace, jobs)
     return frames
 
 
-def _shade(
-    scene: EmbeddedScene,
-    origins: np.ndarray,
-    directions: np.ndarray,
-    primitive: np.ndarray,
-    distance: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Colours (uint8) and planar depths of one chunk of traced rays."""
+def _render_chunk(
+    scene: EmbeddedScene, pose: Pose, spec: CameraSpec, pixels: slice, frame: CameraFrame
+) -> None:
+    """Trace and shade one run of pixels of one view into ``frame``."""
     light = scene.lighting
+    constants = _view_constants(spec, light)
+    body = constants.rays[pixels]
+    c, s = np.float32(math.cos(pose.yaw)), np.float32(math.sin(pose.yaw))
+    directions = np.empty_like(body)
+    directions[:, 0] = c * body[:, 0] - s * body[:, 1]
+    directions[:, 1] = s * body[:, 0] + c * body[:, 1]
+    directions[:, 2] = body[:, 2]
+    origin = camera_origin(pose, spec).astype(np.float32)
+    primitive, distance, _ = scene.caster.cast(
+        np.broadcast_to(origin, directions.shape), directions
+    )
     hit = primitive >= 0
-    safe = np.where(hit, primitive, 0)
-    length = np.sqrt(np.einsum("ij,ij->i", directions, directions))
-    normal = scene.face_normal[safe]
-    facing = np.einsum("ij,ij->i", normal, directions)
-    sun = np.asarray(light.sun_direction, dtype=np.float32)
-    # Surfaces are two-sided: light the side the ray sees.
-    lambert = np.abs(normal @ sun) * ((normal @ sun) * facing < 0.0)
-    brightness = light.ambient + (1.0 - light.ambient) * lambert
-    colour = scene.face_colour[safe] * brightness[:, None]
-    pattern = scene.face_pattern[safe]
-    patterned = np.flatnonzero(hit & (pattern != 0))
+    colour = np.take(scene.lit_colour, primitive, axis=0)
+    face = np.where(hit, primitive, 0)
+    patterned = np.flatnonzero(hit & (np.take(scene.face_pattern, face) != 0))
     if len(patterned):
+        faces = face[patterned]
         colour[patterned] = _apply_patterns(
             colour[patterned],
-            pattern[patterned],
-            origins[patterned] + directions[patterned] * distance[patterned, None],
-            normal[patterned],
+            scene.face_pattern[faces],
+            origin + directions[patterned] * distance[patterned, None],
+            scene.face_normal[faces],
         )
-    horizon = np.asarray(light.sky_horizon, dtype=np.float32)
-    haze = 1.0 - np.exp(-(distance * length) / light.haze_distance_m)
-    colour += (horizon - colour) * haze[:, None]
-    elevation = np.clip(directions[:, 2] / length, 0.0, 1.0) ** 0.6
-    sky = horizon + (np.asarray(light.sky_zenith, dtype=np.float32) - horizon) * elevation[:, None]
-    colour = np.where(hit[:, None], colour, sky)
-    return (
-        (np.clip(colour, 0.0, 1.0) * 255.0 + 0.5).astype(np.uint8),
-        np.where(hit, distance, np.float32(np.inf)),
-    )
+    with np.errstate(over="ignore"):
+        haze = np.exp(
+            distance * constants.lengths[pixels] * np.float32(-1.0 / light.haze_distance_m)
+        )
+    # Misses have colour 0 and haze 0, so blending towards the background leaves the sky.
+    background = np.where(hit[:, None], haze_colour(light), constants.sky[pixels])
+    colour -= background
+    colour *= haze[:, None]
+    colour += background
+    frame.rgb.reshape(-1, 3)[pixels] = colour.astype(np.uint8)
+    frame.depth.reshape(-1)[pixels] = np.where(hit, distance, np.float32(np.inf))
+    if frame.instance_ids is not None and frame.semantic_ids is not None:
+        frame.instance_ids.reshape(-1)[pixels] = np.where(
+            hit, np.take(scene.face_instance, face), 0
+        )
+        frame.semantic_ids.reshape(-1)[pixels] = np.where(
+            hit, np.take(scene.face_semantic, face), 0
+        )
 
 
 def _apply_patterns(
@@ -169,6 +201,8 @@ def _apply_patterns(
     glass = (
         windows & (floor_phase > 0.3) & (floor_phase < 0.8) & (bay_phase > 0.2) & (bay_phase < 0.8)
     )
-    colour = np.where(glass[:, None], colour * 0.35 + np.float32(0.08), colour)
+    colour = np.where(glass[:, None], colour * 0.35 + np.float32(20.0), colour)
     ripple = 0.92 + 0.08 * np.sin(points[:, 0] * 1.7 + np.sin(points[:, 1] * 0.9) * 2.0)
-    return np.where((pattern == PATTERN_WATER)[:, None], colour * ripple[:, None], colour)
+    return np.asarray(
+        np.where((pattern == PATTERN_WATER)[:, None], colour * ripple[:, None], colour)
+    )

@@ -3,7 +3,7 @@ annotations."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -51,6 +51,10 @@ class EmbeddedScene:
         face_semantic: (T,) int32 semantic id per triangle (``catalogue.SEMANTIC_IDS``).
         lighting: sun, sky and haze.
         generation_seconds: wall time spent generating the scene.
+        lit_colour: (T + 1, 3) float32 sunlit colour in [0, 255] of each triangle's outward
+            side, and a last row of zeros that a miss (primitive -1) picks: the sun is fixed,
+            so Lambert shading is per face. Solids are closed and sheets (terrain, water,
+            roads) face up, so no legal viewpoint sees a back face.
     """
 
     annotations: SceneAnnotations
@@ -63,6 +67,14 @@ class EmbeddedScene:
     face_semantic: np.ndarray
     lighting: Lighting
     generation_seconds: float = 0.0
+    lit_colour: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        sun = np.asarray(self.lighting.sun_direction, dtype=np.float32)
+        lambert = np.maximum(self.face_normal @ sun, 0.0)
+        brightness = self.lighting.ambient + (1.0 - self.lighting.ambient) * lambert
+        lit = self.face_colour * brightness[:, None] * np.float32(255.0)
+        self.lit_colour = np.concatenate((lit, np.zeros((1, 3)))).astype(np.float32)
 
     @property
     def name(self) -> str:
