@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from aerialdojo.actions import Action
@@ -9,6 +10,22 @@ from aerialdojo.geometry import Pose
 
 REPRESENTATION_SEMANTIC = "semantic"  # SemanticOGS: a text description
 REPRESENTATION_IMAGE = "image"  # ImageOGS: a reference image
+#: Episode id suffix of each representation; twins differ only in it.
+REPRESENTATION_SUFFIXES = {REPRESENTATION_SEMANTIC: "sem", REPRESENTATION_IMAGE: "img"}
+
+#: ``<scene>-<setting>-<index>-<sem|img>``, e.g. ``Mall_0-base-0007-sem``.
+EPISODE_ID_PATTERN = re.compile(
+    r"^(?P<scene>[A-Za-z0-9_]+)-(?P<setting>[a-z_]+)-(?P<index>[0-9]{4,})-(?P<suffix>sem|img)$"
+)
+
+
+def make_episode_id(scene: str, setting: str, index: int, representation: str) -> str:
+    """The stable, readable id of one twin of navigation task ``index`` of a scene and setting.
+
+    Raises:
+        KeyError: unknown representation.
+    """
+    return f"{scene}-{setting}-{index:04d}-{REPRESENTATION_SUFFIXES[representation]}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,6 +76,24 @@ class Episode:
 
     Agents see only ``goal`` (and the action set and budget); the target anchor and the
     reference path are for the task manager and the evaluator.
+
+    Attributes:
+        episode_id: ``<scene>-<setting>-<index>-<sem|img>`` (``make_episode_id``).
+        benchmark: ``"aerialdojo"``.
+        scene: scene name, e.g. ``"Mall_0"``.
+        family: scene family (``sim.annotations.FAMILIES``).
+        distribution: ``"id"`` or ``"ood"``.
+        split: ``"train"`` / ``"test"`` (id scenes), ``"adaptation"`` / ``"test"`` (ood).
+        setting: ``"base"``, ``"standard"`` or ``"long_horizon"`` (``tasks.settings``).
+        action_budget: actions the agent may take, Stop included.
+        start: S, the start object's anchor position with the anchor's yaw turned 180 deg.
+        goal: what the agent is told.
+        target_object_id: the target's object id in the scene annotations.
+        target_anchor: the target's anchor; success is a Stop within ``success_radius_m``.
+        reference: the reference trajectory from ``start`` to the anchor.
+        success_radius_m: success radius around the anchor position.
+        agents: the agents of the episode.
+        start_object_id: the object whose anchor the start is taken from.
     """
 
     episode_id: str
@@ -76,3 +111,9 @@ class Episode:
     reference: ReferencePath
     success_radius_m: float = 3.0
     agents: tuple[str, ...] = field(default=("uav",))
+    start_object_id: str = ""
+
+    @property
+    def task_id(self) -> str:
+        """The navigation task both twins share: the episode id without its suffix."""
+        return self.episode_id.rsplit("-", 1)[0]
