@@ -42,7 +42,7 @@ def _mount_rotation(spec: CameraSpec) -> np.ndarray:
     pitch = math.radians(-spec.pitch_deg)
     c, s = math.cos(pitch), math.sin(pitch)
     about_left = np.array(((c, 0.0, s), (0.0, 1.0, 0.0), (-s, 0.0, c)))
-    return yaw_matrix(math.radians(spec.yaw_deg)) @ about_left
+    return np.asarray(yaw_matrix(math.radians(spec.yaw_deg)) @ about_left)
 
 
 def camera_rotation(pose: Pose, spec: CameraSpec) -> np.ndarray:
@@ -84,7 +84,8 @@ def _view_constants(spec: CameraSpec, lighting: Lighting) -> _ViewConstants:
 
 def haze_colour(lighting: Lighting) -> np.ndarray:
     """The horizon (and haze) colour in [0, 255], plus 0.5 for rounding."""
-    return np.asarray(lighting.sky_horizon, dtype=np.float32) * np.float32(255.0) + np.float32(0.5)
+    colour = np.asarray(lighting.sky_horizon, dtype=np.float32) * np.float32(255.0)
+    return np.asarray(colour + np.float32(0.5))
 
 
 def render_views(
