@@ -108,7 +108,6 @@ class DescribedObject:
     name: str
     attributes: tuple[str, ...]
     centroid: tuple[float, float, float]
-    footprint_m: float
 
 
 def describe(objects: Sequence[DescribedObject], landmarks: Sequence[Landmark]) -> dict[str, str]:

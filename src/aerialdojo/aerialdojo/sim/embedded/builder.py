@@ -250,12 +250,11 @@ class SceneBuilder:
         name: str,
         semantic: str,
         pieces: Sequence[tuple[Mesh, Colour]],
-        pattern: int = PATTERN_PLAIN,
         footprint: tuple[float, float, float] | None = None,
     ) -> None:
-        """Add non-target geometry (a building, a tree, a bridge) and reserve its footprint
+        """Add non-target geometry (a tree, a bridge, rubble) and reserve its footprint
         ``(x, y, radius)`` if given."""
-        self.add_pieces(pieces, self.owner(name, semantic), pattern)
+        self.add_pieces(pieces, self.owner(name, semantic))
         if footprint is not None:
             self.reserve(*footprint)
 
@@ -306,7 +305,6 @@ class SceneBuilder:
         yaw: float | None = None,
         colour: str | None = None,
         base: float | None = None,
-        extra_attributes: tuple[str, ...] = (),
     ) -> bool:
         """Place a target object if its footprint (plus anchor room) is free; returns whether
         it was placed."""
@@ -318,7 +316,7 @@ class SceneBuilder:
         heading = float(self.rng.uniform(-math.pi, math.pi)) if yaw is None else yaw
         chosen = colour or str(self.rng.choice(kind.colours))
         bottom = self.ground_under(x, y, radius) if base is None else base
-        attributes = list(extra_attributes)
+        attributes: list[str] = []
         if kind.attributes and self.rng.random() < 0.6:
             attributes.append(str(self.rng.choice(kind.attributes)))
         if scale > 1.06:
@@ -491,7 +489,6 @@ class SceneBuilder:
                 name=f"{record.colour} {CATEGORIES[record.category].label}",
                 attributes=record.attributes,
                 centroid=tuple(float(v) for v in (lower + upper) / 2.0),  # type: ignore[arg-type]
-                footprint_m=float(np.linalg.norm((upper - lower)[:2])),
             )
             for record, _, lower, upper in anchored
         ]

@@ -62,12 +62,7 @@ def mall(b: SceneBuilder, variant: int) -> None:
     parking_rows(b, (-70.0, -70.0), 3, 14, _CARS)
     parking_rows(b, (10.0, -72.0) if variant == 0 else (-70.0, 60.0), 2, 16, _CARS, yaw=0.0)
     plaza = (-30.0, -40.0, 40.0, -4.0) if variant == 0 else (-40.0, -14.0, 40.0, 14.0)
-
-    def in_plaza() -> tuple[float, float]:
-        x, y = b.rng.uniform(plaza[:2], plaza[2:])
-        return float(x), float(y)
-
-    b.scatter(_PLAZA, 26, in_plaza)
+    b.scatter(_PLAZA, 26, b.within(*plaza))
     trees(b, 30, ("broadleaf",), region=(60.0, -60.0, 95.0, 95.0))
     b.scatter(("city_bus", "box_truck", "delivery_van", "motorcycle"), 4)
 
@@ -386,9 +381,8 @@ def alley(b: SceneBuilder, variant: int) -> None:
             "structure",
             [
                 (
-                    box(1.6, 4.0, 0.2).moved(
-                        (c + 2.6 * (1 - 2 * (k % 2)) - (1 - 2 * (k % 2)) * 0.5, y, 3.2)
-                    ),
+                    # Alternate sides of the lane, jutting 0.8 m over it.
+                    box(1.6, 4.0, 0.2).moved((c + (2.1 if k % 2 == 0 else -2.1), y, 3.2)),
                     (40 + 20 * k, 120, 160 - 10 * k),
                 )
             ],
