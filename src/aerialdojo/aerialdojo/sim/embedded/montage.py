@@ -20,8 +20,9 @@ _STANDOFF_M = 45.0
 
 
 def representative_pose(scene: EmbeddedScene) -> Pose:
-    """A pose above the ground ``_STANDOFF_M`` from the first landmark, towards the scene
-    centre, facing the landmark (every scene has landmarks)."""
+    """A free pose ``_ALTITUDE_M`` (or higher, if that is blocked) above the ground,
+    ``_STANDOFF_M`` from the first landmark towards the scene centre, facing the landmark
+    (every scene has landmarks)."""
     landmark = np.asarray(scene.annotations.landmarks[0].position)
     towards_centre = -landmark[:2]
     norm = float(np.linalg.norm(towards_centre))
@@ -29,7 +30,12 @@ def representative_pose(scene: EmbeddedScene) -> Pose:
     x, y = landmark[:2] + offset * _STANDOFF_M
     ground = _ground_below(scene, float(x), float(y))
     yaw = math.atan2(-offset[1], -offset[0])
-    return Pose(float(x), float(y), ground + _ALTITUDE_M, yaw)
+    altitude = ground + _ALTITUDE_M
+    while altitude < scene.annotations.bounds_max[2] and not scene.sphere_is_free(
+        np.array((x, y, altitude)), 1.0
+    ):
+        altitude += 2.0
+    return Pose(float(x), float(y), altitude, yaw)
 
 
 def _ground_below(scene: EmbeddedScene, x: float, y: float) -> float:
