@@ -23,6 +23,7 @@ SIZE = 64
 K = CameraSpec(name="v", width=SIZE, height=SIZE, fov_deg=90.0).intrinsics()
 SKY = (150, 190, 230)
 RED = (200, 30, 30)
+AT_START = Pose(0.0, 0.0, 0.0, 0.0)
 
 
 def _view(depth: float = math.inf, rgb: tuple[int, int, int] = SKY) -> ViewData:
@@ -40,10 +41,10 @@ def _paint(
     view.depth[rows, cols] = depth
 
 
-def _observation(**views: ViewData) -> AgentObservation:
+def _observation(odometry: Pose = AT_START, **views: ViewData) -> AgentObservation:
     full = {"front": _view(), "left": _view(), "right": _view(), "down": _view(depth=8.0)}
     full.update(views)
-    return AgentObservation(views=full, odometry=Pose(0, 0, 0, 0))
+    return AgentObservation(views=full, odometry=odometry)
 
 
 def _policy(goal: str = "the red cargo container") -> ColourSeekerPolicy:
@@ -126,3 +127,13 @@ def test_every_action_it_emits_is_legal() -> None:
         check_action(
             policy.act(_observation(front=front, down=_view(depth=float(rng.uniform(1, 20)))))
         )
+
+
+def test_heads_back_toward_the_start_beyond_the_roam_radius() -> None:
+    policy = _policy("a kiosk")
+    far_east_facing_north_east = Pose(60.0, 0.0, 0.0, math.pi / 4)
+    assert policy.act(_observation(far_east_facing_north_east)) == Action("TurnLeft", 15.0)
+    far_east_facing_south = Pose(60.0, 0.0, 0.0, -math.pi / 2)
+    assert policy.act(_observation(far_east_facing_south)) == Action("TurnRight", 15.0)
+    far_east_facing_home = Pose(60.0, 0.0, 0.0, math.pi)
+    assert policy.act(_observation(far_east_facing_home)) == Action("MoveForward", 5.0)

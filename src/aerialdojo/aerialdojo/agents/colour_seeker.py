@@ -18,6 +18,7 @@ import numpy as np
 
 from aerialdojo.actions import STOP, Action
 from aerialdojo.agents.observation import AgentObservation, GoalDescription, ViewData
+from aerialdojo.geometry import wrap_angle
 
 #: Reference RGB of colour names a goal text may use.
 COLOUR_NAMES: dict[str, tuple[int, int, int]] = {
@@ -51,6 +52,8 @@ class SeekerSettings:
         min_blob_fraction: share of a view's pixels that must match to count as a sighting.
         chroma_tolerance: largest chromaticity distance of a matching pixel.
         cruise_altitude_m: height above ground the explorer keeps (from the down view).
+        roam_radius_m: the explorer heads back toward its start (by odometry) beyond this
+            horizontal distance; scenes end somewhere, and targets are within 100 m.
     """
 
     stop_distance_m: float = 2.5
@@ -59,6 +62,7 @@ class SeekerSettings:
     min_blob_fraction: float = 0.002
     chroma_tolerance: float = 0.06
     cruise_altitude_m: float = 6.0
+    roam_radius_m: float = 45.0
 
 
 class ColourSeekerPolicy:
@@ -158,6 +162,9 @@ class ColourSeekerPolicy:
         altitude = free_distance(down, self._settings) if down is not None else math.inf
         if altitude < self._settings.cruise_altitude_m - 2.0:
             return Action("MoveUp", 2.0)
+        homing = _turn_toward_start(observation, self._settings.roam_radius_m)
+        if homing is not None:
+            return homing
         self._steps_since_turn += 1
         if self._steps_since_turn > 6 and self._rng.random() < 0.25:
             self._steps_since_turn = 0
@@ -228,6 +235,18 @@ def free_distance(view: ViewData | None, settings: SeekerSettings) -> float:
     corridor = (lateral <= settings.body_radius_m) & (vertical <= settings.body_radius_m)
     hits = depth[corridor & finite]
     return float(hits.min()) if hits.size else math.inf
+
+
+def _turn_toward_start(observation: AgentObservation, roam_radius_m: float) -> Action | None:
+    """A turn toward the start when the agent has roamed too far and is not facing back."""
+    odometry = observation.odometry
+    if math.hypot(odometry.x, odometry.y) <= roam_radius_m:
+        return None
+    home = math.atan2(-odometry.y, -odometry.x)
+    off = math.degrees(wrap_angle(home - odometry.yaw))
+    if abs(off) <= 45.0:
+        return None
+    return Action("TurnLeft" if off > 0 else "TurnRight", _TURN)
 
 
 def _largest_step(distance_m: float) -> float:
