@@ -40,15 +40,18 @@ from aerialdojo.sim.embedded.renderer import (
 from aerialdojo.sim.embedded.scenes import load_scene
 
 
-def median_seconds(work: Callable[[], object], repeats: int) -> float:
-    """Median wall time of ``work`` over ``repeats`` runs after one warm-up run."""
-    work()
-    times = []
+def interleaved_medians(work: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
+    """Median wall time of each task, running the tasks in turn ``repeats`` times after one
+    warm-up round, so that load from other processes affects all of them alike."""
+    for task in work.values():
+        task()
+    times: dict[str, list[float]] = {name: [] for name in work}
     for _ in range(repeats):
-        started = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+        for name, task in work.items():
+            started = time.perf_counter()
+            task()
+            times[name].append(time.perf_counter() - started)
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def main() -> None:
@@ -71,20 +74,22 @@ def main() -> None:
     def cast_only(chunk: slice) -> None:
         scene.caster.cast(origins[chunk], directions[chunk])
 
-    # The renderer's own path minus everything but the cast: same chunks, same threads.
-    bare = median_seconds(lambda: run_chunked(rays, cast_only), args.repeats)
-    single = median_seconds(lambda: scene.caster.cast(origins, directions), args.repeats)
-    full = median_seconds(
-        lambda: render_views(scene, pose, rig, with_ground_truth_ids=True), args.repeats
-    )
-    rgbd = median_seconds(
-        lambda: render_views(scene, pose, rig, with_ground_truth_ids=False), args.repeats
-    )
     vertices = scene.collision.triangles.reshape(-1, 3)
     mesh = Trimesh(vertices, np.arange(len(vertices)).reshape(-1, 3), process=False)
     intersector = RayMeshIntersector(mesh)
-    wrapper = median_seconds(
-        lambda: intersector.intersects_first(origins, directions), args.repeats
+    seconds = interleaved_medians(
+        {
+            # The renderer's own path minus everything but the cast: same chunks, same threads.
+            "bare": lambda: run_chunked(rays, cast_only),
+            "single": lambda: scene.caster.cast(origins, directions),
+            "full": lambda: render_views(scene, pose, rig, with_ground_truth_ids=True),
+            "rgbd": lambda: render_views(scene, pose, rig, with_ground_truth_ids=False),
+            "wrapper": lambda: intersector.intersects_first(origins, directions),
+        },
+        args.repeats,
+    )
+    bare, single, full, rgbd, wrapper = (
+        seconds[name] for name in ("bare", "single", "full", "rgbd", "wrapper")
     )
 
     hits = float(np.mean(scene.caster.cast(origins, directions)[0] >= 0))

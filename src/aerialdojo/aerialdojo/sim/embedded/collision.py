@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -208,18 +209,27 @@ class CollisionWorld:
         cells = np.floor((xy - self._origin) / self._cell).astype(np.int64)
         return np.asarray(np.clip(cells, 0, (self._columns - 1, self._rows - 1)))
 
+    def _cell_range(self, low: float, high: float, axis: int, cells: int) -> range:
+        first = math.floor((low - self._origin[axis]) / self._cell)
+        last = math.floor((high - self._origin[axis]) / self._cell)
+        return range(min(max(first, 0), cells - 1), min(max(last, 0), cells - 1) + 1)
+
     def candidates(self, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-        """Indices of triangles whose bounding boxes overlap the box ``lower``..``upper``."""
-        first, last = self._cell_coordinates(np.stack((lower[:2], upper[:2])))
+        """Indices of triangles whose bounding boxes overlap the box ``lower``..``upper``.
+
+        A triangle spanning several grid cells may be listed more than once; every query here
+        takes a minimum over the candidates, which repeats do not change.
+        """
+        columns = self._cell_range(float(lower[0]), float(upper[0]), 0, self._columns)
         found = [
             self._cell_triangles[
-                self._cell_start[row * self._columns + first[0]] : self._cell_start[
-                    row * self._columns + last[0] + 1
+                self._cell_start[row * self._columns + columns.start] : self._cell_start[
+                    row * self._columns + columns.stop
                 ]
             ]
-            for row in range(first[1], last[1] + 1)
+            for row in self._cell_range(float(lower[1]), float(upper[1]), 1, self._rows)
         ]
-        indices = np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+        indices = found[0] if len(found) == 1 else np.concatenate(found)
         overlap = np.all(self._lower[indices] <= upper, axis=1) & np.all(
             self._upper[indices] >= lower, axis=1
         )
