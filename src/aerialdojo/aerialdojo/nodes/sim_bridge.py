@@ -30,6 +30,7 @@ from aerialdojo.geometry import Pose
 from aerialdojo.nodes.common import SENSOR_QOS, STATE_QOS, declare_node_parameters, param, time_msg
 from aerialdojo.nodes.conversions import camera_info_msg, pose_from_msg, pose_msg
 from aerialdojo.sim.backend import Observation, aerialdojo_uav_rig
+from aerialdojo.sim.clock import BridgeClock
 from aerialdojo.sim.factory import create_backend
 from aerialdojo.transport import array_to_image
 
@@ -60,6 +61,7 @@ class SimBridge(Node):
             seconds_per_action=param(self, "seconds_per_action"),
         )
         self._episode_start: dict[str, Pose] = {}
+        self._clock = BridgeClock(step_s=float(param(self, "seconds_per_action")))
         self._clock_pub = self.create_publisher(Clock, "/clock", STATE_QOS)
         self._views = {agent: self._make_view_publishers(agent) for agent in self._agents}
         self._odom_pubs = {
@@ -144,7 +146,7 @@ class SimBridge(Node):
         """Render and publish every view of ``agents``; returns the shared stamp."""
         observations = {agent: self._backend.observe(agent) for agent in agents}
         sim_time = max(observation.sim_time_s for observation in observations.values())
-        stamp = time_msg(sim_time)
+        stamp = time_msg(self._clock.stamp(sim_time, reset=reset))
         self._clock_pub.publish(Clock(clock=stamp))
         for agent, observation in observations.items():
             if reset:

@@ -122,9 +122,9 @@ class SimulatorBackend(ABC):
     Implementations: ``sim.embedded.EmbeddedBackend`` (default, no GPU),
     ``sim.projectairsim``, ``sim.carla_air``.
 
-    Clock: ``reset`` and every ``execute`` (Stop excluded) advance the simulation clock, so
-    each observation set has a stamp of its own, strictly later than every earlier one, across
-    episodes too. Agents match frames to the step that produced them by that stamp.
+    Clock: ``Observation.sim_time_s`` is the simulator's own time; it may restart on
+    ``reset`` (real simulators do). The bridge owns the published clock and keeps it strictly
+    increasing across resets, so every observation set has a stamp of its own.
     """
 
     @abstractmethod

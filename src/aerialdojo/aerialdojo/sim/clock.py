@@ -1,0 +1,30 @@
+"""The simulation clock a bridge publishes, kept strictly increasing across resets."""
+
+from __future__ import annotations
+
+from aerialdojo.errors import SimulatorFaultError
+
+
+class BridgeClock:
+    """The published simulation clock: the backend's time plus an offset that grows at each
+    reset whenever the backend's clock restarted, so /clock and stamps never repeat or go back
+    (agents match frames to steps by stamp; bags are ordered by it)."""
+
+    def __init__(self, step_s: float) -> None:
+        self._step_s = step_s
+        self._offset_s = 0.0
+        self._last_s: float | None = None
+
+    def stamp(self, backend_time_s: float, *, reset: bool) -> float:
+        """The published time of an observation the backend took at ``backend_time_s``."""
+        published = backend_time_s + self._offset_s
+        if self._last_s is not None and published <= self._last_s:
+            if not reset:
+                raise SimulatorFaultError(
+                    f"simulator clock went back from {self._last_s - self._offset_s:.3f} s "
+                    f"to {backend_time_s:.3f} s without a reset"
+                )
+            self._offset_s = self._last_s + self._step_s - backend_time_s
+            published = self._last_s + self._step_s
+        self._last_s = published
+        return published

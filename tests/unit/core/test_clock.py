@@ -1,0 +1,29 @@
+"""The bridge's published clock never repeats or goes back, whatever the backend's does."""
+
+from __future__ import annotations
+
+import pytest
+
+from aerialdojo.errors import SimulatorFaultError
+from aerialdojo.sim.clock import BridgeClock
+
+
+def test_follows_the_backend_and_continues_past_a_restarted_clock() -> None:
+    clock = BridgeClock(step_s=1.0)
+    assert [clock.stamp(t, reset=r) for t, r in [(0.0, True), (1.0, False), (2.0, False)]] == [
+        0.0,
+        1.0,
+        2.0,
+    ]
+    # The backend restarts its clock on reset (real simulators do): published time goes on.
+    assert clock.stamp(0.0, reset=True) == 3.0
+    assert clock.stamp(1.0, reset=False) == 4.0
+    # A backend whose clock kept running needs no offset.
+    assert clock.stamp(10.0, reset=True) == 13.0
+
+
+def test_a_clock_that_goes_back_mid_episode_is_a_simulator_fault() -> None:
+    clock = BridgeClock(step_s=1.0)
+    clock.stamp(5.0, reset=True)
+    with pytest.raises(SimulatorFaultError, match=r"went back from 5\.000 s to 5\.000 s"):
+        clock.stamp(5.0, reset=False)
