@@ -70,8 +70,8 @@ class TimedFixedPolicy:
         return self.actions[index] if index < len(self.actions) else Action("Stop")
 
 
-def direct(episode, size: int, steps: int) -> tuple[float, float]:
-    """Mean simulator and agent seconds per step, no ROS."""
+def direct(episode, size: int, steps: int) -> tuple[list[float], list[float]]:
+    """Simulator and agent seconds of each step, no ROS."""
     rig = aerialdojo_uav_rig(size, size)
     backend = EmbeddedBackend(rigs={"uav": rig})
     backend.reset(episode.scene, {"uav": episode.start})
@@ -96,16 +96,20 @@ def direct(episode, size: int, steps: int) -> tuple[float, float]:
         )
         simulator.append(rendered - start)
         agent.append(time.perf_counter() - rendered)
-    return statistics.mean(simulator), statistics.mean(agent)
+    return simulator, agent
 
 
-def stack(episode_id: str, size: int, steps: int, run_dir: Path) -> tuple[list[float], list[float]]:
+def stack(
+    suite: str, episode_id: str, size: int, steps: int, run_dir: Path
+) -> tuple[list[float], list[float]]:
     """Per-step wall times through the node graph, and the agent's share of each."""
     config = {
         "sim_bridge": validate_parameters(
             "sim_bridge", {"image_width": size, "image_height": size}, "bench"
         ),
-        "task_manager": validate_parameters("task_manager", {"auto_run": False}, "bench"),
+        "task_manager": validate_parameters(
+            "task_manager", {"auto_run": False, "suite": suite}, "bench"
+        ),
         "evaluator": {},
     }
     specs = [s for s in node_specs(config) if s.name in ("sim_bridge", "task_manager")]
@@ -139,19 +143,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--size", type=int, default=256, help="pixels per side of every view")
     parser.add_argument("--steps", type=int, default=60)
+    parser.add_argument("--suite", default="aerialdojo_mini", help="suite name or path")
     args = parser.parse_args()
-    suite = load_suite(resolve_suite("aerialdojo_mini"))
+    suite = load_suite(resolve_suite(args.suite))
     episode = suite.episode(suite.select()[0])
 
-    simulator_s, agent_s = direct(episode, args.size, args.steps)
+    # Direct stepping before and after the stack run, so a load change during the run
+    # shows in both; medians throughout.
+    simulator, agent = direct(episode, args.size, args.steps)
     with tempfile.TemporaryDirectory() as run_dir:
-        walls, agents = stack(episode.episode_id, args.size, args.steps, Path(run_dir))
+        walls, agents = stack(args.suite, episode.episode_id, args.size, args.steps, Path(run_dir))
+    simulator_after, agent_after = direct(episode, args.size, args.steps)
+    simulator_s = statistics.median(simulator + simulator_after)
+    agent_s = statistics.median(agent + agent_after)
     stack_s = statistics.median(walls)
     agent_stack_s = statistics.median(agents)
     overhead_s = stack_s - simulator_s - agent_stack_s
     direct_s = simulator_s + agent_s
     print(f"episode {episode.episode_id}, {args.steps} steps, 4 RGB-D views at {args.size}px")
-    print(f"direct: simulator {simulator_s * 1e3:.1f} ms + agent {agent_s * 1e3:.1f} ms per step")
+    print(
+        f"direct: simulator {simulator_s * 1e3:.1f} ms + agent {agent_s * 1e3:.1f} ms per step (medians)"
+    )
     print(
         f"stack:  {stack_s * 1e3:.1f} ms per step (median; p90 "
         f"{statistics.quantiles(walls, n=10)[-1] * 1e3:.1f} ms), agent {agent_stack_s * 1e3:.1f} ms"
