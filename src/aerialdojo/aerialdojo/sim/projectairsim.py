@@ -1,0 +1,604 @@
+"""``ProjectAirSimBackend``: AerialDojo's own simulator, ProjectAirSim, through its Python client.
+
+Needs the ``projectairsim`` client (PyPI ``projectairsim==1.1.0``), which lives in its own venv
+(``.venv-projectairsim``, tools/bootstrap_backend.sh) because it needs msgpack 1.x.
+
+How the benchmark's embodiment maps onto ProjectAirSim:
+- scenes are ProjectAirSim scene configs ``scene_<name>.jsonc`` (and the robot configs they
+  name) in one directory; each agent is the robot actor of the same name (``uav``);
+- on load the backend makes the clock steppable and paused, the robot non-physics, and gives it
+  the rig's cameras, each capturing scene and planar depth every ``capture_interval_s`` of
+  simulated time (1/15 s: 15 FPS, seed 000 section 3.1);
+- a discrete action is a ``SetPose`` of the non-physics drone followed by ``seconds_per_action``
+  of simulated time; a ``collision_info`` message during that time makes it a collision, and the
+  drone is put back where the collision happened;
+- observations are the newest frames of every view captured after the action's last pose
+  change; their stamp is the capture time the server wrote into them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+import commentjson
+import jsonschema
+import projectairsim
+import pynng
+from projectairsim import Drone, ProjectAirSimClient, World
+from projectairsim.utils import merge_dicts
+
+from aerialdojo.actions import STOP, Action, target_pose
+from aerialdojo.errors import ConfigError, SimulatorFaultError, UnknownSceneError
+from aerialdojo.geometry import Pose
+from aerialdojo.sim.backend import (
+    CameraFrame,
+    CameraSpec,
+    MotionOutcome,
+    Observation,
+    SimulatorBackend,
+)
+from aerialdojo.sim.remote.connection import (
+    CallPolicy,
+    Endpoint,
+    check_version,
+    connect_with_retries,
+    fault,
+    setting,
+)
+from aerialdojo.sim.remote.frames import (
+    map_to_ned,
+    ned_to_map,
+    yaw_of_quaternion_wxyz,
+    yaw_quaternion_wxyz,
+)
+from aerialdojo.sim.remote.images import depth_from_projectairsim, rgb_from_projectairsim
+
+T = TypeVar("T")
+
+#: The client release this backend was written and tested against.
+TESTED_CLIENT_VERSION = "1.1.0"
+SCENE_FILE_PREFIX = "scene_"
+SCENE_FILE_SUFFIX = ".jsonc"
+#: ProjectAirSim image types (``projectairsim.types.ImageType``) and their topic names.
+SCENE_IMAGE, DEPTH_PLANAR_IMAGE = 0, 1
+_TOPIC = {SCENE_IMAGE: "scene_camera", DEPTH_PLANAR_IMAGE: "depth_planar_camera"}
+#: Back-off before a second connection attempt.
+_CONNECT_BACKOFF_S = 0.5
+
+_log = logging.getLogger(__name__)
+# The client logs to a file in the working directory unless its logger already has a handler.
+logging.getLogger("projectairsim").addHandler(logging.NullHandler())
+
+
+class _ServerTimeoutError(RuntimeError):
+    """A service request got no reply within the policy's timeout."""
+
+
+class _Client(ProjectAirSimClient):  # type: ignore[misc]
+    """The unmodified client, except what it does when a request times out.
+
+    ``ProjectAirSimClient.request`` disconnects on a timeout, and ``disconnect`` unsubscribes
+    with another request, which times out in turn: against a hung server it recurses without
+    end. This raises instead; the backend closes the sockets itself. The wire format is the
+    client's own (``preprocess_request`` / ``postprocess_response``).
+    """
+
+    def request(self, request_data: dict[str, Any]) -> Any:
+        self.socket_services.send(self.preprocess_request(request_data))
+        try:
+            response = self.socket_services.recv_msg()
+        except pynng.Timeout as error:
+            raise _ServerTimeoutError(f"no reply to {request_data.get('method')}") from error
+        return self.postprocess_response(response)
+
+    def close_sockets(self) -> None:
+        """Stop the topic thread and close both sockets, sending nothing."""
+        self.state = False
+        if self.recv_topic_thread is not None and self.recv_topic_thread.is_alive():
+            self.recv_topic_thread.join()
+        for socket in (self.socket_topics, self.socket_services):
+            if socket is not None:
+                socket.close()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProjectAirSimSettings:
+    """Where the server is and how the backend uses it (the bridge's parameters).
+
+    Attributes:
+        host: server address.
+        topics_port: NNG pair socket of the topics (server default 8989).
+        services_port: NNG request/reply socket of the services (server default 8990).
+        scene_dir: directory of ``scene_<name>.jsonc`` scene configs and their robot configs.
+        capture_interval_s: simulated time between two captures of a camera.
+        policy: timeouts and connection attempts.
+    """
+
+    host: str = "127.0.0.1"
+    topics_port: int = 8989
+    services_port: int = 8990
+    scene_dir: str = ""
+    capture_interval_s: float = 1.0 / 15.0
+    policy: CallPolicy = field(default_factory=CallPolicy)
+
+    @classmethod
+    def from_parameters(cls, parameters: Mapping[str, Any]) -> ProjectAirSimSettings:
+        """Settings from the bridge's parameter values (missing ones take the defaults).
+
+        Raises:
+            ConfigError: a value of the wrong type or out of range.
+        """
+        default = cls()
+        return cls(
+            host=setting(parameters, "server_host", default.host),
+            topics_port=setting(parameters, "projectairsim_topics_port", default.topics_port),
+            services_port=setting(parameters, "projectairsim_services_port", default.services_port),
+            scene_dir=setting(parameters, "projectairsim_scene_dir", default.scene_dir),
+            capture_interval_s=setting(
+                parameters, "capture_interval_s", default.capture_interval_s
+            ),
+            policy=CallPolicy(
+                timeout_s=setting(parameters, "server_timeout_s", default.policy.timeout_s),
+                attempts=setting(parameters, "server_attempts", default.policy.attempts),
+                backoff_s=_CONNECT_BACKOFF_S,
+            ),
+        )
+
+
+@dataclass
+class _Agent:
+    """The robot of one agent in the loaded scene and what its topics delivered."""
+
+    drone: Any
+    rig: list[CameraSpec]
+    pose_changed_ns: int = 0
+    frames: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
+    collisions: list[dict[str, Any]] = field(default_factory=list)
+
+
+class ProjectAirSimBackend(SimulatorBackend):
+    """Runs the AerialDojo action set on a ProjectAirSim server.
+
+    Args:
+        settings: server address, scene directory, capture interval, timeouts.
+        rigs: camera rig per agent name; each agent is the scene's robot of that name.
+        seconds_per_action: simulated time one action takes (at least one capture interval,
+            so that every action is followed by a capture).
+
+    Raises:
+        ConfigError: no scene directory or no scenes in it, a rig without cameras, or an
+            action shorter than the capture interval.
+    """
+
+    def __init__(
+        self,
+        *,
+        settings: ProjectAirSimSettings,
+        rigs: Mapping[str, Sequence[CameraSpec]],
+        seconds_per_action: float,
+    ) -> None:
+        if seconds_per_action < settings.capture_interval_s:
+            raise ConfigError(
+                f"seconds_per_action={seconds_per_action} is shorter than capture_interval_s="
+                f"{settings.capture_interval_s}: an action would end before its frames exist"
+            )
+        empty = sorted(agent for agent, rig in rigs.items() if not rig)
+        if empty:
+            raise ConfigError(f"camera rigs of agents {empty} are empty")
+        self.settings = settings
+        self.seconds_per_action = seconds_per_action
+        self._rigs = {agent: list(rig) for agent, rig in rigs.items()}
+        self._scene_dir = Path(settings.scene_dir)
+        self._scenes = _scene_names(self._scene_dir)
+        self.endpoint = Endpoint("ProjectAirSim", settings.host, settings.services_port)
+        self._condition = threading.Condition()
+        self._client: _Client | None = None
+        self._world: Any = None
+        self._scene = ""
+        self._agents: dict[str, _Agent] = {}
+
+    # -- connection ----------------------------------------------------------------------
+
+    def _connect(self) -> _Client:
+        check_version("projectairsim client", projectairsim.__version__, TESTED_CLIENT_VERSION)
+        policy = self.settings.policy
+
+        def attempt() -> _Client:
+            client = _Client(
+                self.settings.host, self.settings.topics_port, self.settings.services_port
+            )
+            try:
+                client.connect()
+                client.socket_services.recv_timeout = round(policy.timeout_s * 1000.0)
+                build = client.get_build_commit_hash()
+            except (pynng.NNGException, _ServerTimeoutError):
+                client.close_sockets()
+                raise
+            _log.info("connected to %s, server build %s", self.endpoint, build)
+            return client
+
+        return connect_with_retries(
+            attempt, self.endpoint, policy, (pynng.NNGException, _ServerTimeoutError)
+        )
+
+    def _drop_connection(self) -> None:
+        if self._client is not None:
+            self._client.close_sockets()
+        self._client, self._world, self._scene, self._agents = None, None, "", {}
+
+    def _call(self, doing: str, call: Callable[[], T]) -> T:
+        """Run one client call; any failure ends the connection and becomes a fault."""
+        try:
+            return call()
+        except (pynng.NNGException, RuntimeError, KeyError, TypeError, ValueError) as error:
+            self._drop_connection()
+            raise fault(self.endpoint, doing, error) from error
+
+    # -- scenes --------------------------------------------------------------------------
+
+    def scenes(self) -> list[str]:
+        return list(self._scenes)
+
+    def _scene_config(self, scene: str) -> dict[str, Any]:
+        """The scene's config with the robot configs merged in, patched for the benchmark.
+
+        The client validates the result against its schemas when it loads it.
+
+        Raises:
+            ConfigError: an unreadable file or an agent without a robot actor.
+        """
+        file_name = f"{SCENE_FILE_PREFIX}{scene}{SCENE_FILE_SUFFIX}"
+        config = _read_scene_config(self._scene_dir, file_name)
+        config.setdefault("clock", {}).update({"type": "steppable", "pause-on-start": True})
+        actors = {actor["name"]: actor for actor in config.get("actors", [])}
+        for agent, rig in self._rigs.items():
+            if agent not in actors:
+                raise ConfigError(
+                    f"{self._scene_dir / file_name}: no robot actor named {agent!r} "
+                    f"(actors: {', '.join(sorted(actors)) or 'none'})"
+                )
+            robot = actors[agent]["robot-config"]
+            robot["physics-type"] = "non-physics"
+            views = {spec.name for spec in rig}
+            robot["sensors"] = [
+                sensor for sensor in robot.get("sensors", []) if sensor.get("id") not in views
+            ] + [self._camera_config(spec) for spec in rig]
+        return config
+
+    def _camera_config(self, spec: CameraSpec) -> dict[str, Any]:
+        forward, left, up = spec.offset
+
+        def capture(image_type: int) -> dict[str, Any]:
+            return {
+                "image-type": image_type,
+                "width": spec.width,
+                "height": spec.height,
+                "fov-degrees": spec.fov_deg,
+                "capture-enabled": True,
+                "streaming-enabled": False,
+                "pixels-as-float": False,
+                "compress": False,
+            }
+
+        return {
+            "id": spec.name,
+            "type": "camera",
+            "enabled": True,
+            "capture-interval": self.settings.capture_interval_s,
+            "capture-settings": [capture(SCENE_IMAGE), capture(DEPTH_PLANAR_IMAGE)],
+            # Body frame FRD; yaw clockwise, so a left view (+90 CCW) is -90.
+            "origin": {
+                "xyz": f"{forward} {-left} {-up}",
+                "rpy-deg": f"0 {spec.pitch_deg} {-spec.yaw_deg}",
+            },
+        }
+
+    def _load(self, scene: str) -> None:
+        config = self._scene_config(scene)
+        if self._client is None:
+            self._client = self._connect()
+        client = self._client
+        # World() loads a scene by file name with the client's own loader and schema check,
+        # and only then talks to the scene; so the patched config goes through a file too.
+        with tempfile.TemporaryDirectory(prefix="aerialdojo-projectairsim-") as directory:
+            file_name = _write_scene_config(Path(directory), scene, config)
+            try:
+                world = self._call(
+                    f"loading scene {scene!r}",
+                    lambda: World(client, file_name, sim_config_path=directory),
+                )
+            except jsonschema.ValidationError as error:
+                raise ConfigError(
+                    f"{self._scene_dir / file_name} (as patched for aerialdojo): "
+                    f"{error.message} at {'/'.join(map(str, error.absolute_path)) or 'top level'}"
+                ) from error
+        self._world = world
+        self._agents = {}
+        for agent, rig in self._rigs.items():
+            drone = self._call(f"attaching robot {agent!r}", partial(Drone, client, world, agent))
+            state = _Agent(drone=drone, rig=rig)
+            self._agents[agent] = state
+            self._subscribe(client, state)
+        self._scene = scene
+
+    def _subscribe(self, client: _Client, agent: _Agent) -> None:
+        def on_collision(_topic: Any, message: dict[str, Any]) -> None:
+            with self._condition:
+                agent.collisions.append(message)
+
+        topic = agent.drone.robot_info["collision_info"]
+        self._call("subscribing to collisions", partial(client.subscribe, topic, on_collision))
+        for spec in agent.rig:
+            for image_type, name in _TOPIC.items():
+                topic = agent.drone.sensors[spec.name][name]
+                callback = self._frame_callback(agent, (spec.name, image_type))
+                self._call(f"subscribing to {topic}", partial(client.subscribe, topic, callback))
+
+    def _frame_callback(
+        self, agent: _Agent, key: tuple[str, int]
+    ) -> Callable[[Any, dict[str, Any]], None]:
+        """Keeps the newest frame of one view and image type (called on the client's topic
+        thread)."""
+
+        def on_frame(_topic: Any, message: dict[str, Any]) -> None:
+            with self._condition:
+                agent.frames[key] = message
+                self._condition.notify_all()
+
+        return on_frame
+
+    # -- episodes ------------------------------------------------------------------------
+
+    def reset(self, scene: str, poses: dict[str, Pose]) -> None:
+        """Load ``scene`` if it is not loaded (reconnecting after a fault), place every agent
+        and let one action's time pass so that each view has a frame of the start pose.
+
+        Raises:
+            UnknownSceneError: no scene config of that name.
+            ConfigError: an agent without a rig, or a scene config that cannot be loaded.
+            SimulatorFaultError: the server failed or did not answer.
+        """
+        if scene not in self._scenes:
+            raise UnknownSceneError(
+                f"no ProjectAirSim scene {scene!r} in {self._scene_dir}; "
+                f"scenes: {', '.join(self._scenes)}"
+            )
+        unknown = sorted(set(poses) - set(self._rigs))
+        if unknown:
+            raise ConfigError(
+                f"agents {unknown} have no camera rig; rigs exist for {sorted(self._rigs)}"
+            )
+        if self._client is None or scene != self._scene:
+            self._load(scene)
+        for agent, pose in poses.items():
+            self._agents[agent].collisions.clear()
+            self._set_pose(agent, pose)
+        end_ns = self._advance(self.seconds_per_action)
+        for agent in poses:
+            self._await_frames(agent, end_ns)
+
+    def _set_pose(self, agent: str, pose: Pose) -> None:
+        state = self._agents[agent]
+        north, east, down, yaw = map_to_ned(pose)
+        w, x, y, z = yaw_quaternion_wxyz(yaw)
+        transform = {
+            "frame_id": "DEFAULT_ID",
+            "translation": {"x": north, "y": east, "z": down},
+            "rotation": {"w": w, "x": x, "y": y, "z": z},
+        }
+        world = self._world
+        state.pose_changed_ns = self._call("reading the clock", world.get_sim_time)
+        self._call(f"setting the pose of {agent!r}", lambda: state.drone.set_pose(transform))
+
+    def _advance(self, seconds: float) -> int:
+        """Run the paused clock for ``seconds`` of simulated time; returns the time after."""
+        world = self._world
+        delta_ns = round(seconds * 1e9)
+        self._call("advancing the clock", lambda: world.continue_for_sim_time(delta_ns, True))
+        return int(self._call("reading the clock", world.get_sim_time))
+
+    def execute(self, agent: str, action: Action, argument: str = "") -> MotionOutcome:
+        """Execute one action of ``agent`` (``argument`` is unused by this action set).
+
+        Raises:
+            InvalidActionError: the action is not a motion of the AerialDojo set.
+            SimulatorFaultError: the server failed or did not answer, or the agent was not
+                placed by ``reset``.
+        """
+        state = self._placed(agent)
+        pose = self._ground_truth_pose(state)
+        if action.name == STOP:
+            return MotionOutcome(pose=pose)
+        goal = target_pose(pose, action)
+        with self._condition:
+            state.collisions.clear()
+        self._set_pose(agent, goal)
+        end_ns = self._advance(self.seconds_per_action)
+        self._await_frames(agent, end_ns)
+        with self._condition:
+            collision = next(
+                (c for c in state.collisions if int(c["time_stamp"]) > state.pose_changed_ns),
+                None,
+            )
+        if collision is None:
+            return MotionOutcome(pose=self._ground_truth_pose(state))
+        where = collision["position"]
+        contact = ned_to_map(where["x"], where["y"], where["z"], math.pi / 2.0 - goal.yaw)
+        self._set_pose(agent, contact)
+        self._await_frames(agent, self._advance(self.settings.capture_interval_s))
+        return MotionOutcome(
+            pose=self._ground_truth_pose(state),
+            collided=True,
+            collision_object=str(collision.get("object_name", "")),
+        )
+
+    def _placed(self, agent: str) -> _Agent:
+        if self._client is None:
+            raise SimulatorFaultError(
+                f"{self.endpoint}: not connected (a fault ended the connection; reset reconnects)"
+            )
+        if agent not in self._agents:
+            raise SimulatorFaultError(
+                f"agent {agent!r} is not in the loaded scene; agents: {sorted(self._agents)}"
+            )
+        return self._agents[agent]
+
+    def _ground_truth_pose(self, state: _Agent) -> Pose:
+        answer = self._call("reading the ground-truth pose", state.drone.get_ground_truth_pose)
+        t, q = answer["translation"], answer["rotation"]
+        yaw = yaw_of_quaternion_wxyz(q["w"], q["x"], q["y"], q["z"])
+        return ned_to_map(float(t["x"]), float(t["y"]), float(t["z"]), yaw)
+
+    def _await_frames(self, agent: str, end_ns: int) -> None:
+        """Wait until every view's newest frame is the last capture before ``end_ns``.
+
+        Topic messages arrive in publication order, so once those frames are in, so is every
+        collision message published while the clock ran.
+
+        Raises:
+            SimulatorFaultError: a view delivered no such frame within the timeout.
+        """
+        state = self._agents[agent]
+        oldest_ns = max(
+            state.pose_changed_ns + 1, end_ns - round(self.settings.capture_interval_s * 1e9)
+        )
+        keys = [(spec.name, image_type) for spec in state.rig for image_type in _TOPIC]
+        deadline = time.monotonic() + self.settings.policy.timeout_s
+
+        def missing() -> list[tuple[str, int]]:
+            return [
+                key
+                for key in keys
+                if key not in state.frames or int(state.frames[key]["time_stamp"]) < oldest_ns
+            ]
+
+        with self._condition:
+            while missing():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0.0:
+                    view, image_type = missing()[0]
+                    raise SimulatorFaultError(
+                        f"{self.endpoint}: no {_TOPIC[image_type]} frame of {agent}/{view} "
+                        f"captured at or after {oldest_ns / 1e9:.3f} s within "
+                        f"{self.settings.policy.timeout_s:g} s"
+                    )
+                self._condition.wait(remaining)
+
+    def cameras(self, agent: str) -> list[CameraSpec]:
+        """The camera rig of ``agent``.
+
+        Raises:
+            ConfigError: no rig for that agent.
+        """
+        if agent not in self._rigs:
+            raise ConfigError(
+                f"no camera rig for agent {agent!r}; rigs exist for {sorted(self._rigs)}"
+            )
+        return list(self._rigs[agent])
+
+    def observe(self, agent: str, with_ground_truth_ids: bool = False) -> Observation:
+        """The newest frames of every view, stamped with their capture time.
+
+        Ground-truth id images are not requested from ProjectAirSim; ``instance_ids`` and
+        ``semantic_ids`` stay None.
+
+        Raises:
+            SimulatorFaultError: the server failed, or frames are missing.
+        """
+        state = self._placed(agent)
+        with self._condition:
+            messages = dict(state.frames)
+        frames = {}
+        stamp_ns = 0
+        for spec in state.rig:
+            where = f"{self.endpoint}: {agent}/{spec.name}"
+            colour = messages.get((spec.name, SCENE_IMAGE))
+            depth = messages.get((spec.name, DEPTH_PLANAR_IMAGE))
+            if colour is None or depth is None:
+                raise SimulatorFaultError(f"{where}: no frame yet; reset places the agents")
+            frames[spec.name] = CameraFrame(
+                spec=spec,
+                rgb=rgb_from_projectairsim(colour, f"{where} scene_camera"),
+                depth=depth_from_projectairsim(depth, f"{where} depth_planar_camera"),
+            )
+            stamp_ns = max(stamp_ns, int(colour["time_stamp"]), int(depth["time_stamp"]))
+        return Observation(
+            sim_time_s=stamp_ns / 1e9,
+            pose=self._ground_truth_pose(state),
+            frames=frames,
+        )
+
+    def close(self) -> None:
+        """Close the connection without further requests."""
+        self._drop_connection()
+
+
+def _read_jsonc(path: Path) -> Any:
+    try:
+        return commentjson.loads(path.read_text())
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror}") from error
+    except Exception as error:  # commentjson raises its parser's own exception types
+        raise ConfigError(f"{path}: not valid JSON with comments: {error}") from error
+
+
+def _read_scene_config(directory: Path, file_name: str) -> dict[str, Any]:
+    """A scene config with every robot and environment-actor config file merged in, as
+    ``projectairsim.utils.load_scene_config_as_dict`` does, without its schema check (the
+    client runs that on the patched config it loads)."""
+    config: dict[str, Any] = _read_jsonc(directory / file_name)
+    for actor, key in (
+        *((a, "robot-config") for a in config.get("actors", [])),
+        *((a, "env-actor-config") for a in config.get("environment-actors", [])),
+    ):
+        names = actor.get(key, [])
+        merged: dict[str, Any] = {}
+        for name in names if isinstance(names, list) else [names]:
+            merged = merge_dicts(merged, _read_jsonc(directory / name))
+        actor[key] = merged
+    return config
+
+
+def _write_scene_config(directory: Path, scene: str, config: dict[str, Any]) -> str:
+    """Write ``config`` (robot configs merged in) as a scene file with one file per robot
+    config; returns the scene file's name."""
+    written = json.loads(json.dumps(config))
+    for actor in written.get("actors", []):
+        robot_file = f"robot_{actor['name']}.jsonc"
+        (directory / robot_file).write_text(json.dumps(actor["robot-config"]))
+        actor["robot-config"] = robot_file
+    for actor in written.get("environment-actors", []):
+        actor_file = f"env_actor_{actor['name']}.jsonc"
+        (directory / actor_file).write_text(json.dumps(actor["env-actor-config"]))
+        actor["env-actor-config"] = actor_file
+    file_name = f"{SCENE_FILE_PREFIX}{scene}{SCENE_FILE_SUFFIX}"
+    (directory / file_name).write_text(json.dumps(written))
+    return file_name
+
+
+def _scene_names(directory: Path) -> list[str]:
+    if not str(directory) or not directory.is_dir():
+        raise ConfigError(
+            f"sim_bridge.projectairsim_scene_dir: {str(directory)!r} is not a directory of "
+            f"{SCENE_FILE_PREFIX}<name>{SCENE_FILE_SUFFIX} scene configs"
+        )
+    names = sorted(
+        path.name[len(SCENE_FILE_PREFIX) : -len(SCENE_FILE_SUFFIX)]
+        for path in directory.glob(f"{SCENE_FILE_PREFIX}*{SCENE_FILE_SUFFIX}")
+    )
+    if not names:
+        raise ConfigError(
+            f"sim_bridge.projectairsim_scene_dir: {directory} holds no "
+            f"{SCENE_FILE_PREFIX}<name>{SCENE_FILE_SUFFIX} scene configs"
+        )
+    return names

@@ -1,0 +1,130 @@
+"""Image payloads of the simulators' wire formats, decoded into aerialdojo's arrays.
+
+RGB becomes HxWx3 uint8 in RGB order; depth becomes HxW float32 metres along the optical axis
+with +inf where nothing was hit (REP-118). A payload of the wrong size or encoding means the
+server answered nonsense: a ``SimulatorFaultError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from aerialdojo.errors import SimulatorFaultError
+
+#: CARLA's depth camera encodes 0..1000 m in 24 bits of the R, G and B channels.
+CARLA_DEPTH_RANGE_M = 1000.0
+
+_PROJECTAIRSIM_RGB = {"BGR": True, "bgr8": True, "RGB": False, "rgb8": False}
+_PROJECTAIRSIM_DEPTH = {"16FC1": "<f2", "32FC1": "<f4"}
+
+
+def _buffer(data: bytes | Sequence[int], what: str) -> np.ndarray:
+    if isinstance(data, bytes | bytearray | memoryview):
+        return np.frombuffer(data, dtype=np.uint8)
+    # Request/reply answers carry JSON arrays of byte values instead of binary.
+    try:
+        return np.asarray(data, dtype=np.uint8)
+    except (TypeError, ValueError) as error:
+        raise SimulatorFaultError(f"{what}: image data is neither bytes nor byte values") from error
+
+
+def _shaped(flat: np.ndarray, shape: tuple[int, ...], what: str) -> np.ndarray:
+    expected = int(np.prod(shape))
+    if flat.size != expected:
+        raise SimulatorFaultError(
+            f"{what}: {flat.size} values for a {'x'.join(map(str, shape))} image "
+            f"({expected} expected)"
+        )
+    return flat.reshape(shape)
+
+
+def rgb_from_bgr_bytes(
+    data: bytes | Sequence[int], width: int, height: int, what: str
+) -> np.ndarray:
+    """An RGB image from packed 3-channel BGR bytes (AirSim's uncompressed Scene image).
+
+    Raises:
+        SimulatorFaultError: the payload does not hold ``height*width*3`` bytes.
+    """
+    bgr = _shaped(_buffer(data, what), (height, width, 3), what)
+    return np.ascontiguousarray(bgr[:, :, ::-1])
+
+
+def depth_from_floats(values: Sequence[float], width: int, height: int, what: str) -> np.ndarray:
+    """A depth image from a flat list of float metres (AirSim's ``image_data_float``).
+
+    Raises:
+        SimulatorFaultError: the list does not hold ``height*width`` values.
+    """
+    return _shaped(np.asarray(values, dtype=np.float32), (height, width), what)
+
+
+def rgb_from_projectairsim(message: Mapping[str, Any], what: str) -> np.ndarray:
+    """An RGB image from a ProjectAirSim image message (``scene_camera`` topic).
+
+    Raises:
+        SimulatorFaultError: unknown encoding or wrong payload size.
+    """
+    encoding = str(message.get("encoding", ""))
+    if encoding not in _PROJECTAIRSIM_RGB:
+        raise SimulatorFaultError(f"{what}: unsupported colour encoding {encoding!r}")
+    height, width = int(message["height"]), int(message["width"])
+    pixels = _shaped(_buffer(message["data"], what), (height, width, 3), what)
+    return np.ascontiguousarray(pixels[:, :, ::-1]) if _PROJECTAIRSIM_RGB[encoding] else pixels
+
+
+def depth_from_projectairsim(message: Mapping[str, Any], what: str) -> np.ndarray:
+    """Planar depth in metres from a ProjectAirSim image message (``depth_planar_camera``).
+
+    16FC1 is IEEE half precision, 32FC1 single precision, both little-endian metres. Exact
+    zero is read as "no hit": some server builds write 0 instead of +inf for the sky.
+
+    Raises:
+        SimulatorFaultError: unknown encoding or wrong payload size.
+    """
+    encoding = str(message.get("encoding", ""))
+    dtype = _PROJECTAIRSIM_DEPTH.get(encoding)
+    if dtype is None:
+        raise SimulatorFaultError(f"{what}: unsupported depth encoding {encoding!r}")
+    height, width = int(message["height"]), int(message["width"])
+    raw = _buffer(message["data"], what)
+    itemsize = np.dtype(dtype).itemsize
+    if raw.size != height * width * itemsize:
+        raise SimulatorFaultError(
+            f"{what}: {raw.size} bytes for a {width}x{height} {encoding} image "
+            f"({height * width * itemsize} expected)"
+        )
+    depth = raw.view(dtype).reshape(height, width).astype(np.float32)
+    depth[depth == 0.0] = np.inf
+    return depth
+
+
+def rgb_from_carla_bgra(data: bytes, width: int, height: int, what: str) -> np.ndarray:
+    """An RGB image from a CARLA camera's BGRA ``raw_data``.
+
+    Raises:
+        SimulatorFaultError: wrong payload size.
+    """
+    bgra = _shaped(_buffer(data, what), (height, width, 4), what)
+    return np.ascontiguousarray(bgra[:, :, 2::-1])
+
+
+def depth_from_carla_bgra(data: bytes, width: int, height: int, what: str) -> np.ndarray:
+    """Planar depth in metres from a CARLA depth camera's BGRA ``raw_data``.
+
+    CARLA packs normalised depth d in [0, 1] as R + 256 G + 65536 B over 2^24 - 1, d times
+    1000 m being the distance; the far plane (d = 1) is read as "no hit".
+
+    Raises:
+        SimulatorFaultError: wrong payload size.
+    """
+    bgra = _shaped(_buffer(data, what), (height, width, 4), what).astype(np.float64)
+    normalised = (bgra[:, :, 2] + bgra[:, :, 1] * 256.0 + bgra[:, :, 0] * 65536.0) / (
+        256.0**3 - 1.0
+    )
+    depth = (normalised * CARLA_DEPTH_RANGE_M).astype(np.float32)
+    depth[normalised >= 1.0] = np.inf
+    return depth

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Creates the isolated venv of a real-simulator backend, one per backend, because the two
+# clients cannot share one: projectairsim needs msgpack 1.x, airsim needs msgpack 0.5.
+#   tools/bootstrap_backend.sh projectairsim    -> .venv-projectairsim
+#   tools/bootstrap_backend.sh carla-air        -> .venv-carla-air
+# The venv holds only the client and its pinned dependencies (requirements/backend-<name>.txt,
+# installed with --no-deps: the file is the complete resolved set). rclpy, the ROS messages and
+# aerialdojo's own dependencies come from the main .venv, placed after the backend's packages
+# by tools/backend_venv_site.py. Run the bridge with that interpreter:
+#   tools/run.sh .venv-projectairsim/bin/python -m aerialdojo.nodes.sim_bridge --ros-args ...
+# A second run with unchanged inputs does nothing.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+say() { printf 'aerialdojo: %s\n' "$*" >&2; }
+die() { say "$*"; exit 1; }
+
+declare -A client_module=([projectairsim]=projectairsim [carla-air]="airsim, carla")
+# Source distributions whose setup.py imports other pinned packages: built after the rest.
+declare -A build_last=([projectairsim]="" [carla-air]="airsim")
+
+[[ $# -ge 1 ]] || die "usage: tools/bootstrap_backend.sh projectairsim|carla-air [...]"
+main_python="$root/.venv/bin/python"
+[[ -x "$main_python" ]] || die "the main .venv is missing; run tools/bootstrap.sh first"
+
+for backend in "$@"; do
+  [[ -n "${client_module[$backend]+x}" ]] \
+    || die "unknown backend '$backend'; known: ${!client_module[*]}"
+  venv="$root/.venv-$backend"
+  requirements="$root/requirements/backend-$backend.txt"
+  key="$("$main_python" --version 2>&1) $(cat "$requirements" "$root/tools/backend_venv_site.py" | sha256sum | cut -c1-16)"
+  if [[ -x "$venv/bin/python" && "$(cat "$venv/.backend-key" 2>/dev/null)" == "$key" ]]; then
+    continue
+  fi
+  say "creating .venv-$backend"
+  rm -rf "$venv"
+  # From the main venv's interpreter, so both venvs run the same Python version.
+  "$main_python" -m venv "$venv"
+  pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps)
+  # --no-build-isolation builds sdists against these, not against a fresh download.
+  "${pip[@]}" setuptools==80.9.0 wheel==0.48.0 || die "pip could not install the build tools"
+  last="${build_last[$backend]}"
+  first_pins="$(mktemp)"
+  trap 'rm -f "$first_pins"' EXIT
+  grep -v -E "^(${last:-\$^})==" "$requirements" > "$first_pins"
+  "${pip[@]}" --no-build-isolation -r "$first_pins" || die "pip install -r $requirements failed"
+  if [[ -n "$last" ]]; then
+    "${pip[@]}" --no-build-isolation $(grep -E "^(${last})==" "$requirements") \
+      || die "pip could not build ${last} (see above)"
+  fi
+  site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+  # Last, so that pip above never saw the main venv's packages as already installed.
+  cp "$root/tools/backend_venv_site.py" "$site/aerialdojo_main_venv.py"
+  echo "import aerialdojo_main_venv" > "$site/aerialdojo_main_venv.pth"
+  "$venv/bin/python" -c "import ${client_module[$backend]}, rclpy, yaml" \
+    || die ".venv-$backend cannot import its client and rclpy together"
+  echo "$key" > "$venv/.backend-key"
+done
