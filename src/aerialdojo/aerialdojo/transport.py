@@ -1,24 +1,4 @@
-"""ROS-side transport helpers: QoS profiles, the shipped DDS profile, and image messages.
-
-Large frames only arrive whole when the DDS transport is configured for them: the shipped Fast DDS
-profile (``config/transport/``, README.md there) gives every process shared-memory segments big
-enough for a four-view RGB-D frame set. ``transport_environment`` tells a launcher which variables
-apply it. The image helpers copy pixel data once into a message and decode without copying, and
-``FramePublisher`` moves publishing off the thread that serves control requests.
-
-CompressedImage formats written here (``CompressedImage.format``):
-
-* ``"<enc>; png compressed <enc>"`` and ``"<enc>; jpeg compressed <enc>"`` for ``rgb8``, ``bgr8``,
-  ``rgba8``, ``bgra8``, ``mono8`` (and PNG for ``mono16``/``16UC1``): a standard PNG or JPEG file
-  of the image in its true colours, following image_transport's ``compressed`` naming.
-* ``"32FC1; aerialdojo png float32"`` (``DEPTH_FLOAT32_FORMAT``): lossless depth. The PNG is an
-  RGBA8 image of the depth's size whose four channels of a pixel hold the four bytes of that pixel's
-  little-endian IEEE float32 value, so +inf (no return) and NaN survive exactly.
-* ``"32FC1; aerialdojo png 16UC1 mm"`` (``DEPTH_MILLIMETRES_FORMAT``): a 16-bit greyscale PNG of
-  depth in millimetres, rounded (error <= 0.5 mm), 0 meaning no return within range: +inf, NaN,
-  values <= 0 and values beyond 65.535 m all encode as 0 and decode as +inf. Smaller and readable by
-  any image viewer; use it where 65 m of range is enough.
-"""
+"""ROS-side transport: QoS, the shipped DDS profile, image messages, off-path publishing."""
 
 from __future__ import annotations
 
@@ -33,6 +13,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, Protocol
 
 import numpy as np
+from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
 from PIL import Image as PILImage
 from rclpy.publisher import Publisher
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -174,18 +155,10 @@ def transport_profile_path(profile: str = "single_host") -> Path:
     file_name = TRANSPORT_PROFILES[profile][0]
     candidates = [Path(__file__).resolve().parents[3] / "config" / "transport" / file_name]
     try:
-        from ament_index_python.packages import (  # noqa: PLC0415 - optional outside a workspace
-            PackageNotFoundError,
-            get_package_share_directory,
-        )
-
-        try:
-            share = Path(get_package_share_directory("aerialdojo"))
-            candidates.append(share / "config" / "transport" / file_name)
-        except PackageNotFoundError:
-            pass
-    except ImportError:
-        pass
+        share = Path(get_package_share_directory("aerialdojo"))
+        candidates.append(share / "config" / "transport" / file_name)
+    except PackageNotFoundError:
+        pass  # not installed: running from the source tree only
     for candidate in candidates:
         if candidate.is_file():
             return candidate
@@ -244,12 +217,7 @@ def array_to_image(array_: np.ndarray, encoding: str, header: Header | None = No
     Raises:
         TransportError: unknown encoding, or an element type or shape that does not fit it.
     """
-    dtype, channels = _encoding_layout(encoding)
-    if array_.dtype.newbyteorder("=") != dtype:
-        raise TransportError(
-            f"encoding {encoding!r} needs {dtype.name} pixels, got dtype {array_.dtype}"
-        )
-    height, width = _image_size(array_.shape, channels, encoding)
+    dtype, channels, height, width = _pixel_layout(array_, encoding)
     big_endian = array_.dtype.byteorder == ">" or (
         array_.dtype.byteorder == "=" and sys.byteorder == "big"
     )
@@ -319,12 +287,19 @@ def _encoding_layout(encoding: str) -> tuple[np.dtype[Any], int]:
     return IMAGE_ENCODINGS[encoding]
 
 
-def _image_size(shape: tuple[int, ...], channels: int, encoding: str) -> tuple[int, int]:
+def _pixel_layout(pixels: np.ndarray, encoding: str) -> tuple[np.dtype[Any], int, int, int]:
+    """Element type, channels, height and width of ``pixels`` checked against ``encoding``."""
+    dtype, channels = _encoding_layout(encoding)
+    if pixels.dtype.newbyteorder("=") != dtype:
+        raise TransportError(
+            f"encoding {encoding!r} needs {dtype.name} pixels, got dtype {pixels.dtype}"
+        )
+    shape = pixels.shape
     fits = (len(shape) == 3 and shape[2] == channels) or (len(shape) == 2 and channels == 1)
     if not fits:
         layout = "HxW" if channels == 1 else f"HxWx{channels}"
         raise TransportError(f"encoding {encoding!r} needs an {layout} array, got shape {shape}")
-    return shape[0], shape[1]
+    return dtype, channels, shape[0], shape[1]
 
 
 # --- sensor_msgs/CompressedImage -------------------------------------------------------------
@@ -341,6 +316,19 @@ def array_to_compressed(
 ) -> CompressedImage:
     """A sensor_msgs/CompressedImage of ``array_`` for bags and remote viewers.
 
+    The formats written (``CompressedImage.format``):
+
+    * ``"<enc>; png compressed <enc>"`` and ``"<enc>; jpeg compressed <enc>"`` for 8- and 16-bit
+      encodings: a standard PNG or JPEG file of the image in its true colours, named as
+      image_transport's ``compressed`` transport names its formats.
+    * ``DEPTH_FLOAT32_FORMAT``, lossless depth: an RGBA8 PNG of the depth's size whose four
+      channels of a pixel hold the four bytes of that pixel's little-endian IEEE float32 value,
+      so +inf (no return) and NaN survive exactly.
+    * ``DEPTH_MILLIMETRES_FORMAT``: a 16-bit greyscale PNG of depth in millimetres, rounded
+      (error <= 0.5 mm), 0 meaning no return within range: +inf, NaN, values <= 0 and values
+      beyond 65.535 m all encode as 0 and decode as +inf. Usually smaller than float32 packing
+      and readable by any image viewer; use it where 65 m of range is enough.
+
     Args:
         array_: pixels laid out as for ``array_to_image``.
         encoding: ``32FC1`` depth in metres, or an encoding Pillow writes (rgb8, bgr8, rgba8,
@@ -349,18 +337,13 @@ def array_to_compressed(
         codec: ``"png"`` (lossless) or ``"jpeg"`` (lossy; 3-channel colour and mono8 only).
         jpeg_quality: JPEG quality, 1 to 95.
         depth_packing: for 32FC1, ``"float32"`` (lossless) or ``"millimetres"`` (16-bit, 0.5 mm,
-            65.535 m range); see the module docstring for both layouts.
+            65.535 m range), laid out as above.
 
     Raises:
         TransportError: an encoding, codec or packing that does not fit, or a quality out of
             range.
     """
-    dtype, channels = _encoding_layout(encoding)
-    if array_.dtype.newbyteorder("=") != dtype:
-        raise TransportError(
-            f"encoding {encoding!r} needs {dtype.name} pixels, got dtype {array_.dtype}"
-        )
-    _image_size(array_.shape, channels, encoding)
+    dtype, channels, _, _ = _pixel_layout(array_, encoding)
     if codec not in ("png", "jpeg"):
         raise TransportError(f"codec {codec!r} is neither 'png' nor 'jpeg'")
     if encoding == "32FC1":
@@ -440,8 +423,8 @@ def compressed_to_array(message: Any) -> tuple[np.ndarray, str]:
 def _compressed_encoding(image_format: str, mode: str) -> str:
     head, separator, tail = image_format.partition(";")
     if separator:
-        encoding = head.strip()
-        codec = tail.split()[0] if tail.split() else ""
+        encoding, words = head.strip(), tail.split()
+        codec = words[0] if words else ""
         if encoding in _PILLOW_ENCODINGS and codec in ("png", "jpeg"):
             return encoding
     elif image_format.strip().lower() in ("png", "jpeg", "jpg"):
