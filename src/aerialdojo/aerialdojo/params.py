@@ -97,8 +97,9 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         P(
             name="backend",
             default="embedded",
-            choices=("embedded",),
-            description="Simulator backend the bridge drives",
+            choices=("embedded", "projectairsim", "carla_air"),
+            description="Simulator backend the bridge drives; projectairsim and carla_air run "
+            "the bridge in .venv-projectairsim / .venv-carla-air (docs/simulators.md)",
         ),
         P(name="seed", default=0, minimum=0, description="Seed of procedural scene generation"),
         P(name="agents", default=["uav"], description="Agents whose sensors are published"),
@@ -135,6 +136,94 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             default=1.0,
             minimum=0.001,
             description="Simulation time one discrete action takes, seconds",
+        ),
+        P(
+            name="server_host",
+            default="127.0.0.1",
+            description="Host of the simulator server (projectairsim, carla_air)",
+        ),
+        P(
+            name="server_timeout_s",
+            default=10.0,
+            minimum=0.1,
+            description="Longest wait for one answer of the simulator server, seconds; "
+            "keep it below the task manager's sim_timeout_s",
+        ),
+        P(
+            name="server_attempts",
+            default=3,
+            minimum=1,
+            description="Tries of a failing connection to the simulator server before it is "
+            "an infrastructure failure",
+        ),
+        P(
+            name="capture_interval_s",
+            default=1.0 / 15.0,
+            minimum=0.001,
+            description="Simulated time between two captures of a camera, seconds "
+            "(projectairsim; 1/15 s is the seed's 15 FPS)",
+        ),
+        P(
+            name="projectairsim_topics_port",
+            default=8989,
+            minimum=1,
+            maximum=65535,
+            description="ProjectAirSim topic (NNG pair) port",
+        ),
+        P(
+            name="projectairsim_services_port",
+            default=8990,
+            minimum=1,
+            maximum=65535,
+            description="ProjectAirSim service (NNG request/reply) port",
+        ),
+        P(
+            name="projectairsim_scene_dir",
+            default="",
+            description="Directory of ProjectAirSim scene configs scene_<name>.jsonc and the "
+            "robot configs they name; each agent is the robot actor of its name",
+        ),
+        P(
+            name="carla_port",
+            default=2000,
+            minimum=1,
+            maximum=65535,
+            description="CARLA server port (carla_air: world, ground vehicle, its cameras)",
+        ),
+        P(
+            name="airsim_port",
+            default=41451,
+            minimum=1,
+            maximum=65535,
+            description="AirSim RPC port inside CARLA-Air (carla_air: the UAV)",
+        ),
+        P(
+            name="carla_air_map",
+            default="Town10HD",
+            description="CARLA map of the run (carla_air); the only scene the backend serves",
+        ),
+        P(
+            name="carla_air_map_offset",
+            default=[172.20, -183.86, 27.45],
+            description="AirSim origin in this map: airsim = (carla_x + dx, carla_y + dy, "
+            "-carla_z + dz), [dx, dy, dz] metres (Town10HD default; docs/simulators.md)",
+        ),
+        P(
+            name="carla_air_fixed_delta_s",
+            default=0.05,
+            minimum=0.001,
+            maximum=1.0,
+            description="Simulated time of one synchronous-mode tick (carla_air), seconds",
+        ),
+        P(
+            name="carla_air_ugv_blueprint",
+            default="vehicle.tesla.model3",
+            description="Blueprint of the ground vehicle spawned for the ugv agent (carla_air)",
+        ),
+        P(
+            name="airsim_vehicle",
+            default="",
+            description="AirSim vehicle name of the uav agent (carla_air); empty: the first",
         ),
     ),
     "task_manager": (

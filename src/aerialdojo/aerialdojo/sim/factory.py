@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from aerialdojo.errors import ConfigError
 from aerialdojo.sim.backend import CameraSpec, SimulatorBackend
 
-BACKENDS = ("embedded",)
+BACKENDS = ("embedded", "projectairsim", "carla_air")
+
+#: The venv each real-simulator backend's client lives in (tools/bootstrap_backend.sh).
+BACKEND_VENVS = {"projectairsim": ".venv-projectairsim", "carla_air": ".venv-carla-air"}
 
 
 def create_backend(
@@ -17,11 +21,22 @@ def create_backend(
     agent_radius_m: float,
     rigs: Mapping[str, Sequence[CameraSpec]],
     seconds_per_action: float,
+    parameters: Mapping[str, Any] | None = None,
 ) -> SimulatorBackend:
     """Build the backend called ``name``.
 
+    Args:
+        name: one of ``BACKENDS``.
+        seed: scene generation seed (embedded).
+        agent_radius_m: collision radius (embedded).
+        rigs: camera rig per agent.
+        seconds_per_action: simulated time one action takes.
+        parameters: the bridge's parameter values; the remote backends read their server
+            address, ports, timeouts and map settings from them (defaults where absent).
+
     Raises:
-        ConfigError: no backend of that name.
+        ConfigError: no backend of that name, bad settings, or a remote backend's client
+            not importable (the bridge runs in the wrong venv).
     """
     if name == "embedded":
         # Imported here: the embedded simulator pulls in Embree, which other backends'
@@ -34,4 +49,32 @@ def create_backend(
             rigs=rigs,
             seconds_per_action=seconds_per_action,
         )
+    if name in BACKEND_VENVS:
+        # Imported here: each client lives in its own venv, never next to the other's.
+        try:
+            if name == "projectairsim":
+                from aerialdojo.sim.projectairsim import (  # noqa: PLC0415
+                    ProjectAirSimBackend,
+                    ProjectAirSimSettings,
+                )
+
+                return ProjectAirSimBackend(
+                    settings=ProjectAirSimSettings.from_parameters(parameters or {}),
+                    rigs=rigs,
+                    seconds_per_action=seconds_per_action,
+                )
+            from aerialdojo.sim.carla_air import CarlaAirBackend, CarlaAirSettings  # noqa: PLC0415
+
+            return CarlaAirBackend(
+                settings=CarlaAirSettings.from_parameters(parameters or {}),
+                rigs=rigs,
+                seconds_per_action=seconds_per_action,
+            )
+        except ModuleNotFoundError as error:
+            raise ConfigError(
+                f"backend {name!r} needs the {error.name!r} client, which lives in "
+                f"{BACKEND_VENVS[name]}: create it with tools/bootstrap_backend.sh "
+                f"{BACKEND_VENVS[name].removeprefix('.venv-')} and run the bridge with "
+                f"{BACKEND_VENVS[name]}/bin/python"
+            ) from error
     raise ConfigError(f"unknown simulator backend {name!r}; known: {', '.join(BACKENDS)}")

@@ -112,17 +112,25 @@ def fault(endpoint: Endpoint, doing: str, error: BaseException) -> SimulatorFaul
     return SimulatorFaultError(f"{endpoint} failed while {doing}: {type(error).__name__}: {error}")
 
 
-def check_version(component: str, found: str, tested: str) -> str | None:
+def check_version(
+    component: str, found: str, tested: str, significant_parts: int = 2
+) -> str | None:
     """Warn when ``found`` differs from the version aerialdojo was tested with.
 
-    Versions are compared on major.minor: a patch release is assumed compatible. A mismatch is
-    a warning, not an error: the wire protocols rarely change, and a hard pin is what users
-    of existing bridges complain about.
+    A mismatch is a warning, not an error: the wire protocols rarely change, and a hard pin is
+    what users of existing bridges complain about.
+
+    Args:
+        component: what is compared, for the message.
+        found: the version in use.
+        tested: the version it is compared with.
+        significant_parts: leading dotted parts compared (2: a patch release is assumed
+            compatible; CARLA wants client and server of one release, so 3 there).
 
     Returns:
         The warning that was logged, or None.
     """
-    if _major_minor(found) == _major_minor(tested):
+    if _leading(found, significant_parts) == _leading(tested, significant_parts):
         return None
     message = (
         f"{component} version {found} differs from the tested {tested}; expect protocol differences"
@@ -131,5 +139,5 @@ def check_version(component: str, found: str, tested: str) -> str | None:
     return message
 
 
-def _major_minor(version: str) -> tuple[str, ...]:
-    return tuple(version.strip().lstrip("v").split(".")[:2])
+def _leading(version: str, parts: int) -> tuple[str, ...]:
+    return tuple(version.strip().lstrip("v").split(".")[:parts])

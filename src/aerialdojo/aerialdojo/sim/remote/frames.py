@@ -107,3 +107,7 @@ class MapOffset:
     def airsim_to_map(self, north: float, east: float, down: float, yaw: float) -> Pose:
         """The map-frame pose of an AirSim NED pose."""
         return carla_to_map(self.airsim_to_carla(north, east, down, yaw))
+
+
+#: Town10HD, the map of CARLA-Air's documentation and the default of the run config.
+TOWN10HD_OFFSET = MapOffset(172.20, -183.86, 27.45)
