@@ -66,6 +66,19 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("run_b", type=Path)
     diff.set_defaults(handler=_cmd_compare)
 
+    scenes = commands.add_parser("scenes", help="the embedded simulator's scenes")
+    scenes_commands = scenes.add_subparsers(dest="scenes_command", required=True)
+    scenes_commands.add_parser("list", help="print every scene name").set_defaults(
+        handler=_cmd_scenes_list
+    )
+
+    render = commands.add_parser("render", help="write a PNG montage of a scene's views")
+    render.add_argument("--scene", required=True, help="scene name, e.g. Mall_0")
+    render.add_argument("--out", type=Path, required=True, help="PNG file to write")
+    render.add_argument("--seed", type=int, default=0, help="scene generation seed")
+    render.add_argument("--size", type=int, default=320, help="pixels per side of each view")
+    render.set_defaults(handler=_cmd_render)
+
     params = commands.add_parser("params", help="every node parameter, default and meaning")
     params.set_defaults(handler=_cmd_params)
     return parser
@@ -156,6 +169,24 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from aerialdojo.metrics.cli_support import compare_table  # noqa: PLC0415
 
     print(compare_table(args.run_a, args.run_b), end="")
+    return 0
+
+
+def _cmd_scenes_list(_: argparse.Namespace) -> int:
+    from aerialdojo.sim.embedded.scenes import SCENE_TYPES, scene_names  # noqa: PLC0415
+
+    families = {scene_type.name: scene_type.family for scene_type in SCENE_TYPES}
+    for name in scene_names():
+        scene_type, _, instance = name.rpartition("_")
+        split = "in distribution" if instance == "0" else "out of distribution"
+        print(f"{name:<20} {families[scene_type]:<15} {split}")
+    return 0
+
+
+def _cmd_render(args: argparse.Namespace) -> int:
+    from aerialdojo.sim.embedded.montage import write_montage  # noqa: PLC0415
+
+    print(write_montage(args.scene, args.out, seed=args.seed, size=args.size))
     return 0
 
 

@@ -59,3 +59,21 @@ def test_params_lists_every_node(capsys: pytest.CaptureFixture) -> None:
     for node in ("sim_bridge:", "task_manager:", "uav_agent:", "evaluator:"):
         assert node in printed
     assert "agent_radius_m = 0.25" in printed
+
+
+def test_scenes_list_names_all_42(capsys: pytest.CaptureFixture) -> None:
+    assert main(["scenes", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 42
+    assert lines[0].split() == ["Mall_0", "urban", "in", "distribution"]
+    assert lines[1].split()[:2] == ["Mall_1", "urban"] and "out of distribution" in lines[1]
+
+
+def test_render_writes_a_png_and_unknown_scenes_are_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    out = tmp_path / "flood.png"
+    assert main(["render", "--scene", "Flood_0", "--out", str(out), "--size", "64"]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["render", "--scene", "Moon_0", "--out", str(out)]) == EXIT_USAGE
+    assert "Moon_0" in capsys.readouterr().err
