@@ -161,9 +161,7 @@ def main() -> None:
     overhead_s = stack_s - simulator_s - agent_stack_s
     direct_s = simulator_s + agent_s
     print(f"episode {episode.episode_id}, {args.steps} steps, 4 RGB-D views at {args.size}px")
-    print(
-        f"direct: simulator {simulator_s * 1e3:.1f} ms + agent {agent_s * 1e3:.1f} ms (medians)"
-    )
+    print(f"direct: simulator {simulator_s * 1e3:.1f} ms + agent {agent_s * 1e3:.1f} ms (medians)")
     print(
         f"stack:  {stack_s * 1e3:.1f} ms per step (median; p90 "
         f"{statistics.quantiles(walls, n=10)[-1] * 1e3:.1f} ms), agent {agent_stack_s * 1e3:.1f} ms"

@@ -189,7 +189,8 @@ def target_colour(goal: GoalDescription) -> np.ndarray | None:
         image = goal.reference_images[0]
         height, width = image.shape[:2]
         centre = image[height // 3 : 2 * height // 3, width // 3 : 2 * width // 3].reshape(-1, 3)
-        return np.median(centre, axis=0).astype(np.float64)
+        median: np.ndarray = np.median(centre, axis=0).astype(np.float64)
+        return median
     words = re.findall(r"[a-z]+", f"{goal.description} {goal.object_name}".lower())
     for word in words:
         if word in COLOUR_NAMES:
@@ -211,7 +212,8 @@ def colour_mask(rgb: np.ndarray, target: np.ndarray, tolerance: float) -> np.nda
     target_chroma = (target / max(target_brightness, 1.0)).astype(np.float32)
     close = np.abs(chroma - target_chroma).max(axis=2) <= tolerance
     lit = (brightness >= 0.35 * target_brightness) & (brightness <= 1.6 * target_brightness + 30)
-    return close & lit
+    matching: np.ndarray = close & lit
+    return matching
 
 
 def free_distance(view: ViewData | None, settings: SeekerSettings) -> float:
