@@ -32,7 +32,7 @@ from aerialdojo.nodes.conversions import camera_info_msg, pose_from_msg, pose_ms
 from aerialdojo.sim.backend import Observation, aerialdojo_uav_rig
 from aerialdojo.sim.clock import BridgeClock
 from aerialdojo.sim.factory import create_backend
-from aerialdojo.transport import array_to_image
+from aerialdojo.transport import FramePublisher, array_to_image
 
 
 @dataclass
@@ -40,7 +40,7 @@ class _ViewPublishers:
     image: Publisher
     depth: Publisher
     info: Publisher
-    info_msg: CameraInfo
+    frame_id: str
 
 
 class SimBridge(Node):
@@ -62,6 +62,7 @@ class SimBridge(Node):
         )
         self._episode_start: dict[str, Pose] = {}
         self._clock = BridgeClock(step_s=float(param(self, "seconds_per_action")))
+        self._frame_publisher = FramePublisher()
         self._clock_pub = self.create_publisher(Clock, "/clock", STATE_QOS)
         self._views = {agent: self._make_view_publishers(agent) for agent in self._agents}
         self._odom_pubs = {
@@ -87,7 +88,7 @@ class SimBridge(Node):
                 image=self.create_publisher(Image, f"{base}/image", SENSOR_QOS),
                 depth=self.create_publisher(Image, f"{base}/depth", SENSOR_QOS),
                 info=self.create_publisher(CameraInfo, f"{base}/camera_info", SENSOR_QOS),
-                info_msg=camera_info_msg(spec, _optical_frame(agent, spec.name)),
+                frame_id=_optical_frame(agent, spec.name),
             )
         return views
 
@@ -143,36 +144,46 @@ class SimBridge(Node):
         return response
 
     def _publish_observations(self, agents: list[str], reset: bool = False) -> Time:
-        """Render and publish every view of ``agents``; returns the shared stamp."""
+        """Render every view of ``agents`` and queue the messages for publishing; returns the
+        shared stamp. Publishing runs on the frame publisher's thread, so the service answers
+        without waiting for the images to be serialized (agents wait for them by stamp)."""
         observations = {agent: self._backend.observe(agent) for agent in agents}
         sim_time = max(observation.sim_time_s for observation in observations.values())
         stamp = time_msg(self._clock.stamp(sim_time, reset=reset))
-        self._clock_pub.publish(Clock(clock=stamp))
+        batch: list[tuple[Publisher, object]] = [(self._clock_pub, Clock(clock=stamp))]
         for agent, observation in observations.items():
             if reset:
                 self._episode_start[agent] = observation.pose
-            self._publish_agent(agent, observation, stamp)
+            batch += self._agent_messages(agent, observation, stamp)
+        self._frame_publisher.submit(batch)
         return stamp
 
-    def _publish_agent(self, agent: str, observation: Observation, stamp: Time) -> None:
+    def _agent_messages(
+        self, agent: str, observation: Observation, stamp: Time
+    ) -> list[tuple[Publisher, object]]:
+        messages: list[tuple[Publisher, object]] = []
         for name, frame in observation.frames.items():
             view = self._views[agent][name]
-            header = Header(stamp=stamp, frame_id=view.info_msg.header.frame_id)
-            view.image.publish(array_to_image(frame.rgb, "rgb8", header))
-            view.depth.publish(array_to_image(frame.depth, "32FC1", header))
-            view.info_msg.header.stamp = stamp
-            view.info.publish(view.info_msg)
+            header = Header(stamp=stamp, frame_id=view.frame_id)
+            info = camera_info_msg(frame.spec, view.frame_id)
+            info.header.stamp = stamp
+            messages += [
+                (view.image, array_to_image(frame.rgb, "rgb8", header)),
+                (view.depth, array_to_image(frame.depth, "32FC1", header)),
+                (view.info, info),
+            ]
         odom = Odometry(
             header=Header(stamp=stamp, frame_id=f"{agent}/odom"),
             child_frame_id=f"{agent}/base_link",
         )
         odom.pose.pose = pose_msg(observation.pose.relative_to(self._episode_start[agent]))
-        self._odom_pubs[agent].publish(odom)
-        self._truth_pubs[agent].publish(
-            PoseStamped(header=Header(stamp=stamp, frame_id="map"), pose=pose_msg(observation.pose))
+        truth = PoseStamped(
+            header=Header(stamp=stamp, frame_id="map"), pose=pose_msg(observation.pose)
         )
+        return [*messages, (self._odom_pubs[agent], odom), (self._truth_pubs[agent], truth)]
 
     def destroy_node(self) -> None:
+        self._frame_publisher.close()
         self._backend.close()
         super().destroy_node()
 
