@@ -19,7 +19,8 @@ whether a real server reports collisions of teleports the same way.
 
 Run as a script, it binds free ports on 127.0.0.1, prints ``{"topics": p, "services": q}``
 as one JSON line, and reads commands from stdin: ``drop N`` leaves the next N requests
-unanswered, ``hang`` stops answering, ``answer`` answers again. It stops when stdin closes.
+unanswered, ``hang`` stops answering, ``answer`` answers again, each acknowledged with a line
+``ok``. It stops when stdin closes.
 """
 
 from __future__ import annotations
@@ -448,6 +449,7 @@ def main() -> None:
                 fake.stop_answering()
             elif command == "answer":
                 fake.resume_answering()
+            print("ok", flush=True)  # the command is in force
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ pytest.importorskip(
     "tests/unit/sim_remote/test_backend_venvs.py runs this file there",
 )
 
-from conftest import write_scene
+from fakes.projectairsim_scenes import write_scene_config
 from fakes.projectairsim_server import (
     HORIZON_DEPTH_M,
     Box,
@@ -193,8 +193,8 @@ def test_bad_scenes_and_settings_are_refused_with_the_file_named(
     fake: FakeProjectAirSim, tmp_path: Path
 ) -> None:
     directory = tmp_path / "configs"
-    write_scene(directory, "Crew", actor="Drone1")
-    nameless = write_scene(directory, "Nameless")
+    write_scene_config(directory, "Crew", actor="Drone1")
+    nameless = write_scene_config(directory, "Nameless")
     nameless.write_text(nameless.read_text().replace('"id": "Nameless",', ""))
     backend = _backend(fake, directory)
     try:

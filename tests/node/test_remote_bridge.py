@@ -1,0 +1,191 @@
+"""The real sim_bridge (in .venv-projectairsim, on the ProjectAirSim backend) and the real
+task_manager, against the fake ProjectAirSim server in its own process, over real DDS.
+
+An episode of a one-episode suite runs end to end: the frames published on the bridge's topics
+carry the pixels the server sent for the pose the step produced; the server then leaves one
+request unanswered mid-episode, which ends the attempt as an infrastructure failure (no crash),
+and the task manager's rerun of the episode runs to Stop on a fresh connection.
+
+Needs .venv-projectairsim (tools/bootstrap_backend.sh projectairsim); skipped without it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from aerialdojo_interfaces.msg import EpisodeEvent, TaskSpec
+from aerialdojo_interfaces.srv import Step
+from rostest import RosClient, specs_for
+from sensor_msgs.msg import Image
+
+from aerialdojo.nodes.common import EVENTS_QOS, SENSOR_QOS, TASK_QOS
+from aerialdojo.runner import NodeProcess, node_command, start_graph, stop_graph, write_params_file
+from aerialdojo.transport import image_to_array, transport_environment
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests"))
+
+from fakes.projectairsim_scenes import write_scene_config  # noqa: E402
+from fakes.remote_suite import write_one_episode_suite  # noqa: E402
+
+VENV_PYTHON = REPO / ".venv-projectairsim" / "bin" / "python"
+
+pytestmark = [
+    pytest.mark.ros,
+    pytest.mark.skipif(
+        not VENV_PYTHON.exists(),
+        reason="needs .venv-projectairsim: tools/bootstrap_backend.sh projectairsim",
+    ),
+]
+
+
+@pytest.fixture
+def client() -> Iterator[RosClient]:
+    ros = RosClient()
+    yield ros
+    ros.close()
+
+
+class _FakeServer:
+    """The fake server process, driven through its stdin."""
+
+    def __init__(self, log: Path) -> None:
+        self._log = log.open("wb")
+        self.process = subprocess.Popen(
+            [str(VENV_PYTHON), str(REPO / "tests" / "fakes" / "projectairsim_server.py")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        self.ports = json.loads(self.process.stdout.readline())
+
+    def command(self, text: str) -> None:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(text + "\n")
+        self.process.stdin.flush()
+        assert self.process.stdout.readline().strip() == "ok"
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        try:
+            self.process.wait(10.0)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self._log.close()
+
+
+@pytest.fixture
+def fake_server(tmp_path: Path) -> Iterator[_FakeServer]:
+    server = _FakeServer(tmp_path / "fake_projectairsim.log")
+    yield server
+    server.close()
+
+
+def _start_bridge_in_backend_venv(parameters: dict, run_dir: Path) -> NodeProcess:
+    """The bridge as ``aerialdojo eval`` starts it, but on the backend venv's interpreter."""
+    (spec,) = specs_for({"sim_bridge": parameters})
+    (run_dir / "params").mkdir(parents=True, exist_ok=True)
+    (run_dir / "logs").mkdir(parents=True, exist_ok=True)
+    command = node_command(spec, write_params_file(spec, run_dir / "params"))
+    log_path = run_dir / "logs" / "sim_bridge.log"
+    log_file = log_path.open("wb")
+    process = subprocess.Popen(
+        [str(VENV_PYTHON), *command[1:]],
+        stdout=log_file,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, **transport_environment()},
+        start_new_session=True,
+    )
+    return NodeProcess(spec, process, log_path, log_file)
+
+
+def _expected_front_colour(x: float, y: float, z: float, yaw: float) -> tuple[int, int, int]:
+    """What the fake's front camera shows at a map pose (its ``expected_rgb`` in NED)."""
+    north, east, yaw_ned = y, x, (math.pi / 2.0 - yaw + math.pi) % (2.0 * math.pi) - math.pi
+    return (
+        round(north * 10.0) % 256,
+        round(east * 10.0) % 256,
+        round(math.degrees(yaw_ned)) % 256,
+    )
+
+
+def _step(client: RosClient, action: str, magnitude: float = 0.0) -> Step.Response:
+    return client.call(
+        Step, "/aerialdojo/step", Step.Request(agent="uav", action=action, magnitude=magnitude)
+    )
+
+
+def test_an_episode_runs_through_the_bridge_and_a_hung_request_is_rerun(
+    client: RosClient, fake_server: _FakeServer, tmp_path: Path
+) -> None:
+    suite = write_one_episode_suite(tmp_path / "suite", scene="Yard")
+    scene_dir = tmp_path / "sim_config"
+    write_scene_config(scene_dir, "Yard")
+    events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
+    fronts = client.collect(Image, "/uav/camera/front/image", SENSOR_QOS)
+    # The task manager starts once someone listens to tasks and events: this test is the agent.
+    client.collect(TaskSpec, "/aerialdojo/task", TASK_QOS)
+    bridge = _start_bridge_in_backend_venv(
+        {
+            "backend": "projectairsim",
+            "image_width": 32,
+            "image_height": 24,
+            "projectairsim_scene_dir": str(scene_dir),
+            "projectairsim_topics_port": fake_server.ports["topics"],
+            "projectairsim_services_port": fake_server.ports["services"],
+            "server_timeout_s": 2.0,
+            "server_attempts": 2,
+        },
+        tmp_path,
+    )
+    (manager,) = start_graph(
+        specs_for({"task_manager": {"suite": str(suite), "max_attempts": 3}}), tmp_path
+    )
+    try:
+
+        def started(attempt: int) -> bool:
+            return any(e.kind == EpisodeEvent.STARTED and e.attempt == attempt for e in events)
+
+        assert client.spin_until(lambda: started(0), timeout_s=60.0), bridge.log_path.read_text()
+
+        moved = _step(client, "MoveForward", 5.0)
+        assert moved.accepted and not moved.done, moved.message
+        assert client.spin_until(
+            lambda: any(m.header.stamp == moved.stamp for m in fronts), timeout_s=10.0
+        )
+        frame = next(m for m in fronts if m.header.stamp == moved.stamp)
+        pixels = image_to_array(frame)
+        assert pixels.shape == (24, 32, 3)
+        # The suite starts at (0, 0, 10) facing +x: MoveForward 5 leads to (5, 0, 10).
+        assert tuple(pixels[0, 0]) == _expected_front_colour(5.0, 0.0, 10.0, 0.0)
+
+        fake_server.command("drop 1")
+        hung = _step(client, "MoveLeft", 5.0)
+        assert hung.done and hung.termination == EpisodeEvent.INFRA_FAILURE
+        assert f"127.0.0.1:{fake_server.ports['services']}" in hung.message
+
+        assert client.spin_until(lambda: started(1), timeout_s=60.0), "no rerun"
+        for action, magnitude in (("MoveForward", 5.0), ("MoveLeft", 5.0)):
+            assert _step(client, action, magnitude).accepted
+        stopped = _step(client, "Stop")
+        assert stopped.done and stopped.termination == EpisodeEvent.STOPPED
+        assert client.spin_until(
+            lambda: any(e.kind == EpisodeEvent.RUN_FINISHED for e in events), timeout_s=30.0
+        )
+        finished = next(e for e in events if e.kind == EpisodeEvent.RUN_FINISHED)
+        assert finished.message.startswith("1 of 1 episodes ran"), finished.message
+        assert bridge.process.poll() is None, "the bridge died on a simulator fault"
+        assert manager.process.poll() is None
+    finally:
+        stop_graph([manager, bridge], grace_s=5.0)
