@@ -148,7 +148,8 @@ def _cmd_evaluate_bag(args: argparse.Namespace) -> int:
     from aerialdojo.bags.replay import assemble_bag  # noqa: PLC0415
     from aerialdojo.run_report import score_assembled, write_run  # noqa: PLC0415
 
-    result = score_assembled(assemble_bag(args.bag), args.radius)
+    replayed = assemble_bag(args.bag)
+    result = score_assembled(replayed.assembler, args.radius, replayed.warnings)
     if args.out is not None:
         write_run(args.out, result)
     print(result.summary_table)

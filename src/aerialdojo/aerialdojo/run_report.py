@@ -27,6 +27,7 @@ class RunResult:
         cut_short: the episode that started but never ended (run interrupted, bag cut).
         excluded: episodes lost to infrastructure failures on every attempt.
         traces: the scored episodes' traces (for the success-radius sweep plot).
+        source_notes: what reading the run's record revealed (e.g. a bag never closed).
     """
 
     metrics: RunMetrics | None
@@ -34,11 +35,12 @@ class RunResult:
     cut_short: str | None
     excluded: tuple[ExcludedEpisode, ...]
     traces: tuple[EpisodeTrace, ...]
+    source_notes: tuple[str, ...] = ()
 
     @property
     def warnings(self) -> list[str]:
         """What a reader of the numbers must know about how the run ended."""
-        notes = []
+        notes = list(self.source_notes)
         if not self.finished:
             notes.append("the run did not finish: only episodes that ended are scored")
         if self.cut_short:
@@ -54,12 +56,15 @@ class RunResult:
         return "\n".join([table, *(f"WARNING: {note}" for note in self.warnings)])
 
 
-def score_assembled(assembler: EpisodeAssembler, radii: Sequence[float] | None) -> RunResult:
+def score_assembled(
+    assembler: EpisodeAssembler, radii: Sequence[float] | None, notes: Sequence[str] = ()
+) -> RunResult:
     """Score every finished episode of ``assembler``.
 
     Args:
         assembler: events of one run, folded.
         radii: success radii in metres; None for the benchmark's defaults.
+        notes: warnings about the record the events came from, passed on to the report.
     """
     last_failure = {f.episode_id: f for f in assembler.infra_failures}
     excluded = tuple(
@@ -77,6 +82,7 @@ def score_assembled(assembler: EpisodeAssembler, radii: Sequence[float] | None) 
         cut_short=assembler.open_episode,
         excluded=excluded,
         traces=tuple(assembler.traces),
+        source_notes=tuple(notes),
     )
 
 

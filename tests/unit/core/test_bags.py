@@ -9,9 +9,10 @@ from eventstream import EVENT_TYPE, TYPESTORE, event, straight_episode
 from rosbags.highlevel import AnyReader
 
 from aerialdojo.bags.recorder import BagRecorder
-from aerialdojo.bags.replay import EVENTS_TOPIC, assemble_bag
+from aerialdojo.bags.replay import EVENTS_TOPIC, assemble_bag, read_events
 from aerialdojo.errors import BagError
 from aerialdojo.events import EpisodeAssembler, EventKind
+from aerialdojo.run_report import score_assembled
 
 
 def _record(path: Path, events: list) -> None:
@@ -34,8 +35,8 @@ def test_replayed_bag_gives_the_live_traces(tmp_path: Path) -> None:
     _record(tmp_path / "bag", events)
 
     replayed = assemble_bag(tmp_path / "bag")
-    assert replayed.traces == live.traces
-    assert replayed.finished
+    assert replayed.assembler.traces == live.traces
+    assert replayed.assembler.finished and replayed.warnings == []
 
 
 def test_bag_is_a_rosbag2_mcap_readable_without_our_code(tmp_path: Path) -> None:
@@ -59,3 +60,44 @@ def test_missing_topic_and_missing_bag_are_named(tmp_path: Path) -> None:
         assemble_bag(tmp_path / "empty")
     with pytest.raises(BagError, match="nowhere: cannot read bag"):
         assemble_bag(tmp_path / "nowhere")
+
+
+_KILLED_WRITER = """
+import os, sys
+sys.path[:0] = {paths!r}
+from eventstream import EVENT_TYPE, TYPESTORE, straight_episode
+from aerialdojo.bags.recorder import BagRecorder
+from aerialdojo.bags.replay import EVENTS_TOPIC
+from aerialdojo.events import EventKind
+recorder = BagRecorder({bag!r}, TYPESTORE)
+recorder.add_topic(EVENTS_TOPIC, EVENT_TYPE)
+stream = straight_episode("done", EventKind.STOPPED, [4, 8]) + straight_episode(
+    "cut", EventKind.STOPPED, [1, 2, 3])[:3]
+for index, event in enumerate(stream):
+    recorder.write(EVENTS_TOPIC, index, TYPESTORE.serialize_cdr(event, EVENT_TYPE))
+    if event.kind == EventKind.STOPPED:
+        recorder.checkpoint()
+os._exit(9)  # killed: no close, no footer, no metadata.yaml
+"""
+
+
+def test_a_bag_whose_writer_was_killed_yields_its_complete_episodes(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    here = Path(__file__).resolve()
+    paths = [str(here.parent), str(here.parents[2]), *sys.path]
+    script = _KILLED_WRITER.format(paths=paths, bag=str(tmp_path / "bag"))
+    assert subprocess.run([sys.executable, "-c", script], check=False).returncode == 9
+    assert not (tmp_path / "bag" / "metadata.yaml").exists()
+    with pytest.raises(BagError):
+        list(read_events(tmp_path / "bag"))
+
+    replayed = assemble_bag(tmp_path / "bag")
+    assert [t.episode_id for t in replayed.assembler.traces] == ["done"]
+    assert "bag.mcap was never closed" in replayed.warnings[0]
+    result = score_assembled(replayed.assembler, None, replayed.warnings)
+    assert result.metrics is not None and len(result.metrics.episodes) == 1
+    assert any("never closed" in warning for warning in result.warnings)
+    # The cut episode's events came after the last checkpoint and never reached the file.
+    assert result.cut_short is None

@@ -1,12 +1,18 @@
-"""Reads a run's episode events back from a bag, with rosbags only."""
+"""Reads a run's episode events back from a bag, with rosbags (and mcap for salvage) only."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mcap.exceptions import McapError
+from mcap.records import Channel, Message, Schema
+from mcap.stream_reader import StreamReader
 from rosbags.highlevel import AnyReader
+from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 from aerialdojo.errors import BagError
 from aerialdojo.events import EpisodeAssembler
@@ -14,9 +20,22 @@ from aerialdojo.events import EpisodeAssembler
 EVENTS_TOPIC = "/aerialdojo/episode_events"
 
 
+@dataclass
+class ReplayedBag:
+    """The events of a bag folded into traces, and what the reader had to say about the bag.
+
+    Attributes:
+        assembler: the folded events.
+        warnings: e.g. that the bag was never closed and only its complete chunks were read.
+    """
+
+    assembler: EpisodeAssembler
+    warnings: list[str] = field(default_factory=list)
+
+
 def read_events(bag: Path, topic: str = EVENTS_TOPIC) -> Iterator[Any]:
-    """Yield the episode events of ``bag`` in recording order, deserialized with the message
-    definitions embedded in the bag (no aerialdojo build needed).
+    """Yield the episode events of a closed bag in recording order, deserialized with the
+    message definitions embedded in the bag (no aerialdojo build needed).
 
     Raises:
         BagError: not a bag, or no ``topic`` in it.
@@ -37,14 +56,63 @@ def read_events(bag: Path, topic: str = EVENTS_TOPIC) -> Iterator[Any]:
         raise BagError(f"{bag}: cannot read bag: {error}") from error
 
 
-def assemble_bag(bag: Path, records: dict[str, dict[str, Any]] | None = None) -> EpisodeAssembler:
+def salvage_events(mcap_file: Path, topic: str = EVENTS_TOPIC) -> tuple[list[Any], int]:
+    """The events of an MCAP file whose writer never closed it (no summary, no footer, no
+    metadata.yaml), read record by record until the file ends or breaks off.
+
+    Returns:
+        The events in the order they were written, and the bytes left unread at the end.
+    """
+    data = mcap_file.read_bytes()
+    stream = io.BytesIO(data)
+    typestore = get_typestore(Stores.EMPTY)
+    schemas: dict[int, Schema] = {}
+    wanted: dict[int, str] = {}
+    raw_events: list[tuple[str, bytes]] = []
+    try:
+        for record in StreamReader(stream).records:
+            if isinstance(record, Schema):
+                schemas[record.id] = record
+            elif isinstance(record, Channel) and record.topic == topic:
+                schema = schemas[record.schema_id]
+                typestore.register(get_types_from_msg(schema.data.decode(), schema.name))
+                wanted[record.id] = schema.name
+            elif isinstance(record, Message) and record.channel_id in wanted:
+                raw_events.append((wanted[record.channel_id], record.data))
+    except (McapError, EOFError, ValueError):
+        pass  # the writer died here; everything before it is whole
+    events = [typestore.deserialize_cdr(raw, msgtype) for msgtype, raw in raw_events]
+    return events, len(data) - stream.tell()
+
+
+def assemble_bag(bag: Path, records: dict[str, dict[str, Any]] | None = None) -> ReplayedBag:
     """Fold every episode event of ``bag`` into finished traces.
 
+    A bag whose writer was killed (no ``metadata.yaml``) is salvaged: its complete chunks are
+    read and the warnings name what was lost.
+
     Args:
-        bag: a rosbag2 directory or file.
+        bag: a rosbag2 directory.
         records: ground-truth records by episode id, for bags whose events carry none.
+
+    Raises:
+        BagError: neither a readable bag nor a salvageable MCAP file.
     """
-    assembler = EpisodeAssembler(records=dict(records or {}))
-    for event in read_events(bag):
-        assembler.add(event)
-    return assembler
+    replayed = ReplayedBag(EpisodeAssembler(records=dict(records or {})))
+    if bag.is_dir() and not (bag / "metadata.yaml").exists():
+        mcap_files = sorted(bag.glob("*.mcap"))
+        if not mcap_files:
+            raise BagError(f"{bag}: no metadata.yaml and no .mcap file: not a bag")
+        events: list[Any] = []
+        for mcap_file in mcap_files:
+            salvaged, lost_bytes = salvage_events(mcap_file)
+            events += salvaged
+            replayed.warnings.append(
+                f"{mcap_file.name} was never closed (writer killed?): read {len(salvaged)} "
+                f"events, {lost_bytes} bytes at its end were incomplete"
+            )
+    else:
+        events = list(read_events(bag))
+    for event in events:
+        replayed.assembler.add(event)
+    return replayed

@@ -91,6 +91,12 @@ class Evaluator(Node):
 
     def _on_event(self, event: EpisodeEvent) -> None:
         trace = self._assembler.add(event)
+        if self._recorder is not None and event.kind not in (
+            EpisodeEvent.STARTED,
+            EpisodeEvent.STEP,
+        ):
+            # An episode ended: make it survive a crash of this process from here on.
+            self._recorder.checkpoint()
         if trace is not None:
             self.get_logger().info(
                 f"[{event.episode_index + 1}/{event.episode_count}] {trace.episode_id}: "
