@@ -51,6 +51,20 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("bag", type=Path, help="rosbag2 directory (runs/<id>/bag)")
     replay.add_argument("--radius", type=float, action="append", help="success radius, metres")
     replay.add_argument("--out", type=Path, help="write metrics.json and report.md here")
+    replay.add_argument(
+        "--task-file",
+        type=Path,
+        help="suite.json with the episodes' targets, for bags whose events carry no ground truth",
+    )
+    replay.add_argument(
+        "--pose-topic", help="score positions from this pose topic (e.g. a robot's /uav/odom)"
+    )
+    replay.add_argument(
+        "--pose-frame",
+        choices=("map", "start"),
+        default="start",
+        help="frame of --pose-topic: the map, or odometry starting at each episode's start",
+    )
     replay.set_defaults(handler=_cmd_evaluate_bag)
 
     log = commands.add_parser(
@@ -145,10 +159,22 @@ def _summary_section(report_md: str) -> str:
 
 
 def _cmd_evaluate_bag(args: argparse.Namespace) -> int:
-    from aerialdojo.bags.replay import assemble_bag  # noqa: PLC0415
+    from aerialdojo.bags.replay import assemble_bag, read_pose_track  # noqa: PLC0415
     from aerialdojo.run_report import score_assembled, write_run  # noqa: PLC0415
 
-    replayed = assemble_bag(args.bag)
+    records = None
+    if args.task_file is not None:
+        from aerialdojo.events import ground_truth_record  # noqa: PLC0415
+        from aerialdojo.tasks.suite import load_suite  # noqa: PLC0415
+
+        suite = load_suite(args.task_file)
+        records = {episode.episode_id: ground_truth_record(episode) for episode in suite.episodes}
+    track = None
+    if args.pose_topic:
+        track = read_pose_track(
+            args.bag, args.pose_topic, relative_to_start=args.pose_frame == "start"
+        )
+    replayed = assemble_bag(args.bag, records, track)
     result = score_assembled(replayed.assembler, args.radius, replayed.warnings)
     if args.out is not None:
         write_run(args.out, result)

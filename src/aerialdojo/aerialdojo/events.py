@@ -12,7 +12,10 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Protocol
 
+import numpy as np
+
 from aerialdojo.errors import MetricsError
+from aerialdojo.geometry import Pose
 from aerialdojo.metrics.trace import (
     TERMINATION_BUDGET_EXHAUSTED,
     TERMINATION_COLLIDED,
@@ -52,9 +55,19 @@ class _Pose(Protocol):
     position: _Vector
 
 
+class _Time(Protocol):
+    sec: int
+    nanosec: int
+
+
+class _Header(Protocol):
+    stamp: _Time
+
+
 class EventLike(Protocol):
     """The fields of an EpisodeEvent the assembler reads."""
 
+    header: _Header
     episode_id: str
     attempt: int
     kind: int
@@ -71,7 +84,7 @@ def ground_truth_record(episode: Episode) -> dict[str, Any]:
 
     Only ground truth and bookkeeping: the target anchor, the reference length, the budget.
     """
-    anchor = episode.target_anchor
+    anchor, start = episode.target_anchor, episode.start
     return {
         "episode_id": episode.episode_id,
         "benchmark": episode.benchmark,
@@ -80,10 +93,36 @@ def ground_truth_record(episode: Episode) -> dict[str, Any]:
         "setting": episode.setting,
         "split": episode.split,
         "action_budget": episode.action_budget,
+        "start": [start.x, start.y, start.z, start.yaw],
         "target": [anchor.x, anchor.y, anchor.z],
         "reference_length_m": episode.reference.length_m,
         "success_radius_m": episode.success_radius_m,
     }
+
+
+@dataclass(frozen=True)
+class PoseTrack:
+    """Positions from a pose topic (a robot's odometry, say), to score with instead of the
+    poses the events carry.
+
+    Attributes:
+        stamps_ns: header stamps, ascending.
+        positions: (N, 3) positions.
+        relative_to_start: the poses are in a frame that starts at the episode's start pose
+            (odometry reset per episode); False: they are in the map frame.
+    """
+
+    stamps_ns: np.ndarray
+    positions: np.ndarray
+    relative_to_start: bool
+
+    def between(self, start_ns: int, end_ns: int, start: Pose) -> list[tuple[float, float, float]]:
+        """Map-frame positions stamped within [start_ns, end_ns]."""
+        chosen = (self.stamps_ns >= start_ns) & (self.stamps_ns <= end_ns)
+        points = self.positions[chosen]
+        if self.relative_to_start:
+            points = np.array([start.body_to_world(*p) + start.position for p in points])
+        return [(float(x), float(y), float(z)) for x, y, z in points]
 
 
 @dataclass(frozen=True)
@@ -99,6 +138,7 @@ class InfraFailure:
 class _OpenEpisode:
     record: dict[str, Any]
     attempt: int
+    started_ns: int
     positions: list[tuple[float, float, float]]
 
 
@@ -112,9 +152,11 @@ class EpisodeAssembler:
         traces: finished episodes, in the order they finished.
         infra_failures: attempts that ended in an infrastructure failure.
         run_summary: the RUN_FINISHED message, once it arrived.
+        track: where positions come from instead of the events' poses, if given.
     """
 
     records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    track: PoseTrack | None = None
     traces: list[EpisodeTrace] = field(default_factory=list)
     infra_failures: list[InfraFailure] = field(default_factory=list)
     run_summary: str | None = None
@@ -147,7 +189,9 @@ class EpisodeAssembler:
             self.run_summary = event.message
             return None
         if kind is EventKind.STARTED:
-            self._open = _OpenEpisode(self._record(event), event.attempt, [_position(event)])
+            self._open = _OpenEpisode(
+                self._record(event), event.attempt, _stamp_ns(event), [_position(event)]
+            )
             return None
         if kind is EventKind.INFRA_FAILURE:
             self.infra_failures.append(InfraFailure(event.episode_id, event.attempt, event.message))
@@ -164,6 +208,16 @@ class EpisodeAssembler:
         if kind is EventKind.STEP:
             return None
         self._open = None
+        if self.track is not None:
+            record = current.record
+            current.positions = self.track.between(
+                current.started_ns, _stamp_ns(event), Pose(*record["start"])
+            )
+            if not current.positions:
+                raise MetricsError(
+                    f"episode {record['episode_id']!r}: no pose on the pose topic between its "
+                    "start and end"
+                )
         trace = _trace(current, kind, event)
         self.traces.append(trace)
         return trace
@@ -178,6 +232,10 @@ class EpisodeAssembler:
             f"episode {event.episode_id!r}: its STARTED event carries no ground truth and no "
             "task file provides it"
         )
+
+
+def _stamp_ns(event: EventLike) -> int:
+    return int(event.header.stamp.sec) * 1_000_000_000 + int(event.header.stamp.nanosec)
 
 
 def _position(event: EventLike) -> tuple[float, float, float]:

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
+import numpy as np
 import pytest
-from eventstream import EVENT_TYPE, TYPESTORE, event, straight_episode
+from eventstream import EVENT_TYPE, TYPESTORE, event, record, straight_episode
 from rosbags.highlevel import AnyReader
 
 from aerialdojo.bags.recorder import BagRecorder
-from aerialdojo.bags.replay import EVENTS_TOPIC, assemble_bag, read_events
-from aerialdojo.errors import BagError
+from aerialdojo.bags.replay import EVENTS_TOPIC, assemble_bag, read_events, read_pose_track
+from aerialdojo.errors import BagError, MetricsError
 from aerialdojo.events import EpisodeAssembler, EventKind
 from aerialdojo.run_report import score_assembled
 
@@ -101,3 +103,74 @@ def test_a_bag_whose_writer_was_killed_yields_its_complete_episodes(tmp_path: Pa
     assert any("never closed" in warning for warning in result.warnings)
     # The cut episode's events came after the last checkpoint and never reached the file.
     assert result.cut_short is None
+
+
+def _odometry(stamp_s: float, x: float, y: float) -> object:
+    types = TYPESTORE.types
+    seconds = int(stamp_s)
+    header = types["std_msgs/msg/Header"](
+        stamp=types["builtin_interfaces/msg/Time"](
+            sec=seconds, nanosec=round((stamp_s - seconds) * 1e9)
+        ),
+        frame_id="uav/odom",
+    )
+    pose = types["geometry_msgs/msg/Pose"](
+        position=types["geometry_msgs/msg/Point"](x, y, 0.0),
+        orientation=types["geometry_msgs/msg/Quaternion"](0.0, 0.0, 0.0, 1.0),
+    )
+    covariance = np.zeros(36)
+    twist = types["geometry_msgs/msg/Twist"](
+        linear=types["geometry_msgs/msg/Vector3"](0.0, 0.0, 0.0),
+        angular=types["geometry_msgs/msg/Vector3"](0.0, 0.0, 0.0),
+    )
+    return types["nav_msgs/msg/Odometry"](
+        header=header,
+        child_frame_id="uav/base_link",
+        pose=types["geometry_msgs/msg/PoseWithCovariance"](pose=pose, covariance=covariance),
+        twist=types["geometry_msgs/msg/TwistWithCovariance"](twist=twist, covariance=covariance),
+    )
+
+
+def test_a_robot_bag_is_scored_from_its_odometry_and_a_task_file(tmp_path: Path) -> None:
+    # A robot's run: events without ground truth, odometry from the episode start (facing
+    # north, so odometry x is map y), sampled densely between the decisions.
+    truth = record("robot-1") | {"start": [2.0, 3.0, 2.0, math.pi / 2], "target": [2.0, 9.0, 2.0]}
+    events = [
+        event(EventKind.STARTED, "robot-1", stamp_s=10),
+        event(EventKind.STEP, "robot-1", step=1, stamp_s=12, action="MoveForward"),
+        event(EventKind.STOPPED, "robot-1", step=2, stamp_s=14, action="Stop"),
+    ]
+    odometry = [_odometry(10 + 0.5 * i, x, y) for i, (x, y) in enumerate(
+        [(0, 0), (1, 0), (2, 0.5), (3, 0), (4, 0), (5, 0), (6, 0), (6, 0), (6, 0)]
+    )]  # fmt: skip
+    odometry.append(_odometry(20.0, 50.0, 50.0))  # after the episode: ignored
+    recorder = BagRecorder(tmp_path / "bag", TYPESTORE)
+    recorder.add_topic(EVENTS_TOPIC, EVENT_TYPE)
+    recorder.add_topic("/uav/odom", "nav_msgs/msg/Odometry")
+    stream = [(e.header.stamp.sec, EVENTS_TOPIC, EVENT_TYPE, e) for e in events] + [
+        (
+            o.header.stamp.sec + o.header.stamp.nanosec * 1e-9,
+            "/uav/odom",
+            "nav_msgs/msg/Odometry",
+            o,
+        )
+        for o in odometry
+    ]
+    for when, topic, msgtype, message in sorted(stream, key=lambda item: item[0]):
+        recorder.write(topic, int(when * 1e9), TYPESTORE.serialize_cdr(message, msgtype))
+    recorder.close()
+
+    with pytest.raises(MetricsError, match="carries no ground truth"):
+        assemble_bag(tmp_path / "bag")
+    track = read_pose_track(tmp_path / "bag", "/uav/odom", relative_to_start=True)
+    replayed = assemble_bag(tmp_path / "bag", {"robot-1": truth}, track)
+    (trace,) = replayed.assembler.traces
+    assert trace.path[0] == pytest.approx((2.0, 3.0, 2.0))
+    assert trace.final_position == pytest.approx((2.0, 9.0, 2.0))
+    assert len(trace.path) == 9  # every odometry sample inside the episode, none after
+    result = score_assembled(replayed.assembler, [3.0])
+    (score,) = result.metrics.episodes
+    assert score.executed_length_m == pytest.approx(4.0 + 2 * math.hypot(1.0, 0.5))
+    assert score.values["sr_3m"] == 1.0
+    with pytest.raises(BagError, match="no pose topic /robot/odom"):
+        read_pose_track(tmp_path / "bag", "/robot/odom", relative_to_start=True)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from mcap.exceptions import McapError
 from mcap.records import Channel, Message, Schema
 from mcap.stream_reader import StreamReader
@@ -15,7 +16,7 @@ from rosbags.highlevel import AnyReader
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 from aerialdojo.errors import BagError
-from aerialdojo.events import EpisodeAssembler
+from aerialdojo.events import EpisodeAssembler, PoseTrack
 
 EVENTS_TOPIC = "/aerialdojo/episode_events"
 
@@ -85,7 +86,57 @@ def salvage_events(mcap_file: Path, topic: str = EVENTS_TOPIC) -> tuple[list[Any
     return events, len(data) - stream.tell()
 
 
-def assemble_bag(bag: Path, records: dict[str, dict[str, Any]] | None = None) -> ReplayedBag:
+def read_pose_track(bag: Path, topic: str, *, relative_to_start: bool) -> PoseTrack:
+    """The positions of a pose topic (nav_msgs/Odometry, geometry_msgs/PoseStamped or
+    PoseWithCovarianceStamped) by header stamp.
+
+    Args:
+        bag: a closed rosbag2 directory.
+        topic: e.g. ``/uav/odom``.
+        relative_to_start: the topic's frame starts at each episode's start pose.
+
+    Raises:
+        BagError: no such topic, a message type without a pose, or no messages.
+    """
+    stamps: list[int] = []
+    positions: list[tuple[float, float, float]] = []
+    try:
+        with AnyReader([bag]) as reader:
+            connections = [c for c in reader.connections if c.topic == topic]
+            if not connections:
+                topics = sorted({c.topic for c in reader.connections})
+                raise BagError(f"{bag}: no pose topic {topic}; the bag has {', '.join(topics)}")
+            for connection, _timestamp, raw in reader.messages(connections=connections):
+                message = reader.deserialize(raw, connection.msgtype)
+                pose = _pose_of(message, connection.msgtype, topic)
+                stamp = message.header.stamp
+                stamps.append(int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec))
+                positions.append((pose.position.x, pose.position.y, pose.position.z))
+    except BagError:
+        raise
+    except Exception as error:  # rosbags raises several unrelated types for unreadable bags
+        raise BagError(f"{bag}: cannot read bag: {error}") from error
+    if not stamps:
+        raise BagError(f"{bag}: pose topic {topic} holds no messages")
+    order = np.argsort(np.array(stamps), kind="stable")
+    return PoseTrack(
+        stamps_ns=np.array(stamps, dtype=np.int64)[order],
+        positions=np.array(positions, dtype=np.float64)[order],
+        relative_to_start=relative_to_start,
+    )
+
+
+def _pose_of(message: Any, msgtype: str, topic: str) -> Any:
+    if msgtype in ("nav_msgs/msg/Odometry", "geometry_msgs/msg/PoseWithCovarianceStamped"):
+        return message.pose.pose
+    if msgtype == "geometry_msgs/msg/PoseStamped":
+        return message.pose
+    raise BagError(f"pose topic {topic} is {msgtype}, which holds no pose")
+
+
+def assemble_bag(
+    bag: Path, records: dict[str, dict[str, Any]] | None = None, track: PoseTrack | None = None
+) -> ReplayedBag:
     """Fold every episode event of ``bag`` into finished traces.
 
     A bag whose writer was killed (no ``metadata.yaml``) is salvaged: its complete chunks are
@@ -94,11 +145,12 @@ def assemble_bag(bag: Path, records: dict[str, dict[str, Any]] | None = None) ->
     Args:
         bag: a rosbag2 directory.
         records: ground-truth records by episode id, for bags whose events carry none.
+        track: positions to score with instead of the events' poses (a robot's odometry).
 
     Raises:
         BagError: neither a readable bag nor a salvageable MCAP file.
     """
-    replayed = ReplayedBag(EpisodeAssembler(records=dict(records or {})))
+    replayed = ReplayedBag(EpisodeAssembler(records=dict(records or {}), track=track))
     if bag.is_dir() and not (bag / "metadata.yaml").exists():
         mcap_files = sorted(bag.glob("*.mcap"))
         if not mcap_files:
