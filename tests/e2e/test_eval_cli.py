@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from rosbags.highlevel import AnyReader
+
+from aerialdojo.transport import compressed_to_array
 
 pytestmark = [pytest.mark.ros, pytest.mark.e2e]
 
@@ -56,6 +59,19 @@ def test_eval_runs_three_episodes_and_the_bag_gives_the_same_metrics(
     assert replay.returncode == 0, replay.stderr
     live = (run_dir / "metrics.json").read_bytes()
     assert (tmp_path / "replay" / "metrics.json").read_bytes() == live
+
+    # The bag: readable by rosbags alone; images decimated and PNG-compressed as configured.
+    with AnyReader([run_dir / "bag"]) as reader:
+        topics = {c.topic: c.msgtype for c in reader.connections}
+        compressed = [
+            c for c in reader.connections if c.topic == "/uav/camera/front/image/compressed"
+        ]
+        first = next(reader.messages(connections=compressed))
+        picture, encoding = compressed_to_array(reader.deserialize(first[2], first[0].msgtype))
+    assert topics["/uav/camera/front/image/compressed"] == "sensor_msgs/msg/CompressedImage"
+    assert "/uav/odom" in topics and "/sim/ground_truth/uav/pose" in topics
+    assert (picture.shape, encoding) == ((96, 96, 3), "rgb8")
+    assert "## Recording" in (run_dir / "report.md").read_text()
 
 
 def test_a_malformed_config_fails_before_any_node_starts(repo: Path, tmp_path: Path) -> None:

@@ -325,6 +325,13 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             description="Record every n-th observation set of those views; 0: no images",
         ),
         P(
+            name="image_compression",
+            default="none",
+            choices=("none", "png", "jpeg"),
+            description="Record those images as sensor_msgs/CompressedImage on "
+            "<topic>/compressed instead of raw",
+        ),
+        P(
             name="exit_when_finished",
             default=True,
             description="Exit after the report of a finished run is written",

@@ -3,18 +3,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from aerialdojo.events import EpisodeAssembler
 from aerialdojo.metrics.aggregate import ExcludedEpisode, RunMetrics
 from aerialdojo.metrics.plots import write_plots
-from aerialdojo.metrics.report import summary_table, write_report
+from aerialdojo.metrics.report import REPORT_MD, summary_table, write_report
 from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import EpisodeTrace
 
 NOTES_FILE = "run_notes.md"
+#: Where bag bytes recorded outside any episode are counted.
+BETWEEN_EPISODES = "(between episodes)"
 
 
 @dataclass(frozen=True)
@@ -86,12 +88,34 @@ def score_assembled(
     )
 
 
-def write_run(run_dir: Path, result: RunResult) -> None:
+def write_run(run_dir: Path, result: RunResult, bag_bytes: Mapping[str, int] | None = None) -> None:
     """Write ``metrics.json``, ``report.md``, ``episodes.csv`` and the plots (when anything
-    was scored) and the run notes into ``run_dir``."""
+    was scored) and the run notes into ``run_dir``.
+
+    Args:
+        run_dir: created if missing.
+        result: the scored run.
+        bag_bytes: serialized bytes the bag holds per episode id (``BETWEEN_EPISODES`` for the
+            rest), listed in the report; None when no bag was recorded.
+    """
     run_dir.mkdir(parents=True, exist_ok=True)
     if result.metrics is not None:
         plots = write_plots(result.metrics, run_dir, result.traces)
         write_report(result.metrics, run_dir, plots)
+        if bag_bytes:
+            with (run_dir / REPORT_MD).open("a", encoding="utf-8") as report:
+                report.write("\n" + _bag_section(bag_bytes))
     notes = result.warnings or ["the run finished and every started episode was scored"]
     (run_dir / NOTES_FILE).write_text("".join(f"- {note}\n" for note in notes), encoding="utf-8")
+
+
+def _bag_section(bag_bytes: Mapping[str, int]) -> str:
+    rows = "".join(
+        f"| {episode} | {size / 1e6:.2f} |\n" for episode, size in sorted(bag_bytes.items())
+    )
+    total = sum(bag_bytes.values()) / 1e6
+    return (
+        "## Recording\n\n"
+        f"The bag (`bag/`) holds {total:.2f} MB of messages.\n\n"
+        "| Episode | Bag size (MB) |\n| --- | --- |\n" + rows
+    )

@@ -9,7 +9,6 @@ On RUN_FINISHED it writes ``metrics.json``, ``report.md`` and the CSV, then exit
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from pathlib import Path
 
 import rclpy
@@ -19,12 +18,13 @@ from nav_msgs.msg import Odometry
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
-from rclpy.serialization import deserialize_message
-from sensor_msgs.msg import Image
+from rclpy.serialization import deserialize_message, serialize_message
+from sensor_msgs.msg import CompressedImage, Image
 
 from aerialdojo.bags.recorder import BagRecorder
 from aerialdojo.bags.typestore import aerialdojo_typestore
 from aerialdojo.events import EpisodeAssembler
+from aerialdojo.graph import default_run_id
 from aerialdojo.nodes.common import (
     EVENTS_QOS,
     SENSOR_QOS,
@@ -33,7 +33,8 @@ from aerialdojo.nodes.common import (
     declare_node_parameters,
     param,
 )
-from aerialdojo.run_report import RunResult, score_assembled, write_run
+from aerialdojo.run_report import BETWEEN_EPISODES, RunResult, score_assembled, write_run
+from aerialdojo.transport import array_to_compressed, image_to_array
 
 EVENTS_TOPIC = "/aerialdojo/episode_events"
 
@@ -44,7 +45,7 @@ class Evaluator(Node):
     def __init__(self) -> None:
         super().__init__("evaluator")
         declare_node_parameters(self, "evaluator")
-        run_id = param(self, "run_id") or datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+        run_id = param(self, "run_id") or default_run_id()
         self.run_dir = Path(param(self, "output_dir")) / run_id
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._radii = [float(r) for r in param(self, "success_radii_m")]
@@ -56,7 +57,9 @@ class Evaluator(Node):
             else None
         )
         self._decimation = int(param(self, "image_decimation"))
+        self._compression = str(param(self, "image_compression"))
         self._image_counts: dict[str, int] = {}
+        self.bag_bytes: dict[str, int] = {}
 
         self._record(TaskSpec, "/aerialdojo/task", TASK_QOS)
         for agent in param(self, "agents"):
@@ -64,30 +67,54 @@ class Evaluator(Node):
             self._record(PoseStamped, f"/sim/ground_truth/{agent}/pose", STATE_QOS)
             if self._decimation:
                 for view in param(self, "record_image_views"):
-                    self._record(Image, f"/{agent}/camera/{view}/image", SENSOR_QOS, decimate=True)
+                    self._record_images(f"/{agent}/camera/{view}/image")
         # Last: the task manager starts the run once this subscription exists, so every
         # recording subscription above is in place by then.
         self._record(EpisodeEvent, EVENTS_TOPIC, EVENTS_QOS)
         self.get_logger().info(f"recording run into {self.run_dir}")
 
-    def _record(
-        self, msg_type: type, topic: str, qos: QoSProfile, *, decimate: bool = False
-    ) -> None:
+    def _record(self, msg_type: type, topic: str, qos: QoSProfile) -> None:
         if self._recorder is not None:
             self._recorder.add_topic(topic, _type_name(msg_type))
 
         def on_message(cdr: bytes) -> None:
-            if decimate:
-                count = self._image_counts.get(topic, 0)
-                self._image_counts[topic] = count + 1
-                if count % self._decimation:
-                    return
-            if self._recorder is not None:
-                self._recorder.write(topic, self.get_clock().now().nanoseconds, cdr)
+            self._write(topic, cdr)
             if topic == EVENTS_TOPIC:
                 self._on_event(deserialize_message(cdr, EpisodeEvent))
 
         self.create_subscription(msg_type, topic, on_message, qos, raw=True)
+
+    def _record_images(self, topic: str) -> None:
+        """Every ``image_decimation``-th image of ``topic``, raw or compressed."""
+        if self._recorder is None:
+            return
+        compressed = self._compression != "none"
+        written_topic = f"{topic}/compressed" if compressed else topic
+        written_type = CompressedImage if compressed else Image
+        self._recorder.add_topic(written_topic, _type_name(written_type))
+
+        def on_image(cdr: bytes) -> None:
+            count = self._image_counts.get(topic, 0)
+            self._image_counts[topic] = count + 1
+            if count % self._decimation:
+                return
+            if compressed:
+                image = deserialize_message(cdr, Image)
+                cdr = serialize_message(
+                    array_to_compressed(
+                        image_to_array(image), image.encoding, image.header, codec=self._compression
+                    )
+                )
+            self._write(written_topic, cdr)
+
+        self.create_subscription(Image, topic, on_image, SENSOR_QOS, raw=True)
+
+    def _write(self, topic: str, cdr: bytes) -> None:
+        if self._recorder is None:
+            return
+        self._recorder.write(topic, self.get_clock().now().nanoseconds, cdr)
+        episode = self._assembler.open_episode or BETWEEN_EPISODES
+        self.bag_bytes[episode] = self.bag_bytes.get(episode, 0) + len(cdr)
 
     def _on_event(self, event: EpisodeEvent) -> None:
         trace = self._assembler.add(event)
@@ -122,7 +149,7 @@ class Evaluator(Node):
         if self._recorder is not None:
             self._recorder.close()
         self.result = score_assembled(self._assembler, self._radii)
-        write_run(self.run_dir, self.result)
+        write_run(self.run_dir, self.result, self.bag_bytes if self._recorder else None)
         self.get_logger().info(f"report written to {self.run_dir}\n{self.result.summary_table}")
 
 
