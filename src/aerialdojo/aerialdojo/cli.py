@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from aerialdojo.errors import AerialDojoError
+import yaml
+
+from aerialdojo.errors import AerialDojoError, ConfigError
+
+if TYPE_CHECKING:
+    from aerialdojo.graph import NodeSpec
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1
+#: The effective config of a run, saved in its directory (``aerialdojo rerun`` reads it).
+RUN_CONFIG = "config.yaml"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -93,6 +102,14 @@ def _parser() -> argparse.ArgumentParser:
     render.add_argument("--size", type=int, default=320, help="pixels per side of each view")
     render.set_defaults(handler=_cmd_render)
 
+    rerun = commands.add_parser(
+        "rerun", help="run again the episodes a run lost to infrastructure failures"
+    )
+    rerun.add_argument("run_dir", type=Path, help="a run directory (runs/<id>)")
+    rerun.add_argument("--dry-run", action="store_true", help="only list what would run")
+    rerun.add_argument("--timeout", type=float, default=3600.0)
+    rerun.set_defaults(handler=_cmd_rerun)
+
     params = commands.add_parser("params", help="every node parameter, default and meaning")
     params.set_defaults(handler=_cmd_params)
     return parser
@@ -109,21 +126,43 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         output_dir=str(args.output) if args.output else None,
         episodes=args.episodes,
     )
-    by_name = {spec.name: spec for spec in specs}
+    task_manager = next(spec for spec in specs if spec.name == "task_manager")
     # Fail here, naming the file and field, rather than in a node's log.
-    load_suite(
-        resolve_suite(str(by_name["task_manager"].parameters.get("suite", "aerialdojo_mini")))
-    )
-    run_dir = Path(str(by_name["evaluator"].parameters.get("output_dir", "runs"))) / run_id
-    return _run_graph(specs, run_dir, args.timeout)
+    load_suite(resolve_suite(str(task_manager.parameters["suite"])))
+    return _run_graph(specs, args.timeout)
 
 
-def _run_graph(specs: list, run_dir: Path, timeout_s: float) -> int:  # type: ignore[type-arg]
+def _cmd_rerun(args: argparse.Namespace) -> int:
+    from aerialdojo.graph import run_specs  # noqa: PLC0415
+    from aerialdojo.metrics.report import METRICS_JSON  # noqa: PLC0415
+
+    metrics_file = args.run_dir / METRICS_JSON
+    config_file = args.run_dir / RUN_CONFIG
+    for needed in (metrics_file, config_file):
+        if not needed.is_file():
+            raise ConfigError(f"{args.run_dir} is not a finished run directory: no {needed.name}")
+    excluded = sorted({e["episode_id"] for e in json.loads(metrics_file.read_text())["excluded"]})
+    if not excluded:
+        print(f"{args.run_dir}: no episode was lost to an infrastructure failure")
+        return 0
+    print(f"rerunning {len(excluded)} episode(s): {', '.join(excluded)}")
+    if args.dry_run:
+        return 0
+    specs = run_specs(config_file, run_id=f"{args.run_dir.name}-rerun", episode_ids=excluded)
+    return _run_graph(specs, args.timeout)
+
+
+def _run_graph(specs: list[NodeSpec], timeout_s: float) -> int:
     from rich.console import Console  # noqa: PLC0415
 
+    from aerialdojo.graph import config_of  # noqa: PLC0415
     from aerialdojo.nodes.progress_monitor import ProgressMonitor  # noqa: PLC0415
     from aerialdojo.runner import log_tail, start_graph, stop_graph, wait_for_graph  # noqa: PLC0415
 
+    evaluator = next(spec for spec in specs if spec.name == "evaluator").parameters
+    run_dir = Path(str(evaluator["output_dir"])) / str(evaluator["run_id"])
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / RUN_CONFIG).write_text(yaml.safe_dump(config_of(specs), sort_keys=False))
     console = Console(stderr=True)
     console.print(f"[bold]aerialdojo eval[/]: {len(specs)} nodes, run directory {run_dir}")
     monitor = ProgressMonitor(lambda done, total, line: console.print(f"  [{done}/{total}] {line}"))

@@ -7,7 +7,7 @@ parameters (a test holds them to it).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -130,6 +130,7 @@ def run_specs(
     run_id: str,
     output_dir: str | None = None,
     episodes: int | None = None,
+    episode_ids: Sequence[str] = (),
     source: str = "command line",
 ) -> list[NodeSpec]:
     """The node specs of one run: the config file plus the options every entry point offers.
@@ -139,6 +140,7 @@ def run_specs(
         run_id: name of the run directory under the evaluator's ``output_dir``.
         output_dir: replaces the config's evaluator ``output_dir`` when given.
         episodes: caps the task manager's selection (``max_episodes``) when given.
+        episode_ids: run exactly these episodes when given (e.g. a rerun of failures).
         source: what to name in errors about the options.
 
     Raises:
@@ -148,5 +150,20 @@ def run_specs(
     if output_dir:
         overrides["evaluator"]["output_dir"] = output_dir
     if episodes is not None:
-        overrides["task_manager"] = {"max_episodes": episodes}
+        overrides.setdefault("task_manager", {})["max_episodes"] = episodes
+    if episode_ids:
+        overrides.setdefault("task_manager", {})["episodes"] = list(episode_ids)
     return node_specs(apply_overrides(load_config(config_path), overrides, source))
+
+
+def config_of(specs: Sequence[NodeSpec]) -> dict[str, dict[str, dict[str, ParamValue]]]:
+    """The run config that ``node_specs`` turns back into ``specs`` (saved with every run so
+    that it can be repeated or its failures rerun)."""
+    return {
+        spec.name: {
+            "ros__parameters": {
+                name: value for name, value in spec.parameters.items() if name != "use_sim_time"
+            }
+        }
+        for spec in specs
+    }

@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from eventstream import straight_episode
+import yaml
+from eventstream import event, straight_episode
 
 from aerialdojo.cli import EXIT_USAGE, main
 from aerialdojo.events import EpisodeAssembler, EventKind
+from aerialdojo.graph import config_of, run_specs
 from aerialdojo.metrics.jsonl import write_trajectory_log
 from aerialdojo.run_report import score_assembled, write_run
 
@@ -77,3 +79,31 @@ def test_render_writes_a_png_and_unknown_scenes_are_named(
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert main(["render", "--scene", "Moon_0", "--out", str(out)]) == EXIT_USAGE
     assert "Moon_0" in capsys.readouterr().err
+
+
+def test_a_saved_run_config_gives_back_the_same_graph(repo: Path, tmp_path: Path) -> None:
+    specs = run_specs(repo / "config" / "eval.yaml", run_id="r1", output_dir=str(tmp_path))
+    saved = tmp_path / "config.yaml"
+    saved.write_text(yaml.safe_dump(config_of(specs)))
+    assert run_specs(saved, run_id="r1") == specs
+    again = run_specs(saved, run_id="r1-rerun", episode_ids=["a", "b"])
+    task_manager = next(spec for spec in again if spec.name == "task_manager")
+    assert task_manager.parameters["episodes"] == ["a", "b"]
+
+
+def test_rerun_lists_the_episodes_lost_to_infrastructure_failures(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    run_dir = tmp_path / "r1"
+    assert main(["rerun", str(run_dir)]) == EXIT_USAGE
+    assert "no metrics.json" in capsys.readouterr().err
+    assembler = EpisodeAssembler()
+    for e in straight_episode("a", EventKind.STOPPED, [5]):
+        assembler.add(e)
+    assembler.add(straight_episode("b", EventKind.STOPPED, [5])[0])
+    assembler.add(event(EventKind.INFRA_FAILURE, "b", message="simulator died"))
+    write_run(run_dir, score_assembled(assembler, None))
+    specs = run_specs(repo / "config" / "eval.yaml", run_id="r1", output_dir=str(tmp_path))
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(config_of(specs)))
+    assert main(["rerun", str(run_dir), "--dry-run"]) == 0
+    assert "rerunning 1 episode(s): b" in capsys.readouterr().out
