@@ -6,6 +6,8 @@ import itertools
 import math
 from collections.abc import Sequence
 
+import numpy as np
+
 from aerialdojo.metrics.trace import Point2, Point3
 
 
@@ -36,11 +38,22 @@ def closest_approach(point: Sequence[float], positions: Sequence[Point3]) -> flo
     a 5 m move can cross a 3 m region without stopping in it. The positions themselves are
     included with the same formula as the final distance, so the result never exceeds the
     distance of the last position even where rounding moves a segment's clamped end point.
+    Segments are measured together with numpy: scoring a bag is dominated by this.
     """
     nearest = min(math.dist(point, p) for p in positions)
-    for start, end in itertools.pairwise(positions):
-        nearest = min(nearest, segment_distance(point, start, end))
-    return nearest
+    if len(positions) < 2:
+        return nearest
+    target = np.asarray(point, dtype=np.float64)
+    path = np.asarray(positions, dtype=np.float64)
+    starts, directions = path[:-1], np.diff(path, axis=0)
+    length_sq = np.einsum("ij,ij->i", directions, directions)
+    moving = length_sq > 0.0  # a zero-length segment is its end point, counted above
+    if not moving.any():
+        return nearest
+    starts, directions, length_sq = starts[moving], directions[moving], length_sq[moving]
+    along = np.clip(np.einsum("ij,ij->i", target - starts, directions) / length_sq, 0.0, 1.0)
+    gaps = target - (starts + along[:, None] * directions)
+    return min(nearest, float(np.sqrt(np.einsum("ij,ij->i", gaps, gaps)).min()))
 
 
 def polygon_distance_xy(point: Sequence[float], polygon: Sequence[Point2]) -> float:
