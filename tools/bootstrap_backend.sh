@@ -15,7 +15,11 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 say() { printf 'aerialdojo: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 
-declare -A client_module=([projectairsim]=projectairsim [carla-air]="airsim, carla")
+declare -A client_module=([projectairsim]=projectairsim [carla-air]="airsim, carla, msgpack._unpacker")
+# Source distributions whose shipped Cython output predates Python 3.11 (their C extension
+# would silently not build, leaving pure-Python msgpack: 9 s instead of 0.1 s for one
+# 256x256 set of AirSim float depth images): rebuilt from their .pyx files.
+declare -A recythonize=([projectairsim]="" [carla-air]="msgpack-python")
 # Source distributions whose setup.py imports other pinned packages: built after the rest.
 declare -A build_last=([projectairsim]="" [carla-air]="airsim")
 
@@ -28,7 +32,7 @@ for backend in "$@"; do
     || die "unknown backend '$backend'; known: ${!client_module[*]}"
   venv="$root/.venv-$backend"
   requirements="$root/requirements/backend-$backend.txt"
-  key="$("$main_python" --version 2>&1) $(cat "$requirements" "$root/tools/backend_venv_site.py" | sha256sum | cut -c1-16)"
+  key="$("$main_python" --version 2>&1) $(cat "$requirements" "$root/tools/backend_venv_site.py" "${BASH_SOURCE[0]}" | sha256sum | cut -c1-16)"
   if [[ -x "$venv/bin/python" && "$(cat "$venv/.backend-key" 2>/dev/null)" == "$key" ]]; then
     continue
   fi
@@ -38,16 +42,26 @@ for backend in "$@"; do
   "$main_python" -m venv "$venv"
   pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps)
   # --no-build-isolation builds sdists against these, not against a fresh download.
-  "${pip[@]}" setuptools==80.9.0 wheel==0.48.0 || die "pip could not install the build tools"
-  last="${build_last[$backend]}"
-  first_pins="$(mktemp)"
-  trap 'rm -f "$first_pins"' EXIT
-  grep -v -E "^(${last:-\$^})==" "$requirements" > "$first_pins"
-  "${pip[@]}" --no-build-isolation -r "$first_pins" || die "pip install -r $requirements failed"
-  if [[ -n "$last" ]]; then
-    "${pip[@]}" --no-build-isolation $(grep -E "^(${last})==" "$requirements") \
-      || die "pip could not build ${last} (see above)"
-  fi
+  "${pip[@]}" setuptools==80.9.0 wheel==0.48.0 Cython==0.29.37 \
+    || die "pip could not install the build tools"
+  late="${recythonize[$backend]} ${build_last[$backend]}"
+  late_pattern="$(echo $late | tr ' ' '|')"
+  work="$(mktemp -d)"
+  trap 'rm -rf "$work"' EXIT
+  grep -v -E "^(${late_pattern:-\$^})==" "$requirements" > "$work/first.txt"
+  "${pip[@]}" --no-build-isolation -r "$work/first.txt" || die "pip install -r $requirements failed"
+  for package in ${recythonize[$backend]}; do
+    pin="$(grep -E "^${package}==" "$requirements")"
+    "$venv/bin/python" -m pip download --quiet --disable-pip-version-check --no-deps \
+      --no-binary :all: -d "$work" "$pin" || die "pip could not download $pin"
+    tar -xzf "$work/${package}-${pin#*==}.tar.gz" -C "$work"
+    find "$work/${package}-${pin#*==}" -name '*.pyx' | while read -r pyx; do rm -f "${pyx%.pyx}.cpp" "${pyx%.pyx}.c"; done
+    "${pip[@]}" --no-build-isolation "$work/${package}-${pin#*==}" || die "could not build $pin"
+  done
+  for package in ${build_last[$backend]}; do
+    "${pip[@]}" --no-build-isolation "$(grep -E "^${package}==" "$requirements")" \
+      || die "pip could not build ${package} (see above)"
+  done
   site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
   # Last, so that pip above never saw the main venv's packages as already installed.
   cp "$root/tools/backend_venv_site.py" "$site/aerialdojo_main_venv.py"

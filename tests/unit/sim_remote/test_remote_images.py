@@ -60,3 +60,8 @@ def test_carla_bgra_colour_and_24_bit_depth() -> None:
     depth[0, 1, :3] = 255  # the far plane
     decoded = depth_from_carla_bgra(depth.tobytes(), 2, 1, "front")
     assert decoded[0, 0] == pytest.approx(12.5, abs=1e-4) and np.isinf(decoded[0, 1])
+
+
+def test_a_float_list_of_the_wrong_length_is_a_fault() -> None:
+    with pytest.raises(SimulatorFaultError, match=r"down: 5 values for a 2x3 image \(6 expected\)"):
+        depth_from_floats([1.0] * 5, 3, 2, "down")
