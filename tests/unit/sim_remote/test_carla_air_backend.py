@@ -47,9 +47,10 @@ from aerialdojo.errors import (
 )
 from aerialdojo.geometry import Pose
 from aerialdojo.sim.backend import CameraSpec, aerialdojo_uav_rig
-from aerialdojo.sim.carla_air import CarlaAirBackend, CarlaAirSettings
+from aerialdojo.sim.carla_air import CarlaAirBackend
 from aerialdojo.sim.remote.connection import CallPolicy
 from aerialdojo.sim.remote.frames import TOWN10HD_OFFSET
+from aerialdojo.sim.remote.settings import CarlaAirSettings
 
 # msgpack-rpc-python passes msgpack 0.5 the encoding argument it deprecates.
 pytestmark = pytest.mark.filterwarnings("ignore:encoding is deprecated:PendingDeprecationWarning")

@@ -42,9 +42,10 @@ from aerialdojo.actions import Action
 from aerialdojo.errors import ConfigError, SimulatorFaultError, UnknownSceneError
 from aerialdojo.geometry import Pose
 from aerialdojo.sim.backend import aerialdojo_uav_rig
-from aerialdojo.sim.projectairsim import ProjectAirSimBackend, ProjectAirSimSettings
+from aerialdojo.sim.projectairsim import ProjectAirSimBackend
 from aerialdojo.sim.remote.connection import CallPolicy
 from aerialdojo.sim.remote.frames import map_to_ned
+from aerialdojo.sim.remote.settings import ProjectAirSimSettings
 
 INTERVAL_S = 1.0 / 15.0
 INTERVAL_NS = round(INTERVAL_S * 1e9)

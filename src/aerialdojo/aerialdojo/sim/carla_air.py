@@ -52,17 +52,13 @@ from aerialdojo.sim.backend import (
     SimulatorBackend,
 )
 from aerialdojo.sim.remote.connection import (
-    CallPolicy,
     Endpoint,
     check_version,
     connect_with_retries,
     fault,
-    setting,
 )
 from aerialdojo.sim.remote.frames import (
-    TOWN10HD_OFFSET,
     CarlaPose,
-    MapOffset,
     carla_to_map,
     map_to_carla,
 )
@@ -72,6 +68,7 @@ from aerialdojo.sim.remote.images import (
     rgb_from_bgr_bytes,
     rgb_from_carla_bgra,
 )
+from aerialdojo.sim.remote.settings import CarlaAirSettings
 
 T = TypeVar("T")
 
@@ -81,65 +78,8 @@ TESTED_CARLA_VERSION = "0.9.16"
 TESTED_AIRSIM_VERSION = "1.8.1"
 #: How long to wait for images between two ticks, seconds of wall time.
 _TICK_WAIT_S = 0.01
-_CONNECT_BACKOFF_S = 0.5
 
 _log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, kw_only=True)
-class CarlaAirSettings:
-    """Where CARLA-Air runs and how the backend drives it (the bridge's parameters).
-
-    Attributes:
-        host: server address (CARLA and AirSim run in one process).
-        carla_port: CARLA's RPC port.
-        airsim_port: AirSim's RPC port.
-        map_name: the CARLA map of the run; the only scene served.
-        offset: AirSim's origin in that map.
-        fixed_delta_s: simulated time of one synchronous tick.
-        ugv_blueprint: blueprint of the ground vehicle.
-        airsim_vehicle: AirSim vehicle name of the UAV ("" for the first).
-        policy: timeouts and connection attempts.
-    """
-
-    host: str = "127.0.0.1"
-    carla_port: int = 2000
-    airsim_port: int = 41451
-    map_name: str = "Town10HD"
-    offset: MapOffset = TOWN10HD_OFFSET
-    fixed_delta_s: float = 0.05
-    ugv_blueprint: str = "vehicle.tesla.model3"
-    airsim_vehicle: str = ""
-    policy: CallPolicy = field(default_factory=CallPolicy)
-
-    @classmethod
-    def from_parameters(cls, parameters: Mapping[str, Any]) -> CarlaAirSettings:
-        """Settings from the bridge's parameter values (missing ones take the defaults).
-
-        Raises:
-            ConfigError: a value of the wrong type or out of range.
-        """
-        default = cls()
-        offset = setting(
-            parameters,
-            "carla_air_map_offset",
-            [default.offset.dx, default.offset.dy, default.offset.dz],
-        )
-        return cls(
-            host=setting(parameters, "server_host", default.host),
-            carla_port=setting(parameters, "carla_port", default.carla_port),
-            airsim_port=setting(parameters, "airsim_port", default.airsim_port),
-            map_name=setting(parameters, "carla_air_map", default.map_name),
-            offset=MapOffset.from_list(offset, "sim_bridge.carla_air_map_offset"),
-            fixed_delta_s=setting(parameters, "carla_air_fixed_delta_s", default.fixed_delta_s),
-            ugv_blueprint=setting(parameters, "carla_air_ugv_blueprint", default.ugv_blueprint),
-            airsim_vehicle=setting(parameters, "airsim_vehicle", default.airsim_vehicle),
-            policy=CallPolicy(
-                timeout_s=setting(parameters, "server_timeout_s", default.policy.timeout_s),
-                attempts=setting(parameters, "server_attempts", default.policy.attempts),
-                backoff_s=_CONNECT_BACKOFF_S,
-            ),
-        )
 
 
 @dataclass(frozen=True)

@@ -50,23 +50,29 @@ def create_backend(
             seconds_per_action=seconds_per_action,
         )
     if name in BACKEND_VENVS:
+        # Settings first: a bad parameter is reported even where the client is missing.
+        from aerialdojo.sim.remote.settings import (  # noqa: PLC0415
+            CarlaAirSettings,
+            ProjectAirSimSettings,
+        )
+
+        settings = parameters or {}
         # Imported here: each client lives in its own venv, never next to the other's.
         try:
             if name == "projectairsim":
-                from aerialdojo.sim.projectairsim import (  # noqa: PLC0415
-                    ProjectAirSimBackend,
-                    ProjectAirSimSettings,
-                )
+                projectairsim_settings = ProjectAirSimSettings.from_parameters(settings)
+                from aerialdojo.sim.projectairsim import ProjectAirSimBackend  # noqa: PLC0415
 
                 return ProjectAirSimBackend(
-                    settings=ProjectAirSimSettings.from_parameters(parameters or {}),
+                    settings=projectairsim_settings,
                     rigs=rigs,
                     seconds_per_action=seconds_per_action,
                 )
-            from aerialdojo.sim.carla_air import CarlaAirBackend, CarlaAirSettings  # noqa: PLC0415
+            carla_air_settings = CarlaAirSettings.from_parameters(settings)
+            from aerialdojo.sim.carla_air import CarlaAirBackend  # noqa: PLC0415
 
             return CarlaAirBackend(
-                settings=CarlaAirSettings.from_parameters(parameters or {}),
+                settings=carla_air_settings,
                 rigs=rigs,
                 seconds_per_action=seconds_per_action,
             )

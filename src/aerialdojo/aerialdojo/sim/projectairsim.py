@@ -48,12 +48,10 @@ from aerialdojo.sim.backend import (
     SimulatorBackend,
 )
 from aerialdojo.sim.remote.connection import (
-    CallPolicy,
     Endpoint,
     check_version,
     connect_with_retries,
     fault,
-    setting,
 )
 from aerialdojo.sim.remote.frames import (
     map_to_ned,
@@ -62,6 +60,7 @@ from aerialdojo.sim.remote.frames import (
     yaw_quaternion_wxyz,
 )
 from aerialdojo.sim.remote.images import depth_from_projectairsim, rgb_from_projectairsim
+from aerialdojo.sim.remote.settings import ProjectAirSimSettings
 
 T = TypeVar("T")
 
@@ -72,8 +71,6 @@ SCENE_FILE_SUFFIX = ".jsonc"
 #: ProjectAirSim image types (``projectairsim.types.ImageType``) and their topic names.
 SCENE_IMAGE, DEPTH_PLANAR_IMAGE = 0, 1
 _TOPIC = {SCENE_IMAGE: "scene_camera", DEPTH_PLANAR_IMAGE: "depth_planar_camera"}
-#: Back-off before a second connection attempt.
-_CONNECT_BACKOFF_S = 0.5
 
 _log = logging.getLogger(__name__)
 # The client logs to a file in the working directory unless its logger already has a handler.
@@ -109,50 +106,6 @@ class _Client(ProjectAirSimClient):  # type: ignore[misc]
         for socket in (self.socket_topics, self.socket_services):
             if socket is not None:
                 socket.close()
-
-
-@dataclass(frozen=True, kw_only=True)
-class ProjectAirSimSettings:
-    """Where the server is and how the backend uses it (the bridge's parameters).
-
-    Attributes:
-        host: server address.
-        topics_port: NNG pair socket of the topics (server default 8989).
-        services_port: NNG request/reply socket of the services (server default 8990).
-        scene_dir: directory of ``scene_<name>.jsonc`` scene configs and their robot configs.
-        capture_interval_s: simulated time between two captures of a camera.
-        policy: timeouts and connection attempts.
-    """
-
-    host: str = "127.0.0.1"
-    topics_port: int = 8989
-    services_port: int = 8990
-    scene_dir: str = ""
-    capture_interval_s: float = 1.0 / 15.0
-    policy: CallPolicy = field(default_factory=CallPolicy)
-
-    @classmethod
-    def from_parameters(cls, parameters: Mapping[str, Any]) -> ProjectAirSimSettings:
-        """Settings from the bridge's parameter values (missing ones take the defaults).
-
-        Raises:
-            ConfigError: a value of the wrong type or out of range.
-        """
-        default = cls()
-        return cls(
-            host=setting(parameters, "server_host", default.host),
-            topics_port=setting(parameters, "projectairsim_topics_port", default.topics_port),
-            services_port=setting(parameters, "projectairsim_services_port", default.services_port),
-            scene_dir=setting(parameters, "projectairsim_scene_dir", default.scene_dir),
-            capture_interval_s=setting(
-                parameters, "capture_interval_s", default.capture_interval_s
-            ),
-            policy=CallPolicy(
-                timeout_s=setting(parameters, "server_timeout_s", default.policy.timeout_s),
-                attempts=setting(parameters, "server_attempts", default.policy.attempts),
-                backoff_s=_CONNECT_BACKOFF_S,
-            ),
-        )
 
 
 @dataclass
