@@ -12,7 +12,14 @@ from conftest import BoxWorld
 from aerialdojo.actions import STOP, Action, check_action, target_pose
 from aerialdojo.geometry import Pose
 from aerialdojo.tasks.freespace import FreeSpaceFilter
-from aerialdojo.tasks.planner import ActionPlan, PlannerConfig, path_length, plan_actions, plan_grid
+from aerialdojo.tasks.planner import (
+    ActionPlan,
+    PlannerConfig,
+    direct_route,
+    path_length,
+    plan_actions,
+    plan_grid,
+)
 
 OPEN_BOUNDS = ((-40.0, -40.0, 0.0), (40.0, 40.0, 10.0))
 
@@ -181,3 +188,24 @@ def test_actions_are_the_agents_own() -> None:
         "TurnRight",
     }
     assert all(isinstance(action, Action) for action in plan.actions)
+
+
+def test_direct_route_in_open_space_is_flyable_and_straight() -> None:
+    world = BoxWorld()
+    start, goal = Pose(0.0, 0.0, 2.0, 0.3), (23.0, -9.0, 5.4)
+    route = direct_route(world, start, goal, bounds=OPEN_BOUNDS)
+    assert_flyable(route, world, start, goal, 0.25)
+    assert route.stats.expansions == 0
+    # Two legs bracketing the bearing are at most 1/cos(7.5 deg) longer than the distance.
+    horizontal = math.hypot(23.0, 9.0)
+    assert route.length_m <= horizontal / math.cos(math.radians(7.5)) + 3.0 + 2.0
+    assert route.length_m >= plan_actions(world, start, goal, bounds=OPEN_BOUNDS).length_m - 1e-9
+
+
+def test_direct_route_is_not_found_through_a_wall_or_out_of_bounds() -> None:
+    wall = BoxWorld([((4.0, -6.0, 0.0), (5.0, 6.0, 20.0))])
+    start = Pose(0.0, 0.0, 2.0, 0.0)
+    assert not direct_route(wall, start, (10.0, 0.0, 2.0), bounds=OPEN_BOUNDS).found
+    low_ceiling = ((-40.0, -40.0, 0.0), (40.0, 40.0, 3.0))
+    assert direct_route(BoxWorld(), start, (10.0, 0.0, 2.5), bounds=low_ceiling).found
+    assert not direct_route(BoxWorld(), start, (10.0, 0.0, 6.0), bounds=low_ceiling).found

@@ -23,10 +23,17 @@ from aerialdojo.tasks.episode import (
     ReferencePath,
     make_episode_id,
 )
-from aerialdojo.tasks.planner import CollisionWorld, PlannerConfig, path_length, plan_actions
+from aerialdojo.tasks.planner import (
+    CollisionWorld,
+    PlannerConfig,
+    direct_route,
+    path_length,
+    plan_actions,
+)
 from aerialdojo.tasks.serialization import written_pose, written_value
 from aerialdojo.tasks.settings import (
     MAX_LENGTH_M,
+    MIN_DETOUR_RATIO,
     MIN_EUCLIDEAN_M,
     Setting,
     filter_problems,
@@ -91,7 +98,8 @@ def plan_task(
     """Plan the reference from one object's anchor to another's and apply the seed's filters.
 
     Pairs whose anchors are 3 m apart or less, or 100 m or more, cannot pass the filters and
-    are rejected before planning.
+    are rejected before planning; so are pairs whose ``direct_route`` is free and already
+    within the detour ratio (near-straight whatever a search would add).
 
     Args:
         world: collision queries of the scene.
@@ -111,13 +119,11 @@ def plan_task(
     euclidean = written_value(math.dist(start.position, anchor.position))
     if not MIN_EUCLIDEAN_M < euclidean < MAX_LENGTH_M:
         return None
-    plan = plan_actions(
-        world,
-        start,
-        anchor.position,
-        config=config,
-        bounds=(annotations.bounds_min, annotations.bounds_max),
-    )
+    bounds = (annotations.bounds_min, annotations.bounds_max)
+    direct = direct_route(world, start, anchor.position, config=config, bounds=bounds)
+    if direct.found and direct.length_m < MIN_DETOUR_RATIO * euclidean:
+        return None
+    plan = plan_actions(world, start, anchor.position, config=config, bounds=bounds)
     if not plan.found:
         return None
     poses = tuple(written_pose(pose) for pose in plan.poses)

@@ -3,10 +3,10 @@ triangle are answered free without an exact sweep.
 
 A voxel is *near* geometry if it overlaps the axis-aligned box of some triangle grown by the
 radius on every side. The grown box contains every point within the radius of the triangle,
-so a sphere whose centre stays in voxels that are not near anything touches nothing. A
-motion's centre stays within the box spanned by its end points, so if no voxel of that box
-is near geometry, the motion is free; otherwise the exact world decides. Answers are
-therefore exactly the exact world's, only cheaper away from geometry.
+so a sphere whose centre stays in voxels that are not near anything touches nothing. If no
+voxel the motion's centre passes through is near geometry, the motion is free; otherwise
+the exact world decides. Answers are therefore exactly the exact world's, only cheaper away
+from geometry.
 """
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ import numpy as np
 
 from aerialdojo.errors import ConfigError
 from aerialdojo.tasks.planner import CollisionWorld, SweepHit
+
+# The eight sign combinations, to look around a point in every direction.
+_CORNERS = np.array([(x, y, z) for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=float)
 
 
 class FreeSpaceFilter:
@@ -78,17 +81,44 @@ class FreeSpaceFilter:
         """Share of voxels near geometry (where every query goes to the exact world)."""
         return float(self._near.mean())
 
-    def _clear(self, low: np.ndarray, high: np.ndarray) -> bool:
+    def _traversed(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+        """(K, 3) indices of every voxel the segment passes through (some neighbours too).
+
+        The segment is cut where it crosses voxel faces; each piece lies in one voxel, found
+        from its midpoint. Where it crosses a face, edge or corner, every voxel around the
+        crossing point is included, so rounding there can only add voxels.
+        """
+        motion = end - start
+        cuts = [np.array((0.0, 1.0))]
+        for axis in range(3):
+            if motion[axis] != 0.0:
+                low, high = sorted((start[axis], end[axis]))
+                first = math.ceil((low - self._origin[axis]) / self._voxel)
+                last = math.floor((high - self._origin[axis]) / self._voxel)
+                faces = self._origin[axis] + np.arange(first, last + 1) * self._voxel
+                cuts.append((faces - start[axis]) / motion[axis])
+        times = np.unique(np.clip(np.concatenate(cuts), 0.0, 1.0))
+        middles = start + np.outer((times[:-1] + times[1:]) / 2.0, motion)
+        crossings = start + np.outer(times, motion)
+        nudge = self._voxel * 1e-6
+        around = (crossings[:, None, :] + _CORNERS * nudge).reshape(-1, 3)
+        return self._index(np.concatenate((middles, around)))
+
+    def _clear(self, start: np.ndarray, end: np.ndarray) -> bool:
         # Outside the region the exact world decides (it may report leaving the flyable box).
-        if np.any(low < self._origin) or np.any(high > self._limit):
+        if np.any(np.minimum(start, end) < self._origin) or np.any(
+            np.maximum(start, end) > self._limit
+        ):
             return False
-        i0, j0, k0 = self._index(low)
-        i1, j1, k1 = self._index(high)
-        return not bool(self._near[i0 : i1 + 1, j0 : j1 + 1, k0 : k1 + 1].any())
+        cells = self._traversed(start, end)
+        cells = np.minimum(cells, np.array(self._near.shape) - 1)
+        return not bool(self._near[cells[:, 0], cells[:, 1], cells[:, 2]].any())
 
     def sweep_sphere(self, start: np.ndarray, end: np.ndarray, radius: float) -> SweepHit | None:
         """The exact world's answer; None without asking it where the motion is clear."""
-        if radius <= self._radius and self._clear(np.minimum(start, end), np.maximum(start, end)):
+        start = np.asarray(start, dtype=np.float64)
+        end = np.asarray(end, dtype=np.float64)
+        if radius <= self._radius and self._clear(start, end):
             self.filtered_sweeps += 1
             return None
         self.exact_sweeps += 1

@@ -269,29 +269,40 @@ class _Macro:
         return [Action(self.turn, _TURN_STEP_DEG)] * self.turns + [self.move]
 
 
-def _macros_from(heading: int) -> list[_Macro]:
-    """From heading index ``heading``: each horizontal direction and magnitude, reached by
-    the fewest turns (forward, left or right of the turned heading), and the vertical moves.
+def _facing(heading: int, direction: int, magnitude: float) -> _Macro:
+    """Move ``magnitude`` along direction index ``direction`` from heading index ``heading``
+    with the fewest turns: forward, or left or right of the turned heading.
 
     Direction index d means yaw = start yaw + d * step. MoveLeft goes a quarter turn
     counter-clockwise of the heading, MoveRight a quarter turn clockwise.
     """
-    macros = []
-    for direction in range(_HEADINGS):
-        options = []
-        for move, offset in (("MoveForward", 0), ("MoveLeft", _QUARTER), ("MoveRight", -_QUARTER)):
-            needed = (direction - offset - heading) % _HEADINGS  # counter-clockwise steps
-            if needed <= _HEADINGS // 2:
-                options.append((needed, "TurnLeft", needed, move))
-            if needed >= _HEADINGS // 2:
-                options.append((_HEADINGS - needed, "TurnRight", -(_HEADINGS - needed), move))
-        turns, turn, change, move = min(options)
-        for magnitude in _HORIZONTAL_MAGNITUDES:
-            macros.append(_Macro(turn, turns, Action(move, magnitude), change, direction))
-    for move, ray in (("MoveUp", _RAY_UP), ("MoveDown", _RAY_DOWN)):
-        for magnitude in _VERTICAL_MAGNITUDES:
-            macros.append(_Macro("TurnLeft", 0, Action(move, magnitude), 0, ray))
-    return macros
+    options = []
+    for move, offset in (("MoveForward", 0), ("MoveLeft", _QUARTER), ("MoveRight", -_QUARTER)):
+        needed = (direction - offset - heading) % _HEADINGS  # counter-clockwise steps
+        if needed <= _HEADINGS // 2:
+            options.append((needed, "TurnLeft", needed, move))
+        if needed >= _HEADINGS // 2:
+            options.append((_HEADINGS - needed, "TurnRight", -(_HEADINGS - needed), move))
+    turns, turn, change, move = min(options)
+    return _Macro(turn, turns, Action(move, magnitude), change, direction)
+
+
+def _vertical(magnitude: float) -> _Macro:
+    """Climb (positive) or descend (negative) by ``|magnitude|`` without turning."""
+    move, ray = ("MoveUp", _RAY_UP) if magnitude > 0 else ("MoveDown", _RAY_DOWN)
+    return _Macro("TurnLeft", 0, Action(move, abs(magnitude)), 0, ray)
+
+
+def _macros_from(heading: int) -> list[_Macro]:
+    """From heading index ``heading``: every horizontal direction and magnitude, then every
+    vertical move."""
+    horizontal = [
+        _facing(heading, direction, magnitude)
+        for direction in range(_HEADINGS)
+        for magnitude in _HORIZONTAL_MAGNITUDES
+    ]
+    vertical = [_vertical(sign * m) for sign in (1.0, -1.0) for m in _VERTICAL_MAGNITUDES]
+    return horizontal + vertical
 
 
 # A Hybrid A* state: continuous position and a heading index (yaw = start yaw + step * index).
@@ -497,6 +508,125 @@ def plan_actions(
         length_m=path_length(poses),
         stats=_stats(result, began),
     )
+
+
+def _pieces(length: int, magnitudes: tuple[float, ...]) -> list[float]:
+    """A whole number of metres as the fewest moves of the given magnitudes (largest first;
+    the action sets always include 1 m)."""
+    pieces = []
+    for magnitude in sorted(magnitudes, reverse=True):
+        count, length = divmod(length, int(magnitude))
+        pieces += [magnitude] * count
+    return pieces
+
+
+def _legs_to(start: Pose, goal: Point, tolerance: float) -> tuple[int, int, int, int, int] | None:
+    """The shortest whole-metre horizontal legs along the two directions bracketing the
+    goal's bearing, with a whole-metre climb, that end within ``tolerance``, as
+    (first direction, metres, second direction, metres, climb); None if none do."""
+    step = math.radians(_TURN_STEP_DEG)
+    dx, dy, dz = goal[0] - start.x, goal[1] - start.y, goal[2] - start.z
+    distance = math.hypot(dx, dy)
+    bearing = math.atan2(dy, dx) - start.yaw
+    first = math.floor(bearing / step)
+    past = bearing - first * step
+    along_first = distance * math.sin(step - past) / math.sin(step)
+    along_second = distance * math.sin(past) / math.sin(step)
+    first_yaw, second_yaw = start.yaw + first * step, start.yaw + (first + 1) * step
+    rows: list[tuple[int, tuple[int, int, int, int, int]]] = []
+    for a in {math.floor(along_first), math.ceil(along_first)}:
+        for b in {math.floor(along_second), math.ceil(along_second)}:
+            for climb in {math.floor(dz), math.ceil(dz)}:
+                x = a * math.cos(first_yaw) + b * math.cos(second_yaw)
+                y = a * math.sin(first_yaw) + b * math.sin(second_yaw)
+                if math.dist((x, y, climb), (dx, dy, dz)) <= tolerance:
+                    legs = (first % _HEADINGS, a, (first + 1) % _HEADINGS, b, climb)
+                    rows.append((a + b + abs(climb), legs))
+    return min(rows)[1] if rows else None
+
+
+def _fly(
+    world: CollisionWorld, start: Pose, actions: Sequence[Action], radius: float
+) -> tuple[list[Pose] | None, int]:
+    """The poses ``actions`` lead through (None at the first blocked translation), and
+    how many sweeps that took."""
+    poses = [start]
+    sweeps = 0
+    for action in actions:
+        moved = target_pose(poses[-1], action)
+        if (moved.x, moved.y, moved.z) != (poses[-1].x, poses[-1].y, poses[-1].z):
+            sweeps += 1
+            if world.sweep_sphere(poses[-1].position, moved.position, radius) is not None:
+                return None, sweeps
+        poses.append(moved)
+    return poses, sweeps
+
+
+def direct_route(
+    world: CollisionWorld,
+    start: Pose,
+    goal: Sequence[float] | np.ndarray,
+    *,
+    config: PlannerConfig | None = None,
+    bounds: Bounds | None = None,
+) -> ActionPlan:
+    """The plainest route, no search: the whole-metre climb or descent and at most two
+    straight legs along the directions that bracket the goal's bearing, in the first order
+    (climb first or last, either leg first) whose every translation is free.
+
+    A free direct route bounds the shortest route from above: if it is already within the
+    seed's detour ratio, the pair is near-straight whatever a search would find.
+
+    Args:
+        world: the collision queries.
+        start: start pose.
+        goal: goal position.
+        config: planner parameters (collision radius, goal tolerance).
+        bounds: optional (min, max) corners of the flyable region.
+
+    Returns:
+        The route; ``found`` is False if every ordering collides or leaves ``bounds``, or no
+        whole-metre legs end within the goal tolerance.
+    """
+    config = config or PlannerConfig()
+    began = time.perf_counter()
+    goal_point = _as_point(goal)
+    checks = 0
+    legs_found = _legs_to(start, goal_point, config.goal_tolerance_m)
+    if legs_found is not None:
+        first, a, second, b, climb = legs_found
+        legs = [(first, a), (second, b)]
+        for climb_first, legs_in_order in itertools.product((True, False), (legs, legs[::-1])):
+            macros: list[_Macro] = []
+            heading = 0
+            for direction, metres in legs_in_order:
+                for magnitude in _pieces(metres, _HORIZONTAL_MAGNITUDES):
+                    macros.append(_facing(heading, direction, magnitude))
+                    heading = (heading + macros[-1].heading_change) % _HEADINGS
+            climbs = [
+                _vertical(math.copysign(m, climb))
+                for m in _pieces(abs(climb), _VERTICAL_MAGNITUDES)
+            ]
+            macros = climbs + macros if climb_first else macros + climbs
+            actions = [action for macro in macros for action in macro.actions()]
+            poses, swept = _fly(world, start, actions, config.collision_radius_m)
+            checks += swept
+            low, high = _bounds_arrays(bounds)
+            if poses is not None and all(
+                np.all(low <= pose.position) and np.all(pose.position <= high) for pose in poses
+            ):
+                stats = SearchStats(
+                    expansions=0, collision_checks=checks, seconds=time.perf_counter() - began
+                )
+                return ActionPlan(
+                    found=True,
+                    actions=tuple(actions),
+                    poses=tuple(poses),
+                    length_m=path_length(poses),
+                    stats=stats,
+                )
+    stats = SearchStats(expansions=0, collision_checks=checks, seconds=time.perf_counter() - began)
+    return ActionPlan(found=False, actions=(), poses=(start,), length_m=0.0, stats=stats)
 
 
 _Voxel = tuple[int, int, int]
