@@ -115,7 +115,9 @@ class _ImageFetcher:
                 result.set_result(client.simGetImages(requests, vehicle))
             except (RPCError, OSError) as error:
                 result.set_exception(error)
-                client = None
+                if client is not None:
+                    client.client.close()
+                client = None  # the next job reconnects
         if client is not None:
             client.client.close()
 
