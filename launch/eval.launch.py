@@ -25,10 +25,13 @@ from launch.events import Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from aerialdojo.graph import PACKAGE, default_run_id, run_specs
+from aerialdojo.graph import PACKAGE, default_run_id, node_interpreter, run_specs
 from aerialdojo.transport import transport_environment
 
 SHARE = Path(get_package_share_directory(PACKAGE))
+#: The checkout (or image workdir) holding backend venvs: install/aerialdojo/share/aerialdojo
+#: lies three levels below it.
+SOURCE_ROOT = SHARE.parents[3]
 
 
 def _nodes(context: LaunchContext) -> list:
@@ -42,7 +45,9 @@ def _nodes(context: LaunchContext) -> list:
     )
     actions = []
     for spec in specs:
+        interpreter = node_interpreter(spec, SOURCE_ROOT)
         node = Node(
+            prefix=str(interpreter) if interpreter else None,
             package=spec.package,
             executable=spec.executable,
             name=spec.name,

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -26,8 +25,8 @@ from rostest import RosClient, specs_for
 from sensor_msgs.msg import Image
 
 from aerialdojo.nodes.common import EVENTS_QOS, SENSOR_QOS, TASK_QOS
-from aerialdojo.runner import NodeProcess, node_command, start_graph, stop_graph, write_params_file
-from aerialdojo.transport import image_to_array, transport_environment
+from aerialdojo.runner import start_graph, stop_graph
+from aerialdojo.transport import image_to_array
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
@@ -92,24 +91,6 @@ def fake_server(tmp_path: Path) -> Iterator[_FakeServer]:
     server.close()
 
 
-def _start_bridge_in_backend_venv(parameters: dict, run_dir: Path) -> NodeProcess:
-    """The bridge as ``aerialdojo eval`` starts it, but on the backend venv's interpreter."""
-    (spec,) = specs_for({"sim_bridge": parameters})
-    (run_dir / "params").mkdir(parents=True, exist_ok=True)
-    (run_dir / "logs").mkdir(parents=True, exist_ok=True)
-    command = node_command(spec, write_params_file(spec, run_dir / "params"))
-    log_path = run_dir / "logs" / "sim_bridge.log"
-    log_file = log_path.open("wb")
-    process = subprocess.Popen(
-        [str(VENV_PYTHON), *command[1:]],
-        stdout=log_file,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, **transport_environment()},
-        start_new_session=True,
-    )
-    return NodeProcess(spec, process, log_path, log_file)
-
-
 def _expected_front_colour(x: float, y: float, z: float, yaw: float) -> tuple[int, int, int]:
     """What the fake's front camera shows at a map pose (its ``expected_rgb`` in NED)."""
     north, east, yaw_ned = y, x, (math.pi / 2.0 - yaw + math.pi) % (2.0 * math.pi) - math.pi
@@ -136,22 +117,26 @@ def test_an_episode_runs_through_the_bridge_and_a_hung_request_is_rerun(
     fronts = client.collect(Image, "/uav/camera/front/image", SENSOR_QOS)
     # The task manager starts once someone listens to tasks and events: this test is the agent.
     client.collect(TaskSpec, "/aerialdojo/task", TASK_QOS)
-    bridge = _start_bridge_in_backend_venv(
-        {
-            "backend": "projectairsim",
-            "image_width": 32,
-            "image_height": 24,
-            "projectairsim_scene_dir": str(scene_dir),
-            "projectairsim_topics_port": fake_server.ports["topics"],
-            "projectairsim_services_port": fake_server.ports["services"],
-            "server_timeout_s": 2.0,
-            "server_attempts": 2,
-        },
+    # The runner starts the bridge on .venv-projectairsim's interpreter (node_interpreter).
+    bridge, manager = start_graph(
+        specs_for(
+            {
+                "sim_bridge": {
+                    "backend": "projectairsim",
+                    "image_width": 32,
+                    "image_height": 24,
+                    "projectairsim_scene_dir": str(scene_dir),
+                    "projectairsim_topics_port": fake_server.ports["topics"],
+                    "projectairsim_services_port": fake_server.ports["services"],
+                    "server_timeout_s": 2.0,
+                    "server_attempts": 2,
+                },
+                "task_manager": {"suite": str(suite), "max_attempts": 3},
+            }
+        ),
         tmp_path,
     )
-    (manager,) = start_graph(
-        specs_for({"task_manager": {"suite": str(suite), "max_attempts": 3}}), tmp_path
-    )
+    assert bridge.process.args[0] == str(VENV_PYTHON)
     try:
 
         def started(attempt: int) -> bool:

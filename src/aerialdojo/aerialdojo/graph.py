@@ -7,6 +7,7 @@ parameters (a test holds them to it).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -17,6 +18,7 @@ import yaml
 
 from aerialdojo.errors import ConfigError
 from aerialdojo.params import NODE_PARAMETERS, ParamValue, validate_parameters
+from aerialdojo.sim.factory import BACKEND_VENVS
 
 PACKAGE = "aerialdojo"
 
@@ -167,3 +169,30 @@ def config_of(specs: Sequence[NodeSpec]) -> dict[str, dict[str, dict[str, ParamV
         }
         for spec in specs
     }
+
+
+def node_interpreter(spec: NodeSpec, root: Path | None = None) -> Path | None:
+    """The Python a node must run on when it is not this venv's: a bridge on a real
+    simulator's backend runs in that backend's own venv (its client's dependencies clash
+    with the main venv's, docs/simulators.md).
+
+    Args:
+        spec: the node.
+        root: the repository holding the backend venvs; default ``$AERIALDOJO_ROOT`` (set by
+            tools/run.sh) or the working directory.
+
+    Raises:
+        ConfigError: the backend's venv does not exist.
+    """
+    backend = spec.parameters.get("backend") if spec.name == CLOCK_OWNER else None
+    venv = BACKEND_VENVS.get(str(backend))
+    if venv is None:
+        return None
+    base = root or Path(os.environ.get("AERIALDOJO_ROOT", Path.cwd()))
+    python = base / venv / "bin" / "python"
+    if not python.exists():
+        raise ConfigError(
+            f"sim_bridge.backend {backend!r} runs in {base / venv}, which does not exist; "
+            f"create it with tools/bootstrap_backend.sh {venv.removeprefix('.venv-')}"
+        )
+    return python

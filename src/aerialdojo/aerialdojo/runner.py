@@ -20,7 +20,7 @@ from typing import IO
 
 import yaml
 
-from aerialdojo.graph import NodeSpec
+from aerialdojo.graph import NodeSpec, node_interpreter
 from aerialdojo.transport import transport_environment
 
 #: The node whose exit means the run is over (it exits after writing the report).
@@ -55,8 +55,14 @@ class GraphOutcome:
 
 
 def node_command(spec: NodeSpec, params_file: Path) -> list[str]:
-    """The command line of one node process (what ``ros2 run`` would start)."""
-    command = [sys.executable, "-m", f"aerialdojo.nodes.{spec.executable}", "--ros-args"]
+    """The command line of one node process (what ``ros2 run`` would start), on the
+    interpreter the node needs (``graph.node_interpreter``).
+
+    Raises:
+        ConfigError: a real-simulator bridge whose backend venv does not exist.
+    """
+    python = node_interpreter(spec) or Path(sys.executable)
+    command = [str(python), "-m", f"aerialdojo.nodes.{spec.executable}", "--ros-args"]
     command += ["-r", f"__node:={spec.name}"]
     if spec.namespace:
         command += ["-r", f"__ns:=/{spec.namespace}"]

@@ -29,6 +29,7 @@ from aerialdojo.errors import AerialDojoError, SimulatorFaultError
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.common import SENSOR_QOS, STATE_QOS, declare_node_parameters, param, time_msg
 from aerialdojo.nodes.conversions import camera_info_msg, pose_from_msg, pose_msg
+from aerialdojo.params import NODE_PARAMETERS
 from aerialdojo.sim.backend import Observation, aerialdojo_uav_rig
 from aerialdojo.sim.clock import BridgeClock
 from aerialdojo.sim.factory import create_backend
@@ -41,6 +42,9 @@ class _ViewPublishers:
     depth: Publisher
     info: Publisher
     frame_id: str
+
+
+BRIDGE_PARAMETERS = NODE_PARAMETERS["sim_bridge"]
 
 
 class SimBridge(Node):
@@ -59,6 +63,9 @@ class SimBridge(Node):
             agent_radius_m=param(self, "agent_radius_m"),
             rigs=dict.fromkeys(self._agents, rig),
             seconds_per_action=param(self, "seconds_per_action"),
+            parameters={
+                spec.name: param(self, spec.name) for spec in NODE_PARAMETERS["sim_bridge"]
+            },
         )
         self._episode_start: dict[str, Pose] = {}
         self._clock = BridgeClock(step_s=float(param(self, "seconds_per_action")))
