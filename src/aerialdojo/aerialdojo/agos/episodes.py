@@ -1,0 +1,326 @@
+"""AGOS episodes and suites: typed, validated value objects and their ``suite.json`` files."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aerialdojo.agos.grid import Region
+from aerialdojo.errors import ConfigError, TaskFileError
+from aerialdojo.geometry import Pose
+
+BENCHMARK = "agos"
+SCHEMA_VERSION = 1
+SETTINGS = ("easy", "mid", "hard")
+#: Episode region edge per setting (seed 001, Table 2).
+REGION_SIZE_M = {"easy": 150.0, "mid": 300.0, "hard": 300.0}
+DECISION_BUDGET = 80
+SUCCESS_RADIUS_M = 50.0
+AGENTS = ("uav", "ugv")
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgosEpisode:
+    """One AGOS task instance.
+
+    Agents are told the town, the region, their start poses and the target's reference
+    images; everything else is for the task manager and the evaluator.
+
+    Attributes:
+        episode_id: ``<town>-<setting>-<index>``, e.g. ``AgosTown_0-easy-0003``.
+        scene: the town.
+        split: ``train``, ``val`` or ``test``.
+        setting: ``easy``, ``mid`` or ``hard``.
+        region: the episode region R_e.
+        uav_start: the UAV's start pose (on an active grid node, at flight altitude).
+        ugv_start: the UGV's start pose (on a decision anchor, heading along the road).
+        target_object_id: the target vehicle in the town.
+        target_name: e.g. ``"red sedan"``.
+        target_center: the target's box centre, map frame.
+        distractor_ids: look-alike vehicles inside the region (Hard).
+        reference_images: multi-view reference images, paths relative to the suite file.
+        reference_length_m: shortest road route from the UGV start to an anchor within
+            ``success_radius_m`` with line of sight to the target (SPL's l_e).
+        action_budget: decisions shared by both agents.
+        success_radius_m: the checker's distance threshold.
+    """
+
+    episode_id: str
+    scene: str
+    split: str
+    setting: str
+    region: Region
+    uav_start: Pose
+    ugv_start: Pose
+    target_object_id: str
+    target_name: str
+    target_center: tuple[float, float, float]
+    distractor_ids: tuple[str, ...] = ()
+    reference_images: tuple[str, ...] = ()
+    reference_length_m: float
+    action_budget: int = DECISION_BUDGET
+    success_radius_m: float = SUCCESS_RADIUS_M
+
+    benchmark = BENCHMARK
+    family = "urban"
+    agents = AGENTS
+
+    @property
+    def starts(self) -> dict[str, Pose]:
+        """Start pose per agent."""
+        return {"uav": self.uav_start, "ugv": self.ugv_start}
+
+
+def episode_to_json(episode: AgosEpisode) -> dict[str, Any]:
+    """The JSON object of one episode."""
+    region = episode.region
+    return {
+        "episode_id": episode.episode_id,
+        "scene": episode.scene,
+        "split": episode.split,
+        "setting": episode.setting,
+        "region": [region.x_min, region.y_min, region.x_max, region.y_max],
+        "uav_start": _pose_list(episode.uav_start),
+        "ugv_start": _pose_list(episode.ugv_start),
+        "target_object_id": episode.target_object_id,
+        "target_name": episode.target_name,
+        "target_center": list(episode.target_center),
+        "distractor_ids": list(episode.distractor_ids),
+        "reference_images": list(episode.reference_images),
+        "reference_length_m": episode.reference_length_m,
+        "action_budget": episode.action_budget,
+        "success_radius_m": episode.success_radius_m,
+    }
+
+
+def _pose_list(pose: Pose) -> list[float]:
+    return [round(pose.x, 4), round(pose.y, 4), round(pose.z, 4), round(pose.yaw, 6)]
+
+
+class _Reader:
+    """Reads fields of one JSON object, collecting problems that name file, episode, field."""
+
+    def __init__(self, raw: Any, where: str, problems: list[str]) -> None:
+        self.raw = raw if isinstance(raw, dict) else {}
+        self.where = where
+        self.problems = problems
+        if not isinstance(raw, dict):
+            problems.append(f"{where}: expected an object, got {type(raw).__name__}")
+
+    def get(self, name: str, check: Callable[[Any], bool], expected: str) -> Any:
+        value = self.raw.get(name)
+        if value is None or not check(value):
+            self.problems.append(f"{self.where}: {name}: expected {expected}, got {value!r}")
+            return None
+        return value
+
+
+def _numbers(count: int) -> Callable[[Any], bool]:
+    return lambda value: (
+        isinstance(value, list)
+        and len(value) == count
+        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+    )
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def episode_from_json(raw: Any, where: str, problems: list[str]) -> AgosEpisode | None:
+    """The episode of a JSON object, or None with every problem appended to ``problems``."""
+    read = _Reader(raw, where, problems)
+    count = len(problems)
+    text = lambda v: isinstance(v, str) and bool(v)  # noqa: E731
+    positive = lambda v: isinstance(v, int | float) and not isinstance(v, bool) and v > 0  # noqa: E731
+    fields = {
+        "episode_id": read.get("episode_id", text, "a non-empty string"),
+        "scene": read.get("scene", text, "a town name"),
+        "split": read.get("split", text, "a split name"),
+        "setting": read.get("setting", lambda v: v in SETTINGS, f"one of {', '.join(SETTINGS)}"),
+        "region": read.get("region", _numbers(4), "[x_min, y_min, x_max, y_max]"),
+        "uav_start": read.get("uav_start", _numbers(4), "[x, y, z, yaw]"),
+        "ugv_start": read.get("ugv_start", _numbers(4), "[x, y, z, yaw]"),
+        "target_object_id": read.get("target_object_id", text, "a vehicle id"),
+        "target_name": read.get("target_name", text, "a non-empty string"),
+        "target_center": read.get("target_center", _numbers(3), "[x, y, z]"),
+        "distractor_ids": read.get("distractor_ids", _strings, "a list of vehicle ids"),
+        "reference_images": read.get("reference_images", _strings, "a list of image paths"),
+        "reference_length_m": read.get("reference_length_m", positive, "a length > 0"),
+        "action_budget": read.get(
+            "action_budget", lambda v: isinstance(v, int) and v > 0, "an integer > 0"
+        ),
+        "success_radius_m": read.get("success_radius_m", positive, "a radius > 0"),
+    }
+    if len(problems) > count:
+        return None
+    region = Region(*fields["region"])
+    if region.x_min >= region.x_max or region.y_min >= region.y_max:
+        problems.append(f"{where}: region: {fields['region']} has no area")
+        return None
+    for start in ("uav_start", "ugv_start"):
+        if not region.contains(*fields[start][:2]):
+            problems.append(f"{where}: {start}: {fields[start][:2]} lies outside the region")
+    if not region.contains(*fields["target_center"][:2]):
+        problems.append(f"{where}: target_center lies outside the region")
+    if len(problems) > count:
+        return None
+    return AgosEpisode(
+        **{
+            **fields,
+            "region": region,
+            "uav_start": Pose(*fields["uav_start"]),
+            "ugv_start": Pose(*fields["ugv_start"]),
+            "target_center": tuple(fields["target_center"]),
+            "distractor_ids": tuple(fields["distractor_ids"]),
+            "reference_images": tuple(fields["reference_images"]),
+            "reference_length_m": float(fields["reference_length_m"]),
+            "success_radius_m": float(fields["success_radius_m"]),
+        }
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgosSuite:
+    """A loaded AGOS suite.
+
+    Attributes:
+        path: the ``suite.json`` it came from (reference images are relative to it).
+        name: suite name.
+        description: free text.
+        default_selection: episode ids run when no filter is given.
+        episodes: every episode, in file order.
+    """
+
+    path: Path
+    name: str
+    description: str
+    default_selection: tuple[str, ...]
+    episodes: tuple[AgosEpisode, ...]
+
+    def episode(self, episode_id: str) -> AgosEpisode:
+        """The episode called ``episode_id``.
+
+        Raises:
+            KeyError: no such episode; ``args[0]`` names it.
+        """
+        for episode in self.episodes:
+            if episode.episode_id == episode_id:
+                return episode
+        raise KeyError(f"suite {self.name}: no episode {episode_id!r}")
+
+    def select(self, text: str = "") -> list[str]:
+        """Ids of the episodes a filter selects: ``""`` the default selection, ``"all"``
+        everything, else ``key=value[|value],...`` over ``scene``, ``split``, ``setting``.
+
+        Raises:
+            ConfigError: a malformed clause or an unknown key.
+        """
+        text = text.strip()
+        if not text:
+            return list(self.default_selection)
+        if text == "all":
+            return [episode.episode_id for episode in self.episodes]
+        chosen = list(self.episodes)
+        for clause in text.split(","):
+            key, equals, value = clause.strip().partition("=")
+            if not equals or key.strip() not in ("scene", "split", "setting"):
+                raise ConfigError(
+                    f"filter {text!r}: clause {clause!r} is not key=value with key one of "
+                    "scene, split, setting"
+                )
+            wanted = {v.strip() for v in value.split("|")}
+            chosen = [e for e in chosen if getattr(e, key.strip()) in wanted]
+        return [episode.episode_id for episode in chosen]
+
+    def reference_image_paths(self, episode: AgosEpisode) -> list[Path]:
+        """Absolute paths of an episode's reference images."""
+        return [self.path.parent / image for image in episode.reference_images]
+
+
+def is_agos_suite(path: Path) -> bool:
+    """Whether the suite file at ``path`` declares the AGOS benchmark."""
+    try:
+        return bool(json.loads(path.read_text(encoding="utf-8")).get("benchmark") == BENCHMARK)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def load_agos_suite(path: str | Path) -> AgosSuite:
+    """Load and validate an AGOS suite file.
+
+    Raises:
+        TaskFileError: unreadable, not JSON, or invalid; every problem is listed.
+    """
+    path = Path(path)
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise TaskFileError(str(path), [f"{path}: cannot read as JSON: {error}"]) from error
+    problems: list[str] = []
+    top = _Reader(document, str(path), problems)
+    if top.get("benchmark", lambda v: v == BENCHMARK, f"{BENCHMARK!r}") is None:
+        raise TaskFileError(str(path), problems)
+    top.get("schema_version", lambda v: v == SCHEMA_VERSION, str(SCHEMA_VERSION))
+    name = top.get("name", lambda v: isinstance(v, str) and bool(v), "a suite name")
+    selection = top.get("default_selection", _strings, "a list of episode ids")
+    raw_episodes = top.get("episodes", lambda v: isinstance(v, list), "a list of episodes")
+    episodes = []
+    for index, raw in enumerate(raw_episodes or []):
+        identity = raw.get("episode_id", f"#{index}") if isinstance(raw, dict) else f"#{index}"
+        episode = episode_from_json(raw, f"{path}: episode {identity}", problems)
+        if episode is not None:
+            episodes.append(episode)
+            missing = [
+                image for image in episode.reference_images if not (path.parent / image).is_file()
+            ]
+            if missing:
+                problems.append(f"{path}: episode {identity}: reference_images: missing {missing}")
+    ids = [episode.episode_id for episode in episodes]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        problems.append(f"{path}: episode ids repeat: {repeated}")
+    unknown = sorted(set(selection or []) - set(ids))
+    if unknown:
+        problems.append(f"{path}: default_selection names unknown episodes {unknown}")
+    if problems:
+        raise TaskFileError(str(path), problems)
+    return AgosSuite(
+        path=path,
+        name=name,
+        description=str(document.get("description", "")),
+        default_selection=tuple(selection),
+        episodes=tuple(episodes),
+    )
+
+
+def save_agos_suite(
+    path: Path,
+    *,
+    name: str,
+    description: str,
+    episodes: list[AgosEpisode],
+    default_selection: list[str],
+) -> Path:
+    """Write a suite file, one line per episode (for grep and diff)."""
+    header = {
+        "schema_version": SCHEMA_VERSION,
+        "name": name,
+        "benchmark": BENCHMARK,
+        "description": description,
+        "default_selection": default_selection,
+    }
+    lines = ["{"]
+    lines += [f"  {json.dumps(key)}: {json.dumps(value)}," for key, value in header.items()]
+    lines.append('  "episodes": [')
+    lines += [
+        f"    {json.dumps(episode_to_json(episode))}{',' if i < len(episodes) - 1 else ''}"
+        for i, episode in enumerate(episodes)
+    ]
+    lines += ["  ]", "}"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
