@@ -3,6 +3,11 @@
 The evaluator node feeds it live ``EpisodeEvent`` messages; ``aerialdojo evaluate-bag`` feeds
 it the same messages read back from a bag. Both get identical traces, hence identical metrics.
 Events are duck-typed (rclpy messages and rosbags dataclasses have the same fields).
+
+AGOS events carry, in ``episode_json`` of every decision's event, the task manager's
+ground-truth facts of that decision (``agos.protocol.AgosReferee.apply``); the trace's
+positions are the UGV's (its start, then every fine-graph point it drove through) and its
+``AgosRecord`` is tallied from those facts.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from aerialdojo.metrics.trace import (
     TERMINATION_BUDGET_EXHAUSTED,
     TERMINATION_COLLIDED,
     TERMINATION_STOPPED,
+    AgosCandidate,
+    AgosRecord,
     EpisodeTrace,
 )
 from aerialdojo.tasks.episode import Episode
@@ -135,11 +142,60 @@ class InfraFailure:
 
 
 @dataclass
+class _AgosTally:
+    """The AGOS record of an episode, folded from its decisions' facts."""
+
+    uav_budget: int
+    uav_start_visible: bool
+    decisions: dict[str, int] = field(default_factory=lambda: {"uav": 0, "ugv": 0})
+    uav_visible_after: list[bool] = field(default_factory=list)
+    candidates: dict[str, AgosCandidate] = field(default_factory=dict)
+    confirmations: int = 0
+    confirmation_valid: bool = False
+    ground_support: bool = False
+
+    def add(self, facts: dict[str, Any]) -> None:
+        self.decisions[facts["agent"]] += 1
+        if "uav_visible" in facts:
+            self.uav_visible_after.append(bool(facts["uav_visible"]))
+        candidate = facts.get("candidate")
+        if candidate is not None and candidate["candidate_id"] not in self.candidates:
+            self.candidates[candidate["candidate_id"]] = AgosCandidate(
+                candidate_id=candidate["candidate_id"],
+                polygon_xy=tuple(tuple(vertex) for vertex in candidate["polygon"]),
+                center=tuple(candidate["center"]),
+            )
+        self.ground_support |= bool(facts.get("ground_support", False))
+        verdict = facts.get("verdict")
+        if verdict is not None:
+            self.confirmations += 1
+            self.confirmation_valid = bool(verdict["valid"])
+            # The checker's six views are the ground observation of this decision too.
+            self.ground_support |= bool(verdict["visible"])
+
+    def record(self) -> AgosRecord:
+        # The view decision k acts on: the start view for k = 1, else decision k-1's result.
+        seen = [self.uav_start_visible, *self.uav_visible_after][: self.decisions["uav"]]
+        tau = next((k for k, visible in enumerate(seen, start=1) if visible), None)
+        return AgosRecord(
+            uav_decisions=self.decisions["uav"],
+            ugv_decisions=self.decisions["ugv"],
+            uav_budget=self.uav_budget,
+            oracle_visible_uav_step=tau,
+            candidates=tuple(self.candidates.values()),
+            confirmations=self.confirmations,
+            confirmation_valid=self.confirmation_valid,
+            ground_observation_support=self.ground_support,
+        )
+
+
+@dataclass
 class _OpenEpisode:
     record: dict[str, Any]
     attempt: int
     started_ns: int
     positions: list[tuple[float, float, float]]
+    agos: _AgosTally | None = None
 
 
 @dataclass
@@ -189,9 +245,22 @@ class EpisodeAssembler:
             self.run_summary = event.message
             return None
         if kind is EventKind.STARTED:
-            self._open = _OpenEpisode(
-                self._record(event), event.attempt, _stamp_ns(event), [_position(event)]
-            )
+            record = self._record(event)
+            if record["benchmark"] == "agos":
+                self._open = _OpenEpisode(
+                    record,
+                    event.attempt,
+                    _stamp_ns(event),
+                    [tuple(record["start"][:3])],
+                    _AgosTally(
+                        uav_budget=int(record["agos"]["uav_budget"]),
+                        uav_start_visible=bool(record["agos"]["uav_start_visible"]),
+                    ),
+                )
+            else:
+                self._open = _OpenEpisode(
+                    record, event.attempt, _stamp_ns(event), [_position(event)]
+                )
             return None
         if kind is EventKind.INFRA_FAILURE:
             self.infra_failures.append(InfraFailure(event.episode_id, event.attempt, event.message))
@@ -203,12 +272,16 @@ class EpisodeAssembler:
                 f"event {kind.name} of episode {event.episode_id!r} step {event.step} "
                 "arrived without its STARTED event"
             )
-        if event.action != "Stop":
+        if current.agos is not None:
+            facts = json.loads(event.episode_json)
+            current.agos.add(facts)
+            current.positions.extend(tuple(point) for point in facts.get("path", ()))
+        elif event.action != "Stop":
             current.positions.append(_position(event))
         if kind is EventKind.STEP:
             return None
         self._open = None
-        if self.track is not None:
+        if self.track is not None and current.agos is None:
             record = current.record
             current.positions = self.track.between(
                 current.started_ns, _stamp_ns(event), Pose(*record["start"])
@@ -262,4 +335,5 @@ def _trace(current: _OpenEpisode, kind: EventKind, event: EventLike) -> EpisodeT
         target=tuple(record["target"]),
         reference_length_m=float(record["reference_length_m"]),
         termination=_TERMINATIONS[kind],
+        agos=current.agos.record() if current.agos is not None else None,
     )

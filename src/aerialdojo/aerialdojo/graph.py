@@ -24,10 +24,24 @@ PACKAGE = "aerialdojo"
 
 #: Namespace of each node: agent stacks live under their agent's name (``/uav``), so the
 #: same agent node subscribes to ``camera/front/image`` on a robot or in simulation.
-NAMESPACES = {"sim_bridge": "", "task_manager": "", "evaluator": "", "uav_agent": "uav"}
+NAMESPACES = {
+    "sim_bridge": "",
+    "task_manager": "",
+    "evaluator": "",
+    "uav_agent": "uav",
+    "agos_uav_agent": "uav",
+    "ugv_agent": "ugv",
+}
 
 #: Start order: the bridge and the task manager serve, the evaluator records, agents act.
-START_ORDER = ("sim_bridge", "task_manager", "evaluator", "uav_agent")
+START_ORDER = (
+    "sim_bridge",
+    "task_manager",
+    "evaluator",
+    "uav_agent",
+    "agos_uav_agent",
+    "ugv_agent",
+)
 
 #: The bridge owns the clock; every other node runs on simulation time.
 CLOCK_OWNER = "sim_bridge"

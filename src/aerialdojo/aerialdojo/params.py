@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from aerialdojo.agos.vocabulary import ABLATIONS
 from aerialdojo.errors import ConfigError
 
 ParamValue = bool | int | float | str | list[str] | list[float] | list[int]
@@ -97,9 +98,10 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         P(
             name="backend",
             default="embedded",
-            choices=("embedded", "projectairsim", "carla_air"),
+            choices=("embedded", "projectairsim", "carla_air", "agos"),
             description="Simulator backend the bridge drives; projectairsim and carla_air run "
-            "the bridge in .venv-projectairsim / .venv-carla-air (docs/simulators.md)",
+            "the bridge in .venv-projectairsim / .venv-carla-air (docs/simulators.md); agos "
+            "runs AGOS towns and actions on the embedded simulator (docs/agos.md)",
         ),
         P(name="seed", default=0, minimum=0, description="Seed of procedural scene generation"),
         P(name="agents", default=["uav"], description="Agents whose sensors are published"),
@@ -268,6 +270,13 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             description="Runs of an episode before an infrastructure failure is final",
         ),
         P(
+            name="ablation",
+            default="full",
+            choices=ABLATIONS,
+            description="AGOS tools (seed 001 A.5): full, no_e2a (candidate at the UAV's "
+            "footprint), no_rgpp (no GO_TO_CANDIDATE), no_both",
+        ),
+        P(
             name="ready_timeout_s",
             default=120.0,
             minimum=1.0,
@@ -287,6 +296,37 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             default=["front", "left", "right", "down"],
             description="Camera views an observation set must hold before the policy acts",
         ),
+        P(
+            name="observation_timeout_s",
+            default=60.0,
+            minimum=0.1,
+            description="Longest wait for the observation set a step produced, seconds",
+        ),
+    ),
+    "agos_uav_agent": (
+        P(
+            name="policy",
+            default="colour_shape",
+            choices=("colour_shape",),
+            description="AGOS UAV policy acting on the nadir view and the reference images",
+        ),
+        P(name="seed", default=0, minimum=0, description="Seed of the policy's choices"),
+        P(
+            name="observation_timeout_s",
+            default=60.0,
+            minimum=0.1,
+            description="Longest wait for the observation set a step produced, seconds",
+        ),
+    ),
+    "ugv_agent": (
+        P(
+            name="policy",
+            default="colour_shape",
+            choices=("colour_shape",),
+            description="AGOS UGV policy acting on its front view, six-view ring, the "
+            "candidates and the reference images",
+        ),
+        P(name="seed", default=0, minimum=0, description="Seed of the policy's choices"),
         P(
             name="observation_timeout_s",
             default=60.0,

@@ -7,11 +7,11 @@ import math
 
 import pytest
 
-from aerialdojo.agos.episodes import AgosEpisode
 from aerialdojo.agos.generate import verifying_anchors
-from aerialdojo.agos.grid import Region
-from aerialdojo.agos.planning import UGV_HEIGHT_M, drive_to, parse_road_waypoint, road_options
-from aerialdojo.agos.protocol import (
+from aerialdojo.agos.planning import road_options
+from aerialdojo.agos.protocol import AgosReferee, PlannedStep
+from aerialdojo.agos.town import Town
+from aerialdojo.agos.vocabulary import (
     ANNOTATE_CANDIDATE,
     CONFIRM,
     GO_TO_CANDIDATE,
@@ -26,65 +26,11 @@ from aerialdojo.agos.protocol import (
     UAV,
     UGV,
     WAIT,
-    AgosReferee,
-    PlannedStep,
     action_set,
 )
-from aerialdojo.agos.town import Town
 from aerialdojo.errors import InvalidActionError
-from aerialdojo.geometry import Pose
 
-
-def _episode(town: Town, ugv_anchor: int, *, target_id: str) -> AgosEpisode:
-    target = town.vehicle(target_id)
-    x, y = target.centroid[:2]
-    ax, ay = town.map.roads.xy(ugv_anchor)
-    region = Region(-200.0, -200.0, 200.0, 200.0)
-    node = town.map.uav_grid.nearest_active(x, y, region)
-    return AgosEpisode(
-        episode_id="AgosTown_1-easy-0099",
-        scene="AgosTown_1",
-        split="test",
-        setting="easy",
-        region=region,
-        uav_start=Pose(node.x, node.y, node.z, math.pi / 2),
-        ugv_start=Pose(ax, ay, UGV_HEIGHT_M, 0.0),
-        target_object_id=target_id,
-        target_name=target.name,
-        target_center=target.centroid,
-        reference_length_m=100.0,
-    )
-
-
-def _target(town: Town) -> str:
-    return next(v.object_id for v in town.vehicles if v.colour == "orange")
-
-
-def _far_anchor(town: Town, target_id: str) -> int:
-    centre = town.vehicle(target_id).centroid
-    roads = town.map.roads
-    return max(roads.anchors, key=lambda a: math.dist(roads.xy(a), centre[:2]))
-
-
-def _run(referee: AgosReferee, agent: str, action: str, argument: str = "") -> object:
-    step = referee.plan(agent, action, argument)
-    pose = referee.state.poses[agent]
-    if step.action in (MOVE_TO_ROAD_WAYPOINT, GO_TO_CANDIDATE):
-        anchor = parse_road_waypoint(step.sim_argument, referee.town.map.roads)
-        pose = drive_to(referee.town.map.roads, pose, anchor, 0.0).final_pose
-    elif step.action == MOVE_TO_UAV_WAYPOINT:
-        waypoint = referee.town.map.uav_grid.waypoint(argument)
-        pose = Pose(waypoint.x, waypoint.y, waypoint.z, pose.yaw)
-    return referee.apply(step, pose)
-
-
-def _target_cell(referee: AgosReferee) -> str:
-    """The nadir cell the target lies in, seen from the UAV's start (north-up)."""
-    uav = referee.state.poses[UAV]
-    x, y = referee.target.centroid[:2]
-    column = int((-(x - uav.x) + 80.0) // 32.0)  # image left is west (-x) when facing north
-    row = int((-(y - uav.y) + 80.0) // 32.0)
-    return f"{'ABCDE'[row]}{column + 1}"
+from .referees import episode_for, far_anchor, orange_target, run_decision, target_cell
 
 
 def test_action_sets_follow_the_seed_and_the_ablations() -> None:
@@ -101,10 +47,12 @@ def test_action_sets_follow_the_seed_and_the_ablations() -> None:
         action_set(UAV, "half")
 
 
-def test_a_candidate_is_frozen_during_approach_and_confirmed_at_the_target(town: Town) -> None:
-    target_id = _target(town)
-    referee = AgosReferee(_episode(town, _far_anchor(town, target_id), target_id=target_id), town)
-    created = _run(referee, UAV, ANNOTATE_CANDIDATE, _target_cell(referee))
+def test_a_candidate_is_frozen_during_approach_and_confirmed_at_the_target(
+    town: Town,
+) -> None:
+    target_id = orange_target(town)
+    referee = AgosReferee(episode_for(town, far_anchor(town, target_id), target_id=target_id), town)
+    created = run_decision(referee, UAV, ANNOTATE_CANDIDATE, target_cell(referee))
     candidate = created.changed_candidate
     assert candidate is not None and candidate.status == STATUS_ACTIVE
     assert created.facts["candidate"]["candidate_id"] == "C001"
@@ -121,12 +69,12 @@ def test_a_candidate_is_frozen_during_approach_and_confirmed_at_the_target(town:
         referee.plan(UGV, CONFIRM)
     assert referee.state.used == 1  # refusals use no budget
 
-    went = _run(referee, UGV, GO_TO_CANDIDATE, "C001")
+    went = run_decision(referee, UGV, GO_TO_CANDIDATE, "C001")
     assert went.facts["path"] and not went.done
     assert (candidate.polygon, candidate.center) == frozen and candidate.arrived
-    observed = _run(referee, UGV, STOP_OBSERVE)
+    observed = run_decision(referee, UGV, STOP_OBSERVE)
     assert observed.facts["ground_support"] is True
-    confirmed = _run(referee, UGV, CONFIRM)
+    confirmed = run_decision(referee, UGV, CONFIRM)
     assert confirmed.done and confirmed.success
     assert confirmed.facts["verdict"]["valid"] and confirmed.facts["verdict"]["distance_m"] <= 50
     assert candidate.status == STATUS_CONFIRMED
@@ -135,22 +83,22 @@ def test_a_candidate_is_frozen_during_approach_and_confirmed_at_the_target(town:
         referee.plan(UGV, WAIT)
 
 
-def test_reject_resumes_search_and_a_false_confirm_fails_the_episode(town: Town) -> None:
-    target_id = _target(town)
-    far = _far_anchor(town, target_id)
-    referee = AgosReferee(_episode(town, far, target_id=target_id), town)
-    _run(referee, UAV, ANNOTATE_CANDIDATE, "A1")
-    _run(referee, UGV, STOP_OBSERVE)
-    rejected = _run(referee, UGV, REJECT)
+def test_reject_resumes_search_and_a_false_confirm_fails_theepisode_for(town: Town) -> None:
+    target_id = orange_target(town)
+    far = far_anchor(town, target_id)
+    referee = AgosReferee(episode_for(town, far, target_id=target_id), town)
+    run_decision(referee, UAV, ANNOTATE_CANDIDATE, "A1")
+    run_decision(referee, UGV, STOP_OBSERVE)
+    rejected = run_decision(referee, UGV, REJECT)
     assert rejected.changed_candidate is not None
     assert rejected.changed_candidate.status == STATUS_REJECTED and not rejected.done
     assert referee.state.active_candidate is None
     assert ANNOTATE_CANDIDATE in referee.legal_actions(UAV)  # search resumed
-    second = _run(referee, UAV, ANNOTATE_CANDIDATE, "B2")
+    second = run_decision(referee, UAV, ANNOTATE_CANDIDATE, "B2")
     assert second.facts["candidate"]["candidate_id"] == "C002"
 
-    _run(referee, UGV, STOP_OBSERVE)
-    false_confirm = _run(referee, UGV, CONFIRM)
+    run_decision(referee, UGV, STOP_OBSERVE)
+    false_confirm = run_decision(referee, UGV, CONFIRM)
     assert false_confirm.done and not false_confirm.success
     assert "false CONFIRM" in false_confirm.reason
     verdict = false_confirm.facts["verdict"]
@@ -158,33 +106,33 @@ def test_reject_resumes_search_and_a_false_confirm_fails_the_episode(town: Town)
 
 
 def test_confirm_near_the_target_is_valid_without_any_candidate(town: Town) -> None:
-    target_id = _target(town)
+    target_id = orange_target(town)
     near = verifying_anchors(town, town.vehicle(target_id), 50.0)[0]
-    referee = AgosReferee(_episode(town, near, target_id=target_id), town)
-    _run(referee, UGV, STOP_OBSERVE)
-    outcome = _run(referee, UGV, CONFIRM)
+    referee = AgosReferee(episode_for(town, near, target_id=target_id), town)
+    run_decision(referee, UGV, STOP_OBSERVE)
+    outcome = run_decision(referee, UGV, CONFIRM)
     assert outcome.done and outcome.success and outcome.changed_candidate is None
 
 
 def test_the_budget_of_80_decisions_is_shared_by_both_agents(town: Town) -> None:
-    target_id = _target(town)
-    referee = AgosReferee(_episode(town, _far_anchor(town, target_id), target_id=target_id), town)
+    target_id = orange_target(town)
+    referee = AgosReferee(episode_for(town, far_anchor(town, target_id), target_id=target_id), town)
     for decision in range(1, 81):
         agent = UAV if decision % 2 else UGV
-        outcome = _run(referee, agent, WAIT)
+        outcome = run_decision(referee, agent, WAIT)
         assert outcome.done == (decision == 80)
     assert referee.state.decisions == {UAV: 40, UGV: 40}
     assert "budget of 80" in outcome.reason and not outcome.success
 
 
 def test_moves_must_be_legal_options(town: Town) -> None:
-    target_id = _target(town)
-    referee = AgosReferee(_episode(town, _far_anchor(town, target_id), target_id=target_id), town)
+    target_id = orange_target(town)
+    referee = AgosReferee(episode_for(town, far_anchor(town, target_id), target_id=target_id), town)
     uav = referee.state.poses[UAV]
     options = town.map.uav_grid.options(uav.x, uav.y, referee.episode.region)
     assert 3 <= len(options) <= 8
     assert all(max(abs(w.x - uav.x), abs(w.y - uav.y)) == pytest.approx(40.0) for w in options)
-    moved = _run(referee, UAV, MOVE_TO_UAV_WAYPOINT, options[0].waypoint_id)
+    moved = run_decision(referee, UAV, MOVE_TO_UAV_WAYPOINT, options[0].waypoint_id)
     assert "uav_visible" in moved.facts
     far = max(
         town.map.uav_grid.waypoints.values(), key=lambda w: math.hypot(w.x - uav.x, w.y - uav.y)
@@ -202,10 +150,10 @@ def test_moves_must_be_legal_options(town: Town) -> None:
 
 
 def test_without_e2a_the_candidate_is_the_uav_footprint(town: Town) -> None:
-    target_id = _target(town)
-    episode = _episode(town, _far_anchor(town, target_id), target_id=target_id)
+    target_id = orange_target(town)
+    episode = episode_for(town, far_anchor(town, target_id), target_id=target_id)
     referee = AgosReferee(episode, town, ablation="no_e2a")
-    candidate = _run(referee, UAV, ANNOTATE_CANDIDATE, "A1").changed_candidate
+    candidate = run_decision(referee, UAV, ANNOTATE_CANDIDATE, "A1").changed_candidate
     assert candidate is not None and candidate.grid_cell == "A1"
     assert candidate.center[:2] == (episode.uav_start.x, episode.uav_start.y)
     with pytest.raises(InvalidActionError, match="not a ugv action"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,15 +83,15 @@ def episode_to_json(episode: AgosEpisode) -> dict[str, Any]:
         "scene": episode.scene,
         "split": episode.split,
         "setting": episode.setting,
-        "region": [region.x_min, region.y_min, region.x_max, region.y_max],
+        "region": [round(v, 4) for v in (region.x_min, region.y_min, region.x_max, region.y_max)],
         "uav_start": _pose_list(episode.uav_start),
         "ugv_start": _pose_list(episode.ugv_start),
         "target_object_id": episode.target_object_id,
         "target_name": episode.target_name,
-        "target_center": list(episode.target_center),
+        "target_center": [round(v, 4) for v in episode.target_center],
         "distractor_ids": list(episode.distractor_ids),
         "reference_images": list(episode.reference_images),
-        "reference_length_m": episode.reference_length_m,
+        "reference_length_m": round(episode.reference_length_m, 4),
         "action_budget": episode.action_budget,
         "success_radius_m": episode.success_radius_m,
     }
@@ -324,3 +325,54 @@ def save_agos_suite(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def ground_truth_record(episode: AgosEpisode, start_facts: dict[str, Any]) -> dict[str, Any]:
+    """The STARTED event's record of an AGOS episode: what the evaluator scores with.
+
+    Args:
+        episode: the episode.
+        start_facts: the referee's facts at the start (``AgosReferee.start_facts``).
+    """
+    ugv = episode.ugv_start
+    return {
+        "episode_id": episode.episode_id,
+        "benchmark": BENCHMARK,
+        "scene": episode.scene,
+        "family": episode.family,
+        "setting": episode.setting,
+        "split": episode.split,
+        "action_budget": episode.action_budget,
+        "start": [ugv.x, ugv.y, ugv.z, ugv.yaw],
+        "target": list(episode.target_center),
+        "target_object_id": episode.target_object_id,
+        "reference_length_m": episode.reference_length_m,
+        "success_radius_m": episode.success_radius_m,
+        "agos": start_facts,
+    }
+
+
+def task_text(episode: AgosEpisode) -> str:
+    """The instruction both agents get: the town and the search region (seed 001: the map M
+    of region S), never the target's position."""
+    region = episode.region
+    return (
+        f"Find the vehicle shown in the reference images in town {episode.scene}, region "
+        f"x {region.x_min:.1f} .. {region.x_max:.1f} m, y {region.y_min:.1f} .. "
+        f"{region.y_max:.1f} m; the UGV confirms it from within {episode.success_radius_m:g} m."
+    )
+
+
+def parse_task_text(text: str) -> Region:
+    """The region of a ``task_text``.
+
+    Raises:
+        ConfigError: the text holds no region.
+    """
+    match = re.search(
+        r"region x (-?[\d.]+) \.\. (-?[\d.]+) m, y (-?[\d.]+) \.\. (-?[\d.]+) m", text
+    )
+    if match is None:
+        raise ConfigError(f"task text {text!r} names no region")
+    x_min, x_max, y_min, y_max = (float(value) for value in match.groups())
+    return Region(x_min, y_min, x_max, y_max)

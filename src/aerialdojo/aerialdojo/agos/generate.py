@@ -118,9 +118,9 @@ def _region_around(
     margin = 20.0
     low = np.maximum(np.asarray(centre[:2]) - size + margin, -limit)
     high = np.minimum(np.asarray(centre[:2]) - margin, limit - size)
-    corner = rng.uniform(low, np.maximum(high, low))
+    corner = np.round(rng.uniform(low, np.maximum(high, low)), 1)
     return Region(
-        float(corner[0]), float(corner[1]), float(corner[0] + size), float(corner[1] + size)
+        float(corner[0]), float(corner[1]), float(corner[0]) + size, float(corner[1]) + size
     )
 
 

@@ -27,64 +27,28 @@ from aerialdojo.agos.planning import (
 from aerialdojo.agos.projection import GroundCell, project_cell
 from aerialdojo.agos.sensors import uav_rig, ugv_ring
 from aerialdojo.agos.town import Town
+from aerialdojo.agos.vocabulary import (
+    ANNOTATE_CANDIDATE,
+    CONFIRM,
+    GO_TO_CANDIDATE,
+    MOVE_TO_ROAD_WAYPOINT,
+    MOVE_TO_UAV_WAYPOINT,
+    REJECT,
+    STATUS_ACTIVE,
+    STATUS_CONFIRMED,
+    STATUS_REJECTED,
+    STOP_OBSERVE,
+    UAV,
+    UGV,
+    action_set,
+    uses_e2a,
+    uses_rgpp,
+)
 from aerialdojo.errors import InvalidActionError
 from aerialdojo.geometry import Pose
 
-UAV = "uav"
-UGV = "ugv"
-
-MOVE_TO_UAV_WAYPOINT = "MOVE_TO_UAV_WAYPOINT"
-ANNOTATE_CANDIDATE = "ANNOTATE_CANDIDATE"
-NO_RELIABLE_CANDIDATE = "NO_RELIABLE_CANDIDATE"
-WAIT = "WAIT"
-MOVE_TO_ROAD_WAYPOINT = "MOVE_TO_ROAD_WAYPOINT"
-GO_TO_CANDIDATE = "GO_TO_CANDIDATE"
-STOP_OBSERVE = "STOP_OBSERVE"
-CONFIRM = "CONFIRM"
-REJECT = "REJECT"
-
-UAV_ACTIONS = (MOVE_TO_UAV_WAYPOINT, ANNOTATE_CANDIDATE, NO_RELIABLE_CANDIDATE, WAIT)
-UGV_ACTIONS = (MOVE_TO_ROAD_WAYPOINT, GO_TO_CANDIDATE, STOP_OBSERVE, CONFIRM, REJECT, WAIT)
-#: Actions whose Step.argument names something (waypoint, grid cell, candidate).
-ARGUMENT_ACTIONS = (
-    MOVE_TO_UAV_WAYPOINT,
-    ANNOTATE_CANDIDATE,
-    MOVE_TO_ROAD_WAYPOINT,
-    GO_TO_CANDIDATE,
-)
-
-#: The 2x2 ablation of seed 001 A.5: E2A projection and RGPP planning on or off.
-ABLATIONS = ("full", "no_e2a", "no_rgpp", "no_both")
-
-STATUS_ACTIVE = "active"
-STATUS_CONFIRMED = "confirmed"
-STATUS_REJECTED = "rejected"
-
 #: Nominal nadir image for the tools; E2A and visibility depend on the FOV, not the size.
 _NOMINAL_PIXELS = 100
-
-
-def uses_e2a(ablation: str) -> bool:
-    return ablation in ("full", "no_rgpp")
-
-
-def uses_rgpp(ablation: str) -> bool:
-    return ablation in ("full", "no_e2a")
-
-
-def action_set(agent: str, ablation: str = "full") -> tuple[str, ...]:
-    """The legal actions of ``agent`` under ``ablation`` (no_rgpp removes GO_TO_CANDIDATE).
-
-    Raises:
-        InvalidActionError: an unknown agent or ablation.
-    """
-    if ablation not in ABLATIONS:
-        raise InvalidActionError(f"ablation {ablation!r} is not one of {', '.join(ABLATIONS)}")
-    if agent == UAV:
-        return UAV_ACTIONS
-    if agent == UGV:
-        return tuple(a for a in UGV_ACTIONS if a != GO_TO_CANDIDATE or uses_rgpp(ablation))
-    raise InvalidActionError(f"agent {agent!r} is not one of {UAV}, {UGV}")
 
 
 @dataclass

@@ -25,6 +25,10 @@ EVENTS_QOS = latched_qos(depth=1000)
 #: Poses, odometry and the clock of a stepped simulation: one message per step, none to lose.
 STATE_QOS = command_qos()
 
+#: AGOS handoff (``/agos/candidates``, ``/agos/messages``): every candidate and message
+#: matters to the other agent, and one that starts late must still see the episode's history.
+HANDOFF_QOS = latched_qos(depth=100)
+
 #: Camera streams: reliable, because an agent waits for the frames its step produced.
 SENSOR_QOS = sensor_qos(reliable=True)
 

@@ -3,19 +3,31 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from aerialdojo_interfaces.msg import ActionSpec, GoalSpec, TaskSpec
+from aerialdojo_interfaces.msg import ActionSpec, Candidate, GoalSpec, TaskSpec
+from geometry_msgs.msg import Point, Point32, Polygon
 from geometry_msgs.msg import Pose as PoseMsg
 from PIL import Image as PILImage
 from sensor_msgs.msg import CameraInfo
 from std_msgs.msg import Header
 
 from aerialdojo.actions import AERIALDOJO_ACTIONS
+from aerialdojo.agos.episodes import AgosEpisode, task_text
+from aerialdojo.agos.vocabulary import (
+    ARGUMENT_ACTIONS,
+    STATUS_ACTIVE,
+    STATUS_CONFIRMED,
+    action_set,
+)
 from aerialdojo.geometry import Pose, yaw_from_quaternion
 from aerialdojo.sim.backend import CameraSpec
 from aerialdojo.tasks.episode import REPRESENTATION_IMAGE, Episode
 from aerialdojo.transport import array_to_image
+
+if TYPE_CHECKING:
+    from aerialdojo.agos.protocol import CandidateRecord
 
 
 def pose_msg(pose: Pose) -> PoseMsg:
@@ -61,6 +73,59 @@ def intrinsics_from_msg(msg: CameraInfo) -> np.ndarray:
     return np.array(msg.k, dtype=np.float64).reshape(3, 3)
 
 
+def _rgb_image(path: Path) -> object:
+    with PILImage.open(path) as picture:
+        pixels = np.asarray(picture.convert("RGB"))
+    return array_to_image(pixels, "rgb8", Header(frame_id="reference"))
+
+
+def agos_task_spec_msg(
+    episode: AgosEpisode, reference_images: list[Path], header: Header, ablation: str
+) -> TaskSpec:
+    """The agent-visible task of an AGOS episode: the multi-view reference images, the town
+    and region in the instruction text, each agent's actions under ``ablation``, the shared
+    decision budget; never the target's identity or position."""
+    goal = GoalSpec(
+        object_name="vehicle",
+        representation=GoalSpec.REPRESENTATION_IMAGE,
+        description=task_text(episode),
+        reference_images=[_rgb_image(path) for path in reference_images],
+    )
+    return TaskSpec(
+        header=header,
+        episode_id=episode.episode_id,
+        benchmark=episode.benchmark,
+        scene=episode.scene,
+        setting=episode.setting,
+        goal=goal,
+        agents=list(episode.agents),
+        actions=[
+            ActionSpec(agent=agent, name=name, takes_argument=name in ARGUMENT_ACTIONS)
+            for agent in episode.agents
+            for name in action_set(agent, ablation)
+        ],
+        action_budget=episode.action_budget,
+        success_radius_m=episode.success_radius_m,
+        global_localization=True,
+    )
+
+
+_CANDIDATE_STATUS = {STATUS_ACTIVE: Candidate.ACTIVE, STATUS_CONFIRMED: Candidate.CONFIRMED}
+
+
+def candidate_msg(candidate: CandidateRecord, header: Header) -> Candidate:
+    """aerialdojo_interfaces/Candidate of a candidate in the coordination state."""
+    x, y, z = candidate.center
+    return Candidate(
+        header=header,
+        candidate_id=candidate.candidate_id,
+        grid_cell=candidate.grid_cell,
+        polygon=Polygon(points=[Point32(x=px, y=py, z=z) for px, py in candidate.polygon]),
+        center=Point(x=x, y=y, z=z),
+        status=_CANDIDATE_STATUS.get(candidate.status, Candidate.REJECTED),
+    )
+
+
 def task_spec_msg(episode: Episode, reference_image: Path | None, header: Header) -> TaskSpec:
     """The agent-visible task of ``episode``: goal, action set and budget, never the target's
     coordinates. ImageOGS agents get the reference image instead of the description."""
@@ -79,9 +144,7 @@ def task_spec_msg(episode: Episode, reference_image: Path | None, header: Header
             raise ValueError(
                 f"episode {episode.episode_id}: ImageOGS goal without a reference image"
             )
-        with PILImage.open(reference_image) as picture:
-            pixels = np.asarray(picture.convert("RGB"))
-        goal.reference_images = [array_to_image(pixels, "rgb8", Header(frame_id="reference"))]
+        goal.reference_images = [_rgb_image(reference_image)]
     return TaskSpec(
         header=header,
         episode_id=episode.episode_id,

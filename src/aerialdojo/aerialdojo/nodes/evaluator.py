@@ -1,9 +1,10 @@
 """Evaluator node: scores every episode as it ends, records the run, writes the report.
 
 Subscribes to ``/aerialdojo/episode_events`` (ground truth, evaluator only) and records it,
-the task topic, each agent's odometry and ground-truth pose, and decimated camera images
-into ``<output_dir>/<run_id>/bag`` (rosbag2, MCAP). Scores come from the same
-``EpisodeAssembler`` and metric functions that ``aerialdojo evaluate-bag`` uses on the bag.
+the task topic, each agent's odometry and ground-truth pose, the AGOS handoff topics when a
+UGV is bridged, and decimated camera images into ``<output_dir>/<run_id>/bag`` (rosbag2,
+MCAP). Scores come from the same ``EpisodeAssembler`` and metric functions that
+``aerialdojo evaluate-bag`` uses on the bag.
 On RUN_FINISHED it writes ``metrics.json``, ``report.md`` and the CSV, then exits.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import rclpy
-from aerialdojo_interfaces.msg import EpisodeEvent, TaskSpec
+from aerialdojo_interfaces.msg import AgentMessage, Candidate, EpisodeEvent, TaskSpec
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
 from rclpy.executors import ExternalShutdownException
@@ -27,6 +28,7 @@ from aerialdojo.events import EpisodeAssembler
 from aerialdojo.graph import default_run_id
 from aerialdojo.nodes.common import (
     EVENTS_QOS,
+    HANDOFF_QOS,
     SENSOR_QOS,
     STATE_QOS,
     TASK_QOS,
@@ -68,6 +70,10 @@ class Evaluator(Node):
             if self._decimation:
                 for view in param(self, "record_image_views"):
                     self._record_images(f"/{agent}/camera/{view}/image")
+        if "ugv" in param(self, "agents"):
+            # AGOS handoff (seed 001): what the agents told each other, for replay and review.
+            self._record(Candidate, "/agos/candidates", HANDOFF_QOS)
+            self._record(AgentMessage, "/agos/messages", HANDOFF_QOS)
         # Last: the task manager starts the run once this subscription exists, so every
         # recording subscription above is in place by then.
         self._record(EpisodeEvent, EVENTS_TOPIC, EVENTS_QOS)

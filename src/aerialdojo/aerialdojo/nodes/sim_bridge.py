@@ -25,6 +25,7 @@ from sensor_msgs.msg import CameraInfo, Image
 from std_msgs.msg import Header
 
 from aerialdojo.actions import Action
+from aerialdojo.agos import sensors as agos_sensors
 from aerialdojo.errors import AerialDojoError, SimulatorFaultError
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.common import SENSOR_QOS, STATE_QOS, declare_node_parameters, param, time_msg
@@ -54,14 +55,22 @@ class SimBridge(Node):
         super().__init__("sim_bridge")
         declare_node_parameters(self, "sim_bridge")
         self._agents: list[str] = list(param(self, "agents"))
-        rig = aerialdojo_uav_rig(
-            param(self, "image_width"), param(self, "image_height"), param(self, "fov_deg")
-        )
+        width, height = param(self, "image_width"), param(self, "image_height")
+        # AGOS (seed 001) has its own rigs and global localisation: odometry in the map frame.
+        self._agos = param(self, "backend") == "agos"
+        if self._agos:
+            agos_rigs = {"uav": agos_sensors.uav_rig(width, height)}
+            agos_rigs["ugv"] = agos_sensors.ugv_rig(width, height)
+            rigs = {agent: agos_rigs[agent] for agent in self._agents if agent in agos_rigs}
+        else:
+            rigs = dict.fromkeys(
+                self._agents, aerialdojo_uav_rig(width, height, param(self, "fov_deg"))
+            )
         self._backend = create_backend(
             param(self, "backend"),
             seed=param(self, "seed"),
             agent_radius_m=param(self, "agent_radius_m"),
-            rigs=dict.fromkeys(self._agents, rig),
+            rigs=rigs,
             seconds_per_action=param(self, "seconds_per_action"),
             parameters={
                 spec.name: param(self, spec.name) for spec in NODE_PARAMETERS["sim_bridge"]
@@ -179,11 +188,13 @@ class SimBridge(Node):
                 (view.depth, array_to_image(frame.depth, "32FC1", header)),
                 (view.info, info),
             ]
-        odom = Odometry(
-            header=Header(stamp=stamp, frame_id=f"{agent}/odom"),
-            child_frame_id=f"{agent}/base_link",
-        )
-        odom.pose.pose = pose_msg(observation.pose.relative_to(self._episode_start[agent]))
+        if self._agos:
+            odom = Odometry(header=Header(stamp=stamp, frame_id="map"))
+            odom.pose.pose = pose_msg(observation.pose)
+        else:
+            odom = Odometry(header=Header(stamp=stamp, frame_id=f"{agent}/odom"))
+            odom.pose.pose = pose_msg(observation.pose.relative_to(self._episode_start[agent]))
+        odom.child_frame_id = f"{agent}/base_link"
         truth = PoseStamped(
             header=Header(stamp=stamp, frame_id="map"), pose=pose_msg(observation.pose)
         )

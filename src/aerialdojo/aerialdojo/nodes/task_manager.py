@@ -6,6 +6,12 @@ Topics: ``/aerialdojo/task`` (TaskSpec, latched) and ``/aerialdojo/episode_event
 (Stop, collision, budget) on top of the bridge's ``/sim/reset`` and ``/sim/execute``. A bridge
 that fails or does not answer ends the attempt as an infrastructure failure, which is rerun,
 never scored against the agent. Invalid requests are answered with a reason.
+
+AGOS suites (seed 001) are refereed by ``agos.protocol.AgosReferee``: per-agent action sets,
+the 80 decisions both agents share, the frozen UAV during a candidate's verification, the
+E2A and RGPP tools and the checker (a false CONFIRM ends the episode as a failure). The task
+manager publishes the candidates the E2A tool makes on ``/agos/candidates``; each decision's
+ground-truth facts go to the evaluator in its event's ``episode_json``.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 
 import rclpy
-from aerialdojo_interfaces.msg import EpisodeEvent, TaskSpec
+from aerialdojo_interfaces.msg import Candidate, EpisodeEvent, TaskSpec
 from aerialdojo_interfaces.srv import ListEpisodes, SimExecute, SimReset, StartEpisode, Step
 from builtin_interfaces.msg import Time
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
@@ -26,17 +32,28 @@ from rclpy.node import Node
 from std_msgs.msg import Header
 
 from aerialdojo.actions import STOP, Action, check_action
+from aerialdojo.agos import episodes as agos_episodes
+from aerialdojo.agos.episodes import AgosEpisode, AgosSuite, is_agos_suite, load_agos_suite
+from aerialdojo.agos.protocol import AgosReferee, CandidateRecord
+from aerialdojo.agos.town import load_town
 from aerialdojo.errors import AerialDojoError
 from aerialdojo.events import ground_truth_record
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.common import (
     EVENTS_QOS,
+    HANDOFF_QOS,
     TASK_QOS,
     declare_node_parameters,
     param,
     wait_for_future,
 )
-from aerialdojo.nodes.conversions import pose_from_msg, pose_msg, task_spec_msg
+from aerialdojo.nodes.conversions import (
+    agos_task_spec_msg,
+    candidate_msg,
+    pose_from_msg,
+    pose_msg,
+    task_spec_msg,
+)
 from aerialdojo.tasks.episode import Episode
 from aerialdojo.tasks.suite import Suite, load_suite, resolve_suite
 
@@ -50,9 +67,9 @@ _TERMINAL_NAMES = {
 
 @dataclass
 class _Attempt:
-    """The running (or just finished) attempt of one episode."""
+    """The running (or just finished) attempt of one episode (AGOS ones with a referee)."""
 
-    episode: Episode
+    episode: Episode | AgosEpisode
     attempt: int
     index: int
     count: int
@@ -61,6 +78,7 @@ class _Attempt:
     steps_used: int = 0
     termination: int | None = None
     finished: threading.Event = field(default_factory=threading.Event)
+    referee: AgosReferee | None = None
 
 
 class TaskManager(Node):
@@ -69,7 +87,10 @@ class TaskManager(Node):
     def __init__(self) -> None:
         super().__init__("task_manager")
         declare_node_parameters(self, "task_manager")
-        self._suite: Suite = load_suite(resolve_suite(param(self, "suite")))
+        suite_path = resolve_suite(param(self, "suite"))
+        self._suite: Suite | AgosSuite = (
+            load_agos_suite(suite_path) if is_agos_suite(suite_path) else load_suite(suite_path)
+        )
         self._selection = self._select_episodes()
         self._sim_timeout_s = float(param(self, "sim_timeout_s"))
         self._lock = threading.Lock()
@@ -84,6 +105,7 @@ class TaskManager(Node):
             SimExecute, "/sim/execute", callback_group=clients
         )
         self._task_pub = self.create_publisher(TaskSpec, "/aerialdojo/task", TASK_QOS)
+        self._candidates_pub = self.create_publisher(Candidate, "/agos/candidates", HANDOFF_QOS)
         self._events_pub = self.create_publisher(
             EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS
         )
@@ -142,7 +164,7 @@ class TaskManager(Node):
         return response
 
     def start(
-        self, episode: Episode, *, attempt: int, index: int, count: int
+        self, episode: Episode | AgosEpisode, *, attempt: int, index: int, count: int
     ) -> tuple[_Attempt | None, str]:
         """Reset the simulator for ``episode`` and announce it; returns the attempt, or None
         and the reason it could not start."""
@@ -152,26 +174,36 @@ class TaskManager(Node):
                     f"episode {self._attempt.episode.episode_id} is still running; "
                     "finish it (Stop) before starting another"
                 )
+            starts = (
+                episode.starts
+                if isinstance(episode, AgosEpisode)
+                else dict.fromkeys(episode.agents, episode.start)
+            )
             request = SimReset.Request(
                 episode_id=episode.episode_id,
                 scene=episode.scene,
-                agents=list(episode.agents),
-                poses=[pose_msg(episode.start)] * len(episode.agents),
+                agents=list(starts),
+                poses=[pose_msg(pose) for pose in starts.values()],
             )
             result = self._call(self._reset_client, request)
             if result is None or not result.success:
                 reason = "no answer from /sim/reset" if result is None else result.message
                 self._publish_event(
-                    _Attempt(episode, attempt, index, count, episode.start, Time()),
+                    _Attempt(episode, attempt, index, count, _scored_start(episode), Time()),
                     EpisodeEvent.INFRA_FAILURE,
                     message=reason,
                 )
                 return None, f"simulator reset failed: {reason}"
-            started = _Attempt(episode, attempt, index, count, episode.start, result.stamp)
+            started = _Attempt(episode, attempt, index, count, _scored_start(episode), result.stamp)
+            if isinstance(episode, AgosEpisode):
+                started.referee = AgosReferee(
+                    episode, load_town(episode.scene), ablation=param(self, "ablation")
+                )
+                record = agos_episodes.ground_truth_record(episode, started.referee.start_facts())
+            else:
+                record = ground_truth_record(episode)
             self._attempt = started
-            self._publish_event(
-                started, EpisodeEvent.STARTED, episode_json=json.dumps(ground_truth_record(episode))
-            )
+            self._publish_event(started, EpisodeEvent.STARTED, episode_json=json.dumps(record))
             self._task_pub.publish(self._task_msg(started))
             self.get_logger().info(
                 f"episode {index + 1}/{count} {episode.episode_id} started (attempt {attempt})"
@@ -179,11 +211,15 @@ class TaskManager(Node):
             return started, "started"
 
     def _task_msg(self, attempt: _Attempt) -> TaskSpec:
-        return task_spec_msg(
-            attempt.episode,
-            self._suite.reference_image_path(attempt.episode),
-            Header(stamp=attempt.stamp, frame_id="map"),
-        )
+        header = Header(stamp=attempt.stamp, frame_id="map")
+        episode = attempt.episode
+        if isinstance(episode, AgosEpisode):
+            assert isinstance(self._suite, AgosSuite)
+            return agos_task_spec_msg(
+                episode, self._suite.reference_image_paths(episode), header, param(self, "ablation")
+            )
+        assert isinstance(self._suite, Suite)
+        return task_spec_msg(episode, self._suite.reference_image_path(episode), header)
 
     # -- stepping ----------------------------------------------------------------------
 
@@ -200,6 +236,8 @@ class TaskManager(Node):
                     f"(agents: {', '.join(episode.agents)})"
                 )
                 return response
+            if attempt.referee is not None:
+                return self._agos_step(attempt, request, response)
             action = Action(request.action, request.magnitude)
             try:
                 check_action(action)
@@ -252,6 +290,67 @@ class TaskManager(Node):
             self._finish(attempt, kind, request, message=message, collision_object=collision_object)
         return kind, message
 
+    def _agos_step(
+        self, attempt: _Attempt, request: Step.Request, response: Step.Response
+    ) -> Step.Response:
+        """Referee, execute and account one AGOS decision."""
+        referee = attempt.referee
+        assert referee is not None
+        try:
+            if request.magnitude != 0.0:
+                raise AerialDojoError(
+                    f"{request.action} takes no magnitude, got {request.magnitude:g}"
+                )
+            planned = referee.plan(request.agent, request.action, request.argument)
+        except AerialDojoError as error:
+            response.message = str(error)
+            response.steps_used = referee.state.used
+            response.steps_left = referee.state.budget_left
+            return response
+        response.accepted = True
+        result = self._call(
+            self._execute_client,
+            SimExecute.Request(
+                agent=planned.agent, action=planned.action, argument=planned.sim_argument
+            ),
+        )
+        if result is None or not result.success:
+            reason = "no answer from /sim/execute" if result is None else result.message
+            self._finish(attempt, EpisodeEvent.INFRA_FAILURE, request, message=reason)
+            kind = EpisodeEvent.INFRA_FAILURE
+        else:
+            pose = pose_from_msg(result.pose)
+            attempt.stamp = result.stamp
+            outcome = referee.apply(planned, pose)
+            attempt.steps_used = referee.state.used
+            if planned.agent == "ugv":
+                attempt.pose = pose  # events carry the scored agent's pose
+            if outcome.changed_candidate is not None:
+                self._publish_candidate(outcome.changed_candidate, result.stamp)
+            facts = json.dumps(outcome.facts)
+            if outcome.done:
+                # A CONFIRM ends the episode by the agents' own decision, like Stop.
+                kind = (
+                    EpisodeEvent.STOPPED
+                    if "verdict" in outcome.facts
+                    else (EpisodeEvent.BUDGET_EXHAUSTED)
+                )
+                self._finish(attempt, kind, request, message=outcome.reason, episode_json=facts)
+            else:
+                kind = EpisodeEvent.STEP
+                self._publish_event(attempt, kind, request=request, episode_json=facts)
+            reason = outcome.reason
+        response.done = kind != EpisodeEvent.STEP
+        response.termination = kind if response.done else 0
+        response.steps_used = referee.state.used
+        response.steps_left = max(referee.state.budget_left, 0)
+        response.stamp = attempt.stamp
+        response.message = ": ".join(filter(None, (_TERMINAL_NAMES.get(kind, ""), reason)))
+        return response
+
+    def _publish_candidate(self, candidate: CandidateRecord, stamp: Time) -> None:
+        self._candidates_pub.publish(candidate_msg(candidate, Header(stamp=stamp, frame_id="map")))
+
     def _finish(
         self,
         attempt: _Attempt,
@@ -260,10 +359,16 @@ class TaskManager(Node):
         *,
         message: str = "",
         collision_object: str = "",
+        episode_json: str = "",
     ) -> None:
         attempt.termination = kind
         self._publish_event(
-            attempt, kind, request=request, message=message, collision_object=collision_object
+            attempt,
+            kind,
+            request=request,
+            message=message,
+            collision_object=collision_object,
+            episode_json=episode_json,
         )
         self.get_logger().info(
             f"episode {attempt.episode.episode_id} ended: {_TERMINAL_NAMES[kind]} after "
@@ -376,6 +481,11 @@ class TaskManager(Node):
             )
         )
         self.get_logger().info(f"run finished: {summary}")
+
+
+def _scored_start(episode: Episode | AgosEpisode) -> Pose:
+    """The start of the agent whose path is scored (AGOS: the UGV's)."""
+    return episode.ugv_start if isinstance(episode, AgosEpisode) else episode.start
 
 
 def main(args: list[str] | None = None) -> None:

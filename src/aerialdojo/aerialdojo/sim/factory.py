@@ -8,7 +8,7 @@ from typing import Any
 from aerialdojo.errors import ConfigError
 from aerialdojo.sim.backend import CameraSpec, SimulatorBackend
 
-BACKENDS = ("embedded", "projectairsim", "carla_air")
+BACKENDS = ("embedded", "projectairsim", "carla_air", "agos")
 
 #: The venv each real-simulator backend's client lives in (tools/bootstrap_backend.sh).
 BACKEND_VENVS = {"projectairsim": ".venv-projectairsim", "carla_air": ".venv-carla-air"}
@@ -49,6 +49,11 @@ def create_backend(
             rigs=rigs,
             seconds_per_action=seconds_per_action,
         )
+    if name == "agos":
+        # AGOS towns on the embedded simulator (seed 001); towns are fixed maps, no seed.
+        from aerialdojo.agos.backend import AgosBackend  # noqa: PLC0415
+
+        return AgosBackend(rigs=rigs, seconds_per_action=seconds_per_action)
     if name in BACKEND_VENVS:
         # Settings first: a bad parameter is reported even where the client is missing.
         from aerialdojo.sim.remote.settings import (  # noqa: PLC0415

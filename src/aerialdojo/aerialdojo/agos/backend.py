@@ -1,0 +1,155 @@
+"""``AgosBackend``: the embedded simulator running AGOS towns and the AGOS action space.
+
+The UAV flies between grid waypoints at its altitude; the UGV drives the shortest directed
+fine-graph path to the road anchor it is sent to (MOVE_TO_ROAD_WAYPOINT, and GO_TO_CANDIDATE
+once the task manager's RGPP has turned the candidate into its approach anchor). The UGV
+observes its front view while driving and its six-view ring right after STOP_OBSERVE.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from aerialdojo.actions import Action
+from aerialdojo.agos.planning import drive_to, parse_road_waypoint
+from aerialdojo.agos.sensors import RING_VIEWS, UGV_FRONT_VIEW
+from aerialdojo.agos.town import TOWN_NAMES, Town, load_town
+from aerialdojo.agos.vocabulary import (
+    GO_TO_CANDIDATE,
+    MOVE_TO_ROAD_WAYPOINT,
+    MOVE_TO_UAV_WAYPOINT,
+    STOP_OBSERVE,
+    UAV_ACTIONS,
+    UGV_ACTIONS,
+)
+from aerialdojo.errors import ConfigError, InvalidActionError
+from aerialdojo.geometry import Pose
+from aerialdojo.sim.backend import CameraSpec, MotionOutcome, Observation, SimulatorBackend
+from aerialdojo.sim.embedded.renderer import render_views
+
+
+class AgosBackend(SimulatorBackend):
+    """Executes AGOS decisions in a town and renders each agent's current views.
+
+    Args:
+        rigs: camera rig per agent (``agos.sensors.uav_rig`` / ``ugv_rig``).
+        seconds_per_action: simulated time one decision takes.
+
+    Raises:
+        ConfigError: a non-positive decision time or an empty rig.
+    """
+
+    def __init__(
+        self, *, rigs: Mapping[str, Sequence[CameraSpec]], seconds_per_action: float = 1.0
+    ) -> None:
+        if seconds_per_action <= 0.0:
+            raise ConfigError(f"seconds_per_action={seconds_per_action} must be positive")
+        empty = sorted(agent for agent, rig in rigs.items() if not rig)
+        if empty:
+            raise ConfigError(f"camera rigs of agents {empty} are empty")
+        self.seconds_per_action = seconds_per_action
+        self._rigs = {agent: list(rig) for agent, rig in rigs.items()}
+        self._town: Town | None = None
+        self._poses: dict[str, Pose] = {}
+        self._ring_next: set[str] = set()
+        self._sim_time_s = 0.0
+
+    @property
+    def town(self) -> Town:
+        """The loaded town.
+
+        Raises:
+            InvalidActionError: ``reset`` has not loaded one yet.
+        """
+        if self._town is None:
+            raise InvalidActionError("no town loaded: call reset(scene, poses) first")
+        return self._town
+
+    def scenes(self) -> list[str]:
+        return list(TOWN_NAMES)
+
+    def reset(self, scene: str, poses: dict[str, Pose]) -> None:
+        """Load town ``scene`` and place the agents; the clock restarts at 0.
+
+        Raises:
+            UnknownSceneError: no such town.
+            ConfigError: an agent without a camera rig.
+        """
+        unknown = sorted(set(poses) - set(self._rigs))
+        if unknown:
+            raise ConfigError(
+                f"agents {unknown} have no camera rig; rigs exist for {sorted(self._rigs)}"
+            )
+        self._town = load_town(scene)
+        self._poses = dict(poses)
+        self._ring_next = set()
+        self._sim_time_s = 0.0
+
+    def pose(self, agent: str) -> Pose:
+        """Ground-truth pose of a placed agent.
+
+        Raises:
+            InvalidActionError: the agent was not placed by ``reset``.
+        """
+        if agent not in self._poses:
+            raise InvalidActionError(
+                f"agent {agent!r} is not in the scene; placed: {sorted(self._poses)}"
+            )
+        return self._poses[agent]
+
+    def execute(self, agent: str, action: Action, argument: str = "") -> MotionOutcome:
+        """Execute one validated AGOS decision.
+
+        Raises:
+            InvalidActionError: the agent is not placed, the action is not one of its AGOS
+                actions, or the argument names no waypoint or reachable anchor.
+        """
+        pose = self.pose(agent)
+        legal = UAV_ACTIONS if agent == "uav" else UGV_ACTIONS
+        if action.name not in legal:
+            raise InvalidActionError(f"{action.name!r} is not an AGOS {agent} action")
+        town = self.town
+        if action.name == MOVE_TO_UAV_WAYPOINT:
+            waypoint = town.map.uav_grid.waypoint(argument)
+            pose = Pose(waypoint.x, waypoint.y, waypoint.z, pose.yaw)
+        elif action.name in (MOVE_TO_ROAD_WAYPOINT, GO_TO_CANDIDATE):
+            anchor = parse_road_waypoint(argument, town.map.roads)
+            pose = drive_to(town.map.roads, pose, anchor, town.map.ground_z).final_pose
+        if action.name == STOP_OBSERVE:
+            self._ring_next.add(agent)
+        else:
+            self._ring_next.discard(agent)
+        self._poses[agent] = pose
+        self._sim_time_s += self.seconds_per_action
+        return MotionOutcome(pose=pose)
+
+    def cameras(self, agent: str) -> list[CameraSpec]:
+        """Every camera of ``agent``'s rig (the views any of its observations can hold).
+
+        Raises:
+            ConfigError: no rig for that agent.
+        """
+        if agent not in self._rigs:
+            raise ConfigError(
+                f"no camera rig for agent {agent!r}; rigs exist for {sorted(self._rigs)}"
+            )
+        return list(self._rigs[agent])
+
+    def observe(self, agent: str, with_ground_truth_ids: bool = False) -> Observation:
+        """The agent's current views: the UGV's ring right after STOP_OBSERVE, else its front
+        view; the UAV's nadir view."""
+        pose = self.pose(agent)
+        rig = self.cameras(agent)
+        if agent in self._ring_next:
+            rig = [spec for spec in rig if spec.name in RING_VIEWS]
+        elif any(spec.name in RING_VIEWS for spec in rig):
+            rig = [spec for spec in rig if spec.name == UGV_FRONT_VIEW]
+        frames = render_views(
+            self.town.scene, pose, rig, with_ground_truth_ids=with_ground_truth_ids
+        )
+        return Observation(sim_time_s=self._sim_time_s, pose=pose, frames=frames)
+
+    def close(self) -> None:
+        """Forget the town and the agents."""
+        self._town = None
+        self._poses = {}

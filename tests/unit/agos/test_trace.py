@@ -1,0 +1,142 @@
+"""From the referee's facts to the evaluator's AgosRecord and the AGOS metrics: the event
+stream of a refereed episode folds into the record the seed's formulas score."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+
+import pytest
+
+from aerialdojo.agos.episodes import ground_truth_record
+from aerialdojo.agos.protocol import AgosReferee, StepOutcome
+from aerialdojo.agos.town import Town
+from aerialdojo.agos.vocabulary import (
+    ANNOTATE_CANDIDATE,
+    CONFIRM,
+    GO_TO_CANDIDATE,
+    MOVE_TO_UAV_WAYPOINT,
+    REJECT,
+    STOP_OBSERVE,
+    UAV,
+    UGV,
+)
+from aerialdojo.events import EpisodeAssembler, EventKind
+from aerialdojo.geometry import Pose
+from aerialdojo.metrics.agos import score_episode
+from aerialdojo.metrics.spatial import polygon_distance_xy
+
+from .referees import episode_for, far_anchor, orange_target, run_decision, target_cell
+
+
+@dataclass
+class _Vector:
+    x: float = 0.0
+    y: float = 0.0
+    z: float = 0.0
+
+
+@dataclass
+class _Pose:
+    position: _Vector = field(default_factory=_Vector)
+
+
+@dataclass
+class _Time:
+    sec: int = 0
+    nanosec: int = 0
+
+
+@dataclass
+class _Header:
+    stamp: _Time = field(default_factory=_Time)
+
+
+@dataclass
+class _Event:
+    """The EpisodeEvent fields the assembler reads."""
+
+    kind: int
+    episode_id: str
+    step: int = 0
+    action: str = ""
+    episode_json: str = ""
+    message: str = ""
+    attempt: int = 0
+    collided: bool = False
+    header: _Header = field(default_factory=_Header)
+    pose: _Pose = field(default_factory=_Pose)
+
+
+def _event(referee: AgosReferee, outcome: StepOutcome) -> _Event:
+    kind = EventKind.STEP
+    if outcome.done:
+        kind = EventKind.STOPPED if "verdict" in outcome.facts else EventKind.BUDGET_EXHAUSTED
+    return _Event(
+        kind,
+        referee.episode.episode_id,
+        step=referee.state.used,
+        action=outcome.facts["action"],
+        episode_json=json.dumps(outcome.facts),
+    )
+
+
+def test_a_refereed_episode_folds_into_the_record_and_scores(town: Town) -> None:
+    target_id = orange_target(town)
+    episode = episode_for(town, far_anchor(town, target_id), target_id=target_id)
+    referee = AgosReferee(episode, town)
+    assembler = EpisodeAssembler()
+    record = ground_truth_record(episode, referee.start_facts())
+    assembler.add(_Event(EventKind.STARTED, episode.episode_id, episode_json=json.dumps(record)))
+
+    uav = referee.state.poses[UAV]
+    option = town.map.uav_grid.options(uav.x, uav.y, episode.region)[0]
+    decisions = [
+        (UAV, MOVE_TO_UAV_WAYPOINT, option.waypoint_id),
+        (UAV, ANNOTATE_CANDIDATE, "A1"),  # a wrong cell first
+        (UGV, STOP_OBSERVE, ""),
+        (UGV, REJECT, ""),
+    ]
+    for agent, action, argument in decisions:
+        assert (
+            assembler.add(_event(referee, run_decision(referee, agent, action, argument))) is None
+        )
+    good_cell = target_cell(referee)
+    for agent, action, argument in [
+        (UAV, ANNOTATE_CANDIDATE, good_cell),
+        (UGV, GO_TO_CANDIDATE, "C002"),
+        (UGV, STOP_OBSERVE, ""),
+        (UGV, CONFIRM, ""),
+    ]:
+        trace = assembler.add(_event(referee, run_decision(referee, agent, action, argument)))
+    assert trace is not None and trace.stop_called
+    agos = trace.agos
+    assert agos is not None
+    assert (agos.uav_decisions, agos.ugv_decisions) == (3, 5)
+    assert [c.candidate_id for c in agos.candidates] == ["C001", "C002"]
+    assert agos.confirmations == 1 and agos.confirmation_valid
+    assert agos.ground_observation_support
+    assert agos.uav_budget == 80
+    # Decision k acts on the view before it: the start view, then the moved-to waypoint's.
+    moved = Pose(option.x, option.y, option.z, uav.yaw)
+    views = [
+        referee.uav_sees_target(uav),
+        referee.uav_sees_target(moved),
+        referee.uav_sees_target(moved),
+    ]
+    assert agos.oracle_visible_uav_step == next(k for k, seen in enumerate(views, 1) if seen)
+    # Positions are the UGV's: its start, then the fine points it drove, ending near the target.
+    assert trace.path[0] == pytest.approx((episode.ugv_start.x, episode.ugv_start.y, 1.6))
+    assert math.dist(trace.final_position[:2], episode.target_center[:2]) <= 50.0
+    driven = sum(math.dist(a, b) for a, b in zip(trace.path, trace.path[1:], strict=False))
+    assert driven > 50.0
+
+    score = score_episode(trace)
+    values = score.values
+    assert values["sr"] == 1.0 and values["osr"] == 1.0 and values["gva"] == 1.0
+    assert values["ds"] == 8.0 and values["ds_uav"] == 3.0
+    gaps = [polygon_distance_xy(episode.target_center, c.polygon_xy) for c in agos.candidates]
+    expected = max((1 / math.log2(rank + 1)) * 50 / (50 + gap) for rank, gap in enumerate(gaps, 1))
+    assert values["acg"] == pytest.approx(expected)
+    assert values["ne_m"] == pytest.approx(math.dist(trace.final_position, episode.target_center))
