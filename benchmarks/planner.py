@@ -1,6 +1,7 @@
-"""Reference planner benchmark: Hybrid A* over the AerialDojo actions against a plain
-26-connected voxel A* on the same candidate pairs and the same collision world, in one run;
-then task generation throughput.
+"""Benchmark: Hybrid A* reference planning against plain voxel A*, and generation throughput.
+
+Hybrid A* over the AerialDojo actions runs against a plain 26-connected voxel A* on the same
+candidate pairs and the same collision world, in one run; then task generation throughput.
 
 Both planners see the same queries (the scene's exact swept-sphere world behind a fresh
 ``FreeSpaceFilter`` each), goal tolerance, length cap and lazy collision checking. The grid

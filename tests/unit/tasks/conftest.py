@@ -14,10 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from aerialdojo.actions import check_action
 from aerialdojo.geometry import Pose
 from aerialdojo.sim.annotations import Landmark, SceneAnnotations, TargetObject
+from aerialdojo.sim.backend import SimulatorBackend
 from aerialdojo.tasks.generate import SceneSource, build_suite
-from aerialdojo.tasks.suite import ReferenceImageSpec
+from aerialdojo.tasks.suite import ReferenceImageSpec, Suite
 
 
 @dataclass(frozen=True)
@@ -169,6 +171,27 @@ def courtyard_source(courtyard: Courtyard) -> SceneSource:
         render_reference=swatch,
         reference_camera=ReferenceImageSpec(camera="swatch", width=12, height=8, fov_deg=90.0),
     )
+
+
+def replay(suite: Suite, backend: SimulatorBackend) -> None:
+    """Every reference of ``suite``, executed by the simulator's own step function, collides
+    with nothing, passes through the stored poses and ends within the goal tolerance of its
+    anchor; every action is a legal AerialDojo choice."""
+    tolerance = suite.generation.goal_tolerance_m
+    for episode in suite.episodes:
+        backend.reset(episode.scene, {"uav": episode.start})
+        pose = episode.start
+        for action, stored in zip(
+            episode.reference.actions, episode.reference.poses[1:], strict=True
+        ):
+            check_action(action)
+            outcome = backend.execute("uav", action)
+            assert not outcome.collided, (
+                f"{episode.episode_id}: {action} from {pose} hit {outcome.collision_object}"
+            )
+            assert outcome.pose.distance_to(stored.position) < 2e-3, episode.episode_id
+            pose = outcome.pose
+        assert pose.distance_to(episode.target_anchor.position) <= tolerance + 1e-3
 
 
 @pytest.fixture(scope="session")

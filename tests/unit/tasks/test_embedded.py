@@ -1,5 +1,4 @@
-"""Task generation on the embedded simulator: reference views, recordings, a generated suite
-replayed through the simulator's own step function."""
+"""Task generation on the embedded simulator: reference views, recordings, replayed suites."""
 
 from __future__ import annotations
 
@@ -8,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import replay
 from rosbags.highlevel import AnyReader
 from rosbags.typesys import Stores, get_typestore
 
@@ -17,7 +17,7 @@ from aerialdojo.sim.embedded.renderer import render_views
 from aerialdojo.sim.embedded.scenes import EmbeddedScene, load_scene
 from aerialdojo.tasks.embedded import generate_suite, reference_view, reference_viewpoint
 from aerialdojo.tasks.recording import image_topic, record_reference
-from aerialdojo.tasks.suite import Suite, load_suite, validate_suite
+from aerialdojo.tasks.suite import load_suite, validate_suite
 
 SCENE = "Park_1"
 
@@ -33,24 +33,6 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return generate_suite(
         [SCENE], out, name="park", seed=3, per_scene=3, max_candidates=40, image_size=48
     )
-
-
-def replay(suite: Suite, backend: EmbeddedBackend) -> None:
-    """Every reference, executed by the simulator, collides with nothing, visits the stored
-    poses and ends within the goal tolerance of its anchor."""
-    tolerance = suite.generation.goal_tolerance_m
-    for episode in suite.episodes:
-        backend.reset(episode.scene, {"uav": episode.start})
-        for action, stored in zip(
-            episode.reference.actions, episode.reference.poses[1:], strict=True
-        ):
-            outcome = backend.execute("uav", action)
-            assert not outcome.collided, (
-                f"{episode.episode_id}: {action} hit {outcome.collision_object}"
-            )
-            assert outcome.pose.distance_to(stored.position) < 2e-3
-        final = backend.pose("uav")
-        assert final.distance_to(episode.target_anchor.position) <= tolerance + 1e-3
 
 
 def test_reference_view_shows_its_target_more_than_any_other_object(park: EmbeddedScene) -> None:

@@ -66,7 +66,7 @@ def test_every_fault_is_listed(yard_suite_path: Path, tmp_path: Path) -> None:
     problems = validate_suite(path)
     _problem(problems, path, sem[0], "setting", "'standard' but L=")
     _problem(problems, path, sem[1], "action_budget", "91 but base has 90")
-    _problem(problems, path, sem[2], "goal.direction", "'NNE' is not one of")
+    _problem(problems, path, sem[2], "goal.direction", '"NNE" is not one of')
     _problem(
         problems,
         path,
@@ -78,7 +78,7 @@ def test_every_fault_is_listed(yard_suite_path: Path, tmp_path: Path) -> None:
     _problem(problems, path, sem[5], "reference.actions[0]", "does not take magnitude 2.5")
     _problem(problems, path, sem[6], "reference.length_m", "recomputing it from the file gives")
     _problem(problems, path, ood["episode_id"], "split", "'train' is not a split of ood scenes")
-    _problem(problems, path, sem[7], "start", "'yaw_deg' is a required property")
+    _problem(problems, path, sem[7], "start", '"yaw_deg" is a required property')
     _problem(
         problems,
         path,
@@ -166,5 +166,5 @@ def test_a_document_of_the_wrong_shape_lists_schema_problems(tmp_path: Path) -> 
     path.write_text(json.dumps({"schema_version": "2.0", "name": "x", "episodes": {}}))
     problems = validate_suite(path)
     assert any("schema_version" in p and "does not match" in p for p in problems)
-    assert any("'generation' is a required property" in p for p in problems)
+    assert any('"generation" is a required property' in p for p in problems)
     assert any(p.startswith(f"{path}: (suite): episodes: ") for p in problems)

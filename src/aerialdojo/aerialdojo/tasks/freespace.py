@@ -1,5 +1,4 @@
-"""A conservative voxel filter in front of an exact collision world: motions far from every
-triangle are answered free without an exact sweep.
+"""A voxel filter that answers free, without an exact sweep, for motions far from geometry.
 
 A voxel is *near* geometry if it overlaps the axis-aligned box of some triangle grown by the
 radius on every side. The grown box contains every point within the radius of the triangle,

@@ -1,5 +1,7 @@
-"""Task suite generation (seed 000, 3.2-3.3): candidate pairs, reference trajectories, filters,
-settings, twins, splits, reference images and a default selection, written as a suite file.
+"""Task suite generation from any scene with a collision world (seed 000, 3.2-3.3).
+
+Candidate pairs, reference trajectories, filters, settings, twins, splits, reference images
+and a default selection, written as a suite file.
 
 ``build_suite`` works on any scene given its annotations, a collision world and a reference
 image renderer (``SceneSource``); ``generate_suite`` feeds it the embedded simulator's scenes.
@@ -236,9 +238,10 @@ def choose_default_selection(
 ) -> list[str]:
     """Short, varied Base episodes for a quick evaluation.
 
-    Prefers the test split (any split if it has no Base task), the shortest references,
-    one task per family before a second, one per scene before a second, never both twins
-    of a task, and alternates SemanticOGS and ImageOGS.
+    Takes test-split tasks (any split if there is no Base test task), shortest references
+    first, one task per family before a second, one per scene before a second, and
+    alternates SemanticOGS and ImageOGS; only when distinct tasks run out does it add the
+    other twin of tasks already chosen.
     """
     base = [e for e in episodes if e.setting == "base"]
     pool = [e for e in base if e.split == "test"] or base

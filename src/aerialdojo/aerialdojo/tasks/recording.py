@@ -1,5 +1,7 @@
-"""Multi-view RGB-D recordings along reference trajectories (seed 000, 3.2 "Collection video"),
-one rosbag2 (MCAP) per navigation task, written with rosbags: no ROS installation needed."""
+"""Multi-view RGB-D recordings along reference trajectories, as rosbag2 MCAP (seed 000, 3.2).
+
+One bag per navigation task, written with rosbags: no ROS installation needed.
+"""
 
 from __future__ import annotations
 

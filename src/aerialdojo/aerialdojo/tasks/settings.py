@@ -121,11 +121,14 @@ def assign_splits(settings: Sequence[str], distribution: str, seed: int) -> list
         members.setdefault(setting, []).append(index)
     quotas = {name: percent * len(indices) // 100 for name, indices in members.items()}
     rounded_total = (2 * percent * len(settings) + 100) // 200
-    leftover = rounded_total - sum(quotas.values())
-    by_remainder = sorted(members, key=lambda name: (-(percent * len(members[name]) % 100), name))
-    for name in by_remainder[:leftover]:
-        quotas[name] += 1
     rng = random.Random(seed)
+    # Largest remainder first; equal remainders in a seeded order, so that no setting is
+    # always the one left out.
+    names = sorted(members)
+    rng.shuffle(names)
+    by_remainder = sorted(names, key=lambda name: -(percent * len(members[name]) % 100))
+    for name in by_remainder[: rounded_total - sum(quotas.values())]:
+        quotas[name] += 1
     splits = [second] * len(settings)
     for name in sorted(members):
         for index in rng.sample(members[name], quotas[name]):

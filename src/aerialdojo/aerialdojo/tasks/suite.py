@@ -227,17 +227,21 @@ def _read_document(path: Path) -> tuple[Any, list[str]]:
         return None, [f"{path}: line {error.lineno} column {error.colno}: not JSON: {error.msg}"]
 
 
+def _checked_document(path: Path) -> tuple[Any, list[str]]:
+    document, problems = _read_document(path)
+    if problems:
+        return None, problems
+    return document, document_problems(document, source=str(path), base_dir=path.parent)
+
+
 def validate_suite(path: str | Path) -> list[str]:
     """Every problem of a suite file, one line each naming file, episode id and field.
 
     Checks the JSON Schema, then the semantics (``tasks.validation``) and that every
     reference image exists. An empty list means the file loads.
     """
-    path = Path(path)
-    document, problems = _read_document(path)
-    if problems:
-        return problems
-    return document_problems(document, source=str(path), base_dir=path.parent)
+    _, problems = _checked_document(Path(path))
+    return problems
 
 
 def load_suite(path: str | Path) -> Suite:
@@ -247,10 +251,9 @@ def load_suite(path: str | Path) -> Suite:
         TaskFileError: the file is unreadable or invalid; ``problems`` lists every problem.
     """
     path = Path(path)
-    problems = validate_suite(path)
+    document, problems = _checked_document(path)
     if problems:
         raise TaskFileError(str(path), problems)
-    document, _ = _read_document(path)
     return suite_from_json(document, path)
 
 
