@@ -116,6 +116,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
+    from aerialdojo.agos.episodes import is_agos_suite, load_agos_suite  # noqa: PLC0415
     from aerialdojo.graph import default_run_id, run_specs  # noqa: PLC0415
     from aerialdojo.tasks.suite import load_suite, resolve_suite  # noqa: PLC0415
 
@@ -128,7 +129,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     )
     task_manager = next(spec for spec in specs if spec.name == "task_manager")
     # Fail here, naming the file and field, rather than in a node's log.
-    load_suite(resolve_suite(str(task_manager.parameters["suite"])))
+    suite = resolve_suite(str(task_manager.parameters["suite"]))
+    load_agos_suite(suite) if is_agos_suite(suite) else load_suite(suite)
     return _run_graph(specs, args.timeout)
 
 

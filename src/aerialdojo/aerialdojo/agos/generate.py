@@ -214,7 +214,13 @@ def generate_suite(
         name=name,
         description=f"AGOS episodes on {town_name}: {per_setting} per setting (easy, mid, hard)",
         episodes=episodes,
-        default_selection=[e.episode_id for e in episodes],
+        # Interleaved by setting, so that the first N of a run cover every setting.
+        default_selection=[
+            e.episode_id
+            for e in sorted(
+                episodes, key=lambda e: (int(e.episode_id[-4:]), SETTINGS.index(e.setting))
+            )
+        ],
     )
 
 

@@ -1,0 +1,238 @@
+"""What the AGOS UAV and UGV agent nodes share: the task, their own views by stamp, their
+map-frame odometry, the handoff topics and the step service (seed 001: two agents in
+separate processes that cooperate only through ``/agos/candidates`` and ``/agos/messages``).
+
+A subclass says which views an observation set holds after its last decision and turns one
+set into a decision (``decide``); this base waits for every view of the stamp a step
+produced, asks, steps, and keeps the candidates and messages of the episode.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+from aerialdojo_interfaces.msg import AgentMessage, Candidate, TaskSpec
+from aerialdojo_interfaces.srv import Step
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from rclpy.task import Future
+from sensor_msgs.msg import CameraInfo, Image
+from std_msgs.msg import Header
+
+from aerialdojo.agents.observation import ViewData
+from aerialdojo.agos.episodes import parse_task_text
+from aerialdojo.agos.grid import Region
+from aerialdojo.agos.policies import CandidateView, Decision, TargetSignature
+from aerialdojo.agos.town import TownMap, town_map
+from aerialdojo.geometry import Pose
+from aerialdojo.nodes.common import (
+    HANDOFF_QOS,
+    SENSOR_QOS,
+    STATE_QOS,
+    TASK_QOS,
+    declare_node_parameters,
+    param,
+    time_ns,
+)
+from aerialdojo.nodes.conversions import intrinsics_from_msg, pose_from_msg
+from aerialdojo.transport import image_to_array
+
+_KINDS = ("image", "depth", "camera_info")
+
+
+class AgosAgentNode(Node):
+    """Base of the AGOS agent nodes.
+
+    Args:
+        name: node name, also its parameter table.
+        agent: ``uav`` or ``ugv``.
+        views: every view the agent's rig can publish.
+    """
+
+    def __init__(self, name: str, agent: str, views: tuple[str, ...]) -> None:
+        super().__init__(name)
+        declare_node_parameters(self, name)
+        self.agent = agent
+        self.seed = int(param(self, "seed"))
+        self._timeout_s = float(param(self, "observation_timeout_s"))
+        self.episode_id = ""
+        self.town: TownMap | None = None
+        self.region: Region | None = None
+        self.actions: tuple[str, ...] = ()
+        self.candidates: dict[str, CandidateView] = {}
+        self._expected_ns: int | None = None
+        self._waiting_since = time.monotonic()
+        self._step_pending = False
+        self._pending: Decision | None = None
+        self._frames: dict[int, dict[tuple[str, str], Any]] = defaultdict(dict)
+        self._odometry: dict[int, Odometry] = {}
+        for view in views:
+            for kind, msg_type in zip(_KINDS, (Image, Image, CameraInfo), strict=True):
+                self.create_subscription(
+                    msg_type,
+                    f"camera/{view}/{kind}",
+                    lambda msg, key=(view, kind): self._on_frame(key, msg),
+                    SENSOR_QOS,
+                )
+        self.create_subscription(Odometry, "odom", self._on_odometry, STATE_QOS)
+        self.create_subscription(TaskSpec, "/aerialdojo/task", self._on_task, TASK_QOS)
+        self.create_subscription(Candidate, "/agos/candidates", self._on_candidate, HANDOFF_QOS)
+        self.create_subscription(AgentMessage, "/agos/messages", self._on_message, HANDOFF_QOS)
+        self._messages = self.create_publisher(AgentMessage, "/agos/messages", HANDOFF_QOS)
+        self._step_client = self.create_client(Step, "/aerialdojo/step")
+        self.create_timer(5.0, self._warn_if_starved)
+
+    # -- for subclasses ----------------------------------------------------------------
+
+    def start_episode(self, signature: TargetSignature) -> None:
+        """A new episode began; ``self.town``, ``region`` and ``actions`` are set."""
+        raise NotImplementedError
+
+    def expected_views(self) -> tuple[str, ...]:
+        """The views the next observation set holds."""
+        raise NotImplementedError
+
+    def decide(self, pose: Pose, views: dict[str, ViewData]) -> Decision | None:
+        """The next decision, or None to hold until something changes (``resume``)."""
+        raise NotImplementedError
+
+    def stepped(self, decision: Decision, pose: Pose) -> None:
+        """A decision was accepted and executed."""
+
+    def candidate_changed(self, candidate: CandidateView) -> None:
+        """A candidate appeared or closed."""
+
+    def send(self, kind: int, text: str, receiver: str, candidate_id: str = "") -> None:
+        """Publish an AgentMessage to the other agent."""
+        self._messages.publish(
+            AgentMessage(
+                header=Header(stamp=self.get_clock().now().to_msg(), frame_id="map"),
+                sender=self.agent,
+                receiver=receiver,
+                kind=kind,
+                text=text,
+                candidate_id=candidate_id,
+            )
+        )
+
+    def resume(self) -> None:
+        """Try to act again on the newest observation set (after a hold)."""
+        self._try_act()
+
+    # -- plumbing ----------------------------------------------------------------------
+
+    def _on_task(self, task: TaskSpec) -> None:
+        if self.agent not in task.agents or task.episode_id == self.episode_id:
+            return
+        self.episode_id = task.episode_id
+        self.town = town_map(task.scene)
+        self.region = parse_task_text(task.goal.description)
+        self.actions = tuple(spec.name for spec in task.actions if spec.agent == self.agent)
+        self.candidates = {}
+        references = [image_to_array(image).copy() for image in task.goal.reference_images]
+        self.start_episode(TargetSignature.from_references(references))
+        self._expected_ns = time_ns(task.header.stamp)
+        self._waiting_since = time.monotonic()
+        self.get_logger().info(f"episode {task.episode_id}: {len(references)} reference views")
+        self._try_act()
+
+    def _on_candidate(self, msg: Candidate) -> None:
+        candidate = CandidateView(
+            msg.candidate_id,
+            (msg.center.x, msg.center.y),
+            active=msg.status == Candidate.ACTIVE,
+            confirmed=msg.status == Candidate.CONFIRMED,
+        )
+        self.candidates[msg.candidate_id] = candidate
+        self.candidate_changed(candidate)
+
+    def _on_message(self, msg: AgentMessage) -> None:
+        if msg.sender != self.agent:
+            self.get_logger().info(f"message from {msg.sender}: {msg.text}")
+
+    def _on_frame(self, key: tuple[str, str], msg: Image | CameraInfo) -> None:
+        self._frames[time_ns(msg.header.stamp)][key] = msg
+        self._try_act()
+
+    def _on_odometry(self, msg: Odometry) -> None:
+        self._odometry[time_ns(msg.header.stamp)] = msg
+        self._try_act()
+
+    def active_candidate(self) -> CandidateView | None:
+        """The candidate being verified, if any."""
+        return next((c for c in self.candidates.values() if c.active), None)
+
+    def _try_act(self) -> None:
+        stamp = self._expected_ns
+        if stamp is None or self._step_pending or self.town is None:
+            return
+        views = self.expected_views()
+        frames = self._frames.get(stamp, {})
+        if any((view, kind) not in frames for view in views for kind in _KINDS):
+            return
+        if stamp not in self._odometry:
+            return
+        pose = pose_from_msg(self._odometry[stamp].pose.pose)
+        data = {
+            view: ViewData(
+                rgb=image_to_array(frames[(view, "image")]),
+                depth=np.asarray(image_to_array(frames[(view, "depth")])),
+                intrinsics=intrinsics_from_msg(frames[(view, "camera_info")]),
+            )
+            for view in views
+        }
+        decision = self.decide(pose, data)
+        if decision is None:
+            return
+        self._forget_before(stamp)
+        self._step_pending = True
+        self._pending = decision
+        request = Step.Request(agent=self.agent, action=decision.action, argument=decision.argument)
+        episode_id = self.episode_id
+        self._step_client.call_async(request).add_done_callback(
+            lambda future: self._on_step_done(future, pose, episode_id)
+        )
+
+    def _on_step_done(self, future: Future, pose: Pose, episode_id: str) -> None:
+        self._step_pending = False
+        response: Step.Response = future.result()
+        decision = self._pending
+        assert decision is not None
+        if episode_id != self.episode_id:
+            # The episode ended and the next began while this step was under way: its answer
+            # is about the old episode, and the new one waits for its first observation.
+            self._try_act()
+            return
+        if not response.accepted:
+            self.get_logger().warning(f"{decision} refused: {response.message}")
+            self._expected_ns = None
+            return
+        if response.done:
+            self.get_logger().info(f"episode {self.episode_id} done: {response.message}")
+            self._expected_ns = None
+            self.stepped(decision, pose)
+            return
+        self._expected_ns = time_ns(response.stamp)
+        self._waiting_since = time.monotonic()
+        self.stepped(decision, pose)
+        self._try_act()
+
+    def _forget_before(self, stamp: int) -> None:
+        for old in [s for s in self._frames if s < stamp]:
+            del self._frames[old]
+        for old in [s for s in self._odometry if s < stamp]:
+            del self._odometry[old]
+
+    def _warn_if_starved(self) -> None:
+        if self._expected_ns is None or self._step_pending:
+            return
+        waited = time.monotonic() - self._waiting_since
+        if waited > self._timeout_s:
+            have = sorted(self._frames.get(self._expected_ns, {}))
+            self.get_logger().warning(
+                f"no complete observation set for stamp {self._expected_ns} ns after "
+                f"{waited:.0f} s; have {have}"
+            )

@@ -1,0 +1,84 @@
+"""AGOS UGV agent node (namespace ``/ugv``): explores the roads, approaches candidates and
+verifies them from its six-view ring (seed 001, "Search" and "Verify").
+
+Subscribes to ``camera/front/*`` and the six ``camera/ring_*/*`` views, ``odom`` (map frame),
+the task, ``/agos/candidates`` and ``/agos/messages``; calls ``/aerialdojo/step``. Messages:
+the initial position exchange, an arrival message after reaching a candidate, and the
+confirmation signal after each CONFIRM or REJECT.
+"""
+
+from __future__ import annotations
+
+import rclpy
+from aerialdojo_interfaces.msg import AgentMessage
+from rclpy.executors import ExternalShutdownException
+
+from aerialdojo.agents.observation import ViewData
+from aerialdojo.agos.policies import Decision, TargetSignature, UgvVerifyPolicy
+from aerialdojo.agos.sensors import RING_VIEWS, UGV_FRONT_VIEW
+from aerialdojo.agos.vocabulary import CONFIRM, GO_TO_CANDIDATE, REJECT, STOP_OBSERVE, UAV, UGV
+from aerialdojo.geometry import Pose
+from aerialdojo.nodes.agos_agent import AgosAgentNode
+
+
+class UgvAgent(AgosAgentNode):
+    """Runs ``UgvVerifyPolicy`` on the front view or, after STOP_OBSERVE, the ring."""
+
+    def __init__(self) -> None:
+        super().__init__("ugv_agent", UGV, (UGV_FRONT_VIEW, *RING_VIEWS))
+        self._policy: UgvVerifyPolicy | None = None
+        self._last_action = ""
+        self._deciding_for = ""
+        self._greeted = False
+
+    def start_episode(self, signature: TargetSignature) -> None:
+        assert self.town is not None and self.region is not None
+        self._policy = UgvVerifyPolicy(
+            self.town, self.region, signature, self.actions, seed=self.seed
+        )
+        self._last_action = ""
+        self._greeted = False
+
+    def expected_views(self) -> tuple[str, ...]:
+        return tuple(RING_VIEWS) if self._last_action == STOP_OBSERVE else (UGV_FRONT_VIEW,)
+
+    def decide(self, pose: Pose, views: dict[str, ViewData]) -> Decision | None:
+        assert self._policy is not None
+        if not self._greeted:
+            self._greeted = True
+            self.send(AgentMessage.INITIAL, f"UGV at ({pose.x:.1f}, {pose.y:.1f})", UAV)
+        active = self.active_candidate()
+        # The candidate this decision is about; it may be closed before the answer arrives.
+        self._deciding_for = active.candidate_id if active is not None else ""
+        return self._policy.act(pose, views, active)
+
+    def stepped(self, decision: Decision, pose: Pose) -> None:
+        self._last_action = decision.action
+        candidate_id = self._deciding_for
+        if decision.action == GO_TO_CANDIDATE:
+            self.send(
+                AgentMessage.ARRIVAL,
+                f"arrived near {decision.argument}; stopping to observe",
+                UAV,
+                decision.argument,
+            )
+        elif decision.action in (CONFIRM, REJECT):
+            verdict = "confirmed" if decision.action == CONFIRM else "rejected"
+            self.send(
+                AgentMessage.CONFIRMATION,
+                f"{verdict} {candidate_id or 'the vehicle here'} at ({pose.x:.1f}, {pose.y:.1f})",
+                UAV,
+                candidate_id,
+            )
+
+
+def main(args: list[str] | None = None) -> None:
+    try:
+        with rclpy.init(args=args):
+            rclpy.spin(UgvAgent())
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+
+
+if __name__ == "__main__":
+    main()

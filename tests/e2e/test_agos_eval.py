@@ -1,0 +1,104 @@
+"""AGOS end to end through ``aerialdojo eval``: the bridge, task manager, evaluator and the
+UAV and UGV agents as separate processes, one Easy, one Mid and one Hard episode; the AGOS
+metrics in the report, the handoff messages in the bag, the bag's metrics equal to the live
+ones; and the no_rgpp ablation, laid out with the full run as in seed 001 Table 4."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from rosbags.highlevel import AnyReader
+
+from aerialdojo.agos.report import ablation_table, read_metrics
+
+pytestmark = [pytest.mark.ros, pytest.mark.e2e]
+
+AGOS_METRICS = {"sr", "osr", "spl", "ne_m", "ase", "acg", "gva", "ds", "ds_uav", "ds_ugv", "cerr_m"}
+
+
+def _config(repo: Path, tmp_path: Path, ablation: str) -> Path:
+    config = yaml.safe_load((repo / "config" / "agos.yaml").read_text())
+    config["task_manager"]["ros__parameters"]["ablation"] = ablation
+    path = tmp_path / f"agos_{ablation}.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def _aerialdojo(*args: object, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "aerialdojo.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def _run(repo: Path, tmp_path: Path, ablation: str, episodes: int) -> Path:
+    run = _aerialdojo("eval", "--config", _config(repo, tmp_path, ablation), "--episodes",
+                      episodes, "--output", tmp_path / "runs", "--run-id", ablation)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "ASE (%)" in run.stdout and "GVA-Support" in run.stdout
+    return tmp_path / "runs" / ablation
+
+
+def test_easy_mid_and_hard_episodes_run_with_both_agents(repo: Path, tmp_path: Path) -> None:
+    run_dir = _run(repo, tmp_path, "full", 3)
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["benchmark"] == "agos"
+    assert {m["key"] for m in metrics["metrics"]} >= AGOS_METRICS
+    assert {e["setting"] for e in metrics["episodes"]} == {"easy", "mid", "hard"}
+    assert set(metrics["by_setting"]) == {"easy", "mid", "hard"}
+    overall = metrics["overall"]
+    assert overall["support"]["gva"] >= 0 and 0.0 < overall["values"]["ds"] <= 80.0
+    for node in ("agos_uav_agent", "ugv_agent", "task_manager", "sim_bridge", "evaluator"):
+        assert (run_dir / "logs" / f"{node}.log").stat().st_size > 0
+    for episode in metrics["episodes"]:
+        assert episode["values"]["ds"] == episode["values"]["ds_uav"] + episode["values"]["ds_ugv"]
+
+    replay = _aerialdojo("evaluate-bag", run_dir / "bag", "--out", tmp_path / "replay")
+    assert replay.returncode == 0, replay.stderr
+    assert (tmp_path / "replay" / "metrics.json").read_bytes() == (
+        run_dir / "metrics.json"
+    ).read_bytes()
+
+    with AnyReader([run_dir / "bag"]) as reader:
+        topics = {c.topic for c in reader.connections}
+        messages = [
+            reader.deserialize(raw, connection.msgtype)
+            for connection, _, raw in reader.messages(
+                connections=[c for c in reader.connections if c.topic == "/agos/messages"]
+            )
+        ]
+        candidates = [
+            reader.deserialize(raw, connection.msgtype)
+            for connection, _, raw in reader.messages(
+                connections=[c for c in reader.connections if c.topic == "/agos/candidates"]
+            )
+        ]
+    assert {"/uav/odom", "/ugv/odom", "/uav/camera/down/image/compressed"} <= topics
+    kinds = {(m.sender, m.kind) for m in messages}
+    assert {("uav", 0), ("ugv", 0)} <= kinds  # the initial exchange of positions
+    if candidates:  # a candidate brings the inspection request, arrival and confirmation
+        assert ("uav", 1) in kinds and ("ugv", 3) in kinds
+        request = next(m for m in messages if m.kind == 1)
+        assert request.candidate_id == candidates[0].candidate_id and "(" in request.text
+
+
+def test_the_no_rgpp_ablation_runs_and_reports_like_table_4(repo: Path, tmp_path: Path) -> None:
+    full = _run(repo, tmp_path, "full", 1)
+    ablated = _run(repo, tmp_path, "no_rgpp", 1)
+    episodes = json.loads((ablated / "metrics.json").read_text())["episodes"]
+    assert len(episodes) == 1
+    table = ablation_table({"full": read_metrics(full), "no_rgpp": read_metrics(ablated)})
+    lines = table.splitlines()
+    assert lines[0].startswith("| Condition | Diff. | SR ↑ | OSR ↑ | SPL ↑ | NE ↓ | ASE ↑")
+    assert lines[2].startswith("| full | Easy (1) |") and lines[4].startswith(
+        "| no_rgpp | Easy (1) |"
+    )
+    assert lines[3].startswith("|  | Total (1) |")

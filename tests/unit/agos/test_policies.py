@@ -1,0 +1,121 @@
+"""The image-driven policies on real renders of a town: colour and shape evidence from the
+reference images, UAV detection in the nadir view, UGV verification in the six views."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from aerialdojo.agents.observation import ViewData
+from aerialdojo.agos.generate import reference_images, verifying_anchors
+from aerialdojo.agos.grid import Region
+from aerialdojo.agos.policies import (
+    CandidateView,
+    TargetSignature,
+    UavSearchPolicy,
+    UgvVerifyPolicy,
+    find_blobs,
+    hsv,
+)
+from aerialdojo.agos.projection import project_cell
+from aerialdojo.agos.sensors import uav_rig, ugv_rig
+from aerialdojo.agos.town import Town
+from aerialdojo.agos.vocabulary import (
+    ANNOTATE_CANDIDATE,
+    CONFIRM,
+    GO_TO_CANDIDATE,
+    MOVE_TO_UAV_WAYPOINT,
+    REJECT,
+    STOP_OBSERVE,
+    action_set,
+)
+from aerialdojo.geometry import Pose
+from aerialdojo.sim.embedded.renderer import render_views
+
+EVERYWHERE = Region(-200.0, -200.0, 200.0, 200.0)
+
+
+def _views(town: Town, pose: Pose, rig: list) -> dict[str, ViewData]:
+    frames = render_views(town.scene, pose, rig, with_ground_truth_ids=False)
+    return {
+        name: ViewData(rgb=f.rgb, depth=f.depth, intrinsics=f.spec.intrinsics())
+        for name, f in frames.items()
+    }
+
+
+def _vehicle(town: Town, colour: str) -> object:
+    return next(v for v in town.vehicles if v.colour == colour)
+
+
+def test_hsv_of_primaries() -> None:
+    pixels = np.array([[[255, 0, 0], [0, 255, 0], [0, 0, 255], [128, 128, 128]]], np.uint8)
+    hue, saturation, value = hsv(pixels)
+    np.testing.assert_allclose(hue[0], [0.0, 120.0, 240.0, 0.0])
+    np.testing.assert_allclose(saturation[0], [1.0, 1.0, 1.0, 0.0])
+    assert value[0, 3] == pytest.approx(128 / 255)
+
+
+@pytest.mark.parametrize(("colour", "hue"), [("orange", 27.0), ("cyan", 190.0), ("red", 0.6)])
+def test_signature_reads_the_body_colour_not_the_glass(town: Town, colour: str, hue: float) -> None:
+    signature = TargetSignature.from_references(reference_images(town, _vehicle(town, colour)))
+    gap = abs(signature.hue - hue) % 360.0
+    assert min(gap, 360.0 - gap) < 12.0
+    assert signature.saturation > 0.5 and signature.aspects
+
+
+def test_blobs_are_closed_over_one_pixel_gaps() -> None:
+    mask = np.zeros((20, 20), bool)
+    mask[5:8, 4:7] = True
+    mask[5:8, 8:11] = True  # one empty column between: one car's bonnet and boot
+    mask[15:17, 15:17] = True
+    blobs = find_blobs(mask)
+    assert [b.pixels for b in blobs] == [18, 4]
+    assert blobs[0].u == pytest.approx(7.5) and blobs[0].aspect == pytest.approx(7 / 3)
+
+
+def test_uav_annotates_the_cell_that_holds_the_target(town: Town) -> None:
+    target = _vehicle(town, "orange")
+    signature = TargetSignature.from_references(reference_images(town, target))
+    x, y, _ = target.centroid
+    pose = Pose(x + 30.0, y - 20.0, 80.0, math.pi / 2)
+    policy = UavSearchPolicy(town.map, EVERYWHERE, signature)
+    nadir = _views(town, pose, uav_rig(256, 256))["down"]
+    decision = policy.act(pose, nadir)
+    assert decision.action == ANNOTATE_CANDIDATE
+    cell = project_cell(decision.argument, pose, nadir.intrinsics, width=256, height=256,
+                        ground_z=0.0)  # fmt: skip
+    xs, ys = zip(*cell.polygon, strict=True)
+    assert min(xs) - 3 <= x <= max(xs) + 3 and min(ys) - 3 <= y <= max(ys) + 3
+    policy.note_rejected((x, y))
+    assert policy.act(pose, nadir).action == MOVE_TO_UAV_WAYPOINT  # not proposed twice
+
+
+def test_ugv_goes_to_a_candidate_then_verifies_from_the_ring(town: Town) -> None:
+    target = _vehicle(town, "orange")
+    signature = TargetSignature.from_references(reference_images(town, target))
+    anchor = verifying_anchors(town, target, 40.0)[0]
+    pose = Pose(*town.map.roads.xy(anchor), 1.6, 0.0)
+    policy = UgvVerifyPolicy(town.map, EVERYWHERE, signature, action_set("ugv"))
+    candidate = CandidateView("C001", target.centroid[:2], active=True)
+    views = _views(town, pose, ugv_rig(128, 128)[:1])
+    assert policy.act(pose, views, candidate).action == GO_TO_CANDIDATE
+    assert policy.act(pose, views, candidate).action == STOP_OBSERVE
+    ring = _views(town, pose, ugv_rig(128, 128)[1:])
+    assert policy.act(pose, ring, candidate).action == CONFIRM
+
+    far = max(town.map.roads.anchors, key=lambda a: math.dist(town.map.roads.xy(a), (0, 0)))
+    away = Pose(*town.map.roads.xy(far), 1.6, 0.0)
+    elsewhere = UgvVerifyPolicy(town.map, EVERYWHERE, signature, action_set("ugv", "no_rgpp"))
+    second = CandidateView("C002", town.map.roads.xy(far), active=True)
+    assert elsewhere.act(away, _views(town, away, ugv_rig(128, 128)[:1]), second).action == (
+        STOP_OBSERVE
+    )
+    assert elsewhere.act(away, _views(town, away, ugv_rig(128, 128)[1:]), second).action == REJECT
+
+
+def test_reference_images_of_the_shipped_suite_load(repo: Path) -> None:
+    images = sorted((repo / "src/aerialdojo/aerialdojo/suites/agos_mini/references").glob("*.png"))
+    assert len(images) >= 18
