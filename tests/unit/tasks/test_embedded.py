@@ -59,9 +59,18 @@ def test_generated_suite_validates_and_replays_in_the_simulator(generated: Path)
     replay(suite, EmbeddedBackend(seed=0, agent_radius_m=suite.generation.collision_radius_m))
 
 
-def test_generation_is_deterministic(generated: Path, tmp_path: Path) -> None:
+def test_generation_is_deterministic_and_the_same_in_worker_processes(
+    generated: Path, tmp_path: Path
+) -> None:
     again = generate_suite(
-        [SCENE], tmp_path, name="park", seed=3, per_scene=3, max_candidates=40, image_size=48
+        [SCENE],
+        tmp_path,
+        name="park",
+        seed=3,
+        per_scene=3,
+        max_candidates=40,
+        image_size=48,
+        workers=2,
     )
     assert again.read_text() == generated.read_text()
     images = generated.parent / "images" / SCENE

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import multiprocessing
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -179,7 +180,10 @@ def generate_suite(
     if workers == 1:
         planned = [_plan_embedded_scene(job) for job in jobs]
     else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        # Fresh interpreters: a forked child would inherit the parent's renderer threads
+        # (and their held locks) and could hang.
+        spawn = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=spawn) as pool:
             planned = list(pool.map(_plan_embedded_scene, jobs))
     suite = assemble_suite(
         planned,

@@ -1,0 +1,77 @@
+"""The shipped suite ``aerialdojo_mini``: coverage, splits, selection, replay in the simulator."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+import pytest
+from conftest import replay
+from PIL import Image
+
+from aerialdojo.sim.annotations import FAMILIES
+from aerialdojo.sim.embedded.backend import EmbeddedBackend
+from aerialdojo.tasks.settings import SETTINGS, SPLIT_PERCENTAGES
+from aerialdojo.tasks.suite import Suite, load_suite, resolve_suite, validate_suite
+
+SHIPPED = "aerialdojo_mini"
+
+
+@pytest.fixture(scope="module")
+def mini() -> Suite:
+    return load_suite(resolve_suite(SHIPPED))
+
+
+def test_shipped_suite_validates() -> None:
+    assert validate_suite(resolve_suite(SHIPPED)) == []
+
+
+def test_covers_every_family_setting_goal_type_and_distribution(mini: Suite) -> None:
+    assert {e.family for e in mini.episodes} == set(FAMILIES)
+    assert {e.setting for e in mini.episodes} == {s.name for s in SETTINGS}
+    assert {e.goal.representation for e in mini.episodes} == {"semantic", "image"}
+    assert {e.distribution for e in mini.episodes} == {"id", "ood"}
+    for family in FAMILIES:
+        assert {e.distribution for e in mini.episodes if e.family == family} == {"id", "ood"}
+
+
+def test_splits_are_within_one_task_of_nominal_per_scene(mini: Suite) -> None:
+    tasks: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
+    for episode in mini.episodes:
+        tasks[episode.scene][episode.task_id] = (episode.split, episode.setting)
+    for scene in mini.scenes:
+        (first, percent), _ = SPLIT_PERCENTAGES[scene.distribution]
+        splits = Counter(split for split, _ in tasks[scene.scene].values())
+        nominal = percent * len(tasks[scene.scene]) / 100
+        assert abs(splits[first] - nominal) <= 1.0, scene.scene
+        # Counted as task instances (both twins), as the seed counts them.
+        assert abs(2 * splits[first] - 2 * nominal) <= 1.0, scene.scene
+
+
+def test_default_selection_is_a_quick_varied_base_run(mini: Suite) -> None:
+    chosen = [mini.episode(episode_id) for episode_id in mini.default_selection]
+    assert 5 <= len(chosen) <= 8
+    assert all(e.setting == "base" and e.split == "test" for e in chosen)
+    assert len(set(chosen)) == len(chosen)
+    assert len({e.family for e in chosen}) >= 3
+    # Distinct tasks first; a chosen task's twin only once distinct test tasks run out.
+    assert len({e.task_id for e in chosen}) >= 4
+    assert {e.goal.representation for e in chosen} == {"semantic", "image"}
+    assert mini.select("") == list(mini.default_selection)
+
+
+def test_is_small_and_its_images_are_pngs(mini: Suite) -> None:
+    directory = mini.path.parent
+    size = sum(path.stat().st_size for path in directory.rglob("*") if path.is_file())
+    assert size < 5_000_000
+    spec = mini.generation.reference_image
+    assert spec is not None
+    for episode in mini.episodes:
+        path = mini.reference_image_path(episode)
+        if path is not None:
+            with Image.open(path) as image:
+                assert image.format == "PNG"
+                assert image.size == (spec.width, spec.height)
+
+
+def test_every_reference_replays_in_the_embedded_simulator(mini: Suite) -> None:
+    replay(mini, EmbeddedBackend(seed=0, agent_radius_m=mini.generation.collision_radius_m))
