@@ -47,11 +47,13 @@ if [[ ! -x "$venv/bin/python" || "$(cat "$venv/.venv-key" 2>/dev/null)" != "$ven
   echo "$venv_key" > "$venv/.venv-key"
 fi
 
-deps_key="$venv_key $(cat "$root"/requirements/*.txt | sha256sum | cut -c1-16)"
+requirement_files=("$root/requirements/python.txt" "$root/requirements/dev.txt")
+[[ "$ros_route" == wheels ]] && requirement_files+=("$root/requirements/ros-kilted.txt")
+deps_key="$venv_key $(cat "${requirement_files[@]}" | sha256sum | cut -c1-16)"
 if [[ "$(cat "$venv/.deps-key" 2>/dev/null)" != "$deps_key" ]]; then
   say "installing the pinned dependencies"
-  requirements=(-r "$root/requirements/python.txt" -r "$root/requirements/dev.txt")
-  [[ "$ros_route" == wheels ]] && requirements+=(-r "$root/requirements/ros-kilted.txt")
+  requirements=()
+  for file in "${requirement_files[@]}"; do requirements+=(-r "$file"); done
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${requirements[@]}" \
     || die "pip install failed (see above); nothing was built"
   if [[ "$ros_route" == wheels ]]; then
