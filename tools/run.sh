@@ -20,6 +20,8 @@ set -u
 export RMW_IMPLEMENTATION="${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}"
 export FASTDDS_DEFAULT_PROFILES_FILE="${FASTDDS_DEFAULT_PROFILES_FILE:-$root/config/transport/fastdds_shm.xml}"
 export ROS_AUTOMATIC_DISCOVERY_RANGE="${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}"
+# The `aerialdojo` command (colcon installs console scripts under lib/<package>).
+export PATH="$root/install/aerialdojo/lib/aerialdojo:$PATH"
 # Where backend venvs live (aerialdojo.graph.node_interpreter).
 export AERIALDOJO_ROOT="$root"
 exec "$@"

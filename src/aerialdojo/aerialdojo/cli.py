@@ -159,14 +159,25 @@ def _run_graph(specs: list[NodeSpec], timeout_s: float) -> int:
 
     from aerialdojo.graph import config_of  # noqa: PLC0415
     from aerialdojo.nodes.progress_monitor import ProgressMonitor  # noqa: PLC0415
-    from aerialdojo.runner import log_tail, start_graph, stop_graph, wait_for_graph  # noqa: PLC0415
+    from aerialdojo.runner import (  # noqa: PLC0415
+        log_tail,
+        run_domain_id,
+        start_graph,
+        stop_graph,
+        wait_for_graph,
+    )
 
     evaluator = next(spec for spec in specs if spec.name == "evaluator").parameters
     run_dir = Path(str(evaluator["output_dir"])) / str(evaluator["run_id"])
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / RUN_CONFIG).write_text(yaml.safe_dump(config_of(specs), sort_keys=False))
+    # Set before the monitor joins the graph: it must listen in the nodes' domain.
+    os.environ["ROS_DOMAIN_ID"] = run_domain_id(os.environ)
     console = Console(stderr=True)
-    console.print(f"[bold]aerialdojo eval[/]: {len(specs)} nodes, run directory {run_dir}")
+    console.print(
+        f"[bold]aerialdojo eval[/]: {len(specs)} nodes on ROS_DOMAIN_ID="
+        f"{os.environ['ROS_DOMAIN_ID']}, run directory {run_dir}"
+    )
     monitor = ProgressMonitor(lambda done, total, line: console.print(f"  [{done}/{total}] {line}"))
     nodes = start_graph(specs, run_dir, env=os.environ)
     try:

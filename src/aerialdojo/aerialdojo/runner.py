@@ -9,6 +9,7 @@ report or when any node dies.
 from __future__ import annotations
 
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -52,6 +53,21 @@ class GraphOutcome:
     failed_node: str | None
     exit_codes: dict[str, int | None]
     message: str
+
+
+#: Domains ``run_domain_id`` picks from when the user chose none (Fast DDS allows 0-232).
+PRIVATE_DOMAINS = range(101, 200)
+
+
+def run_domain_id(environ: Mapping[str, str]) -> str:
+    """The DDS domain of a run: the user's ``ROS_DOMAIN_ID``, or a random private one.
+
+    Nodes only meet within a domain, so two runs on one host (two users, a test next to a
+    demo) must not share the default domain 0, where their task managers and bridges would
+    answer each other's requests.
+    """
+    chosen = environ.get("ROS_DOMAIN_ID", "")
+    return chosen if chosen else str(random.SystemRandom().choice(PRIVATE_DOMAINS))
 
 
 def node_command(spec: NodeSpec, params_file: Path) -> list[str]:

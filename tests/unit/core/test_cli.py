@@ -13,6 +13,7 @@ from aerialdojo.events import EpisodeAssembler, EventKind
 from aerialdojo.graph import config_of, run_specs
 from aerialdojo.metrics.jsonl import write_trajectory_log
 from aerialdojo.run_report import score_assembled, write_run
+from aerialdojo.runner import PRIVATE_DOMAINS, run_domain_id
 
 
 def _traces() -> list:
@@ -107,3 +108,10 @@ def test_rerun_lists_the_episodes_lost_to_infrastructure_failures(
     (run_dir / "config.yaml").write_text(yaml.safe_dump(config_of(specs)))
     assert main(["rerun", str(run_dir), "--dry-run"]) == 0
     assert "rerunning 1 episode(s): b" in capsys.readouterr().out
+
+
+def test_a_run_keeps_the_users_domain_or_takes_a_private_one() -> None:
+    assert run_domain_id({"ROS_DOMAIN_ID": "7"}) == "7"
+    chosen = {run_domain_id({}) for _ in range(50)}
+    assert chosen <= {str(domain) for domain in PRIVATE_DOMAINS}
+    assert len(chosen) > 1  # random: two runs on one host rarely share one
