@@ -18,6 +18,7 @@ from aerialdojo.agos.report import ablation_table, read_metrics
 
 pytestmark = [pytest.mark.ros, pytest.mark.e2e]
 
+REPO = Path(__file__).resolve().parents[2]
 AGOS_METRICS = {"sr", "osr", "spl", "ne_m", "ase", "acg", "gva", "ds", "ds_uav", "ds_ugv", "cerr_m"}
 
 
@@ -47,8 +48,14 @@ def _run(repo: Path, tmp_path: Path, ablation: str, episodes: int) -> Path:
     return tmp_path / "runs" / ablation
 
 
-def test_easy_mid_and_hard_episodes_run_with_both_agents(repo: Path, tmp_path: Path) -> None:
-    run_dir = _run(repo, tmp_path, "full", 3)
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The first three episodes of agos_mini (one per setting) with every tool."""
+    return _run(REPO, tmp_path_factory.mktemp("agos"), "full", 3)
+
+
+def test_easy_mid_and_hard_episodes_run_with_both_agents(full_run: Path, tmp_path: Path) -> None:
+    run_dir = full_run
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics["benchmark"] == "agos"
     assert {m["key"] for m in metrics["metrics"]} >= AGOS_METRICS
@@ -85,13 +92,20 @@ def test_easy_mid_and_hard_episodes_run_with_both_agents(repo: Path, tmp_path: P
     kinds = {(m.sender, m.kind) for m in messages}
     assert {("uav", 0), ("ugv", 0)} <= kinds  # the initial exchange of positions
     if candidates:  # a candidate brings the inspection request, arrival and confirmation
-        assert ("uav", 1) in kinds and ("ugv", 3) in kinds
+        assert {("uav", 1), ("ugv", 2), ("ugv", 3)} <= kinds
         request = next(m for m in messages if m.kind == 1)
         assert request.candidate_id == candidates[0].candidate_id and "(" in request.text
 
 
-def test_the_no_rgpp_ablation_runs_and_reports_like_table_4(repo: Path, tmp_path: Path) -> None:
+def test_a_rerun_decides_the_same_and_the_ablation_reports_like_table_4(
+    repo: Path, tmp_path: Path, full_run: Path
+) -> None:
+    # The agents take turns, so a second run of an episode makes the same decisions.
     full = _run(repo, tmp_path, "full", 1)
+    first = json.loads((full_run / "metrics.json").read_text())["episodes"]
+    again = json.loads((full / "metrics.json").read_text())["episodes"]
+    easy = next(e for e in first if e["setting"] == "easy")
+    assert again == [easy]
     ablated = _run(repo, tmp_path, "no_rgpp", 1)
     episodes = json.loads((ablated / "metrics.json").read_text())["episodes"]
     assert len(episodes) == 1

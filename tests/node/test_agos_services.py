@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from aerialdojo_interfaces.msg import Candidate, EpisodeEvent
+from aerialdojo_interfaces.msg import AgentMessage, Candidate, EpisodeEvent
 from aerialdojo_interfaces.srv import StartEpisode, Step
 from nav_msgs.msg import Odometry
 from rostest import RosClient, running, specs_for
@@ -17,7 +17,7 @@ from sensor_msgs.msg import Image
 
 from aerialdojo.agos.episodes import load_agos_suite
 from aerialdojo.agos.sensors import RING_VIEWS
-from aerialdojo.nodes.common import EVENTS_QOS, HANDOFF_QOS, SENSOR_QOS, STATE_QOS
+from aerialdojo.nodes.common import EVENTS_QOS, HANDOFF_QOS, SENSOR_QOS, STATE_QOS, TASK_QOS
 from aerialdojo.tasks.suite import resolve_suite
 
 pytestmark = pytest.mark.ros
@@ -57,6 +57,7 @@ def test_the_protocol_runs_through_the_nodes(client: RosClient, tmp_path: Path) 
     rings = client.collect(Image, "/ugv/camera/ring_back/image", SENSOR_QOS)
     downs = client.collect(Image, "/uav/camera/down/image", SENSOR_QOS)
     odometry = client.collect(Odometry, "/ugv/odom", STATE_QOS)
+    turns = client.collect(AgentMessage, "/agos/turn", TASK_QOS)
     suite = load_agos_suite(resolve_suite("agos_mini"))
     episode = next(e for e in suite.episodes if e.setting == "mid")
     with running(_graph(), tmp_path) as processes:
@@ -86,9 +87,9 @@ def test_the_protocol_runs_through_the_nodes(client: RosClient, tmp_path: Path) 
 
         for agent, action, argument, fragment in [
             ("uav", "CONFIRM", "", "not a uav action"),
-            ("ugv", "CONFIRM", "", "fresh STOP_OBSERVE"),
             ("uav", "ANNOTATE_CANDIDATE", "Z9", "A1 .. E5"),
             ("uav", "MOVE_TO_UAV_WAYPOINT", "U0_0", "not a legal option"),
+            ("ugv", "WAIT", "", "not the ugv's turn: the uav decides first"),
         ]:
             refused = _step(client, agent, action, argument)
             assert not refused.accepted and fragment in refused.message
@@ -101,8 +102,12 @@ def test_the_protocol_runs_through_the_nodes(client: RosClient, tmp_path: Path) 
         assert (candidate.candidate_id, candidate.grid_cell) == ("C001", "C3")
         assert candidate.status == Candidate.ACTIVE and len(candidate.polygon.points) == 4
         assert candidate.center.x == pytest.approx(episode.uav_start.x)  # C3 is below the UAV
+        assert client.spin_until(lambda: len(turns) >= 2, 10.0)
+        assert [(t.receiver, t.candidate_id) for t in turns[:2]] == [("uav", ""), ("ugv", "C001")]
         frozen = _step(client, "uav", "WAIT")
         assert not frozen.accepted and "frozen while candidate C001" in frozen.message
+        unobserved = _step(client, "ugv", "CONFIRM")
+        assert not unobserved.accepted and "fresh STOP_OBSERVE" in unobserved.message
 
         went = _step(client, "ugv", "GO_TO_CANDIDATE", "C001")
         assert went.accepted and went.steps_used == 2
@@ -117,13 +122,13 @@ def test_the_protocol_runs_through_the_nodes(client: RosClient, tmp_path: Path) 
         rejected = _step(client, "ugv", "REJECT")
         assert rejected.accepted and not rejected.done
         assert client.spin_until(lambda: candidates[-1].status == Candidate.REJECTED, 10.0)
-        assert _step(client, "uav", "WAIT").accepted  # search resumed
-
-        _step(client, "ugv", "STOP_OBSERVE")
+        assert _step(client, "uav", "WAIT").accepted  # search resumed: the agents alternate
+        assert _step(client, "ugv", "STOP_OBSERVE").accepted
+        assert _step(client, "uav", "WAIT").accepted
         confirmed = _step(client, "ugv", "CONFIRM")
         assert confirmed.accepted and confirmed.done
         assert confirmed.termination == EpisodeEvent.STOPPED
-        assert "false CONFIRM" in confirmed.message and confirmed.steps_used == 7
+        assert "false CONFIRM" in confirmed.message and confirmed.steps_used == 8
 
         assert client.spin_until(lambda: events and events[-1].kind == EpisodeEvent.STOPPED, 10.0)
         assert [e.kind for e in events][:2] == [EpisodeEvent.STARTED, EpisodeEvent.STEP]
@@ -132,7 +137,7 @@ def test_the_protocol_runs_through_the_nodes(client: RosClient, tmp_path: Path) 
         facts = [json.loads(e.episode_json) for e in events[1:]]
         assert [f["action"] for f in facts] == [
             "ANNOTATE_CANDIDATE", "GO_TO_CANDIDATE", "STOP_OBSERVE", "REJECT", "WAIT",
-            "STOP_OBSERVE", "CONFIRM",
+            "STOP_OBSERVE", "WAIT", "CONFIRM",
         ]  # fmt: skip
         assert facts[0]["candidate"]["candidate_id"] == "C001" and facts[1]["path"]
         assert facts[-1]["verdict"]["valid"] is False

@@ -93,6 +93,21 @@ _EXAMPLE: dict[str, ParamValue] = {"str": "", "float": 0.0, "int": 0, "bool": Fa
 
 P = ParamSpec
 
+
+def _agos_agent_parameters(policy: str) -> tuple[ParamSpec, ...]:
+    """The parameters both AGOS agent nodes declare; ``policy`` describes the policy."""
+    return (
+        P(name="policy", default="colour_shape", choices=("colour_shape",), description=policy),
+        P(name="seed", default=0, minimum=0, description="Seed of the policy's choices"),
+        P(
+            name="observation_timeout_s",
+            default=60.0,
+            minimum=0.1,
+            description="Longest wait for the observation set a step produced, seconds",
+        ),
+    )
+
+
 NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
     "sim_bridge": (
         P(
@@ -303,36 +318,12 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             description="Longest wait for the observation set a step produced, seconds",
         ),
     ),
-    "agos_uav_agent": (
-        P(
-            name="policy",
-            default="colour_shape",
-            choices=("colour_shape",),
-            description="AGOS UAV policy acting on the nadir view and the reference images",
-        ),
-        P(name="seed", default=0, minimum=0, description="Seed of the policy's choices"),
-        P(
-            name="observation_timeout_s",
-            default=60.0,
-            minimum=0.1,
-            description="Longest wait for the observation set a step produced, seconds",
-        ),
+    "agos_uav_agent": _agos_agent_parameters(
+        "AGOS UAV policy acting on the nadir view and the reference images"
     ),
-    "ugv_agent": (
-        P(
-            name="policy",
-            default="colour_shape",
-            choices=("colour_shape",),
-            description="AGOS UGV policy acting on its front view, six-view ring, the "
-            "candidates and the reference images",
-        ),
-        P(name="seed", default=0, minimum=0, description="Seed of the policy's choices"),
-        P(
-            name="observation_timeout_s",
-            default=60.0,
-            minimum=0.1,
-            description="Longest wait for the observation set a step produced, seconds",
-        ),
+    "ugv_agent": _agos_agent_parameters(
+        "AGOS UGV policy acting on its front view, six-view ring, the candidates and the "
+        "reference images"
     ),
     "evaluator": (
         P(name="output_dir", default="runs", description="Directory that receives runs/<run_id>/"),

@@ -158,3 +158,18 @@ def test_without_e2a_the_candidate_is_the_uav_footprint(town: Town) -> None:
     assert candidate.center[:2] == (episode.uav_start.x, episode.uav_start.y)
     with pytest.raises(InvalidActionError, match="not a ugv action"):
         AgosReferee(episode, town, ablation="no_rgpp").plan(UGV, GO_TO_CANDIDATE, "C001")
+
+
+def test_agents_take_turns_unless_the_uav_is_frozen(town: Town) -> None:
+    target_id = orange_target(town)
+    referee = AgosReferee(episode_for(town, far_anchor(town, target_id), target_id=target_id), town)
+    assert referee.turn() == UAV and referee.waits(UGV)  # the UAV decides first
+    run_decision(referee, UAV, WAIT)
+    assert referee.turn() == UGV and referee.waits(UAV)
+    run_decision(referee, UGV, WAIT)
+    run_decision(referee, UAV, ANNOTATE_CANDIDATE, "C3")
+    for _ in range(2):  # the UGV verifies alone while the UAV is frozen
+        assert referee.turn() == UGV and not referee.waits(UGV)
+        run_decision(referee, UGV, STOP_OBSERVE)
+    run_decision(referee, UGV, REJECT)
+    assert referee.turn() == UAV  # the UAV resumes the search

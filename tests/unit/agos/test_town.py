@@ -54,8 +54,8 @@ def test_look_alike_groups_exist_and_share_colour_and_shape(town: Town) -> None:
     everywhere = Region(-200.0, -200.0, 200.0, 200.0)
     red_cars = [v for v in town.vehicles if v.colour == "red" and shape_class(v.category) == "car"]
     assert len(red_cars) >= 3
-    alikes = look_alikes(town, red_cars[0], everywhere)
-    assert {v.object_id for v in alikes} == {v.object_id for v in red_cars[1:]}
+    similar = look_alikes(town, red_cars[0], everywhere)
+    assert {v.object_id for v in similar} == {v.object_id for v in red_cars[1:]}
     spread = max(math.dist(a.centroid, b.centroid) for a in red_cars for b in red_cars)
     assert spread <= 130.0
 

@@ -177,6 +177,7 @@ class AgosReferee:
         self._nadir = uav_rig(_NOMINAL_PIXELS, _NOMINAL_PIXELS)[0]
         self._ring = ugv_ring(_NOMINAL_PIXELS, _NOMINAL_PIXELS)
         self._last_ugv_action = ""
+        self._last_agent: str | None = None
         self._done = False
         self.uav_start_visible = self.uav_sees_target(episode.uav_start)
 
@@ -193,6 +194,21 @@ class AgosReferee:
         )
 
     # -- planning a decision -----------------------------------------------------------
+
+    def turn(self) -> str:
+        """The agent whose decision comes next.
+
+        While both agents can decide they alternate, the UAV first, so that a run does not
+        depend on which process happens to be faster; while a candidate is being verified
+        the UGV decides alone (the UAV is frozen).
+        """
+        if self.state.active_candidate is not None:
+            return UGV
+        return UGV if self._last_agent == UAV else UAV
+
+    def waits(self, agent: str) -> bool:
+        """Whether a decision of ``agent`` now would be out of turn."""
+        return not self._done and agent != self.turn()
 
     def legal_actions(self, agent: str) -> tuple[str, ...]:
         """The actions ``agent`` may take now (the UAV none while a candidate is verified)."""
@@ -287,6 +303,7 @@ class AgosReferee:
         before = state.poses[step.agent]
         state.poses[step.agent] = pose
         state.decisions[step.agent] += 1
+        self._last_agent = step.agent
         facts: dict[str, Any] = {
             "agent": step.agent,
             "action": step.action,

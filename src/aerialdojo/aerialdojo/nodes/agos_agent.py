@@ -2,9 +2,11 @@
 map-frame odometry, the handoff topics and the step service (seed 001: two agents in
 separate processes that cooperate only through ``/agos/candidates`` and ``/agos/messages``).
 
-A subclass says which views an observation set holds after its last decision and turns one
-set into a decision (``decide``); this base waits for every view of the stamp a step
-produced, asks, steps, and keeps the candidates and messages of the episode.
+The task manager announces on ``/agos/turn`` whose decision comes next and which candidate
+is being verified; an agent decides only on its turn, once it holds every view of the stamp
+its own last step produced and the candidate the turn names, so its decision never depends
+on how fast the other process was. A subclass says which views an observation set holds
+after its last decision and turns one set into a decision (``decide``).
 """
 
 from __future__ import annotations
@@ -62,7 +64,12 @@ class AgosAgentNode(Node):
         self.town: TownMap | None = None
         self.region: Region | None = None
         self.actions: tuple[str, ...] = ()
-        self.candidates: dict[str, CandidateView] = {}
+        # Candidate id -> (stamp, view) of its newest message; ids restart every episode.
+        self._candidates: dict[str, tuple[int, CandidateView]] = {}
+        self._episode_start_ns = 0
+        # The granted turn (its stamp) and the candidate under verification it names.
+        self._turn_ns: int | None = None
+        self._turn_candidate = ""
         self._expected_ns: int | None = None
         self._waiting_since = time.monotonic()
         self._step_pending = False
@@ -81,6 +88,7 @@ class AgosAgentNode(Node):
         self.create_subscription(TaskSpec, "/aerialdojo/task", self._on_task, TASK_QOS)
         self.create_subscription(Candidate, "/agos/candidates", self._on_candidate, HANDOFF_QOS)
         self.create_subscription(AgentMessage, "/agos/messages", self._on_message, HANDOFF_QOS)
+        self.create_subscription(AgentMessage, "/agos/turn", self._on_turn, TASK_QOS)
         self._messages = self.create_publisher(AgentMessage, "/agos/messages", HANDOFF_QOS)
         self._step_client = self.create_client(Step, "/aerialdojo/step")
         self.create_timer(5.0, self._warn_if_starved)
@@ -95,8 +103,12 @@ class AgosAgentNode(Node):
         """The views the next observation set holds."""
         raise NotImplementedError
 
-    def decide(self, pose: Pose, views: dict[str, ViewData]) -> Decision | None:
-        """The next decision, or None to hold until something changes (``resume``)."""
+    def ready(self) -> bool:
+        """Whether the subclass holds what its next decision needs (default: yes)."""
+        return True
+
+    def decide(self, pose: Pose, views: dict[str, ViewData]) -> Decision:
+        """The next decision."""
         raise NotImplementedError
 
     def stepped(self, decision: Decision, pose: Pose) -> None:
@@ -118,10 +130,6 @@ class AgosAgentNode(Node):
             )
         )
 
-    def resume(self) -> None:
-        """Try to act again on the newest observation set (after a hold)."""
-        self._try_act()
-
     # -- plumbing ----------------------------------------------------------------------
 
     def _on_task(self, task: TaskSpec) -> None:
@@ -131,7 +139,7 @@ class AgosAgentNode(Node):
         self.town = town_map(task.scene)
         self.region = parse_task_text(task.goal.description)
         self.actions = tuple(spec.name for spec in task.actions if spec.agent == self.agent)
-        self.candidates = {}
+        self._episode_start_ns = time_ns(task.header.stamp)
         references = [image_to_array(image).copy() for image in task.goal.reference_images]
         self.start_episode(TargetSignature.from_references(references))
         self._expected_ns = time_ns(task.header.stamp)
@@ -139,15 +147,38 @@ class AgosAgentNode(Node):
         self.get_logger().info(f"episode {task.episode_id}: {len(references)} reference views")
         self._try_act()
 
+    @property
+    def candidates(self) -> dict[str, CandidateView]:
+        """This episode's candidates (messages stamped since its start) by id."""
+        return {
+            candidate_id: view
+            for candidate_id, (stamp, view) in self._candidates.items()
+            if stamp >= self._episode_start_ns
+        }
+
     def _on_candidate(self, msg: Candidate) -> None:
+        stamp = time_ns(msg.header.stamp)
+        if stamp < self._candidates.get(msg.candidate_id, (0, None))[0]:
+            return  # a late message about a previous episode's candidate of the same id
         candidate = CandidateView(
             msg.candidate_id,
             (msg.center.x, msg.center.y),
             active=msg.status == Candidate.ACTIVE,
             confirmed=msg.status == Candidate.CONFIRMED,
         )
-        self.candidates[msg.candidate_id] = candidate
-        self.candidate_changed(candidate)
+        self._candidates[msg.candidate_id] = (stamp, candidate)
+        if stamp >= self._episode_start_ns:
+            self.candidate_changed(candidate)
+        self._try_act()
+
+    def _on_turn(self, msg: AgentMessage) -> None:
+        # Kept even before its episode's task arrives (topics are not ordered); a turn older
+        # than the episode is ignored when acting.
+        if msg.receiver == self.agent:
+            self._turn_ns, self._turn_candidate = time_ns(msg.header.stamp), msg.candidate_id
+            self._try_act()
+        else:
+            self._turn_ns = None
 
     def _on_message(self, msg: AgentMessage) -> None:
         if msg.sender != self.agent:
@@ -162,13 +193,19 @@ class AgosAgentNode(Node):
         self._try_act()
 
     def active_candidate(self) -> CandidateView | None:
-        """The candidate being verified, if any."""
-        return next((c for c in self.candidates.values() if c.active), None)
+        """The candidate being verified, as the current turn names it."""
+        return self.candidates.get(self._turn_candidate) if self._turn_candidate else None
 
     def _try_act(self) -> None:
         stamp = self._expected_ns
         if stamp is None or self._step_pending or self.town is None:
             return
+        if self._turn_ns is None or self._turn_ns < self._episode_start_ns:
+            return
+        if (self._turn_candidate and self._turn_candidate not in self.candidates) or not (
+            self.ready()
+        ):
+            return  # the candidate messages of the other agent's decision are on their way
         views = self.expected_views()
         frames = self._frames.get(stamp, {})
         if any((view, kind) not in frames for view in views for kind in _KINDS):
@@ -185,9 +222,8 @@ class AgosAgentNode(Node):
             for view in views
         }
         decision = self.decide(pose, data)
-        if decision is None:
-            return
         self._forget_before(stamp)
+        self._turn_ns = None
         self._step_pending = True
         self._pending = decision
         request = Step.Request(agent=self.agent, action=decision.action, argument=decision.argument)

@@ -2,9 +2,10 @@
 to the UGV (seed 001, "Search" and "Handoff").
 
 Subscribes to ``camera/down/*``, ``odom`` (map frame), the task, ``/agos/candidates`` and
-``/agos/messages``; calls ``/aerialdojo/step``. It holds still (no decision, no budget) while
-a candidate it proposed is being verified, and resumes when the UGV closes it. Messages: the
-initial position exchange, and an inspection request naming each new candidate.
+``/agos/messages`` and ``/agos/turn``; calls ``/aerialdojo/step``. The task manager gives it
+no turn while a candidate it proposed is being verified (it is frozen); its next turn means
+the UGV rejected the candidate. Messages: the initial position exchange, and an inspection
+request naming each new candidate.
 
 A separate executable rather than a role of ``uav_agent``: the AerialDojo node acts on four
 odometry-relative views with magnitude actions and no teammate; this one on one map-frame
@@ -23,6 +24,10 @@ from aerialdojo.agos.sensors import UAV_VIEW
 from aerialdojo.agos.vocabulary import ANNOTATE_CANDIDATE, UAV, UGV
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.agos_agent import AgosAgentNode
+from aerialdojo.nodes.common import param
+
+#: The ``policy`` parameter's choices.
+_POLICIES = {"colour_shape": UavSearchPolicy}
 
 
 class AgosUavAgent(AgosAgentNode):
@@ -32,63 +37,63 @@ class AgosUavAgent(AgosAgentNode):
         super().__init__("agos_uav_agent", UAV, (UAV_VIEW,))
         self._policy: UavSearchPolicy | None = None
         self._annotations = 0
-        self._awaiting: str | None = None
+        self._outstanding: str | None = None
         self._requested: set[str] = set()
         self._greeted = False
 
     def start_episode(self, signature: TargetSignature) -> None:
         assert self.town is not None and self.region is not None
-        self._policy = UavSearchPolicy(self.town, self.region, signature, seed=self.seed)
+        policy = _POLICIES[param(self, "policy")]
+        self._policy = policy(self.town, self.region, signature, seed=self.seed)
         self._annotations = 0
-        self._awaiting = None
+        self._outstanding = None
         self._requested = set()
         self._greeted = False
 
     def expected_views(self) -> tuple[str, ...]:
         return (UAV_VIEW,)
 
-    def decide(self, pose: Pose, views: dict[str, ViewData]) -> Decision | None:
+    def ready(self) -> bool:
+        # A turn after an annotation means the UGV closed the candidate; its place must be
+        # known before the search goes on.
+        return self._outstanding is None or self._outstanding in self.candidates
+
+    def decide(self, pose: Pose, views: dict[str, ViewData]) -> Decision:
         assert self._policy is not None
         if not self._greeted:
             self._greeted = True
             self.send(AgentMessage.INITIAL, f"UAV at ({pose.x:.1f}, {pose.y:.1f})", UGV)
-        if self.active_candidate() is not None or self._awaiting is not None:
-            return None  # frozen while the UGV verifies (seed 001 "Handoff")
+        if self._outstanding is not None:
+            # The UAV gets no turn while its candidate is verified, and a CONFIRM ends the
+            # episode: this candidate was rejected.
+            self._policy.note_rejected(self.candidates[self._outstanding].center)
+            self._outstanding = None
         return self._policy.act(pose, views[UAV_VIEW])
 
     def stepped(self, decision: Decision, pose: Pose) -> None:
-        if decision.action != ANNOTATE_CANDIDATE:
-            return
-        # The task manager numbers candidates in proposal order: C001, C002, ...
-        self._annotations += 1
-        self._awaiting = f"C{self._annotations:03d}"
-        self._settle(self._awaiting)
+        if decision.action == ANNOTATE_CANDIDATE:
+            # The task manager numbers candidates in proposal order: C001, C002, ...
+            self._annotations += 1
+            self._outstanding = f"C{self._annotations:03d}"
+            self._request(self._outstanding)
 
     def candidate_changed(self, candidate: CandidateView) -> None:
-        if not candidate.active and not candidate.confirmed and self._policy is not None:
-            self._policy.note_rejected(candidate.center)
-        if candidate.candidate_id == self._awaiting:
-            self._settle(candidate.candidate_id)
+        if candidate.candidate_id == self._outstanding:
+            self._request(candidate.candidate_id)
 
-    def _settle(self, candidate_id: str) -> None:
-        """Request the inspection once the candidate's projected centre is known; stop
-        waiting (and act again) once it is closed."""
+    def _request(self, candidate_id: str) -> None:
+        """The inspection request, once the candidate's projected centre is known."""
         candidate = self.candidates.get(candidate_id)
-        if candidate is None:
-            return  # the candidate message is still on its way
-        if candidate.active and candidate_id not in self._requested:
-            self._requested.add(candidate_id)
-            x, y = candidate.center
-            self.send(
-                AgentMessage.INSPECTION_REQUEST,
-                f"suspected target at ({x:.1f}, {y:.1f}); please verify {candidate_id}",
-                UGV,
-                candidate_id,
-            )
-        if not candidate.active:
-            self._awaiting = None
-            if not candidate.confirmed:  # a CONFIRM ends the episode: nothing to resume
-                self.resume()
+        if candidate is None or not candidate.active or candidate_id in self._requested:
+            return
+        self._requested.add(candidate_id)
+        x, y = candidate.center
+        self.send(
+            AgentMessage.INSPECTION_REQUEST,
+            f"suspected target at ({x:.1f}, {y:.1f}); please verify {candidate_id}",
+            UGV,
+            candidate_id,
+        )
 
 
 def main(args: list[str] | None = None) -> None:

@@ -10,8 +10,10 @@ never scored against the agent. Invalid requests are answered with a reason.
 AGOS suites (seed 001) are refereed by ``agos.protocol.AgosReferee``: per-agent action sets,
 the 80 decisions both agents share, the frozen UAV during a candidate's verification, the
 E2A and RGPP tools and the checker (a false CONFIRM ends the episode as a failure). The task
-manager publishes the candidates the E2A tool makes on ``/agos/candidates``; each decision's
-ground-truth facts go to the evaluator in its event's ``episode_json``.
+manager publishes the candidates the E2A tool makes on ``/agos/candidates`` and, after each
+decision, whose decision comes next on ``/agos/turn`` (the agents take turns, so a run does
+not depend on process timing); each decision's ground-truth facts go to the evaluator in its
+event's ``episode_json``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 
 import rclpy
-from aerialdojo_interfaces.msg import Candidate, EpisodeEvent, TaskSpec
+from aerialdojo_interfaces.msg import AgentMessage, Candidate, EpisodeEvent, TaskSpec
 from aerialdojo_interfaces.srv import ListEpisodes, SimExecute, SimReset, StartEpisode, Step
 from builtin_interfaces.msg import Time
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
@@ -36,7 +38,7 @@ from aerialdojo.agos import episodes as agos_episodes
 from aerialdojo.agos.episodes import AgosEpisode, AgosSuite, is_agos_suite, load_agos_suite
 from aerialdojo.agos.protocol import AgosReferee, CandidateRecord
 from aerialdojo.agos.town import load_town
-from aerialdojo.errors import AerialDojoError
+from aerialdojo.errors import AerialDojoError, InvalidActionError
 from aerialdojo.events import ground_truth_record
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.common import (
@@ -106,6 +108,7 @@ class TaskManager(Node):
         )
         self._task_pub = self.create_publisher(TaskSpec, "/aerialdojo/task", TASK_QOS)
         self._candidates_pub = self.create_publisher(Candidate, "/agos/candidates", HANDOFF_QOS)
+        self._turn_pub = self.create_publisher(AgentMessage, "/agos/turn", TASK_QOS)
         self._events_pub = self.create_publisher(
             EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS
         )
@@ -205,6 +208,8 @@ class TaskManager(Node):
             self._attempt = started
             self._publish_event(started, EpisodeEvent.STARTED, episode_json=json.dumps(record))
             self._task_pub.publish(self._task_msg(started))
+            if started.referee is not None:
+                self._publish_turn(started)
             self.get_logger().info(
                 f"episode {index + 1}/{count} {episode.episode_id} started (attempt {attempt})"
             )
@@ -298,10 +303,15 @@ class TaskManager(Node):
         assert referee is not None
         try:
             if request.magnitude != 0.0:
-                raise AerialDojoError(
+                raise InvalidActionError(
                     f"{request.action} takes no magnitude, got {request.magnitude:g}"
                 )
             planned = referee.plan(request.agent, request.action, request.argument)
+            if referee.waits(request.agent):
+                raise InvalidActionError(
+                    f"not the {request.agent}'s turn: the {referee.turn()} decides first "
+                    "(announced on /agos/turn)"
+                )
         except AerialDojoError as error:
             response.message = str(error)
             response.steps_used = referee.state.used
@@ -333,12 +343,13 @@ class TaskManager(Node):
                 kind = (
                     EpisodeEvent.STOPPED
                     if "verdict" in outcome.facts
-                    else (EpisodeEvent.BUDGET_EXHAUSTED)
+                    else EpisodeEvent.BUDGET_EXHAUSTED
                 )
                 self._finish(attempt, kind, request, message=outcome.reason, episode_json=facts)
             else:
                 kind = EpisodeEvent.STEP
                 self._publish_event(attempt, kind, request=request, episode_json=facts)
+                self._publish_turn(attempt)
             reason = outcome.reason
         response.done = kind != EpisodeEvent.STEP
         response.termination = kind if response.done else 0
@@ -347,6 +358,23 @@ class TaskManager(Node):
         response.stamp = attempt.stamp
         response.message = ": ".join(filter(None, (_TERMINAL_NAMES.get(kind, ""), reason)))
         return response
+
+    def _publish_turn(self, attempt: _Attempt) -> None:
+        """Announce whose decision comes next, with the candidate under verification, after
+        the candidate messages of the decision just made."""
+        referee = attempt.referee
+        assert referee is not None
+        active = referee.state.active_candidate
+        self._turn_pub.publish(
+            AgentMessage(
+                header=Header(stamp=attempt.stamp, frame_id="map"),
+                sender="task_manager",
+                receiver=referee.turn(),
+                kind=AgentMessage.FREE_TEXT,
+                text=f"decision {referee.state.used + 1} of {referee.state.budget}",
+                candidate_id=active.candidate_id if active is not None else "",
+            )
+        )
 
     def _publish_candidate(self, candidate: CandidateRecord, stamp: Time) -> None:
         self._candidates_pub.publish(candidate_msg(candidate, Header(stamp=stamp, frame_id="map")))

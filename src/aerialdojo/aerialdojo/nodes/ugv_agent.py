@@ -2,7 +2,8 @@
 verifies them from its six-view ring (seed 001, "Search" and "Verify").
 
 Subscribes to ``camera/front/*`` and the six ``camera/ring_*/*`` views, ``odom`` (map frame),
-the task, ``/agos/candidates`` and ``/agos/messages``; calls ``/aerialdojo/step``. Messages:
+the task, ``/agos/candidates``, ``/agos/messages`` and ``/agos/turn``; calls
+``/aerialdojo/step``. Messages:
 the initial position exchange, an arrival message after reaching a candidate, and the
 confirmation signal after each CONFIRM or REJECT.
 """
@@ -19,6 +20,10 @@ from aerialdojo.agos.sensors import RING_VIEWS, UGV_FRONT_VIEW
 from aerialdojo.agos.vocabulary import CONFIRM, GO_TO_CANDIDATE, REJECT, STOP_OBSERVE, UAV, UGV
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.agos_agent import AgosAgentNode
+from aerialdojo.nodes.common import param
+
+#: The ``policy`` parameter's choices.
+_POLICIES = {"colour_shape": UgvVerifyPolicy}
 
 
 class UgvAgent(AgosAgentNode):
@@ -33,7 +38,7 @@ class UgvAgent(AgosAgentNode):
 
     def start_episode(self, signature: TargetSignature) -> None:
         assert self.town is not None and self.region is not None
-        self._policy = UgvVerifyPolicy(
+        self._policy = _POLICIES[param(self, "policy")](
             self.town, self.region, signature, self.actions, seed=self.seed
         )
         self._last_action = ""
@@ -42,7 +47,7 @@ class UgvAgent(AgosAgentNode):
     def expected_views(self) -> tuple[str, ...]:
         return tuple(RING_VIEWS) if self._last_action == STOP_OBSERVE else (UGV_FRONT_VIEW,)
 
-    def decide(self, pose: Pose, views: dict[str, ViewData]) -> Decision | None:
+    def decide(self, pose: Pose, views: dict[str, ViewData]) -> Decision:
         assert self._policy is not None
         if not self._greeted:
             self._greeted = True
