@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import replay
 from rosbags.highlevel import AnyReader
 from rosbags.typesys import Stores, get_typestore
+from task_worlds import replay
 
 from aerialdojo.sim.backend import aerialdojo_uav_rig
 from aerialdojo.sim.embedded.backend import EmbeddedBackend

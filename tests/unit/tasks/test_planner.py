@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
-from conftest import BoxWorld
+from task_worlds import BoxWorld
 
 from aerialdojo.actions import STOP, Action, check_action, target_pose
 from aerialdojo.geometry import Pose

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 import pytest
-from conftest import replay
 from PIL import Image
+from task_worlds import replay
 
 from aerialdojo.sim.annotations import FAMILIES
 from aerialdojo.sim.embedded.backend import EmbeddedBackend

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import make_courtyard
 from PIL import Image
+from task_worlds import make_courtyard
 
 from aerialdojo.errors import ConfigError
 from aerialdojo.geometry import COMPASS_DIRECTIONS, compass_direction, wrap_angle
