@@ -62,9 +62,24 @@ def test_target_colour_from_text_or_reference_image() -> None:
     goal = GoalDescription(object_name="thing", landmark_name="", direction="",
                            reference_images=[reference])  # fmt: skip
     assert target_colour(goal).tolist() == [10, 200, 40]
+    named = GoalDescription(object_name="red thing", landmark_name="", direction="",
+                            reference_images=[reference])  # fmt: skip
+    assert target_colour(named).tolist() == [200, 30, 30]  # the name wins over the image
     assert (
         target_colour(GoalDescription(object_name="kiosk", landmark_name="", direction="")) is None
     )
+
+
+def test_neutral_targets_match_unsaturated_pixels_of_their_brightness() -> None:
+    white, grey, black = (
+        np.array(c, dtype=float) for c in ((235, 235, 235), (128,) * 3, (25,) * 3)
+    )
+    pixels = np.array(
+        [[(230, 230, 226), (130, 128, 126), (20, 22, 25), (200, 30, 30)]], dtype=np.uint8
+    )
+    assert colour_mask(pixels, white, 0.06).tolist() == [[True, False, False, False]]
+    assert colour_mask(pixels, grey, 0.06).tolist() == [[False, True, False, False]]
+    assert colour_mask(pixels, black, 0.06).tolist() == [[False, False, True, False]]
 
 
 def test_colour_mask_ignores_shading_but_not_hue() -> None:
@@ -88,6 +103,14 @@ def test_stops_when_the_target_is_close_ahead() -> None:
     front = _view()
     _paint(front, slice(24, 40), slice(24, 40), RED, 2.0)
     assert _policy().act(_observation(front=front)) == Action("Stop")
+
+
+def test_a_small_close_patch_or_a_colour_filling_the_view_is_not_the_target() -> None:
+    speck = _view()
+    _paint(speck, slice(30, 33), slice(30, 33), RED, 2.0)  # 9 px: too small to be it up close
+    assert _policy().act(_observation(front=speck)).name in ("TurnLeft", "TurnRight")
+    red_ground = _view(depth=1.0, rgb=RED)  # the whole down view: ground, not an object
+    assert _policy().act(_observation(down=red_ground)) != Action("Stop")
 
 
 def test_turns_toward_a_target_seen_off_centre_or_in_a_side_view() -> None:

@@ -38,6 +38,8 @@ COLOUR_NAMES: dict[str, tuple[int, int, int]] = {
 }
 
 _STEP_SIZES = (5.0, 3.0, 1.0)
+#: A target whose channels differ by less than this is white, grey or black.
+_NEUTRAL_SPREAD = 30.0
 _TURN = 15.0
 
 
@@ -50,6 +52,9 @@ class SeekerSettings:
         clearance_m: free distance kept beyond a move's end.
         body_radius_m: half-width of the corridor checked in depth for a move.
         min_blob_fraction: share of a view's pixels that must match to count as a sighting.
+        max_blob_fraction: a larger matching share is scenery (ground, water, a facade).
+        stop_blob_fraction: share the target must fill in the front view to stop at it;
+            an object close enough to stop at fills much of the view.
         chroma_tolerance: largest chromaticity distance of a matching pixel.
         cruise_altitude_m: height above ground the explorer keeps (from the down view).
         roam_radius_m: the explorer heads back toward its start (by odometry) beyond this
@@ -60,6 +65,8 @@ class SeekerSettings:
     clearance_m: float = 1.0
     body_radius_m: float = 0.6
     min_blob_fraction: float = 0.002
+    max_blob_fraction: float = 0.6
+    stop_blob_fraction: float = 0.04
     chroma_tolerance: float = 0.06
     cruise_altitude_m: float = 6.0
     roam_radius_m: float = 45.0
@@ -101,10 +108,14 @@ class ColourSeekerPolicy:
             return None
         best: tuple[str, np.ndarray] | None = None
         best_count = 0
+        settings = self._settings
         for name, view in observation.views.items():
-            mask = colour_mask(view.rgb, self._target_rgb, self._settings.chroma_tolerance)
+            mask = colour_mask(view.rgb, self._target_rgb, settings.chroma_tolerance)
             count = int(mask.sum())
-            if count >= self._settings.min_blob_fraction * mask.size and count > best_count:
+            # A region filling most of a view is ground, water or a wall, not an object.
+            plausible = settings.min_blob_fraction * mask.size <= count
+            plausible &= count <= settings.max_blob_fraction * mask.size
+            if plausible and count > best_count:
                 best, best_count = (name, mask), count
         return best
 
@@ -122,7 +133,9 @@ class ColourSeekerPolicy:
             math.atan2(cols.mean() - view.intrinsics[0, 2], view.intrinsics[0, 0])
         )
         if distance <= self._settings.stop_distance_m:
-            return Action(STOP)
+            if mask.mean() >= self._settings.stop_blob_fraction:
+                return Action(STOP)
+            return Action(self._turn_direction, _TURN)  # a small patch close by: not it
         if bearing > _TURN / 2:
             return Action("TurnRight", _TURN)
         if bearing < -_TURN / 2:
@@ -144,7 +157,9 @@ class ColourSeekerPolicy:
         scale = distance / view.intrinsics[0, 0]
         forward_m, left_m = forward_px * scale, left_px * scale
         if distance <= self._settings.stop_distance_m:
-            return Action(STOP)
+            if mask.mean() >= self._settings.stop_blob_fraction:
+                return Action(STOP)
+            return Action(self._turn_direction, _TURN)  # a small patch close by: not it
         if max(abs(forward_m), abs(left_m)) < 1.5:
             return Action("MoveDown", 2.0 if distance > 5.0 else 1.0)
         if abs(forward_m) >= abs(left_m):
@@ -183,32 +198,44 @@ class ColourSeekerPolicy:
 
 
 def target_colour(goal: GoalDescription) -> np.ndarray | None:
-    """RGB of the colour the goal points at: the median colour at the centre of the first
-    reference image, else the first colour name in the description or object name."""
+    """RGB of the colour the goal points at: the first colour name in the object name or
+    description (both goal types name the object, seed 000 3.2), else the median colour at
+    the centre of the first reference image."""
+    words = re.findall(r"[a-z]+", f"{goal.object_name} {goal.description}".lower())
+    for word in words:
+        if word in COLOUR_NAMES:
+            return np.array(COLOUR_NAMES[word], dtype=np.float64)
     if goal.reference_images:
         image = goal.reference_images[0]
         height, width = image.shape[:2]
         centre = image[height // 3 : 2 * height // 3, width // 3 : 2 * width // 3].reshape(-1, 3)
         median: np.ndarray = np.median(centre, axis=0).astype(np.float64)
         return median
-    words = re.findall(r"[a-z]+", f"{goal.description} {goal.object_name}".lower())
-    for word in words:
-        if word in COLOUR_NAMES:
-            return np.array(COLOUR_NAMES[word], dtype=np.float64)
     return None
 
 
 def colour_mask(rgb: np.ndarray, target: np.ndarray, tolerance: float) -> np.ndarray:
     """Pixels whose chromaticity (RGB / sum) is within ``tolerance`` of the target's, and
-    whose brightness is plausible for it under shading (0.35x to 1.6x).
+    whose brightness is plausible for it under shading (0.35x to 1.6x); for a neutral target
+    (white, grey, black), unsaturated pixels of about its brightness.
 
     Chromaticity ignores how brightly a surface is lit, so one colour matches on sunny and
     shaded faces alike.
     """
     pixels = rgb.astype(np.float32)
     brightness = pixels.sum(axis=2)
-    chroma = pixels / np.maximum(brightness, 1.0)[..., None]
     target_brightness = float(target.sum())
+    if float(target.max() - target.min()) < _NEUTRAL_SPREAD:
+        # White, grey, black: chromaticity is meaningless near neutral; match low saturation
+        # and a brightness band instead.
+        spread = pixels.max(axis=2) - pixels.min(axis=2)
+        neutral = spread <= 0.12 * np.maximum(pixels.max(axis=2), 1.0) + 6.0
+        band = (brightness >= 0.6 * target_brightness - 20) & (
+            brightness <= 1.3 * target_brightness + 20
+        )
+        neutral_matching: np.ndarray = neutral & band
+        return neutral_matching
+    chroma = pixels / np.maximum(brightness, 1.0)[..., None]
     target_chroma = (target / max(target_brightness, 1.0)).astype(np.float32)
     close = np.abs(chroma - target_chroma).max(axis=2) <= tolerance
     lit = (brightness >= 0.35 * target_brightness) & (brightness <= 1.6 * target_brightness + 30)
