@@ -80,8 +80,14 @@ def test_uav_annotates_the_cell_that_holds_the_target(town: Town) -> None:
     target = _vehicle(town, "orange")
     signature = TargetSignature.from_references(reference_images(town, target))
     x, y, _ = target.centroid
-    pose = Pose(x + 30.0, y - 20.0, 80.0, math.pi / 2)
+    waypoint = town.map.uav_grid.nearest_active(x + 40.0, y - 40.0, EVERYWHERE)
+    far = Pose(waypoint.x, waypoint.y, waypoint.z, math.pi / 2)
     policy = UavSearchPolicy(town.map, EVERYWHERE, signature)
+    closer = policy.act(far, _views(town, far, uav_rig(256, 256))["down"])
+    assert closer.action == MOVE_TO_UAV_WAYPOINT  # off centre: fly nearer first
+    nearer = town.map.uav_grid.waypoint(closer.argument)
+    assert math.dist((nearer.x, nearer.y), (x, y)) < math.dist((far.x, far.y), (x, y))
+    pose = Pose(nearer.x, nearer.y, nearer.z, math.pi / 2)
     nadir = _views(town, pose, uav_rig(256, 256))["down"]
     decision = policy.act(pose, nadir)
     assert decision.action == ANNOTATE_CANDIDATE
@@ -89,7 +95,7 @@ def test_uav_annotates_the_cell_that_holds_the_target(town: Town) -> None:
                         ground_z=0.0)  # fmt: skip
     xs, ys = zip(*cell.polygon, strict=True)
     assert min(xs) - 3 <= x <= max(xs) + 3 and min(ys) - 3 <= y <= max(ys) + 3
-    policy.note_rejected((x, y))
+    policy.candidate_rejected()
     assert policy.act(pose, nadir).action == MOVE_TO_UAV_WAYPOINT  # not proposed twice
 
 

@@ -47,6 +47,9 @@ VERIFY_RANGE_M = 45.0
 NOTICE_RANGE_M = 30.0
 #: Detections this close to a rejected candidate are not proposed again.
 REJECTED_RADIUS_M = 20.0
+#: The UAV annotates a detection once it is this close to it horizontally (or no
+#: neighbouring waypoint is closer).
+CENTRED_M = 30.0
 
 
 @dataclass(frozen=True)
@@ -198,9 +201,11 @@ class CandidateView:
 
 @dataclass
 class UavSearchPolicy:
-    """The UAV's search and handoff: annotate the cell of a target-coloured blob of a
-    vehicle's size (away from rejected places), else fly to the unvisited neighbour with the
-    most unvisited waypoints around it.
+    """The UAV's search and handoff: on a target-coloured blob of a vehicle's size (away
+    from rejected places) it first flies to the neighbour nearest to it while that brings it
+    closer than ``CENTRED_M``, then annotates its cell (the seed's baseline UAV centres an
+    off-centre match too; the candidate is then good with or without E2A); without one it
+    flies to the unvisited neighbour with the most unvisited waypoints around it.
 
     Args:
         town: the public town map.
@@ -215,13 +220,16 @@ class UavSearchPolicy:
     seed: int = 0
     visited: set[str] = field(default_factory=set)
     rejected: list[tuple[float, float]] = field(default_factory=list)
+    _annotated: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         self._rng = np.random.default_rng(self.seed)
 
-    def note_rejected(self, center: tuple[float, float]) -> None:
-        """Remember a rejected candidate so that its place is not proposed again."""
-        self.rejected.append(center)
+    def candidate_rejected(self) -> None:
+        """The last annotated detection was rejected: never propose its place again."""
+        if self._annotated is not None:
+            self.rejected.append(self._annotated)
+            self._annotated = None
 
     def act(self, pose: Pose, nadir: ViewData) -> Decision:
         """The next decision from the nadir view at ``pose``."""
@@ -229,9 +237,18 @@ class UavSearchPolicy:
         here = grid.nearest_active(pose.x, pose.y, self.region)
         self.visited.add(here.waypoint_id)
         detection = self.detect(pose, nadir)
-        if detection is not None:
-            return Decision(ANNOTATE_CANDIDATE, detection)
         options = grid.options(pose.x, pose.y, self.region)
+        if detection is not None:
+            cell, ground = detection
+            nearer = min(options, key=lambda w: math.dist((w.x, w.y), ground), default=None)
+            if (
+                nearer is not None
+                and math.dist((pose.x, pose.y), ground) > CENTRED_M
+                and math.dist((nearer.x, nearer.y), ground) < math.dist((pose.x, pose.y), ground)
+            ):
+                return Decision(MOVE_TO_UAV_WAYPOINT, nearer.waypoint_id)
+            self._annotated = ground
+            return Decision(ANNOTATE_CANDIDATE, cell)
         if not options:
             return Decision(WAIT)
         active = grid.active(self.region)
@@ -253,12 +270,13 @@ class UavSearchPolicy:
             MOVE_TO_UAV_WAYPOINT, options[int(self._rng.integers(len(options)))].waypoint_id
         )
 
-    def detect(self, pose: Pose, nadir: ViewData) -> str | None:
-        """The grid cell of the most central plausible target in the nadir view, if any."""
+    def detect(self, pose: Pose, nadir: ViewData) -> tuple[str, tuple[float, float]] | None:
+        """The grid cell and ground point of the most central plausible target in the nadir
+        view, if any."""
         height, width = nadir.rgb.shape[:2]
         metres_per_pixel = (pose.z - self.town.ground_z) / nadir.intrinsics[0, 0]
         pixel_area = metres_per_pixel**2
-        best: tuple[float, str] | None = None
+        best: tuple[float, str, tuple[float, float]] | None = None
         for blob in find_blobs(self.signature.mask(nadir.rgb)):
             area = blob.pixels * pixel_area
             if not MIN_TOP_AREA_M2 <= area <= MAX_TOP_AREA_M2:
@@ -270,8 +288,8 @@ class UavSearchPolicy:
                 continue
             offset = math.hypot(blob.u - width / 2.0, blob.v - height / 2.0)
             if best is None or offset < best[0]:
-                best = (offset, cell_of_pixel(blob.u, blob.v, width, height))
-        return None if best is None else best[1]
+                best = (offset, cell_of_pixel(blob.u, blob.v, width, height), ground)
+        return None if best is None else (best[1], best[2])
 
 
 @dataclass

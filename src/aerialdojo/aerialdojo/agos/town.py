@@ -295,7 +295,7 @@ def _buildings(builder: SceneBuilder, name: str) -> None:
                     length = span_x * float(rng.uniform(0.6, 0.9))
                     width = span_y * float(rng.uniform(0.6, 0.9))
                     builder.building(
-                        f"building_{len(builder._owners)}",
+                        f"building_{x0:.0f}_{y0:.0f}_{i}{j}",
                         x0 + setback + (i + 0.5) * span_x,
                         y0 + setback + (j + 0.5) * span_y,
                         (length, width, float(rng.uniform(9.0, 34.0))),

@@ -53,11 +53,6 @@ class AgosUavAgent(AgosAgentNode):
     def expected_views(self) -> tuple[str, ...]:
         return (UAV_VIEW,)
 
-    def ready(self) -> bool:
-        # A turn after an annotation means the UGV closed the candidate; its place must be
-        # known before the search goes on.
-        return self._outstanding is None or self._outstanding in self.candidates
-
     def decide(self, pose: Pose, views: dict[str, ViewData]) -> Decision:
         assert self._policy is not None
         if not self._greeted:
@@ -66,7 +61,7 @@ class AgosUavAgent(AgosAgentNode):
         if self._outstanding is not None:
             # The UAV gets no turn while its candidate is verified, and a CONFIRM ends the
             # episode: this candidate was rejected.
-            self._policy.note_rejected(self.candidates[self._outstanding].center)
+            self._policy.candidate_rejected()
             self._outstanding = None
         return self._policy.act(pose, views[UAV_VIEW])
 
