@@ -82,7 +82,7 @@ def test_generated_suite_loads_and_episodes_are_solvable(tmp_path: Path) -> None
     assert [e.setting for e in suite.episodes] == ["easy", "mid", "hard"]
     town = load_town("AgosTown_1")
     for episode in suite.episodes:
-        assert episode.region.size == (150.0,) * 2 if episode.setting == "easy" else (300.0,) * 2
+        assert episode.region.size == ((150.0,) * 2 if episode.setting == "easy" else (300.0,) * 2)
         target = town.vehicle(episode.target_object_id)
         assert (episode.setting == "hard") == bool(episode.distractor_ids)
         assert len(episode.distractor_ids) <= 3
