@@ -8,8 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from PIL import Image
 
 from aerialdojo.agents.observation import ViewData
+from aerialdojo.agos.episodes import load_agos_suite
 from aerialdojo.agos.generate import reference_images, verifying_anchors
 from aerialdojo.agos.grid import Region
 from aerialdojo.agos.policies import (
@@ -33,6 +35,7 @@ from aerialdojo.agos.vocabulary import (
     action_set,
 )
 from aerialdojo.geometry import Pose
+from aerialdojo.sim.embedded.catalogue import COLOURS
 from aerialdojo.sim.embedded.renderer import render_views
 
 EVERYWHERE = Region(-200.0, -200.0, 200.0, 200.0)
@@ -122,6 +125,13 @@ def test_ugv_goes_to_a_candidate_then_verifies_from_the_ring(town: Town) -> None
     assert elsewhere.act(away, _views(town, away, ugv_rig(128, 128)[1:]), second).action == REJECT
 
 
-def test_reference_images_of_the_shipped_suite_load(repo: Path) -> None:
-    images = sorted((repo / "src/aerialdojo/aerialdojo/suites/agos_mini/references").glob("*.png"))
-    assert len(images) >= 18
+def test_every_shipped_episode_signature_has_its_target_colour(repo: Path) -> None:
+    suite = load_agos_suite(repo / "src/aerialdojo/aerialdojo/suites/agos_mini/suite.json")
+    for episode in suite.episodes:
+        images = [
+            np.asarray(Image.open(p).convert("RGB")) for p in suite.reference_image_paths(episode)
+        ]
+        assert len(images) >= 3, episode.episode_id
+        signature = TargetSignature.from_references(images)
+        colour = np.array([[COLOURS[episode.target_name.split()[0]]]], dtype=np.uint8)
+        assert signature.mask(colour).all(), (episode.episode_id, signature)
