@@ -102,6 +102,29 @@ def _parser() -> argparse.ArgumentParser:
     render.add_argument("--size", type=int, default=320, help="pixels per side of each view")
     render.set_defaults(handler=_cmd_render)
 
+    tasks = commands.add_parser("tasks", help="generate, inspect and validate task suites")
+    tasks_commands = tasks.add_subparsers(dest="tasks_command", required=True)
+    generate = tasks_commands.add_parser(
+        "generate", help="plan tasks with Hybrid A* references on embedded scenes"
+    )
+    generate.add_argument("--out", type=Path, required=True, help="suite directory to write")
+    generate.add_argument("--scenes", nargs="*", default=[], help="scene names (default: all 42)")
+    generate.add_argument("--seed", type=int, default=0, help="candidate order and splits")
+    generate.add_argument("--per-scene", type=int, help="navigation tasks per scene (default: all)")
+    generate.add_argument("--max-candidates", type=int, help="candidate pairs planned per scene")
+    generate.add_argument("--workers", type=int, default=1, help="scenes planned in parallel")
+    generate.add_argument(
+        "--record-views", action="store_true", help="record the four views along each reference"
+    )
+    generate.set_defaults(handler=_cmd_tasks_generate)
+    stats = tasks_commands.add_parser("stats", help="Table 7 statistics of a suite")
+    stats.add_argument("suite", help="suite.json, its directory, or a shipped suite name")
+    stats.add_argument("--csv", type=Path, help="also write the per-scene rows as CSV here")
+    stats.set_defaults(handler=_cmd_tasks_stats)
+    validate = tasks_commands.add_parser("validate", help="list every problem of a suite file")
+    validate.add_argument("suite", help="suite.json, its directory, or a shipped suite name")
+    validate.set_defaults(handler=_cmd_tasks_validate)
+
     rerun = commands.add_parser(
         "rerun", help="run again the episodes a run lost to infrastructure failures"
     )
@@ -267,6 +290,44 @@ def _cmd_render(args: argparse.Namespace) -> int:
 
     print(write_montage(args.scene, args.out, seed=args.seed, size=args.size))
     return 0
+
+
+def _cmd_tasks_generate(args: argparse.Namespace) -> int:
+    from aerialdojo.tasks.embedded import generate_suite  # noqa: PLC0415
+
+    path = generate_suite(
+        args.scenes,
+        args.out,
+        seed=args.seed,
+        per_scene=args.per_scene,
+        max_candidates=args.max_candidates,
+        workers=args.workers,
+        record_views=args.record_views,
+    )
+    print(path)
+    return 0
+
+
+def _cmd_tasks_stats(args: argparse.Namespace) -> int:
+    from aerialdojo.tasks.stats import suite_stats  # noqa: PLC0415
+    from aerialdojo.tasks.suite import resolve_suite  # noqa: PLC0415
+
+    markdown, csv = suite_stats(resolve_suite(args.suite))
+    print(markdown)
+    if args.csv is not None:
+        args.csv.write_text(csv, encoding="utf-8")
+    return 0
+
+
+def _cmd_tasks_validate(args: argparse.Namespace) -> int:
+    from aerialdojo.tasks.suite import resolve_suite, validate_suite  # noqa: PLC0415
+
+    path = resolve_suite(args.suite)
+    problems = validate_suite(path)
+    for problem in problems:
+        print(problem)
+    print(f"{path}: {'ok' if not problems else f'{len(problems)} problem(s)'}", file=sys.stderr)
+    return EXIT_FAILED if problems else 0
 
 
 def _cmd_params(_: argparse.Namespace) -> int:

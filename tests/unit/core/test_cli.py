@@ -115,3 +115,25 @@ def test_a_run_keeps_the_users_domain_or_takes_a_private_one() -> None:
     chosen = {run_domain_id({}) for _ in range(50)}
     assert chosen <= {str(domain) for domain in PRIVATE_DOMAINS}
     assert len(chosen) > 1  # random: two runs on one host rarely share one
+
+
+def test_tasks_stats_and_validate_on_the_shipped_suite(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    assert main(["tasks", "stats", "aerialdojo_mini", "--csv", str(tmp_path / "t7.csv")]) == 0
+    printed = capsys.readouterr().out
+    assert "Table 7" in printed and "Flood_1" in printed
+    assert (tmp_path / "t7.csv").read_text().count("\n") > 8
+    assert main(["tasks", "validate", "aerialdojo_mini"]) == 0
+    broken = tmp_path / "suite.json"
+    broken.write_text('{"schema_version": "1.0", "name": "x"}')
+    assert main(["tasks", "validate", str(broken)]) == 1
+    assert str(broken) in capsys.readouterr().out
+
+
+def test_tasks_generate_writes_a_suite_that_validates(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    args = ["tasks", "generate", "--out", str(tmp_path / "s"), "--scenes", "Flood_0"]
+    assert main([*args, "--per-scene", "3", "--max-candidates", "20"]) == 0
+    assert main(["tasks", "validate", str(tmp_path / "s")]) == 0
