@@ -61,6 +61,16 @@ def test_the_protocol_runs_through_the_nodes(client: RosClient, tmp_path: Path) 
     suite = load_agos_suite(resolve_suite("agos_mini"))
     episode = next(e for e in suite.episodes if e.setting == "mid")
     with running(_graph(), tmp_path) as processes:
+        # Sensor topics are volatile: the reset's frames reach only matched subscribers.
+        sensor_topics = (
+            "/uav/camera/down/image",
+            "/ugv/camera/front/image",
+            "/ugv/camera/ring_back/image",
+            "/ugv/odom",
+        )
+        assert client.spin_until(
+            lambda: all(client.node.count_publishers(topic) for topic in sensor_topics), 20.0
+        )
         started = client.call(
             StartEpisode,
             "/aerialdojo/start_episode",
@@ -81,9 +91,6 @@ def test_the_protocol_runs_through_the_nodes(client: RosClient, tmp_path: Path) 
             "MOVE_TO_UAV_WAYPOINT", "ANNOTATE_CANDIDATE", "NO_RELIABLE_CANDIDATE", "WAIT"
         ]  # fmt: skip
         assert "GO_TO_CANDIDATE" in by_agent["ugv"] and "CONFIRM" in by_agent["ugv"]
-        assert client.spin_until(lambda: bool(downs) and bool(fronts) and bool(odometry), 10.0)
-        assert odometry[-1].header.frame_id == "map"  # global localisation
-        assert odometry[-1].pose.pose.position.x == pytest.approx(episode.ugv_start.x)
 
         for agent, action, argument, fragment in [
             ("uav", "CONFIRM", "", "not a uav action"),
@@ -102,6 +109,9 @@ def test_the_protocol_runs_through_the_nodes(client: RosClient, tmp_path: Path) 
         assert (candidate.candidate_id, candidate.grid_cell) == ("C001", "C3")
         assert candidate.status == Candidate.ACTIVE and len(candidate.polygon.points) == 4
         assert candidate.center.x == pytest.approx(episode.uav_start.x)  # C3 is below the UAV
+        assert client.spin_until(
+            lambda: any(m.header.stamp == annotated.stamp for m in downs), 10.0
+        ), "no nadir view with the annotation's stamp"
         assert client.spin_until(lambda: len(turns) >= 2, 10.0)
         assert [(t.receiver, t.candidate_id) for t in turns[:2]] == [("uav", ""), ("ugv", "C001")]
         frozen = _step(client, "uav", "WAIT")
@@ -111,9 +121,17 @@ def test_the_protocol_runs_through_the_nodes(client: RosClient, tmp_path: Path) 
 
         went = _step(client, "ugv", "GO_TO_CANDIDATE", "C001")
         assert went.accepted and went.steps_used == 2
-        assert client.spin_until(lambda: any(m.header.stamp == went.stamp for m in fronts), 10.0), (
-            "no front view with the drive's stamp"
-        )
+        assert client.spin_until(
+            lambda: (
+                any(m.header.stamp == went.stamp for m in fronts)
+                and any(m.header.stamp == went.stamp for m in odometry)
+            ),
+            10.0,
+        ), "no front view and odometry with the drive's stamp"
+        driven = next(m for m in odometry if m.header.stamp == went.stamp)
+        assert driven.header.frame_id == "map"  # global localisation: map-frame odometry
+        moved = (driven.pose.pose.position.x, driven.pose.pose.position.y)
+        assert moved != pytest.approx((episode.ugv_start.x, episode.ugv_start.y))
         observed = _step(client, "ugv", "STOP_OBSERVE")
         assert client.spin_until(
             lambda: any(m.header.stamp == observed.stamp for m in rings), 10.0
