@@ -62,6 +62,8 @@ def test_easy_mid_and_hard_episodes_run_with_both_agents(full_run: Path, tmp_pat
     assert {e["setting"] for e in metrics["episodes"]} == {"easy", "mid", "hard"}
     assert set(metrics["by_setting"]) == {"easy", "mid", "hard"}
     overall = metrics["overall"]
+    report = (run_dir / "report.md").read_text()
+    assert "## AGOS by difficulty" in report and "| this run | Easy (1) |" in report
     supported = [e for e in metrics["episodes"] if e["values"]["gva"] is not None]
     assert overall["support"]["gva"] == len(supported)  # GVA-Support
     assert 0.0 < overall["values"]["ds"] <= 80.0

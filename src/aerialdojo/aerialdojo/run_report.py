@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from aerialdojo.agos.report import ablation_table
 from aerialdojo.events import EpisodeAssembler
 from aerialdojo.metrics.aggregate import ExcludedEpisode, RunMetrics
 from aerialdojo.metrics.plots import write_plots
@@ -102,11 +103,24 @@ def write_run(run_dir: Path, result: RunResult, bag_bytes: Mapping[str, int] | N
     if result.metrics is not None:
         plots = write_plots(result.metrics, run_dir, result.traces)
         write_report(result.metrics, run_dir, plots)
+        if result.metrics.benchmark == "agos":
+            with (run_dir / REPORT_MD).open("a", encoding="utf-8") as report:
+                report.write("\n" + _agos_section(result.metrics))
         if bag_bytes:
             with (run_dir / REPORT_MD).open("a", encoding="utf-8") as report:
                 report.write("\n" + _bag_section(bag_bytes))
     notes = result.warnings or ["the run finished and every started episode was scored"]
     (run_dir / NOTES_FILE).write_text("".join(f"- {note}\n" for note in notes), encoding="utf-8")
+
+
+def _agos_section(metrics: RunMetrics) -> str:
+    """The run laid out like seed 001 Table 4 (difficulties, then the total)."""
+    return (
+        "## AGOS by difficulty (seed 001 Table 4 layout)\n\n"
+        + ablation_table({"this run": metrics.to_dict()})
+        + "\nCompare conditions: `python -m aerialdojo.agos.report full=RUN_DIR "
+        "no_e2a=RUN_DIR ...`\n"
+    )
 
 
 def _bag_section(bag_bytes: Mapping[str, int]) -> str:
