@@ -13,12 +13,12 @@ import signal
 from pathlib import Path
 
 import pytest
-from aerialdojo_interfaces.msg import EpisodeEvent
+from aerialdojo_interfaces.msg import EpisodeEvent, TaskSpec
 from aerialdojo_interfaces.srv import ListEpisodes, StartEpisode, Step
 from rostest import RosClient, running, specs_for
 from sensor_msgs.msg import Image
 
-from aerialdojo.nodes.common import EVENTS_QOS, SENSOR_QOS
+from aerialdojo.nodes.common import EVENTS_QOS, SENSOR_QOS, TASK_QOS
 from aerialdojo.tasks.suite import load_suite, resolve_suite
 
 pytestmark = pytest.mark.ros
@@ -161,3 +161,24 @@ def test_a_hung_or_dead_bridge_is_an_infrastructure_failure(
     )
     kinds = [e.kind for e in events]
     assert EpisodeEvent.STOPPED not in kinds and EpisodeEvent.COLLIDED not in kinds
+
+
+def test_auto_run_serves_exactly_the_listed_episodes(client: RosClient, tmp_path: Path) -> None:
+    suite = load_suite(resolve_suite("aerialdojo_mini"))
+    chosen = [suite.episodes[-1].episode_id, suite.episodes[0].episode_id]
+    events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
+    client.collect(TaskSpec, "/aerialdojo/task", TASK_QOS)  # the run starts once someone listens
+    graph = specs_for(
+        {"sim_bridge": BRIDGE, "task_manager": {"episodes": chosen, "max_episodes": 1}}
+    )
+    with running(graph, tmp_path):
+        assert client.spin_until(
+            lambda: any(e.kind == EpisodeEvent.STARTED for e in events), timeout_s=60.0
+        ), (tmp_path / "logs" / "task_manager.log").read_text()
+        started = next(e for e in events if e.kind == EpisodeEvent.STARTED)
+        assert started.episode_id == chosen[0] and started.episode_count == 1
+        stopped = client.call(Step, "/aerialdojo/step", Step.Request(agent="uav", action="Stop"))
+        assert stopped.done
+        assert client.spin_until(
+            lambda: any(e.kind == EpisodeEvent.RUN_FINISHED for e in events), timeout_s=30.0
+        )

@@ -24,7 +24,8 @@ class ParamSpec:
 
     Attributes:
         name: parameter name.
-        default: default value; its Python type fixes the parameter type.
+        default: default value; its Python type fixes the parameter type (an empty list
+            stands for a list of strings).
         description: shown by ``ros2 param describe``.
         choices: legal values of a string parameter (empty: any).
         minimum: inclusive lower bound of a number or of every element of a number list.

@@ -7,6 +7,7 @@ from typing import Any
 
 from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.task import Future
@@ -54,7 +55,10 @@ def declare_node_parameters(node: Node, table: str) -> None:
 
     node.add_on_set_parameters_callback(check)
     for spec in specs.values():
-        node.declare_parameter(spec.name, spec.default, _descriptor(spec))
+        # rclpy types an empty list as a byte array, which would refuse the string list a
+        # params file gives; such a parameter is declared by type and reads [] when unset.
+        default = Parameter.Type.STRING_ARRAY if spec.default == [] else spec.default
+        node.declare_parameter(spec.name, default, _descriptor(spec))
 
 
 def _descriptor(spec: ParamSpec) -> ParameterDescriptor:
@@ -74,8 +78,11 @@ def _descriptor(spec: ParamSpec) -> ParameterDescriptor:
 
 
 def param(node: Node, name: str) -> Any:
-    """The value of a declared parameter."""
-    return node.get_parameter(name).value
+    """The value of a declared parameter ([] for an unset list declared by type)."""
+    try:
+        return node.get_parameter(name).value
+    except ParameterUninitializedException:
+        return []
 
 
 def time_msg(seconds: float) -> Time:
