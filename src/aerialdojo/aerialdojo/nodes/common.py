@@ -45,8 +45,8 @@ def declare_node_parameters(node: Node, table: str) -> None:
     def check(parameters: list[Parameter]) -> SetParametersResult:
         for parameter in parameters:
             spec = specs.get(parameter.name)
-            if spec is None:
-                continue
+            if spec is None or parameter.type_ == Parameter.Type.NOT_SET:
+                continue  # undeclared, or a list declared by type and left unset
             try:
                 spec.check(parameter.value, f"{node.get_name()}.{parameter.name}")
             except ConfigError as error:
