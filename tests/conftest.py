@@ -10,7 +10,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "src" / "aerialdojo"
-INTERFACE_MSG_DIR = REPO / "src" / "aerialdojo_interfaces" / "msg"
 
 # Concurrent test runs on one machine must not hear each other's nodes.
 os.environ.setdefault("ROS_DOMAIN_ID", str(100 + os.getpid() % 100))

@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
-
-from conftest import INTERFACE_MSG_DIR
 
 from aerialdojo.bags.typestore import aerialdojo_typestore
 from aerialdojo.events import EventKind
 
+# The .msg files in the source tree: these tests need no built workspace.
+INTERFACE_MSG_DIR = Path(__file__).resolve().parents[3] / "src" / "aerialdojo_interfaces" / "msg"
 TYPESTORE = aerialdojo_typestore(INTERFACE_MSG_DIR)
 EVENT_TYPE = "aerialdojo_interfaces/msg/EpisodeEvent"
 _types = TYPESTORE.types

@@ -22,7 +22,7 @@ from aerialdojo.agos.vocabulary import (
     UAV_ACTIONS,
     UGV_ACTIONS,
 )
-from aerialdojo.errors import ConfigError, InvalidActionError
+from aerialdojo.errors import InvalidActionError
 from aerialdojo.geometry import Pose
 from aerialdojo.sim.backend import CameraSpec, MotionOutcome, Observation, SimulatorBackend
 from aerialdojo.sim.embedded.renderer import render_views
@@ -42,13 +42,7 @@ class AgosBackend(SimulatorBackend):
     def __init__(
         self, *, rigs: Mapping[str, Sequence[CameraSpec]], seconds_per_action: float = 1.0
     ) -> None:
-        if seconds_per_action <= 0.0:
-            raise ConfigError(f"seconds_per_action={seconds_per_action} must be positive")
-        empty = sorted(agent for agent, rig in rigs.items() if not rig)
-        if empty:
-            raise ConfigError(f"camera rigs of agents {empty} are empty")
-        self.seconds_per_action = seconds_per_action
-        self._rigs = {agent: list(rig) for agent, rig in rigs.items()}
+        super().__init__(rigs=rigs, seconds_per_action=seconds_per_action)
         self._town: Town | None = None
         self._poses: dict[str, Pose] = {}
         self._ring_next: set[str] = set()
@@ -75,11 +69,7 @@ class AgosBackend(SimulatorBackend):
             UnknownSceneError: no such town.
             ConfigError: an agent without a camera rig.
         """
-        unknown = sorted(set(poses) - set(self._rigs))
-        if unknown:
-            raise ConfigError(
-                f"agents {unknown} have no camera rig; rigs exist for {sorted(self._rigs)}"
-            )
+        self._check_rigged(poses)
         self._town = load_town(scene)
         self._poses = dict(poses)
         self._ring_next = set()
@@ -122,18 +112,6 @@ class AgosBackend(SimulatorBackend):
         self._poses[agent] = pose
         self._sim_time_s += self.seconds_per_action
         return MotionOutcome(pose=pose)
-
-    def cameras(self, agent: str) -> list[CameraSpec]:
-        """Every camera of ``agent``'s rig (the views any of its observations can hold).
-
-        Raises:
-            ConfigError: no rig for that agent.
-        """
-        if agent not in self._rigs:
-            raise ConfigError(
-                f"no camera rig for agent {agent!r}; rigs exist for {sorted(self._rigs)}"
-            )
-        return list(self._rigs[agent])
 
     def observe(self, agent: str, with_ground_truth_ids: bool = False) -> Observation:
         """The agent's current views: the UGV's ring right after STOP_OBSERVE, else its front

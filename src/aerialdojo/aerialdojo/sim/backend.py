@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from aerialdojo.actions import Action
-from aerialdojo.errors import CameraConfigError
+from aerialdojo.errors import CameraConfigError, ConfigError
 from aerialdojo.geometry import Pose
 
 
@@ -125,7 +126,48 @@ class SimulatorBackend(ABC):
     Clock: ``Observation.sim_time_s`` is the simulator's own time; it may restart on
     ``reset`` (real simulators do). The bridge owns the published clock and keeps it strictly
     increasing across resets, so every observation set has a stamp of its own.
+
+    The base class holds what every backend shares: the camera rig of each agent and the
+    simulated time one action takes.
+
+    Args:
+        rigs: camera rig per agent name.
+        seconds_per_action: simulated time one action takes.
+
+    Raises:
+        ConfigError: an empty rig or a non-positive action duration.
     """
+
+    def __init__(
+        self, *, rigs: Mapping[str, Sequence[CameraSpec]], seconds_per_action: float
+    ) -> None:
+        empty = sorted(agent for agent, rig in rigs.items() if not rig)
+        if empty:
+            raise ConfigError(f"camera rigs of agents {empty} are empty")
+        if seconds_per_action <= 0.0:
+            raise ConfigError(f"seconds_per_action={seconds_per_action} must be positive")
+        self.seconds_per_action = seconds_per_action
+        self._rigs = {agent: list(rig) for agent, rig in rigs.items()}
+
+    def cameras(self, agent: str) -> list[CameraSpec]:
+        """The camera rig of ``agent``.
+
+        Raises:
+            ConfigError: no rig for that agent.
+        """
+        if agent not in self._rigs:
+            raise ConfigError(
+                f"no camera rig for agent {agent!r}; rigs exist for {sorted(self._rigs)}"
+            )
+        return list(self._rigs[agent])
+
+    def _check_rigged(self, agents: Iterable[str]) -> None:
+        """Raise ``ConfigError`` unless every one of ``agents`` has a camera rig."""
+        unknown = sorted(set(agents) - set(self._rigs))
+        if unknown:
+            raise ConfigError(
+                f"agents {unknown} have no camera rig; rigs exist for {sorted(self._rigs)}"
+            )
 
     @abstractmethod
     def scenes(self) -> list[str]:
@@ -147,10 +189,6 @@ class SimulatorBackend(ABC):
         Raises:
             SimulatorFaultError: the simulator failed.
         """
-
-    @abstractmethod
-    def cameras(self, agent: str) -> list[CameraSpec]:
-        """The camera rig of ``agent``."""
 
     @abstractmethod
     def observe(self, agent: str, with_ground_truth_ids: bool = False) -> Observation:

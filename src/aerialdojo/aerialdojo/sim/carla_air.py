@@ -166,11 +166,8 @@ class CarlaAirBackend(SimulatorBackend):
         unknown = sorted(set(rigs) - {UAV, UGV})
         if unknown:
             raise ConfigError(f"CARLA-Air agents are {UAV} and {UGV}; got {unknown}")
-        empty = sorted(agent for agent, rig in rigs.items() if not rig)
-        if empty:
-            raise ConfigError(f"camera rigs of agents {empty} are empty")
+        super().__init__(rigs=rigs, seconds_per_action=seconds_per_action)
         self.settings = settings
-        self._rigs = {agent: list(rig) for agent, rig in rigs.items()}
         self._ticks_per_action = max(1, math.ceil(seconds_per_action / settings.fixed_delta_s))
         self.carla_endpoint = Endpoint("CARLA", settings.host, settings.carla_port)
         self.airsim_endpoint = Endpoint("AirSim", settings.host, settings.airsim_port)
@@ -275,11 +272,7 @@ class CarlaAirBackend(SimulatorBackend):
             raise UnknownSceneError(
                 f"CARLA-Air serves the run's map {self.settings.map_name!r} only, not {scene!r}"
             )
-        unknown = sorted(set(poses) - set(self._rigs))
-        if unknown:
-            raise ConfigError(
-                f"agents {unknown} have no camera rig; rigs exist for {sorted(self._rigs)}"
-            )
+        self._check_rigged(poses)
         if self._world is None:
             self._connect()
         if UAV in poses:
@@ -451,18 +444,6 @@ class CarlaAirBackend(SimulatorBackend):
         return self._ground
 
     # -- observations --------------------------------------------------------------------
-
-    def cameras(self, agent: str) -> list[CameraSpec]:
-        """The camera rig of ``agent``.
-
-        Raises:
-            ConfigError: no rig for that agent.
-        """
-        if agent not in self._rigs:
-            raise ConfigError(
-                f"no camera rig for agent {agent!r}; rigs exist for {sorted(self._rigs)}"
-            )
-        return list(self._rigs[agent])
 
     def observe(self, agent: str, with_ground_truth_ids: bool = False) -> Observation:
         """Every view of ``agent`` captured after its last action, stamped with the capture

@@ -145,12 +145,8 @@ class ProjectAirSimBackend(SimulatorBackend):
                 f"seconds_per_action={seconds_per_action} is shorter than capture_interval_s="
                 f"{settings.capture_interval_s}: an action would end before its frames exist"
             )
-        empty = sorted(agent for agent, rig in rigs.items() if not rig)
-        if empty:
-            raise ConfigError(f"camera rigs of agents {empty} are empty")
+        super().__init__(rigs=rigs, seconds_per_action=seconds_per_action)
         self.settings = settings
-        self.seconds_per_action = seconds_per_action
-        self._rigs = {agent: list(rig) for agent, rig in rigs.items()}
         self._scene_dir = Path(settings.scene_dir)
         self._scenes = _scene_names(self._scene_dir)
         self.endpoint = Endpoint("ProjectAirSim", settings.host, settings.services_port)
@@ -326,11 +322,7 @@ class ProjectAirSimBackend(SimulatorBackend):
                 f"no ProjectAirSim scene {scene!r} in {self._scene_dir}; "
                 f"scenes: {', '.join(self._scenes)}"
             )
-        unknown = sorted(set(poses) - set(self._rigs))
-        if unknown:
-            raise ConfigError(
-                f"agents {unknown} have no camera rig; rigs exist for {sorted(self._rigs)}"
-            )
+        self._check_rigged(poses)
         if self._client is None or scene != self._scene:
             self._load(scene)
         for agent, pose in poses.items():
@@ -446,18 +438,6 @@ class ProjectAirSimBackend(SimulatorBackend):
                         f"{self.settings.policy.timeout_s:g} s"
                     )
                 self._condition.wait(remaining)
-
-    def cameras(self, agent: str) -> list[CameraSpec]:
-        """The camera rig of ``agent``.
-
-        Raises:
-            ConfigError: no rig for that agent.
-        """
-        if agent not in self._rigs:
-            raise ConfigError(
-                f"no camera rig for agent {agent!r}; rigs exist for {sorted(self._rigs)}"
-            )
-        return list(self._rigs[agent])
 
     def observe(self, agent: str, with_ground_truth_ids: bool = False) -> Observation:
         """The newest frames of every view, stamped with their capture time.

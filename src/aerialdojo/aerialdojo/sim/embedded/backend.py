@@ -45,16 +45,10 @@ class EmbeddedBackend(SimulatorBackend):
     ) -> None:
         if agent_radius_m <= 0.0:
             raise ConfigError(f"agent_radius_m={agent_radius_m} must be positive")
-        if seconds_per_action <= 0.0:
-            raise ConfigError(f"seconds_per_action={seconds_per_action} must be positive")
         chosen = rigs if rigs is not None else {"uav": aerialdojo_uav_rig(256, 256)}
-        empty = sorted(agent for agent, rig in chosen.items() if not rig)
-        if empty:
-            raise ConfigError(f"camera rigs of agents {empty} are empty")
+        super().__init__(rigs=chosen, seconds_per_action=seconds_per_action)
         self.seed = seed
         self.agent_radius_m = agent_radius_m
-        self.seconds_per_action = seconds_per_action
-        self._rigs = {agent: list(rig) for agent, rig in chosen.items()}
         self._cache: dict[str, EmbeddedScene] = {}
         self._scene: EmbeddedScene | None = None
         self._poses: dict[str, Pose] = {}
@@ -87,11 +81,7 @@ class EmbeddedBackend(SimulatorBackend):
             UnknownSceneError: no such scene.
             ConfigError: an agent without a camera rig.
         """
-        unknown = sorted(set(poses) - set(self._rigs))
-        if unknown:
-            raise ConfigError(
-                f"agents {unknown} have no camera rig; rigs exist for {sorted(self._rigs)}"
-            )
+        self._check_rigged(poses)
         if scene not in self._cache:
             self._cache[scene] = load_scene(scene, self.seed, agent_radius_m=self.agent_radius_m)
         self._scene = self._cache[scene]
@@ -138,18 +128,6 @@ class EmbeddedBackend(SimulatorBackend):
         self._poses[agent] = outcome.pose
         self._sim_time_s += self.seconds_per_action
         return outcome
-
-    def cameras(self, agent: str) -> list[CameraSpec]:
-        """The camera rig of ``agent``.
-
-        Raises:
-            ConfigError: no rig for that agent.
-        """
-        if agent not in self._rigs:
-            raise ConfigError(
-                f"no camera rig for agent {agent!r}; rigs exist for {sorted(self._rigs)}"
-            )
-        return list(self._rigs[agent])
 
     def observe(self, agent: str, with_ground_truth_ids: bool = False) -> Observation:
         pose = self.pose(agent)
