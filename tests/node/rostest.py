@@ -40,10 +40,15 @@ class RosClient:
     """A node in the test process, on a private context, for calling services and
     collecting messages."""
 
-    def __init__(self, name: str = "test_client") -> None:
+    def __init__(self, name: str = "test_client", namespace: str = "") -> None:
+        """Args:
+        name: node name.
+        namespace: e.g. ``uav`` for a client that stands in for the UAV agent (the task
+            manager starts a run once each agent's namespace listens to the task topic).
+        """
         self.context = Context()
         rclpy.init(context=self.context)
-        self.node = Node(name, context=self.context)
+        self.node = Node(name, namespace=namespace, context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
 

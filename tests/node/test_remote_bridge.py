@@ -47,7 +47,7 @@ pytestmark = [
 
 @pytest.fixture
 def client() -> Iterator[RosClient]:
-    ros = RosClient()
+    ros = RosClient(namespace="uav")  # this test is the UAV agent
     yield ros
     ros.close()
 

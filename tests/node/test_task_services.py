@@ -163,11 +163,12 @@ def test_a_hung_or_dead_bridge_is_an_infrastructure_failure(
     assert EpisodeEvent.STOPPED not in kinds and EpisodeEvent.COLLIDED not in kinds
 
 
-def test_auto_run_serves_exactly_the_listed_episodes(client: RosClient, tmp_path: Path) -> None:
+def test_auto_run_serves_exactly_the_listed_episodes(tmp_path: Path) -> None:
+    client = RosClient(namespace="uav")  # stands in for the UAV agent
     suite = load_suite(resolve_suite("aerialdojo_mini"))
     chosen = [suite.episodes[-1].episode_id, suite.episodes[0].episode_id]
     events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
-    client.collect(TaskSpec, "/aerialdojo/task", TASK_QOS)  # the run starts once someone listens
+    client.collect(TaskSpec, "/aerialdojo/task", TASK_QOS)  # the run starts once the agent listens
     graph = specs_for(
         {"sim_bridge": BRIDGE, "task_manager": {"episodes": chosen, "max_episodes": 1}}
     )
@@ -182,3 +183,4 @@ def test_auto_run_serves_exactly_the_listed_episodes(client: RosClient, tmp_path
         assert client.spin_until(
             lambda: any(e.kind == EpisodeEvent.RUN_FINISHED for e in events), timeout_s=30.0
         )
+    client.close()

@@ -12,16 +12,11 @@ after its last decision and turns one set into a decision (``decide``).
 from __future__ import annotations
 
 import time
-from collections import defaultdict
-from typing import Any
 
-import numpy as np
 from aerialdojo_interfaces.msg import AgentMessage, Candidate, TaskSpec
 from aerialdojo_interfaces.srv import Step
-from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.task import Future
-from sensor_msgs.msg import CameraInfo, Image
 from std_msgs.msg import Header
 
 from aerialdojo.agents.observation import ViewData
@@ -32,17 +27,14 @@ from aerialdojo.agos.town import TownMap, town_map
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.common import (
     HANDOFF_QOS,
-    SENSOR_QOS,
-    STATE_QOS,
     TASK_QOS,
     declare_node_parameters,
     param,
     time_ns,
+    wall_timer,
 )
-from aerialdojo.nodes.conversions import intrinsics_from_msg, pose_from_msg
+from aerialdojo.nodes.sensor_sync import ObservationSync
 from aerialdojo.transport import image_to_array
-
-_KINDS = ("image", "depth", "camera_info")
 
 
 class AgosAgentNode(Node):
@@ -74,24 +66,14 @@ class AgosAgentNode(Node):
         self._waiting_since = time.monotonic()
         self._step_pending = False
         self._pending: Decision | None = None
-        self._frames: dict[int, dict[tuple[str, str], Any]] = defaultdict(dict)
-        self._odometry: dict[int, Odometry] = {}
-        for view in views:
-            for kind, msg_type in zip(_KINDS, (Image, Image, CameraInfo), strict=True):
-                self.create_subscription(
-                    msg_type,
-                    f"camera/{view}/{kind}",
-                    lambda msg, key=(view, kind): self._on_frame(key, msg),
-                    SENSOR_QOS,
-                )
-        self.create_subscription(Odometry, "odom", self._on_odometry, STATE_QOS)
-        self.create_subscription(TaskSpec, "/aerialdojo/task", self._on_task, TASK_QOS)
+        self._sensors = ObservationSync(self, views, self._try_act)
+        self._subscribe_to_tasks = wall_timer(self, 0.1, self._subscribe_when_sensors_match)
         self.create_subscription(Candidate, "/agos/candidates", self._on_candidate, HANDOFF_QOS)
         self.create_subscription(AgentMessage, "/agos/messages", self._on_message, HANDOFF_QOS)
         self.create_subscription(AgentMessage, "/agos/turn", self._on_turn, TASK_QOS)
         self._messages = self.create_publisher(AgentMessage, "/agos/messages", HANDOFF_QOS)
         self._step_client = self.create_client(Step, "/aerialdojo/step")
-        self.create_timer(5.0, self._warn_if_starved)
+        wall_timer(self, 5.0, self._warn_if_starved)
 
     # -- for subclasses ----------------------------------------------------------------
 
@@ -184,13 +166,12 @@ class AgosAgentNode(Node):
         if msg.sender != self.agent:
             self.get_logger().info(f"message from {msg.sender}: {msg.text}")
 
-    def _on_frame(self, key: tuple[str, str], msg: Image | CameraInfo) -> None:
-        self._frames[time_ns(msg.header.stamp)][key] = msg
-        self._try_act()
-
-    def _on_odometry(self, msg: Odometry) -> None:
-        self._odometry[time_ns(msg.header.stamp)] = msg
-        self._try_act()
+    def _subscribe_when_sensors_match(self) -> None:
+        # Only a node that will receive the first observation set may take a task: the task
+        # manager starts an episode once the task topic has a subscriber.
+        if self._sensors.publishers_matched:
+            self._subscribe_to_tasks.cancel()
+            self.create_subscription(TaskSpec, "/aerialdojo/task", self._on_task, TASK_QOS)
 
     def active_candidate(self) -> CandidateView | None:
         """The candidate being verified, as the current turn names it."""
@@ -206,23 +187,12 @@ class AgosAgentNode(Node):
             self.ready()
         ):
             return  # the candidate messages of the other agent's decision are on their way
-        views = self.expected_views()
-        frames = self._frames.get(stamp, {})
-        if any((view, kind) not in frames for view in views for kind in _KINDS):
+        observed = self._sensors.observation(stamp, self.expected_views())
+        if observed is None:
             return
-        if stamp not in self._odometry:
-            return
-        pose = pose_from_msg(self._odometry[stamp].pose.pose)
-        data = {
-            view: ViewData(
-                rgb=image_to_array(frames[(view, "image")]),
-                depth=np.asarray(image_to_array(frames[(view, "depth")])),
-                intrinsics=intrinsics_from_msg(frames[(view, "camera_info")]),
-            )
-            for view in views
-        }
+        pose, data = observed
         decision = self.decide(pose, data)
-        self._forget_before(stamp)
+        self._sensors.forget_before(stamp)
         self._turn_ns = None
         self._step_pending = True
         self._pending = decision
@@ -256,19 +226,10 @@ class AgosAgentNode(Node):
         self.stepped(decision, pose)
         self._try_act()
 
-    def _forget_before(self, stamp: int) -> None:
-        for old in [s for s in self._frames if s < stamp]:
-            del self._frames[old]
-        for old in [s for s in self._odometry if s < stamp]:
-            del self._odometry[old]
-
     def _warn_if_starved(self) -> None:
-        if self._expected_ns is None or self._step_pending:
+        if self._step_pending:
             return
         waited = time.monotonic() - self._waiting_since
-        if waited > self._timeout_s:
-            have = sorted(self._frames.get(self._expected_ns, {}))
-            self.get_logger().warning(
-                f"no complete observation set for stamp {self._expected_ns} ns after "
-                f"{waited:.0f} s; have {have}"
-            )
+        warning = self._sensors.starvation(self._expected_ns, waited, self._timeout_s)
+        if warning:
+            self.get_logger().warning(warning)

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.task import Future
+from rclpy.timer import Timer
 
 from aerialdojo.errors import ConfigError
 from aerialdojo.params import NODE_PARAMETERS, ParamSpec
@@ -102,3 +105,9 @@ def wait_for_future(future: Future, timeout_s: float) -> bool:
     done = threading.Event()
     future.add_done_callback(lambda _: done.set())
     return done.wait(timeout_s)
+
+
+def wall_timer(node: Node, period_s: float, callback: Callable[[], None]) -> Timer:
+    """A timer on the steady clock: nodes on simulation time would otherwise wait for /clock
+    to move, which it does only when a simulation step happens."""
+    return node.create_timer(period_s, callback, clock=Clock(clock_type=ClockType.STEADY_TIME))

@@ -490,7 +490,7 @@ class TaskManager(Node):
             ready = (
                 self._reset_client.service_is_ready()
                 and self.count_subscribers("/aerialdojo/episode_events") > 0
-                and self.count_subscribers("/aerialdojo/task") > 0
+                and self._agents_listening()
             )
             if ready:
                 return True
@@ -498,6 +498,21 @@ class TaskManager(Node):
                 return False
             time.sleep(0.1)
         return False
+
+    def _agents_listening(self) -> bool:
+        """Every agent of the selection has a node in its namespace (``/uav``, ``/ugv``)
+        subscribed to the task topic. Other subscribers (the evaluator's recorder, a viewer)
+        do not count: an agent that is not listening yet would miss its first frames."""
+        needed = {
+            agent
+            for episode_id in self._selection
+            for agent in self._suite.episode(episode_id).agents
+        }
+        listening = {
+            info.node_namespace.strip("/")
+            for info in self.get_subscriptions_info_by_topic("/aerialdojo/task")
+        }
+        return needed <= listening
 
     def _publish_finished(self, summary: str) -> None:
         self._events_pub.publish(

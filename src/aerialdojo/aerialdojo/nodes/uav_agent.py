@@ -12,31 +12,19 @@ view of that stamp has arrived, then asks the policy for the next action.
 from __future__ import annotations
 
 import time
-from collections import defaultdict
 
 import rclpy
 from aerialdojo_interfaces.msg import GoalSpec, TaskSpec
 from aerialdojo_interfaces.srv import Step
-from nav_msgs.msg import Odometry
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.task import Future
-from sensor_msgs.msg import CameraInfo, Image
 
 from aerialdojo.agents.colour_seeker import ColourSeekerPolicy
-from aerialdojo.agents.observation import AgentObservation, GoalDescription, Policy, ViewData
-from aerialdojo.nodes.common import (
-    SENSOR_QOS,
-    STATE_QOS,
-    TASK_QOS,
-    declare_node_parameters,
-    param,
-    time_ns,
-)
-from aerialdojo.nodes.conversions import intrinsics_from_msg, pose_from_msg
+from aerialdojo.agents.observation import AgentObservation, GoalDescription, Policy
+from aerialdojo.nodes.common import TASK_QOS, declare_node_parameters, param, time_ns, wall_timer
+from aerialdojo.nodes.sensor_sync import ObservationSync
 from aerialdojo.transport import image_to_array
-
-_KINDS = ("image", "depth", "camera_info")
 
 
 class UavAgent(Node):
@@ -56,22 +44,17 @@ class UavAgent(Node):
         self._expected_ns: int | None = None
         self._waiting_since = time.monotonic()
         self._step_pending = False
-        # stamp (ns) -> (view, kind) -> message; odometry by stamp.
-        self._frames: dict[int, dict[tuple[str, str], object]] = defaultdict(dict)
-        self._odometry: dict[int, Odometry] = {}
-
-        for view in self._views:
-            for kind, msg_type in zip(_KINDS, (Image, Image, CameraInfo), strict=True):
-                self.create_subscription(
-                    msg_type,
-                    f"camera/{view}/{kind}",
-                    lambda msg, key=(view, kind): self._on_frame(key, msg),
-                    SENSOR_QOS,
-                )
-        self.create_subscription(Odometry, "odom", self._on_odometry, STATE_QOS)
-        self.create_subscription(TaskSpec, "/aerialdojo/task", self._on_task, TASK_QOS)
+        self._sensors = ObservationSync(self, self._views, self._try_act)
         self._step_client = self.create_client(Step, "/aerialdojo/step")
-        self.create_timer(5.0, self._warn_if_starved)
+        self._subscribe_to_tasks = wall_timer(self, 0.1, self._subscribe_when_sensors_match)
+        wall_timer(self, 5.0, self._warn_if_starved)
+
+    def _subscribe_when_sensors_match(self) -> None:
+        # Only a node that will receive the first observation set may take a task: the task
+        # manager starts an episode once the task topic has a subscriber.
+        if self._sensors.publishers_matched:
+            self._subscribe_to_tasks.cancel()
+            self.create_subscription(TaskSpec, "/aerialdojo/task", self._on_task, TASK_QOS)
 
     def _on_task(self, task: TaskSpec) -> None:
         if self._agent not in task.agents or task.episode_id == self._episode_id:
@@ -83,34 +66,16 @@ class UavAgent(Node):
         self.get_logger().info(f"episode {task.episode_id}: {task.goal.object_name!r}")
         self._try_act()
 
-    def _on_frame(self, key: tuple[str, str], msg: Image | CameraInfo) -> None:
-        self._frames[time_ns(msg.header.stamp)][key] = msg
-        self._try_act()
-
-    def _on_odometry(self, msg: Odometry) -> None:
-        self._odometry[time_ns(msg.header.stamp)] = msg
-        self._try_act()
-
     def _try_act(self) -> None:
         stamp = self._expected_ns
         if stamp is None or self._step_pending:
             return
-        frames = self._frames.get(stamp, {})
-        if len(frames) < len(self._views) * len(_KINDS) or stamp not in self._odometry:
+        observed = self._sensors.observation(stamp, self._views)
+        if observed is None:
             return
-        observation = AgentObservation(
-            views={
-                view: ViewData(
-                    rgb=image_to_array(frames[(view, "image")]),
-                    depth=image_to_array(frames[(view, "depth")]),
-                    intrinsics=intrinsics_from_msg(frames[(view, "camera_info")]),
-                )
-                for view in self._views
-            },
-            odometry=pose_from_msg(self._odometry[stamp].pose.pose),
-        )
-        self._forget_before(stamp)
-        action = self._policy.act(observation)
+        odometry, views = observed
+        self._sensors.forget_before(stamp)
+        action = self._policy.act(AgentObservation(views=views, odometry=odometry))
         self._step_pending = True
         request = Step.Request(agent=self._agent, action=action.name, magnitude=action.magnitude)
         self._step_client.call_async(request).add_done_callback(self._on_step_done)
@@ -130,22 +95,13 @@ class UavAgent(Node):
         self._waiting_since = time.monotonic()
         self._try_act()
 
-    def _forget_before(self, stamp: int) -> None:
-        for old in [s for s in self._frames if s <= stamp]:
-            del self._frames[old]
-        for old in [s for s in self._odometry if s <= stamp]:
-            del self._odometry[old]
-
     def _warn_if_starved(self) -> None:
-        if self._expected_ns is None or self._step_pending:
+        if self._step_pending:
             return
         waited = time.monotonic() - self._waiting_since
-        if waited > self._timeout_s:
-            have = sorted(self._frames.get(self._expected_ns, {}))
-            self.get_logger().warning(
-                f"no complete observation set for stamp {self._expected_ns} ns after "
-                f"{waited:.0f} s; have {have}"
-            )
+        warning = self._sensors.starvation(self._expected_ns, waited, self._timeout_s)
+        if warning:
+            self.get_logger().warning(warning)
 
 
 def _goal(goal: GoalSpec) -> GoalDescription:
