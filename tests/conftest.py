@@ -4,6 +4,7 @@ run the package from this source tree (as pytest does)."""
 from __future__ import annotations
 
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -11,8 +12,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "src" / "aerialdojo"
 
-# Concurrent test runs on one machine must not hear each other's nodes.
-os.environ.setdefault("ROS_DOMAIN_ID", str(100 + os.getpid() % 100))
+# Test nodes must not hear (or answer) any other graph on this machine: another test run, a
+# user's robot, an evaluation left running. Fast DDS accepts domains 0-232.
+os.environ["ROS_DOMAIN_ID"] = str(random.SystemRandom().randint(1, 232))
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [str(SOURCE), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
 )
