@@ -82,7 +82,9 @@ def test_a_malformed_config_fails_before_any_node_starts(repo: Path, tmp_path: P
     assert not (tmp_path / "runs").exists()
 
 
-def _pid_of(node: str, marker: str) -> int:
+def _node_pids(marker: str) -> dict[str, int]:
+    """Node name -> pid of the node processes with ``marker`` in their command line."""
+    pids = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -91,30 +93,36 @@ def _pid_of(node: str, marker: str) -> int:
         except OSError:
             continue
         text = " ".join(part.decode(errors="replace") for part in command)
-        if f"aerialdojo.nodes.{node}" in text and marker in text:
-            return int(entry.name)
-    raise AssertionError(f"no {node} process with {marker} in its command line")
+        if "-m aerialdojo.nodes." in text and marker in text:
+            pids[text.split("-m aerialdojo.nodes.")[1].split()[0]] = int(entry.name)
+    return pids
+
+
+def _start_eval(config: Path, tmp_path: Path, run_id: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "aerialdojo.cli", "eval", "--config", str(config),
+         "--episodes", "3", "--output", str(tmp_path / "runs"), "--run-id", run_id],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def _wait_for_line(log: Path, text: str, cli: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        if log.exists() and text in log.read_text(errors="replace"):
+            return
+        assert cli.poll() is None, cli.communicate()[1][-3000:]
+        time.sleep(0.5)
+    raise AssertionError(f"{log} never showed {text!r}")
 
 
 def test_an_agent_that_dies_mid_run_loses_no_recorded_episode(repo: Path, tmp_path: Path) -> None:
     config = _config(repo, tmp_path)
     run_dir = tmp_path / "runs" / "cut"
-    cli = subprocess.Popen(
-        [sys.executable, "-m", "aerialdojo.cli", "eval", "--config", str(config),
-         "--episodes", "3", "--output", str(tmp_path / "runs"), "--run-id", "cut"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    cli = _start_eval(config, tmp_path, "cut")
     try:
-        deadline = time.monotonic() + 600
-        log = run_dir / "logs" / "evaluator.log"
-        while time.monotonic() < deadline:
-            if log.exists() and "[1/3]" in log.read_text(errors="replace"):
-                break
-            assert cli.poll() is None, cli.communicate()[1][-3000:]
-            time.sleep(0.5)
-        else:
-            raise AssertionError("the first episode never finished")
-        os.kill(_pid_of("uav_agent", str(run_dir)), signal.SIGKILL)
+        _wait_for_line(run_dir / "logs" / "evaluator.log", "[1/3]", cli)
+        os.kill(_node_pids(str(run_dir))["uav_agent"], signal.SIGKILL)
         _, stderr = cli.communicate(timeout=120)
     finally:
         if cli.poll() is None:
@@ -129,3 +137,19 @@ def test_an_agent_that_dies_mid_run_loses_no_recorded_episode(repo: Path, tmp_pa
     assert (tmp_path / "replay" / "metrics.json").read_bytes() == (
         run_dir / "metrics.json"
     ).read_bytes()
+
+
+def test_nodes_exit_when_the_cli_is_killed_outright(repo: Path, tmp_path: Path) -> None:
+    # Left running, they would answer the next run's requests in the same DDS domain.
+    run_dir = tmp_path / "runs" / "orphans"
+    cli = _start_eval(_config(repo, tmp_path), tmp_path, "orphans")
+    try:
+        _wait_for_line(run_dir / "logs" / "task_manager.log", "started", cli)
+        assert set(_node_pids(str(run_dir))) >= {"sim_bridge", "task_manager", "evaluator"}
+    finally:
+        cli.kill()
+        cli.communicate()
+    deadline = time.monotonic() + 30
+    while _node_pids(str(run_dir)) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _node_pids(str(run_dir)) == {}

@@ -8,6 +8,7 @@ report or when any node dies.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import random
 import signal
@@ -93,6 +94,32 @@ def write_params_file(spec: NodeSpec, directory: Path) -> Path:
     return path
 
 
+#: Set in each node's environment by ``start_graph``: the pid of the process that started it.
+LAUNCHER_PID_ENV = "AERIALDOJO_LAUNCHER_PID"
+
+#: prctl(2) option: the signal a process gets when the thread that started it exits.
+_PR_SET_PDEATHSIG = 1
+
+
+def exit_with_launcher(environ: Mapping[str, str] | None = None) -> None:
+    """Have Linux send this node SIGTERM when the ``start_graph`` launcher dies.
+
+    Nodes run in sessions of their own (so a Ctrl-C reaches only the launcher, which stops
+    them in order); without this, a launcher killed outright (SIGKILL, the OOM killer, a test
+    timeout) would leave them running in the run's DDS domain. The node asks for it itself,
+    at start: a ``preexec_fn`` could deadlock in a launcher whose DDS threads are running.
+    No-op outside Linux and for nodes started by anything else (``ros2 launch``).
+    """
+    launcher = (os.environ if environ is None else environ).get(LAUNCHER_PID_ENV, "")
+    if not launcher or sys.platform != "linux":
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    if os.getppid() != int(launcher):  # the launcher died before the request took effect
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
 def start_graph(
     specs: Sequence[NodeSpec], run_dir: Path, env: Mapping[str, str] | None = None
 ) -> list[NodeProcess]:
@@ -100,7 +127,11 @@ def start_graph(
     ``run_dir/logs/<node>.log``, parameter files to ``run_dir/params``."""
     base_env = dict(os.environ if env is None else env)
     # The shipped DDS transport profile, unless the user chose other settings.
-    child_env = {**base_env, **transport_environment(environ=base_env)}
+    child_env = {
+        **base_env,
+        **transport_environment(environ=base_env),
+        LAUNCHER_PID_ENV: str(os.getpid()),
+    }
     (run_dir / "logs").mkdir(parents=True, exist_ok=True)
     (run_dir / "params").mkdir(parents=True, exist_ok=True)
     started = []

@@ -56,11 +56,12 @@ class AgosAgentNode(Node):
         self.town: TownMap | None = None
         self.region: Region | None = None
         self.actions: tuple[str, ...] = ()
-        # Candidate id -> (stamp, view) of its newest message; ids restart every episode.
-        self._candidates: dict[str, tuple[int, CandidateView]] = {}
-        self._episode_start_ns = 0
-        # The granted turn (its stamp) and the candidate under verification it names.
-        self._turn_ns: int | None = None
+        # (episode id, candidate id) -> newest view: a candidate of the next episode may
+        # arrive before its task does.
+        self._candidates: dict[tuple[str, str], CandidateView] = {}
+        # The episode of the turn granted to this agent ("" while it has none) and the
+        # candidate under verification the turn names.
+        self._turn_episode = ""
         self._turn_candidate = ""
         self._expected_ns: int | None = None
         self._waiting_since = time.monotonic()
@@ -104,6 +105,7 @@ class AgosAgentNode(Node):
         self._messages.publish(
             AgentMessage(
                 header=Header(stamp=self.get_clock().now().to_msg(), frame_id="map"),
+                episode_id=self.episode_id,
                 sender=self.agent,
                 receiver=receiver,
                 kind=kind,
@@ -121,7 +123,9 @@ class AgosAgentNode(Node):
         self.town = town_map(task.scene)
         self.region = parse_task_text(task.goal.description)
         self.actions = tuple(spec.name for spec in task.actions if spec.agent == self.agent)
-        self._episode_start_ns = time_ns(task.header.stamp)
+        self._candidates = {
+            key: view for key, view in self._candidates.items() if key[0] == task.episode_id
+        }
         references = [image_to_array(image).copy() for image in task.goal.reference_images]
         self.start_episode(TargetSignature.from_references(references))
         self._expected_ns = time_ns(task.header.stamp)
@@ -131,36 +135,34 @@ class AgosAgentNode(Node):
 
     @property
     def candidates(self) -> dict[str, CandidateView]:
-        """This episode's candidates (messages stamped since its start) by id."""
+        """This episode's candidates by id."""
         return {
             candidate_id: view
-            for candidate_id, (stamp, view) in self._candidates.items()
-            if stamp >= self._episode_start_ns
+            for (episode_id, candidate_id), view in self._candidates.items()
+            if episode_id == self.episode_id
         }
 
     def _on_candidate(self, msg: Candidate) -> None:
-        stamp = time_ns(msg.header.stamp)
-        if stamp < self._candidates.get(msg.candidate_id, (0, None))[0]:
-            return  # a late message about a previous episode's candidate of the same id
         candidate = CandidateView(
             msg.candidate_id,
             (msg.center.x, msg.center.y),
             active=msg.status == Candidate.ACTIVE,
             confirmed=msg.status == Candidate.CONFIRMED,
         )
-        self._candidates[msg.candidate_id] = (stamp, candidate)
-        if stamp >= self._episode_start_ns:
+        self._candidates[(msg.episode_id, msg.candidate_id)] = candidate
+        if msg.episode_id == self.episode_id:
             self.candidate_changed(candidate)
         self._try_act()
 
     def _on_turn(self, msg: AgentMessage) -> None:
-        # Kept even before its episode's task arrives (topics are not ordered); a turn older
-        # than the episode is ignored when acting.
+        # Kept even when it arrives before its episode's task (topics are not ordered); only
+        # a turn of the agent's current episode lets it act.
+        self._waiting_since = time.monotonic()
         if msg.receiver == self.agent:
-            self._turn_ns, self._turn_candidate = time_ns(msg.header.stamp), msg.candidate_id
+            self._turn_episode, self._turn_candidate = msg.episode_id, msg.candidate_id
             self._try_act()
         else:
-            self._turn_ns = None
+            self._turn_episode = ""
 
     def _on_message(self, msg: AgentMessage) -> None:
         if msg.sender != self.agent:
@@ -181,7 +183,7 @@ class AgosAgentNode(Node):
         stamp = self._expected_ns
         if stamp is None or self._step_pending or self.town is None:
             return
-        if self._turn_ns is None or self._turn_ns < self._episode_start_ns:
+        if self._turn_episode != self.episode_id:
             return
         if (self._turn_candidate and self._turn_candidate not in self.candidates) or not (
             self.ready()
@@ -193,7 +195,7 @@ class AgosAgentNode(Node):
         pose, data = observed
         decision = self.decide(pose, data)
         self._sensors.forget_before(stamp)
-        self._turn_ns = None
+        self._turn_episode = ""
         self._step_pending = True
         self._pending = decision
         request = Step.Request(agent=self.agent, action=decision.action, argument=decision.argument)
@@ -230,6 +232,12 @@ class AgosAgentNode(Node):
         if self._step_pending:
             return
         waited = time.monotonic() - self._waiting_since
+        if self._expected_ns is not None and self._turn_episode != self.episode_id:
+            if waited > self._timeout_s:
+                self.get_logger().warning(
+                    f"no turn on /agos/turn for episode {self.episode_id} after {waited:.0f} s"
+                )
+            return
         warning = self._sensors.starvation(self._expected_ns, waited, self._timeout_s)
         if warning:
             self.get_logger().warning(warning)

@@ -25,6 +25,7 @@ from aerialdojo.agos.vocabulary import ANNOTATE_CANDIDATE, UAV, UGV
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.agos_agent import AgosAgentNode
 from aerialdojo.nodes.common import param
+from aerialdojo.runner import exit_with_launcher
 
 #: The ``policy`` parameter's choices.
 _POLICIES = {"colour_shape": UavSearchPolicy}
@@ -92,6 +93,7 @@ class AgosUavAgent(AgosAgentNode):
 
 
 def main(args: list[str] | None = None) -> None:
+    exit_with_launcher()
     try:
         with rclpy.init(args=args):
             rclpy.spin(AgosUavAgent())

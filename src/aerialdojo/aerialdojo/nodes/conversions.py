@@ -113,11 +113,13 @@ def agos_task_spec_msg(
 _CANDIDATE_STATUS = {STATUS_ACTIVE: Candidate.ACTIVE, STATUS_CONFIRMED: Candidate.CONFIRMED}
 
 
-def candidate_msg(candidate: CandidateRecord, header: Header) -> Candidate:
-    """aerialdojo_interfaces/Candidate of a candidate in the coordination state."""
+def candidate_msg(candidate: CandidateRecord, episode_id: str, header: Header) -> Candidate:
+    """aerialdojo_interfaces/Candidate of a candidate in the coordination state of
+    ``episode_id``."""
     x, y, z = candidate.center
     return Candidate(
         header=header,
+        episode_id=episode_id,
         candidate_id=candidate.candidate_id,
         grid_cell=candidate.grid_cell,
         polygon=Polygon(points=[Point32(x=px, y=py, z=z) for px, py in candidate.polygon]),

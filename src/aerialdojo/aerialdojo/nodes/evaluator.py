@@ -36,6 +36,7 @@ from aerialdojo.nodes.common import (
     param,
 )
 from aerialdojo.run_report import BETWEEN_EPISODES, RunResult, score_assembled, write_run
+from aerialdojo.runner import exit_with_launcher
 from aerialdojo.transport import array_to_compressed, image_to_array
 
 EVENTS_TOPIC = "/aerialdojo/episode_events"
@@ -165,6 +166,7 @@ def _type_name(msg_type: type) -> str:
 
 
 def main(args: list[str] | None = None) -> None:
+    exit_with_launcher()
     with rclpy.init(args=args):
         node = Evaluator()
         try:

@@ -31,6 +31,7 @@ from aerialdojo.geometry import Pose
 from aerialdojo.nodes.common import SENSOR_QOS, STATE_QOS, declare_node_parameters, param, time_msg
 from aerialdojo.nodes.conversions import camera_info_msg, pose_from_msg, pose_msg
 from aerialdojo.params import NODE_PARAMETERS
+from aerialdojo.runner import exit_with_launcher
 from aerialdojo.sim.backend import Observation, aerialdojo_uav_rig
 from aerialdojo.sim.clock import BridgeClock
 from aerialdojo.sim.factory import create_backend
@@ -211,6 +212,7 @@ def _optical_frame(agent: str, view: str) -> str:
 
 
 def main(args: list[str] | None = None) -> None:
+    exit_with_launcher()
     try:
         with rclpy.init(args=args):
             node = SimBridge()

@@ -56,6 +56,7 @@ from aerialdojo.nodes.conversions import (
     pose_msg,
     task_spec_msg,
 )
+from aerialdojo.runner import exit_with_launcher
 from aerialdojo.tasks.episode import Episode
 from aerialdojo.tasks.suite import Suite, load_suite, resolve_suite
 
@@ -336,7 +337,7 @@ class TaskManager(Node):
             if planned.agent == "ugv":
                 attempt.pose = pose  # events carry the scored agent's pose
             if outcome.changed_candidate is not None:
-                self._publish_candidate(outcome.changed_candidate, result.stamp)
+                self._publish_candidate(outcome.changed_candidate, attempt)
             facts = json.dumps(outcome.facts)
             if outcome.done:
                 # A CONFIRM ends the episode by the agents' own decision, like Stop.
@@ -368,6 +369,7 @@ class TaskManager(Node):
         self._turn_pub.publish(
             AgentMessage(
                 header=Header(stamp=attempt.stamp, frame_id="map"),
+                episode_id=attempt.episode.episode_id,
                 sender="task_manager",
                 receiver=referee.turn(),
                 kind=AgentMessage.FREE_TEXT,
@@ -376,8 +378,9 @@ class TaskManager(Node):
             )
         )
 
-    def _publish_candidate(self, candidate: CandidateRecord, stamp: Time) -> None:
-        self._candidates_pub.publish(candidate_msg(candidate, Header(stamp=stamp, frame_id="map")))
+    def _publish_candidate(self, candidate: CandidateRecord, attempt: _Attempt) -> None:
+        header = Header(stamp=attempt.stamp, frame_id="map")
+        self._candidates_pub.publish(candidate_msg(candidate, attempt.episode.episode_id, header))
 
     def _finish(
         self,
@@ -532,6 +535,7 @@ def _scored_start(episode: Episode | AgosEpisode) -> Pose:
 
 
 def main(args: list[str] | None = None) -> None:
+    exit_with_launcher()
     try:
         with rclpy.init(args=args):
             node = TaskManager()

@@ -24,6 +24,7 @@ from aerialdojo.agents.colour_seeker import ColourSeekerPolicy
 from aerialdojo.agents.observation import AgentObservation, GoalDescription, Policy
 from aerialdojo.nodes.common import TASK_QOS, declare_node_parameters, param, time_ns, wall_timer
 from aerialdojo.nodes.sensor_sync import ObservationSync
+from aerialdojo.runner import exit_with_launcher
 from aerialdojo.transport import image_to_array
 
 
@@ -115,6 +116,7 @@ def _goal(goal: GoalSpec) -> GoalDescription:
 
 
 def main(args: list[str] | None = None) -> None:
+    exit_with_launcher()
     try:
         with rclpy.init(args=args):
             rclpy.spin(UavAgent())

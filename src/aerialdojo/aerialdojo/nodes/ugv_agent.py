@@ -21,6 +21,7 @@ from aerialdojo.agos.vocabulary import CONFIRM, GO_TO_CANDIDATE, REJECT, STOP_OB
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.agos_agent import AgosAgentNode
 from aerialdojo.nodes.common import param
+from aerialdojo.runner import exit_with_launcher
 
 #: The ``policy`` parameter's choices.
 _POLICIES = {"colour_shape": UgvVerifyPolicy}
@@ -78,6 +79,7 @@ class UgvAgent(AgosAgentNode):
 
 
 def main(args: list[str] | None = None) -> None:
+    exit_with_launcher()
     try:
         with rclpy.init(args=args):
             rclpy.spin(UgvAgent())
