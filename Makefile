@@ -1,21 +1,25 @@
 # The two commands of the README. Both set the workspace up first (tools/bootstrap.sh).
 #   make eval   evaluation on the embedded simulator; report under runs/<id>/
-#   make test   the whole test suite
+#   make test   the whole test suite (also sets up the real-simulator client venvs)
 # EVAL_ARGS / TEST_ARGS pass extra options, e.g. make eval EVAL_ARGS="--episodes 5".
 SHELL := /bin/bash
 EVAL_CONFIG ?= config/eval.yaml
 EVAL_ARGS ?=
 TEST_ARGS ?=
 
-.PHONY: eval test lint bootstrap clean
+.PHONY: eval test lint bootstrap backends clean
 
 bootstrap:
 	@tools/bootstrap.sh
 
+# The real-simulator clients' own venvs: the tests run their bridges against fake servers.
+backends: bootstrap
+	@tools/bootstrap_backend.sh projectairsim carla-air
+
 eval: bootstrap
 	@tools/run.sh aerialdojo eval --config $(EVAL_CONFIG) $(EVAL_ARGS)
 
-test: bootstrap
+test: backends
 	@tools/run.sh python -m pytest tests $(TEST_ARGS)
 
 lint: bootstrap
@@ -25,4 +29,4 @@ lint: bootstrap
 	@tools/run.sh codespell src tests benchmarks tools launch config README.md
 
 clean:
-	rm -rf build install log .venv
+	rm -rf build install log .venv .venv-projectairsim .venv-carla-air
