@@ -51,6 +51,7 @@ class RosClient:
         self.node = Node(name, namespace=namespace, context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
+        self._subscriptions: dict[str, Any] = {}
 
     def call(self, srv_type: type, name: str, request: Any, timeout_s: float = 60.0) -> Any:
         client = self.node.create_client(srv_type, name)
@@ -63,8 +64,18 @@ class RosClient:
     def collect(self, msg_type: type, topic: str, qos: Any) -> list[Any]:
         """A list that fills with the messages of ``topic`` while the client spins."""
         received: list[Any] = []
-        self.node.create_subscription(msg_type, topic, received.append, qos)
+        self._subscriptions[topic] = self.node.create_subscription(
+            msg_type, topic, received.append, qos
+        )
         return received
+
+    def matched(self, *topics: str) -> bool:
+        """Whether the ``collect`` subscriptions of ``topics`` each have a matched publisher.
+
+        Sensor topics are volatile: a frame published before its subscriber matched is never
+        delivered, so a test waits for this before the step whose frames it checks.
+        """
+        return all(self._subscriptions[topic].get_publisher_count() > 0 for topic in topics)
 
     def spin_until(self, predicate: Any, timeout_s: float) -> bool:
         import time

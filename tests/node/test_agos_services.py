@@ -68,9 +68,7 @@ def test_the_protocol_runs_through_the_nodes(client: RosClient, tmp_path: Path) 
             "/ugv/camera/ring_back/image",
             "/ugv/odom",
         )
-        assert client.spin_until(
-            lambda: all(client.node.count_publishers(topic) for topic in sensor_topics), 20.0
-        )
+        assert client.spin_until(lambda: client.matched(*sensor_topics), 20.0)
         started = client.call(
             StartEpisode,
             "/aerialdojo/start_episode",
