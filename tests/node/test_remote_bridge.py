@@ -149,6 +149,9 @@ def test_an_episode_runs_through_the_bridge_and_a_hung_request_is_rerun(
         assert moved.accepted and not moved.done, moved.message
         assert client.spin_until(
             lambda: any(m.header.stamp == moved.stamp for m in fronts), timeout_s=10.0
+        ), (
+            f"no front frame stamped {moved.stamp}; received {[m.header.stamp for m in fronts]}"
+            f"\n{bridge.log_path.read_text()[-2000:]}"
         )
         frame = next(m for m in fronts if m.header.stamp == moved.stamp)
         pixels = image_to_array(frame)

@@ -280,10 +280,12 @@ def test_frame_publisher_reports_a_failed_publish_to_the_caller(context: Context
     publisher = node.create_publisher(String, "/transport_test/failure", sensor_qos())
     node.destroy_publisher(publisher)
 
-    frames = FramePublisher()
+    reported: list[BaseException] = []
+    frames = FramePublisher(on_failure=reported.append)
     frames.submit([(publisher, String(data="after destroy"))])
     with pytest.raises(TransportError, match="publishing a queued frame failed"):
         frames.flush()
+    assert len(reported) == 1  # at once, for the owner's log
     with pytest.raises(TransportError):
         frames.submit([(publisher, String(data="again"))])
     with pytest.raises(TransportError):

@@ -8,7 +8,7 @@ import os
 import queue
 import sys
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final, Literal, Protocol
 
@@ -466,12 +466,19 @@ class FramePublisher:
     ``TransportError`` from the next ``submit``, ``flush`` or ``close``.
     """
 
-    def __init__(self, max_pending: int = 2, name: str = "aerialdojo-frame-publisher") -> None:
+    def __init__(
+        self,
+        max_pending: int = 2,
+        name: str = "aerialdojo-frame-publisher",
+        on_failure: Callable[[BaseException], None] | None = None,
+    ) -> None:
         """Start the worker thread.
 
         Args:
             max_pending: batches that may wait before ``submit`` blocks.
             name: the worker thread's name (shown by debuggers and ``py-spy``).
+            on_failure: called on the worker thread when a publish fails, so the owner can
+                log it at once rather than at the next ``submit``.
 
         Raises:
             ConfigError: ``max_pending`` is below 1.
@@ -482,6 +489,7 @@ class FramePublisher:
             max_pending
         )
         self._failure: BaseException | None = None
+        self._on_failure = on_failure
         self._closed = False
         self._worker = threading.Thread(target=self._publish_batches, name=name, daemon=True)
         self._worker.start()
@@ -535,6 +543,8 @@ class FramePublisher:
                         publisher.publish(message)
             except Exception as error:  # handed to the caller's thread
                 self._failure = error
+                if self._on_failure is not None:
+                    self._on_failure(error)
             finally:
                 self._batches.task_done()
 

@@ -79,7 +79,9 @@ class SimBridge(Node):
         )
         self._episode_start: dict[str, Pose] = {}
         self._clock = BridgeClock(step_s=float(param(self, "seconds_per_action")))
-        self._frame_publisher = FramePublisher()
+        self._frame_publisher = FramePublisher(
+            on_failure=lambda error: self.get_logger().error(f"publishing frames failed: {error!r}")
+        )
         self._clock_pub = self.create_publisher(Clock, "/clock", STATE_QOS)
         self._views = {agent: self._make_view_publishers(agent) for agent in self._agents}
         self._odom_pubs = {
