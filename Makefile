@@ -1,13 +1,13 @@
 # The two commands of the README. Both set the workspace up first (tools/bootstrap.sh).
 #   make eval   evaluation on the embedded simulator; report under runs/<id>/
-#   make test   the whole test suite (also sets up the real-simulator client venvs)
+#   make test   the whole test suite (make test-backends: with the real-simulator clients)
 # EVAL_ARGS / TEST_ARGS pass extra options, e.g. make eval EVAL_ARGS="--episodes 5".
 SHELL := /bin/bash
 EVAL_CONFIG ?= config/eval.yaml
 EVAL_ARGS ?=
 TEST_ARGS ?=
 
-.PHONY: eval test lint bootstrap backends clean
+.PHONY: eval test test-backends lint bootstrap backends clean
 
 bootstrap:
 	@tools/bootstrap.sh
@@ -19,8 +19,11 @@ backends: bootstrap
 eval: bootstrap
 	@tools/run.sh aerialdojo eval --config $(EVAL_CONFIG) $(EVAL_ARGS)
 
-test: backends
+test: bootstrap
 	@tools/run.sh python -m pytest tests $(TEST_ARGS)
+
+# The whole suite with the real-simulator clients' venvs, whose tests otherwise skip.
+test-backends: backends test
 
 lint: bootstrap
 	@tools/run.sh ruff check src tests benchmarks tools launch
