@@ -69,14 +69,6 @@ class RosClient:
         )
         return received
 
-    def matched(self, *topics: str) -> bool:
-        """Whether the ``collect`` subscriptions of ``topics`` each have a matched publisher.
-
-        Sensor topics are volatile: a frame published before its subscriber matched is never
-        delivered, so a test waits for this before the step whose frames it checks.
-        """
-        return all(self._subscriptions[topic].get_publisher_count() > 0 for topic in topics)
-
     def spin_until(self, predicate: Any, timeout_s: float) -> bool:
         import time
 

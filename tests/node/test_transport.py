@@ -24,7 +24,7 @@ from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from sensor_msgs.msg import Image
-from std_msgs.msg import String
+from std_msgs.msg import Header, String
 
 from aerialdojo.errors import TransportError
 from aerialdojo.transport import (
@@ -237,6 +237,27 @@ def test_sensor_publisher_serves_reliable_and_best_effort_subscribers(context: C
     publisher.publish(array_to_image(np.zeros((4, 4), np.float32), "32FC1"))
     spin_until(context, node, lambda: bool(reliable) and bool(best_effort))
     assert reliable[0].encoding == best_effort[0].encoding == "32FC1"
+    node.destroy_node()
+
+
+def test_sensor_publisher_hands_its_kept_frames_to_a_subscriber_that_matches_late(
+    context: Context,
+) -> None:
+    # What lets an agent wait for the frames of its step: a subscription may count its
+    # publisher as matched before the publisher has matched it (benchmarks/late_match.py).
+    node = Node("transport_test_late_match", context=context)
+    publisher = node.create_publisher(Image, "/transport_test/late", sensor_qos(depth=2))
+    for step in range(3):
+        publisher.publish(Image(header=Header(frame_id=f"step {step}")))
+    late: list[Image] = []
+    viewer: list[Image] = []
+    node.create_subscription(Image, "/transport_test/late", late.append, sensor_qos())
+    node.create_subscription(
+        Image, "/transport_test/late", viewer.append, sensor_qos(reliable=False)
+    )
+    spin_until(context, node, lambda: len(late) == 2)
+    assert [message.header.frame_id for message in late] == ["step 1", "step 2"]
+    assert viewer == []  # a viewer wants the live stream only
     node.destroy_node()
 
 

@@ -11,7 +11,6 @@ from aerialdojo.errors import ConfigError
 from aerialdojo.transport import (
     TRANSPORT_PROFILES,
     FramePublisher,
-    command_qos,
     latched_qos,
     sensor_qos,
     transport_environment,
@@ -106,11 +105,14 @@ def test_qos_helpers() -> None:
     sensor = sensor_qos()
     assert (sensor.reliability, sensor.durability, sensor.depth) == (
         ReliabilityPolicy.RELIABLE,
-        DurabilityPolicy.VOLATILE,
+        DurabilityPolicy.TRANSIENT_LOCAL,
         5,
     )
-    assert sensor_qos(reliable=False, depth=2).reliability == ReliabilityPolicy.BEST_EFFORT
-    assert command_qos().reliability == ReliabilityPolicy.RELIABLE
+    viewer = sensor_qos(reliable=False, depth=2)
+    assert (viewer.reliability, viewer.durability) == (
+        ReliabilityPolicy.BEST_EFFORT,
+        DurabilityPolicy.VOLATILE,
+    )
     latched = latched_qos()
     assert (latched.durability, latched.depth) == (DurabilityPolicy.TRANSIENT_LOCAL, 1)
 

@@ -86,33 +86,30 @@ def sensor_qos(*, reliable: bool = True, depth: int = 5) -> QoSProfile:
     viewer subscribes with ``reliable=False`` and never slows the stream down. Best-effort
     delivery of full frames needs the shipped transport profile (``transport_environment``).
 
+    The reliable profile is also transient local. Discovery is not symmetric: a subscription
+    can count its publisher as matched while the publisher has not matched it yet, and a frame
+    published in that window never reaches a volatile reader (148 of 500 fresh matches with
+    both cores busy, ``benchmarks/late_match.py``). A transient-local writer hands the frames
+    it keeps anyway to a reader that matches late. Viewers stay volatile: they want the live stream.
+
     Args:
-        reliable: RELIABLE (publishers, agents, the recorder) or BEST_EFFORT (viewers).
-        depth: frames kept per topic, by the writer for repairs and by the reader until taken;
-            five (a third of a second at 15 Hz) ride out a subscriber stalled by a busy CPU,
-            where two lost frame sets even to reliable subscribers.
+        reliable: RELIABLE and transient local (publishers, agents, the recorder) or
+            BEST_EFFORT and volatile (viewers).
+        depth: frames kept per topic, by the writer for repairs and late readers and by the
+            reader until taken; five (a third of a second at 15 Hz) ride out a subscriber
+            stalled by a busy CPU, where two lost frame sets even to reliable subscribers.
 
     Raises:
         ConfigError: ``depth`` is below 1.
     """
-    return _keep_last(
-        depth,
-        ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
-        DurabilityPolicy.VOLATILE,
-    )
-
-
-def command_qos(depth: int = 10) -> QoSProfile:
-    """QoS for commands and events that must all arrive: reliable, volatile.
-
-    Raises:
-        ConfigError: ``depth`` is below 1.
-    """
-    return _keep_last(depth, ReliabilityPolicy.RELIABLE, DurabilityPolicy.VOLATILE)
+    if reliable:
+        return latched_qos(depth)
+    return _keep_last(depth, ReliabilityPolicy.BEST_EFFORT, DurabilityPolicy.VOLATILE)
 
 
 def latched_qos(depth: int = 1) -> QoSProfile:
-    """QoS for state a late subscriber must still get (task, status): reliable, transient local.
+    """QoS for data a subscriber that matches late must still get (task, poses, frames):
+    reliable, transient local, the last ``depth`` messages.
 
     Raises:
         ConfigError: ``depth`` is below 1.

@@ -17,7 +17,7 @@ from rclpy.timer import Timer
 
 from aerialdojo.errors import ConfigError
 from aerialdojo.params import NODE_PARAMETERS, ParamSpec
-from aerialdojo.transport import command_qos, latched_qos, sensor_qos
+from aerialdojo.transport import latched_qos, sensor_qos
 
 #: Task spec: latched so an agent that starts late still gets the current task.
 TASK_QOS = latched_qos()
@@ -26,14 +26,16 @@ TASK_QOS = latched_qos()
 #: subscriber (a restarted evaluator, ``ros2 bag record``) as far as the depth allows.
 EVENTS_QOS = latched_qos(depth=1000)
 
-#: Poses, odometry and the clock of a stepped simulation: one message per step, none to lose.
-STATE_QOS = command_qos()
+#: Poses, odometry and the clock of a stepped simulation: one message per step, none to lose,
+#: and kept for a subscriber that matches after the step (see ``sensor_qos``).
+STATE_QOS = latched_qos(depth=10)
 
 #: AGOS handoff (``/agos/candidates``, ``/agos/messages``): every candidate and message
 #: matters to the other agent, and one that starts late must still see the episode's history.
 HANDOFF_QOS = latched_qos(depth=100)
 
-#: Camera streams: reliable, because an agent waits for the frames its step produced.
+#: Camera streams: reliable and transient local, because an agent waits for the frames its
+#: step produced.
 SENSOR_QOS = sensor_qos(reliable=True)
 
 

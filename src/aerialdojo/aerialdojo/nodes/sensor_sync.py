@@ -63,10 +63,11 @@ class ObservationSync:
 
     @property
     def publishers_matched(self) -> bool:
-        """Every sensor topic has a publisher: frames published from now on will arrive.
+        """Every sensor topic has a publisher: the bridge is up and serves this agent.
 
-        Sensor topics are volatile, so an agent must not take a task before this holds, or it
-        would wait for a first observation set that was published before it listened.
+        An agent takes no task before this holds, so the task manager starts episodes only for
+        agents whose sensors are wired. Frames the bridge published before it matched this
+        agent still arrive: sensor and state topics are transient local (``sensor_qos``).
         """
         return all(subscription.get_publisher_count() > 0 for subscription in self._subscriptions)
 
