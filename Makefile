@@ -1,13 +1,13 @@
 # The two commands of the README. Both set the workspace up first (tools/bootstrap.sh).
 #   make eval   evaluation on the embedded simulator; report under runs/<id>/
-#   make test   the whole test suite (make test-backends: with the real-simulator clients)
+#   make test   the whole test suite, real-simulator bridges against fake servers included
 # EVAL_ARGS / TEST_ARGS pass extra options, e.g. make eval EVAL_ARGS="--episodes 5".
 SHELL := /bin/bash
 EVAL_CONFIG ?= config/eval.yaml
 EVAL_ARGS ?=
 TEST_ARGS ?=
 
-.PHONY: eval test test-backends lint bootstrap backends clean
+.PHONY: eval test lint bootstrap backends clean
 
 bootstrap:
 	@tools/bootstrap.sh
@@ -19,11 +19,8 @@ backends: bootstrap
 eval: bootstrap
 	@tools/run.sh aerialdojo eval --config $(EVAL_CONFIG) $(EVAL_ARGS)
 
-test: bootstrap
+test: backends
 	@tools/run.sh python -m pytest tests $(TEST_ARGS)
-
-# The whole suite with the real-simulator clients' venvs, whose tests otherwise skip.
-test-backends: backends test
 
 lint: bootstrap
 	@tools/run.sh ruff check src tests benchmarks tools launch
