@@ -63,7 +63,7 @@ if [[ "$(cat "$venv/.deps-key" 2>/dev/null)" != "$deps_key" ]]; then
 fi
 
 # Rebuild only when a package source, launch file or config file changed.
-build_key="$deps_key $(cd "$root" && find src launch config colcon.meta -type f ! -name '*.pyc' -print0 \
+build_key="$deps_key $(cd "$root" && find src compat launch config colcon.meta -type f ! -name '*.pyc' -print0 \
   | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)"
 if [[ "$(cat "$root/install/.build-key" 2>/dev/null)" != "$build_key" ]]; then
   say "building the colcon workspace"
@@ -75,7 +75,11 @@ if [[ "$(cat "$root/install/.build-key" 2>/dev/null)" != "$build_key" ]]; then
     if [[ "$ros_route" == wheels ]]; then
       export AMENT_PREFIX_PATH="$venv" CMAKE_PREFIX_PATH="$venv"
     fi
-    colcon --log-base log build --metas colcon.meta --event-handlers console_cohesion+ \
+    # The wheels lack tf2_msgs: build the stand-in (compat/README.md) only then.
+    base_paths=(src)
+    "$venv/bin/python" -c 'import tf2_msgs.msg' 2>/dev/null || base_paths+=(compat/tf2_msgs)
+    colcon --log-base log build --base-paths "${base_paths[@]}" --metas colcon.meta \
+      --event-handlers console_cohesion+ \
       --cmake-args -DPython3_EXECUTABLE="$venv/bin/python" -DBUILD_TESTING=OFF >log/colcon-build.txt 2>&1 \
       || { tail -n 40 log/colcon-build.txt >&2; die "colcon build failed; full log in log/colcon-build.txt"; }
   )

@@ -12,14 +12,19 @@ import os
 import signal
 from pathlib import Path
 
+import numpy as np
 import pytest
 from aerialdojo_interfaces.msg import EpisodeEvent, TaskSpec
 from aerialdojo_interfaces.srv import ListEpisodes, StartEpisode, Step
+from geometry_msgs.msg import PoseStamped, TransformStamped
 from rostest import RosClient, running, specs_for
 from sensor_msgs.msg import Image
+from tf2_msgs.msg import TFMessage
 
-from aerialdojo.nodes.common import EVENTS_QOS, SENSOR_QOS, TASK_QOS
+from aerialdojo.nodes.common import EVENTS_QOS, SENSOR_QOS, STATE_QOS, TASK_QOS
+from aerialdojo.nodes.conversions import pose_from_msg
 from aerialdojo.tasks.suite import load_suite, resolve_suite
+from aerialdojo.tf_tree import FrameTransform
 
 pytestmark = pytest.mark.ros
 
@@ -42,6 +47,13 @@ def client():
     ros.close()
 
 
+def _transform(msg: TransformStamped) -> FrameTransform:
+    t, q = msg.transform.translation, msg.transform.rotation
+    return FrameTransform(
+        msg.header.frame_id, msg.child_frame_id, (t.x, t.y, t.z), (q.x, q.y, q.z, q.w)
+    )
+
+
 def _first_episode() -> str:
     return load_suite(resolve_suite("aerialdojo_mini")).select()[0]
 
@@ -50,6 +62,9 @@ def test_services_run_an_episode_and_refuse_bad_requests(client: RosClient, tmp_
     events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
     fronts = client.collect(Image, "/uav/camera/front/image", SENSOR_QOS)
     downs = client.collect(Image, "/uav/camera/down/image", SENSOR_QOS)
+    trees = client.collect(TFMessage, "/tf", STATE_QOS)
+    mounts = client.collect(TFMessage, "/tf_static", TASK_QOS)
+    truths = client.collect(PoseStamped, "/sim/ground_truth/uav/pose", STATE_QOS)
     with running(_graph(), tmp_path) as processes:
         listed = client.call(ListEpisodes, "/aerialdojo/list_episodes", ListEpisodes.Request())
         assert listed.success and _first_episode() in listed.episode_ids
@@ -106,6 +121,25 @@ def test_services_run_an_episode_and_refuse_bad_requests(client: RosClient, tmp_
         ), "no front and down frames with the step's stamp"
         front = next(m for m in fronts if m.header.stamp == stamp)
         assert (front.width, front.height, front.encoding) == (48, 48, "rgb8")
+
+        # The tf tree of the step places the body where the ground truth says it is, and its
+        # static part holds the optical frames the images name.
+        assert client.spin_until(
+            lambda: (
+                bool(mounts)
+                and any(t.transforms[0].header.stamp == stamp for t in trees)
+                and any(p.header.stamp == stamp for p in truths)
+            ),
+            timeout_s=10.0,
+        ), "no /tf_static, or no /tf and ground truth with the step's stamp"
+        optical = {t.child_frame_id for t in mounts[-1].transforms}
+        assert front.header.frame_id in optical and len(optical) == 4
+        tree = next(t for t in trees if t.transforms[0].header.stamp == stamp).transforms
+        edges = {(m.header.frame_id, m.child_frame_id): _transform(m) for m in tree}
+        body = edges[("map", "uav/odom")].matrix() @ edges[("uav/odom", "uav/base_link")].matrix()
+        truth = pose_from_msg(next(p for p in truths if p.header.stamp == stamp).pose)
+        np.testing.assert_allclose(body[:3, 3], truth.position, atol=1e-6)
+        np.testing.assert_allclose(body[:2, 0], (np.cos(truth.yaw), np.sin(truth.yaw)), atol=1e-6)
 
         stopped = client.call(Step, "/aerialdojo/step", Step.Request(agent="uav", action="Stop"))
         assert stopped.accepted and stopped.done

@@ -34,6 +34,7 @@ from aerialdojo.nodes.common import (
     wall_timer,
 )
 from aerialdojo.nodes.sensor_sync import ObservationSync
+from aerialdojo.tf_tree import MAP_FRAME
 from aerialdojo.transport import image_to_array
 
 
@@ -104,7 +105,7 @@ class AgosAgentNode(Node):
         """Publish an AgentMessage to the other agent."""
         self._messages.publish(
             AgentMessage(
-                header=Header(stamp=self.get_clock().now().to_msg(), frame_id="map"),
+                header=Header(stamp=self.get_clock().now().to_msg(), frame_id=MAP_FRAME),
                 episode_id=self.episode_id,
                 sender=self.agent,
                 receiver=receiver,

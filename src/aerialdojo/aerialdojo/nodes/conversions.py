@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from aerialdojo_interfaces.msg import ActionSpec, Candidate, GoalSpec, TaskSpec
-from geometry_msgs.msg import Point, Point32, Polygon
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import Point, Point32, Polygon, TransformStamped
 from geometry_msgs.msg import Pose as PoseMsg
 from PIL import Image as PILImage
 from sensor_msgs.msg import CameraInfo
@@ -24,6 +25,7 @@ from aerialdojo.agos.vocabulary import (
 from aerialdojo.geometry import Pose, yaw_from_quaternion
 from aerialdojo.sim.backend import CameraSpec
 from aerialdojo.tasks.episode import REPRESENTATION_IMAGE, Episode
+from aerialdojo.tf_tree import FrameTransform
 from aerialdojo.transport import array_to_image
 
 if TYPE_CHECKING:
@@ -36,6 +38,16 @@ def pose_msg(pose: Pose) -> PoseMsg:
     msg.position.x, msg.position.y, msg.position.z = pose.x, pose.y, pose.z
     qx, qy, qz, qw = pose.quaternion_xyzw()
     msg.orientation.x, msg.orientation.y, msg.orientation.z, msg.orientation.w = qx, qy, qz, qw
+    return msg
+
+
+def transform_msg(transform: FrameTransform, stamp: Time) -> TransformStamped:
+    """geometry_msgs/TransformStamped of a tf edge at ``stamp``."""
+    msg = TransformStamped(header=Header(stamp=stamp, frame_id=transform.parent))
+    msg.child_frame_id = transform.child
+    t, q = msg.transform.translation, msg.transform.rotation
+    t.x, t.y, t.z = transform.translation
+    q.x, q.y, q.z, q.w = transform.rotation_xyzw
     return msg
 
 

@@ -21,6 +21,7 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import CompressedImage, Image
+from tf2_msgs.msg import TFMessage
 
 from aerialdojo.bags.recorder import BagRecorder
 from aerialdojo.bags.typestore import aerialdojo_typestore
@@ -65,6 +66,9 @@ class Evaluator(Node):
         self.bag_bytes: dict[str, int] = {}
 
         self._record(TaskSpec, "/aerialdojo/task", TASK_QOS)
+        # The frames tree, so that a replay (rviz, Foxglove) places the cameras and agents.
+        self._record(TFMessage, "/tf", STATE_QOS)
+        self._record(TFMessage, "/tf_static", TASK_QOS)
         for agent in param(self, "agents"):
             self._record(Odometry, f"/{agent}/odom", STATE_QOS)
             self._record(PoseStamped, f"/sim/ground_truth/{agent}/pose", STATE_QOS)

@@ -3,7 +3,9 @@
 Per agent ``<a>`` (topics relative to the node, e.g. ``/uav/...``):
   ``<a>/camera/<view>/image`` (rgb8), ``<a>/camera/<view>/depth`` (32FC1, metres),
   ``<a>/camera/<view>/camera_info``, ``<a>/odom`` (relative to the episode start),
-  ``/sim/ground_truth/<a>/pose`` (map frame; evaluator only), and ``/clock``.
+  ``/sim/ground_truth/<a>/pose`` (map frame; evaluator only), ``/clock``, ``/tf`` (map -> <a>/odom
+  -> <a>/base_link with every observation) and ``/tf_static`` (the camera mounts, once;
+  ``aerialdojo.tf_tree``).
 Services for the task manager: ``/sim/reset`` (SimReset), ``/sim/execute`` (SimExecute).
 All views of one observation set carry the same stamp, the simulation time after the action.
 """
@@ -23,18 +25,34 @@ from rclpy.publisher import Publisher
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CameraInfo, Image
 from std_msgs.msg import Header
+from tf2_msgs.msg import TFMessage
 
 from aerialdojo.actions import Action
 from aerialdojo.agos import sensors as agos_sensors
 from aerialdojo.errors import AerialDojoError, SimulatorFaultError
 from aerialdojo.geometry import Pose
-from aerialdojo.nodes.common import SENSOR_QOS, STATE_QOS, declare_node_parameters, param, time_msg
-from aerialdojo.nodes.conversions import camera_info_msg, pose_from_msg, pose_msg
+from aerialdojo.nodes.common import (
+    SENSOR_QOS,
+    STATE_QOS,
+    TASK_QOS,
+    declare_node_parameters,
+    param,
+    time_msg,
+)
+from aerialdojo.nodes.conversions import camera_info_msg, pose_from_msg, pose_msg, transform_msg
 from aerialdojo.params import NODE_PARAMETERS
 from aerialdojo.runner import exit_with_launcher
 from aerialdojo.sim.backend import Observation, aerialdojo_uav_rig
 from aerialdojo.sim.clock import BridgeClock
 from aerialdojo.sim.factory import create_backend
+from aerialdojo.tf_tree import (
+    MAP_FRAME,
+    agent_transforms,
+    base_frame,
+    camera_mount_transforms,
+    odom_frame,
+    optical_frame,
+)
 from aerialdojo.transport import FramePublisher, array_to_image
 
 
@@ -92,6 +110,18 @@ class SimBridge(Node):
             agent: self.create_publisher(PoseStamped, f"/sim/ground_truth/{agent}/pose", STATE_QOS)
             for agent in self._agents
         }
+        self._tf_pub = self.create_publisher(TFMessage, "/tf", STATE_QOS)
+        # Latched like the task: a tf listener that starts later still gets the mounts.
+        self._tf_static_pub = self.create_publisher(TFMessage, "/tf_static", TASK_QOS)
+        self._tf_static_pub.publish(
+            TFMessage(
+                transforms=[
+                    transform_msg(mount, Time())
+                    for agent in self._agents
+                    for mount in camera_mount_transforms(agent, self._backend.cameras(agent))
+                ]
+            )
+        )
         self.create_service(SimReset, "/sim/reset", self._on_reset)
         self.create_service(SimExecute, "/sim/execute", self._on_execute)
         self.get_logger().info(
@@ -107,7 +137,7 @@ class SimBridge(Node):
                 image=self.create_publisher(Image, f"{base}/image", SENSOR_QOS),
                 depth=self.create_publisher(Image, f"{base}/depth", SENSOR_QOS),
                 info=self.create_publisher(CameraInfo, f"{base}/camera_info", SENSOR_QOS),
-                frame_id=_optical_frame(agent, spec.name),
+                frame_id=optical_frame(agent, spec.name),
             )
         return views
 
@@ -170,10 +200,18 @@ class SimBridge(Node):
         sim_time = max(observation.sim_time_s for observation in observations.values())
         stamp = time_msg(self._clock.stamp(sim_time, reset=reset))
         batch: list[tuple[Publisher, object]] = [(self._clock_pub, Clock(clock=stamp))]
+        transforms = []
         for agent, observation in observations.items():
             if reset:
                 self._episode_start[agent] = observation.pose
             batch += self._agent_messages(agent, observation, stamp)
+            transforms += [
+                transform_msg(transform, stamp)
+                for transform in agent_transforms(
+                    agent, observation.pose, self._episode_start[agent]
+                )
+            ]
+        batch.append((self._tf_pub, TFMessage(transforms=transforms)))
         self._frame_publisher.submit(batch)
         return stamp
 
@@ -192,14 +230,14 @@ class SimBridge(Node):
                 (view.info, info),
             ]
         if self._agos:
-            odom = Odometry(header=Header(stamp=stamp, frame_id="map"))
+            odom = Odometry(header=Header(stamp=stamp, frame_id=MAP_FRAME))
             odom.pose.pose = pose_msg(observation.pose)
         else:
-            odom = Odometry(header=Header(stamp=stamp, frame_id=f"{agent}/odom"))
+            odom = Odometry(header=Header(stamp=stamp, frame_id=odom_frame(agent)))
             odom.pose.pose = pose_msg(observation.pose.relative_to(self._episode_start[agent]))
-        odom.child_frame_id = f"{agent}/base_link"
+        odom.child_frame_id = base_frame(agent)
         truth = PoseStamped(
-            header=Header(stamp=stamp, frame_id="map"), pose=pose_msg(observation.pose)
+            header=Header(stamp=stamp, frame_id=MAP_FRAME), pose=pose_msg(observation.pose)
         )
         return [*messages, (self._odom_pubs[agent], odom), (self._truth_pubs[agent], truth)]
 
@@ -207,10 +245,6 @@ class SimBridge(Node):
         self._frame_publisher.close()
         self._backend.close()
         super().destroy_node()
-
-
-def _optical_frame(agent: str, view: str) -> str:
-    return f"{agent}/{view}_optical_frame"
 
 
 def main(args: list[str] | None = None) -> None:

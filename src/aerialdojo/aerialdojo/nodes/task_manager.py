@@ -59,6 +59,7 @@ from aerialdojo.nodes.conversions import (
 from aerialdojo.runner import exit_with_launcher
 from aerialdojo.tasks.episode import Episode
 from aerialdojo.tasks.suite import Suite, load_suite, resolve_suite
+from aerialdojo.tf_tree import MAP_FRAME
 
 _TERMINAL_NAMES = {
     EpisodeEvent.STOPPED: "stopped",
@@ -217,7 +218,7 @@ class TaskManager(Node):
             return started, "started"
 
     def _task_msg(self, attempt: _Attempt) -> TaskSpec:
-        header = Header(stamp=attempt.stamp, frame_id="map")
+        header = Header(stamp=attempt.stamp, frame_id=MAP_FRAME)
         episode = attempt.episode
         if isinstance(episode, AgosEpisode):
             assert isinstance(self._suite, AgosSuite)
@@ -368,7 +369,7 @@ class TaskManager(Node):
         active = referee.state.active_candidate
         self._turn_pub.publish(
             AgentMessage(
-                header=Header(stamp=attempt.stamp, frame_id="map"),
+                header=Header(stamp=attempt.stamp, frame_id=MAP_FRAME),
                 episode_id=attempt.episode.episode_id,
                 sender="task_manager",
                 receiver=referee.turn(),
@@ -379,7 +380,7 @@ class TaskManager(Node):
         )
 
     def _publish_candidate(self, candidate: CandidateRecord, attempt: _Attempt) -> None:
-        header = Header(stamp=attempt.stamp, frame_id="map")
+        header = Header(stamp=attempt.stamp, frame_id=MAP_FRAME)
         self._candidates_pub.publish(candidate_msg(candidate, attempt.episode.episode_id, header))
 
     def _finish(
@@ -434,7 +435,7 @@ class TaskManager(Node):
         episode_json: str = "",
     ) -> None:
         event = EpisodeEvent(
-            header=Header(stamp=attempt.stamp, frame_id="map"),
+            header=Header(stamp=attempt.stamp, frame_id=MAP_FRAME),
             episode_id=attempt.episode.episode_id,
             attempt=attempt.attempt,
             episode_index=attempt.index,

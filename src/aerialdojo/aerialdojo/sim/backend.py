@@ -61,6 +61,15 @@ class CameraSpec:
         f = self.focal_px
         return np.array(((f, 0.0, self.width / 2.0), (0.0, f, self.height / 2.0), (0.0, 0.0, 1.0)))
 
+    def mount_rotation(self) -> np.ndarray:
+        """Rotation from the camera frame (x forward, y left, z up) to the body frame: the
+        mount's yaw, then its pitch (negative pitch looks down)."""
+        yaw, pitch = math.radians(self.yaw_deg), math.radians(-self.pitch_deg)
+        cy, sy, cp, sp = math.cos(yaw), math.sin(yaw), math.cos(pitch), math.sin(pitch)
+        about_up = np.array(((cy, -sy, 0.0), (sy, cy, 0.0), (0.0, 0.0, 1.0)))
+        about_left = np.array(((cp, 0.0, sp), (0.0, 1.0, 0.0), (-sp, 0.0, cp)))
+        return np.asarray(about_up @ about_left)
+
 
 def aerialdojo_uav_rig(
     width: int = 640, height: int = 640, fov_deg: float = 90.0

@@ -36,18 +36,9 @@ def camera_rays(spec: CameraSpec) -> np.ndarray:
     return rays
 
 
-def _mount_rotation(spec: CameraSpec) -> np.ndarray:
-    """Rotation from the camera frame to the body frame: mount yaw, then pitch (negative
-    pitch looks down)."""
-    pitch = math.radians(-spec.pitch_deg)
-    c, s = math.cos(pitch), math.sin(pitch)
-    about_left = np.array(((c, 0.0, s), (0.0, 1.0, 0.0), (-s, 0.0, c)))
-    return np.asarray(yaw_matrix(math.radians(spec.yaw_deg)) @ about_left)
-
-
 def camera_rotation(pose: Pose, spec: CameraSpec) -> np.ndarray:
     """Rotation from the camera frame to the map frame."""
-    return np.asarray(yaw_matrix(pose.yaw) @ _mount_rotation(spec))
+    return np.asarray(yaw_matrix(pose.yaw) @ spec.mount_rotation())
 
 
 def camera_origin(pose: Pose, spec: CameraSpec) -> np.ndarray:
@@ -73,7 +64,7 @@ class _ViewConstants:
 @lru_cache(maxsize=32)
 def _view_constants(spec: CameraSpec, lighting: Lighting) -> _ViewConstants:
     # A yaw turns rays about +z, which changes neither their length nor their elevation.
-    rays = (camera_rays(spec) @ _mount_rotation(spec).T).astype(np.float32)
+    rays = (camera_rays(spec) @ spec.mount_rotation().T).astype(np.float32)
     lengths = np.linalg.norm(rays, axis=1)
     elevation = np.clip(rays[:, 2] / lengths, 0.0, 1.0) ** 0.6
     horizon = haze_colour(lighting)
