@@ -68,8 +68,16 @@ def test_eval_runs_three_episodes_and_the_bag_gives_the_same_metrics(
         ]
         first = next(reader.messages(connections=compressed))
         picture, encoding = compressed_to_array(reader.deserialize(first[2], first[0].msgtype))
+        statics = [c for c in reader.connections if c.topic == "/tf_static"]
+        mounts = [
+            transform.child_frame_id
+            for connection, _, raw in reader.messages(connections=statics)
+            for transform in reader.deserialize(raw, connection.msgtype).transforms
+        ]
     assert topics["/uav/camera/front/image/compressed"] == "sensor_msgs/msg/CompressedImage"
     assert "/uav/odom" in topics and "/sim/ground_truth/uav/pose" in topics
+    assert topics["/tf"] == topics["/tf_static"] == "tf2_msgs/msg/TFMessage"
+    assert sorted(mounts) == [f"uav/{v}_optical_frame" for v in ("down", "front", "left", "right")]
     assert (picture.shape, encoding) == ((96, 96, 3), "rgb8")
     assert "## Recording" in (run_dir / "report.md").read_text()
 
