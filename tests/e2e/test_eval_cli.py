@@ -68,10 +68,10 @@ def test_eval_runs_three_episodes_and_the_bag_gives_the_same_metrics(
         ]
         first = next(reader.messages(connections=compressed))
         picture, encoding = compressed_to_array(reader.deserialize(first[2], first[0].msgtype))
-        statics = [c for c in reader.connections if c.topic == "/tf_static"]
+        tf_static = [c for c in reader.connections if c.topic == "/tf_static"]
         mounts = [
             transform.child_frame_id
-            for connection, _, raw in reader.messages(connections=statics)
+            for connection, _, raw in reader.messages(connections=tf_static)
             for transform in reader.deserialize(raw, connection.msgtype).transforms
         ]
     assert topics["/uav/camera/front/image/compressed"] == "sensor_msgs/msg/CompressedImage"
