@@ -14,6 +14,7 @@ from aerialdojo.sim.backend import (
     SimulatorBackend,
     aerialdojo_uav_rig,
 )
+from aerialdojo.sim.embedded.collision import BOUNDARY_NAME
 from aerialdojo.sim.embedded.renderer import render_views
 from aerialdojo.sim.embedded.scenes import EmbeddedScene, load_scene, scene_names
 
@@ -103,6 +104,9 @@ class EmbeddedBackend(SimulatorBackend):
     def execute(self, agent: str, action: Action, argument: str = "") -> MotionOutcome:
         """Execute one action of ``agent`` (``argument`` is unused by this action set).
 
+        A move into an obstacle stops at contact and is a collision; a move across the edge of
+        the flyable box stops at the edge and is not (a geofence).
+
         Raises:
             InvalidActionError: the agent is not placed, or the action is not a motion of the
                 AerialDojo set.
@@ -119,6 +123,10 @@ class EmbeddedBackend(SimulatorBackend):
                 )
             if hit is None:
                 outcome = MotionOutcome(pose=goal)
+            elif hit.name == BOUNDARY_NAME:
+                # The edge of the modelled world is a geofence, not an obstacle: the seed's
+                # simulators have no wall there, and the terrain drawn beyond it shows none.
+                outcome = MotionOutcome(pose=Pose.from_position(hit.position, pose.yaw))
             else:
                 outcome = MotionOutcome(
                     pose=Pose.from_position(hit.position, pose.yaw),
