@@ -23,6 +23,7 @@ from tf2_msgs.msg import TFMessage
 
 from aerialdojo.nodes.common import EVENTS_QOS, SENSOR_QOS, STATE_QOS, TASK_QOS
 from aerialdojo.nodes.conversions import pose_from_msg
+from aerialdojo.nodes.task_manager import GEOFENCE_NOTE
 from aerialdojo.tasks.suite import load_suite, resolve_suite
 from aerialdojo.tf_tree import FrameTransform
 
@@ -153,6 +154,31 @@ def test_services_run_an_episode_and_refuse_bad_requests(client: RosClient, tmp_
         ]  # fmt: skip
         assert '"target"' in events[0].episode_json and events[1].action == "TurnLeft"
         assert all(p.process.poll() is None for p in processes), "a node died on bad input"
+
+
+def test_a_move_across_the_scene_edge_is_held_and_reported(
+    client: RosClient, tmp_path: Path
+) -> None:
+    # This episode starts 5.7 m inside the flyable box of Flood_1, heading toward its edge.
+    events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
+    with running(_graph(), tmp_path):
+        started = client.call(
+            StartEpisode,
+            "/aerialdojo/start_episode",
+            StartEpisode.Request(episode_id="Flood_1-base-0000-sem"),
+        )
+        assert started.success, started.message
+        forward = Step.Request(agent="uav", action="MoveForward", magnitude=5.0)
+        inside = client.call(Step, "/aerialdojo/step", forward)
+        assert inside.accepted and not inside.done and inside.message == ""
+        held = client.call(Step, "/aerialdojo/step", forward)
+        assert held.accepted and not held.done and not held.collided
+        assert held.message == GEOFENCE_NOTE
+        assert client.spin_until(lambda: len(events) >= 3, timeout_s=10.0)
+        assert [(e.kind, e.message) for e in events[1:3]] == [
+            (EpisodeEvent.STEP, ""),
+            (EpisodeEvent.STEP, GEOFENCE_NOTE),
+        ]
 
 
 def test_a_hung_or_dead_bridge_is_an_infrastructure_failure(

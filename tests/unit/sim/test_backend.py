@@ -64,12 +64,12 @@ def test_the_edge_of_the_world_is_a_geofence_not_a_collision(backend: EmbeddedBa
     edge = backend.scene.annotations.bounds_max[0]
     backend.reset("Bridge_0", {"uav": Pose(edge - 3.0, -3.0, 30.0, 0.0)})
     held = backend.execute("uav", Action("MoveForward", 5.0))
-    assert not held.collided and held.collision_object == ""
+    assert held.geofenced and not held.collided and held.collision_object == ""
     assert held.pose.x == pytest.approx(edge) and held.pose.y == pytest.approx(-3.0)
     again = backend.execute("uav", Action("MoveForward", 5.0))
-    assert not again.collided and again.pose.x == pytest.approx(edge)
+    assert again.geofenced and not again.collided and again.pose.x == pytest.approx(edge)
     along = backend.execute("uav", Action("MoveLeft", 5.0))  # along the fence: free
-    assert not along.collided and along.pose.y == pytest.approx(2.0)
+    assert not along.geofenced and not along.collided and along.pose.y == pytest.approx(2.0)
 
 
 def test_observation_has_every_view_and_ids_only_on_request(backend: EmbeddedBackend) -> None:

@@ -189,6 +189,7 @@ class SimBridge(Node):
         response.success = True
         response.collided = outcome.collided
         response.collision_object = outcome.collision_object
+        response.geofenced = outcome.geofenced
         response.pose = pose_msg(outcome.pose)
         return response
 

@@ -61,6 +61,9 @@ from aerialdojo.tasks.episode import Episode
 from aerialdojo.tasks.suite import Suite, load_suite, resolve_suite
 from aerialdojo.tf_tree import MAP_FRAME
 
+#: The Step message (and STEP event message) of a motion the scene's geofence cut short.
+GEOFENCE_NOTE = "held at the edge of the scene (geofence, not a collision)"
+
 _TERMINAL_NAMES = {
     EpisodeEvent.STOPPED: "stopped",
     EpisodeEvent.COLLIDED: "collided",
@@ -282,17 +285,19 @@ class TaskManager(Node):
             attempt.pose = pose_from_msg(result.pose)
             attempt.stamp = result.stamp
             collided, collision_object = result.collided, result.collision_object
+            if result.geofenced:
+                message = GEOFENCE_NOTE
         attempt.steps_used += 1
         if action.name == STOP:
             kind = EpisodeEvent.STOPPED
         elif collided:
             kind, message = EpisodeEvent.COLLIDED, f"collided with {collision_object}"
         elif attempt.steps_used >= attempt.episode.action_budget:
-            kind = EpisodeEvent.BUDGET_EXHAUSTED
+            kind, message = EpisodeEvent.BUDGET_EXHAUSTED, ""
         else:
             kind = EpisodeEvent.STEP
         if kind == EpisodeEvent.STEP:
-            self._publish_event(attempt, kind, request=request)
+            self._publish_event(attempt, kind, request=request, message=message)
         else:
             self._finish(attempt, kind, request, message=message, collision_object=collision_object)
         return kind, message

@@ -110,11 +110,13 @@ class MotionOutcome:
         pose: ground-truth pose after the action (the contact pose if it collided).
         collided: the swept body touched geometry during the motion.
         collision_object: name of what was hit ("" if nothing).
+        geofenced: the motion stopped at the edge of the simulated world (not a collision).
     """
 
     pose: Pose
     collided: bool = False
     collision_object: str = ""
+    geofenced: bool = False
 
 
 @dataclass(kw_only=True)

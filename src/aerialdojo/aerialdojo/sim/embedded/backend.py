@@ -126,7 +126,9 @@ class EmbeddedBackend(SimulatorBackend):
             elif hit.name == BOUNDARY_NAME:
                 # The edge of the modelled world is a geofence, not an obstacle: the seed's
                 # simulators have no wall there, and the terrain drawn beyond it shows none.
-                outcome = MotionOutcome(pose=Pose.from_position(hit.position, pose.yaw))
+                outcome = MotionOutcome(
+                    pose=Pose.from_position(hit.position, pose.yaw), geofenced=True
+                )
             else:
                 outcome = MotionOutcome(
                     pose=Pose.from_position(hit.position, pose.yaw),
