@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -19,6 +20,14 @@ from rosbags.highlevel import AnyReader
 from aerialdojo.transport import compressed_to_array
 
 pytestmark = [pytest.mark.ros, pytest.mark.e2e]
+
+# A Fast DDS participant's shared-memory segment (the port files are meant to stay).
+SEGMENT_NAME = re.compile(r"^fastdds_[0-9a-f]{16}$")
+
+
+def _segments() -> set[str]:
+    shm = Path("/dev/shm")
+    return {p.name for p in shm.iterdir() if SEGMENT_NAME.match(p.name)} if shm.is_dir() else set()
 
 
 def _config(repo: Path, tmp_path: Path, **task_manager: object) -> Path:
@@ -44,9 +53,12 @@ def test_eval_runs_three_episodes_and_the_bag_gives_the_same_metrics(
     repo: Path, tmp_path: Path
 ) -> None:
     config = _config(repo, tmp_path)
+    segments_before = _segments()
     run = _aerialdojo("eval", "--config", config, "--episodes", 3, "--output",
                       tmp_path / "runs", "--run-id", "e2e")  # fmt: skip
     assert run.returncode == 0, run.stderr[-3000:]
+    # Every node destroyed its participant: nothing of the run's is left in RAM-backed /dev/shm.
+    assert _segments() - segments_before == set()
     run_dir = tmp_path / "runs" / "e2e"
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert len(metrics["episodes"]) == 3
