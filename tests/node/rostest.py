@@ -51,7 +51,6 @@ class RosClient:
         self.node = Node(name, namespace=namespace, context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
-        self._subscriptions: dict[str, Any] = {}
 
     def call(self, srv_type: type, name: str, request: Any, timeout_s: float = 60.0) -> Any:
         client = self.node.create_client(srv_type, name)
@@ -64,9 +63,7 @@ class RosClient:
     def collect(self, msg_type: type, topic: str, qos: Any) -> list[Any]:
         """A list that fills with the messages of ``topic`` while the client spins."""
         received: list[Any] = []
-        self._subscriptions[topic] = self.node.create_subscription(
-            msg_type, topic, received.append, qos
-        )
+        self.node.create_subscription(msg_type, topic, received.append, qos)
         return received
 
     def spin_until(self, predicate: Any, timeout_s: float) -> bool:

@@ -55,6 +55,12 @@ class Pose:
         return float(np.linalg.norm(self.position - np.asarray(point, dtype=np.float64)))
 
 
+def yaw_matrix(yaw: float) -> np.ndarray:
+    """Rotation by ``yaw`` radians about +z."""
+    c, s = math.cos(yaw), math.sin(yaw)
+    return np.array(((c, -s, 0.0), (s, c, 0.0), (0.0, 0.0, 1.0)))
+
+
 def yaw_from_quaternion(x: float, y: float, z: float, w: float) -> float:
     """Yaw (rotation about +z) of a quaternion, in radians."""
     return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))

@@ -112,8 +112,8 @@ class SimBridge(Node):
         }
         self._tf_pub = self.create_publisher(TFMessage, "/tf", STATE_QOS)
         # Latched like the task: a tf listener that starts later still gets the mounts.
-        self._tf_static_pub = self.create_publisher(TFMessage, "/tf_static", TASK_QOS)
-        self._tf_static_pub.publish(
+        tf_static_pub = self.create_publisher(TFMessage, "/tf_static", TASK_QOS)
+        tf_static_pub.publish(
             TFMessage(
                 transforms=[
                     transform_msg(mount, Time())

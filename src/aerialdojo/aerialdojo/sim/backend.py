@@ -16,7 +16,7 @@ import numpy as np
 
 from aerialdojo.actions import Action
 from aerialdojo.errors import CameraConfigError, ConfigError
-from aerialdojo.geometry import Pose
+from aerialdojo.geometry import Pose, yaw_matrix
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,11 +64,10 @@ class CameraSpec:
     def mount_rotation(self) -> np.ndarray:
         """Rotation from the camera frame (x forward, y left, z up) to the body frame: the
         mount's yaw, then its pitch (negative pitch looks down)."""
-        yaw, pitch = math.radians(self.yaw_deg), math.radians(-self.pitch_deg)
-        cy, sy, cp, sp = math.cos(yaw), math.sin(yaw), math.cos(pitch), math.sin(pitch)
-        about_up = np.array(((cy, -sy, 0.0), (sy, cy, 0.0), (0.0, 0.0, 1.0)))
-        about_left = np.array(((cp, 0.0, sp), (0.0, 1.0, 0.0), (-sp, 0.0, cp)))
-        return np.asarray(about_up @ about_left)
+        pitch = math.radians(-self.pitch_deg)
+        c, s = math.cos(pitch), math.sin(pitch)
+        about_left = np.array(((c, 0.0, s), (0.0, 1.0, 0.0), (-s, 0.0, c)))
+        return np.asarray(yaw_matrix(math.radians(self.yaw_deg)) @ about_left)
 
 
 def aerialdojo_uav_rig(

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from aerialdojo.geometry import yaw_matrix
+
 #: A 3D point or vector given as a sequence or an array.
 Vector = Sequence[float] | np.ndarray
 
@@ -45,12 +47,6 @@ class Mesh:
     def triangles(self) -> np.ndarray:
         """(F, 3, 3) corner positions of every face."""
         return np.asarray(self.vertices[self.faces])
-
-
-def yaw_matrix(yaw: float) -> np.ndarray:
-    """Rotation by ``yaw`` radians about +z."""
-    c, s = math.cos(yaw), math.sin(yaw)
-    return np.array(((c, -s, 0.0), (s, c, 0.0), (0.0, 0.0, 1.0)))
 
 
 def merge(meshes: Sequence[Mesh]) -> Mesh:

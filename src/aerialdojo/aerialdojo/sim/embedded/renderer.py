@@ -10,9 +10,8 @@ from functools import lru_cache
 import numpy as np
 
 from aerialdojo.errors import CameraConfigError
-from aerialdojo.geometry import Pose
+from aerialdojo.geometry import Pose, yaw_matrix
 from aerialdojo.sim.backend import CameraFrame, CameraSpec
-from aerialdojo.sim.embedded.primitives import yaw_matrix
 from aerialdojo.sim.embedded.raycast import CHUNK_RAYS, run_in_pool
 from aerialdojo.sim.embedded.world import PATTERN_WATER, PATTERN_WINDOWS, EmbeddedScene, Lighting
 
