@@ -1,14 +1,15 @@
 """Four-view RGB-D frame sets through real DDS: the shipped profile against a bare rclpy publisher.
 
-One publisher process sends 4 x (rgb8 + 32FC1) 640x640 images per frame set (11.5 MB, seed 000
-section 3.1) at 15 Hz and then as fast as it can, to two subscriber processes: one reliable, one
-best-effort. The same messages go once through the shipped configuration (``sensor_qos`` publisher
-and subscribers, ``config/transport/fastdds_shm.xml``) and once through a bare rclpy setup (depth-10
-default QoS publisher, default-QoS and ``qos_profile_sensor_data`` subscribers, Fast DDS's default
-transports). A frame set counts as delivered when all its images arrived full-size; its latency is
-the last arrival minus the publish stamp. CPU is each process's CPU time per frame set sent.
-Before that, in-process, it measures what building the messages costs: ``array_to_image`` against
-``Image(data=array.tobytes())`` and a list conversion (time and bytes allocated per frame set).
+One publisher process sends 4 x (rgb8 + 32FC1) 640x640 images per frame set (11.5 MB,
+AerialDojo-200K section 3.1) at 15 Hz and then as fast as it can, to two subscriber processes: one
+reliable, one best-effort. The same messages go once through the shipped configuration
+(``sensor_qos`` publisher and subscribers, ``config/transport/fastdds_shm.xml``) and once through a
+bare rclpy setup (depth-10 default QoS publisher, default-QoS and ``qos_profile_sensor_data``
+subscribers, Fast DDS's default transports). A frame set counts as delivered when all its images
+arrived full-size; its latency is the last arrival minus the publish stamp. CPU is each process's
+CPU time per frame set sent. Before that, in-process, it measures what building the messages costs:
+``array_to_image`` against ``Image(data=array.tobytes())`` and a list conversion (time and bytes
+allocated per frame set).
 
 Usage: tools/run.sh python benchmarks/transport.py [--seconds 10] [--max-rate-seconds 4]
 The last line is ``RESULT transport_best_effort_delivered value=<fraction at 15 Hz with the

@@ -1,4 +1,4 @@
-"""Launch an AGOS evaluation (seed 001): the evaluation graph of ``eval.launch.py`` with the
+"""Launch an AGOS evaluation (AGOS-Bench): the evaluation graph of ``eval.launch.py`` with the
 AGOS config, i.e. bridge, task manager, evaluator, and the UAV and UGV agents in their
 ``/uav`` and ``/ugv`` namespaces.
 

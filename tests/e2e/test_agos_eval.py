@@ -1,7 +1,7 @@
 """AGOS end to end through ``aerialdojo eval``: the bridge, task manager, evaluator and the
 UAV and UGV agents as separate processes, one Easy, one Mid and one Hard episode; the AGOS
 metrics in the report, the handoff messages in the bag, the bag's metrics equal to the live
-ones; and the no_rgpp ablation, laid out with the full run as in seed 001 Table 4."""
+ones; and the no_rgpp ablation, laid out with the full run as in AGOS-Bench, Table 4."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from aerialdojo.transport import (
 )
 
 NAMESPACE = {"dds": "http://www.eprosima.com"}
-# Four views of rgb8 and 32FC1 depth at 640x640 (seed 000, section 3.1).
+# Four views of rgb8 and 32FC1 depth at 640x640 (AerialDojo-200K, section 3.1).
 FRAME_SET_BYTES = 4 * 640 * 640 * (3 + 4)
 
 

@@ -1,4 +1,4 @@
-"""Discrete action sets and their kinematics (seed 000 section 3.1, "Actions").
+"""Discrete action sets and their kinematics (AerialDojo-200K, section 3.1, "Actions").
 
 AerialDojo-200K: MoveForward, MoveLeft, MoveRight by 1, 3 or 5 m; MoveUp, MoveDown by 1 or
 2 m; TurnLeft, TurnRight by 15 deg; Stop. Sixteen choices, four degrees of freedom, no

@@ -179,7 +179,7 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             default=1.0 / 15.0,
             minimum=0.001,
             description="Simulated time between two captures of a camera, seconds "
-            "(projectairsim; 1/15 s is the seed's 15 FPS)",
+            "(projectairsim; 1/15 s is the paper's 15 FPS)",
         ),
         P(
             name="projectairsim_topics_port",
@@ -289,8 +289,8 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             name="ablation",
             default="full",
             choices=ABLATIONS,
-            description="AGOS tools (seed 001 A.5): full, no_e2a (candidate at the UAV's "
-            "footprint), no_rgpp (no GO_TO_CANDIDATE), no_both",
+            description="AGOS tools (AGOS-Bench, appendix A.5): full, no_e2a (candidate at "
+            "the UAV's footprint), no_rgpp (no GO_TO_CANDIDATE), no_both",
         ),
         P(
             name="ready_timeout_s",

@@ -114,9 +114,9 @@ def write_run(run_dir: Path, result: RunResult, bag_bytes: Mapping[str, int] | N
 
 
 def _agos_section(metrics: RunMetrics) -> str:
-    """The run laid out like seed 001 Table 4 (difficulties, then the total)."""
+    """The run laid out like AGOS-Bench, Table 4 (difficulties, then the total)."""
     return (
-        "## AGOS by difficulty (seed 001 Table 4 layout)\n\n"
+        "## AGOS by difficulty (AGOS-Bench, Table 4 layout)\n\n"
         + ablation_table({"this run": metrics.to_dict()})
         + "\nCompare conditions: `python -m aerialdojo.agos.report full=RUN_DIR "
         "no_e2a=RUN_DIR ...`\n"

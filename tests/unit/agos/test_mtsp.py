@@ -1,5 +1,5 @@
-"""The mTSP expert (seed 001 A.3): coverage, pairing, open routes without subtours, makespan
-optimality on cases small enough to enumerate, and the greedy baseline it beats."""
+"""The mTSP expert (AGOS-Bench, appendix A.3): coverage, pairing, open routes without subtours,
+makespan optimality on cases small enough to enumerate, and the greedy baseline it beats."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """From the referee's facts to the evaluator's AgosRecord and the AGOS metrics: the event
-stream of a refereed episode folds into the record the seed's formulas score."""
+stream of a refereed episode folds into the record the paper's formulas score."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The AerialDojo action set (seed 000, 3.1): 16 choices, exact kinematics, clear refusals."""
+"""The AerialDojo-200K action set (section 3.1): 16 choices, exact kinematics, clear refusals."""
 
 from __future__ import annotations
 

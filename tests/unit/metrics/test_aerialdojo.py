@@ -1,4 +1,4 @@
-"""AerialDojo metrics worked by hand from seed 000, sections 3.2-3.3 (anchor at (0, 0, 10))."""
+"""AerialDojo metrics worked by hand from AerialDojo-200K, sections 3.2-3.3 (anchor (0, 0, 10))."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Aggregation: equal map/family weights (seed 000, 4.1) against task weights, N/A handling."""
+"""Aggregation: equal map/family weights (AerialDojo-200K, 4.1) against task weights; N/A."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""AGOS metrics worked by hand from seed 001, appendix A.2 and A.5 (target at (100, 50, 0.75))."""
+"""AGOS metrics worked by hand from AGOS-Bench, appendix A.2 and A.5 (target at (100, 50, 0.75))."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""CityNav metrics worked by hand from seed 002, section 3.2 (goal at the origin)."""
+"""CityNav metrics worked by hand from CityNav, section 3.2 (goal at the origin)."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def test_oracle_success_along_a_passing_segment(make_citynav: Callable[..., Epis
 def test_final_position_counts_without_an_explicit_stop(
     make_citynav: Callable[..., EpisodeTrace],
 ) -> None:
-    # Seed 002 scores where the agent stops; running out of budget 5 m away still succeeds.
+    # CityNav scores where the agent stops; running out of budget 5 m away still succeeds.
     # l = 100 + 300 + 105.1 m > L = 150 m, so SPL = 150 / l.
     trace = make_citynav(
         ((0, 300, 5), (0, 200, 5), (0, -100, 5), (0, 5, 0)),

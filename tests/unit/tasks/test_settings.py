@@ -1,4 +1,4 @@
-"""Settings, the seed's candidate filters, and split assignment."""
+"""Settings, the paper's candidate filters, and split assignment."""
 
 from __future__ import annotations
 

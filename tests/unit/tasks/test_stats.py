@@ -1,4 +1,4 @@
-"""Suite statistics in the seed's Table 7 / Table 6 layout."""
+"""Suite statistics in the paper's Table 7 / Table 6 layout."""
 
 from __future__ import annotations
 

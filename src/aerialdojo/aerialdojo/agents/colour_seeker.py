@@ -199,8 +199,8 @@ class ColourSeekerPolicy:
 
 def target_colour(goal: GoalDescription) -> np.ndarray | None:
     """RGB of the colour the goal points at: the first colour name in the object name or
-    description (both goal types name the object, seed 000 3.2), else the median colour at
-    the centre of the first reference image."""
+    description (both goal types name the object, AerialDojo-200K, section 3.2), else the median
+    colour at the centre of the first reference image."""
     words = re.findall(r"[a-z]+", f"{goal.object_name} {goal.description}".lower())
     for word in words:
         if word in COLOUR_NAMES:

@@ -1,1 +1,1 @@
-"""AGOS air-ground cooperation (seed 001): towns, road graphs, tools, protocol and experts."""
+"""AGOS air-ground cooperation (AGOS-Bench): towns, road graphs, tools, protocol and experts."""

@@ -16,7 +16,7 @@ from aerialdojo.geometry import Pose
 BENCHMARK = "agos"
 SCHEMA_VERSION = 1
 SETTINGS = ("easy", "mid", "hard")
-#: Episode region edge per setting (seed 001, Table 2).
+#: Episode region edge per setting (AGOS-Bench, Table 2).
 REGION_SIZE_M = {"easy": 150.0, "mid": 300.0, "hard": 300.0}
 DECISION_BUDGET = 80
 SUCCESS_RADIUS_M = 50.0
@@ -353,7 +353,7 @@ def ground_truth_record(episode: AgosEpisode, start_facts: dict[str, Any]) -> di
 
 
 def task_text(episode: AgosEpisode) -> str:
-    """The instruction both agents get: the town and the search region (seed 001: the map M
+    """The instruction both agents get: the town and the search region (AGOS-Bench: the map M
     of region S), never the target's position."""
     region = episode.region
     return (

@@ -74,7 +74,7 @@ def verifying_anchors(town: Town, target: TargetObject, radius_m: float) -> list
 
 def reference_images(town: Town, target: TargetObject) -> list[np.ndarray]:
     """Views of the target alone: every pixel that is not the target is white, and the image
-    is cropped to the target (seed 001: background cropped out of I_target)."""
+    is cropped to the target (AGOS-Bench: background cropped out of I_target)."""
     cx, cy, cz = target.centroid
     images = []
     views: list[tuple[Pose, CameraSpec]] = []

@@ -1,4 +1,4 @@
-"""The UAV waypoint grid and the 5x5 cell grid of the nadir view (seed 001, A.1, A.4.1)."""
+"""The UAV waypoint grid and the nadir view's 5x5 cell grid (AGOS-Bench, appendices A.1, A.4.1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Expert search trajectories (seed 001, "Expert Dataset" and A.3): the UAV-UGV coverage
+"""Expert search trajectories (AGOS-Bench, "Expert Dataset" and A.3): the UAV-UGV coverage
 problem as an open-route mTSP that minimises the makespan, solved as a MILP with HiGHS
 (``scipy.optimize.milp``), and a greedy nearest-neighbour baseline.
 
@@ -25,7 +25,8 @@ from aerialdojo.errors import ConfigError
 
 #: Waypoints whose visible ranges overlap by at least this IoU are paired (eq. 24).
 PAIRING_IOU = 0.8
-#: Seed 001 A.3's discovery radius: a platform within it of the target has found it.
+#: The discovery radius of AGOS-Bench, appendix A.3: a platform within it of the target has found
+#: it.
 DISCOVERY_RADIUS_M = 50.0
 
 
@@ -56,7 +57,7 @@ class VehicleGraph:
             raise ConfigError(f"{self.name}: some waypoint cannot be reached from another")
 
 
-#: Travel speeds of the expert platforms (m/s); seed 001 gives none, so these are ours.
+#: Travel speeds of the expert platforms (m/s); AGOS-Bench gives none, so these are ours.
 UAV_SPEED_MPS = 10.0
 UGV_SPEED_MPS = 6.0
 #: Half side of the square a waypoint's visible range covers: the UAV's grid cell, and an
@@ -184,9 +185,9 @@ def check_coverage(uav: VehicleGraph, ugv: VehicleGraph, solution: Solution) -> 
 
 
 def solve_milp(uav: VehicleGraph, ugv: VehicleGraph, time_limit_s: float = 60.0) -> Solution:
-    """Minimise T_max subject to eqs. 36-55 of seed 001 A.3.
+    """Minimise T_max subject to eqs. 36-55 of AGOS-Bench, appendix A.3.
 
-    Added to the seed's constraints, because an open route leaves its start and never
+    Added to the paper's constraints, because an open route leaves its start and never
     returns: the start has exactly one outgoing and no incoming edge.
 
     Raises:

@@ -1,5 +1,5 @@
 """Ground-truth visibility in a town: what the benchmark checker and the evaluator judge
-(seed 001, A.2: oracle-visible aerial observations, six-view support, line of sight)."""
+(AGOS-Bench, appendix A.2: oracle-visible aerial observations, six-view support, line of sight)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from aerialdojo.sim.backend import CameraSpec
 from aerialdojo.sim.embedded.renderer import camera_origin, camera_rotation
 from aerialdojo.sim.embedded.world import EmbeddedScene
 
-#: The UGV's success radius and the range of its six-view verification (seed 001 A.2.3).
+#: The UGV's success radius and the range of its six-view verification (AGOS-Bench, appendix A.2.3).
 VERIFY_RADIUS_M = 50.0
 
 

@@ -1,5 +1,5 @@
-"""UGV motion on the road graph (seed 001, A.1.2 and "Handoff"): the runtime road options,
-road-graph path planning to a candidate (RGPP), and the drive a chosen anchor leads to."""
+"""UGV motion on the road graph (AGOS-Bench, appendix A.1.2 and "Handoff"): the runtime road
+options, road-graph path planning to a candidate (RGPP), and the drive a chosen anchor leads to."""
 
 from __future__ import annotations
 

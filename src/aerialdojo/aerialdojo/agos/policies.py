@@ -1,4 +1,4 @@
-"""Image-driven AGOS policies (the role-conditioned UAV and UGV decision makers of seed 001,
+"""Image-driven AGOS policies (the role-conditioned UAV and UGV decision makers of AGOS-Bench,
 without a VLM): colour and shape evidence from the rendered views against the reference
 images, and the search-handoff-verify workflow on top. They see only what their agent sees
 (its own views, its map-frame pose, the public town map, the shared candidates), never
@@ -203,7 +203,7 @@ class CandidateView:
 class UavSearchPolicy:
     """The UAV's search and handoff: on a target-coloured blob of a vehicle's size (away
     from rejected places) it first flies to the neighbour nearest to it while that brings it
-    closer than ``CENTRED_M``, then annotates its cell (the seed's baseline UAV centres an
+    closer than ``CENTRED_M``, then annotates its cell (the paper's baseline UAV centres an
     off-centre match too; the candidate is then good with or without E2A); without one it
     flies to the unvisited neighbour with the most unvisited waypoints around it.
 

@@ -1,4 +1,4 @@
-"""Ego-to-allocentric projection (E2A, seed 001 "Handoff"): a nadir-view grid cell to the
+"""Ego-to-allocentric projection (E2A, AGOS-Bench "Handoff"): a nadir-view grid cell to the
 ground polygon it shows, from the camera intrinsics and the UAV's height above ground."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The search-handoff-verify protocol as the task manager enforces it (seed 001, "AGOS-Agent",
+"""The search-handoff-verify protocol as the task manager enforces it (AGOS-Bench, "AGOS-Agent",
 A.1, A.2.3): per-agent action sets, the shared decision budget, the candidate life cycle, the
 deterministic tools (E2A projection, RGPP planning) and the benchmark checker.
 
@@ -151,7 +151,7 @@ class AgosReferee:
         town: its loaded town (ground truth: the referee lives in the task manager).
         ablation: one of ``ABLATIONS``.
         require_fresh_observation: CONFIRM and REJECT need STOP_OBSERVE as the UGV's
-            previous decision (seed 001 A.2.3, "when this requirement is enabled").
+            previous decision (AGOS-Bench, appendix A.2.3, "when this requirement is enabled").
 
     Raises:
         InvalidActionError: an unknown ablation.
@@ -273,7 +273,8 @@ class AgosReferee:
         return PlannedStep(agent, action, argument, sim_argument)
 
     def _project(self, cell: str, pose: Pose) -> GroundCell:
-        """E2A of ``cell``; without E2A the UAV's ground footprint (seed 001 A.5, no_e2a)."""
+        """E2A of ``cell``; without E2A the UAV's ground footprint (AGOS-Bench, appendix
+        A.5, no_e2a)."""
         ground = self.town.map.ground_z
         intrinsics = self._nadir.intrinsics()
         pixels = _NOMINAL_PIXELS
@@ -364,7 +365,7 @@ class AgosReferee:
         return candidate
 
     def _check(self, pose: Pose) -> dict[str, Any]:
-        """The benchmark checker of a CONFIRM at ``pose`` (seed 001, A.2.3)."""
+        """The benchmark checker of a CONFIRM at ``pose`` (AGOS-Bench, appendix A.2.3)."""
         eye = np.asarray((pose.x, pose.y, pose.z))
         distance = math.dist(eye, self.target.centroid)
         visible = self.ring_sees_target(pose)

@@ -1,4 +1,4 @@
-"""The AGOS ablation report laid out like seed 001's Table 4 (appendix A.5): one block per
+"""The AGOS ablation report laid out like AGOS-Bench's Table 4 (appendix A.5): one block per
 condition, one row per difficulty and a Total, columns SR OSR SPL NE ASE ACG GVA DS CErr.
 
     python -m aerialdojo.agos.report full=runs/a no_e2a=runs/b [--out table.md]

@@ -1,4 +1,4 @@
-"""Directed road graphs of a town (seed 001, A.1.1): a fine graph and a decision graph.
+"""Directed road graphs of a town (AGOS-Bench, appendix A.1.1): a fine graph and a decision graph.
 
 The fine graph samples every street at about ``FINE_SPACING_M`` along its centreline; its
 edges follow the direction of travel (both ways on two-way streets, one way otherwise). The

@@ -1,4 +1,4 @@
-"""The AGOS camera rigs (seed 001 "Sensors"): a nadir UAV camera; a UGV front camera for
+"""The AGOS camera rigs (AGOS-Bench "Sensors"): a nadir UAV camera; a UGV front camera for
 driving and a six-view ring after STOP_OBSERVE."""
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """AGOS towns on the embedded simulator: a street grid with one-way streets and cul-de-sacs,
-blocks of buildings, and parked vehicles, some in look-alike groups (seed 001, Table 2).
+blocks of buildings, and parked vehicles, some in look-alike groups (AGOS-Bench, Table 2).
 
 A town is a fixed map, like a CARLA town: its layout, buildings and vehicles follow from its
-name alone. ``town_map`` is what every agent may know (roads, UAV grid, bounds; seed 001
+name alone. ``town_map`` is what every agent may know (roads, UAV grid, bounds; AGOS-Bench
 "Sensors": platforms have urban maps and road networks); ``load_town`` adds the rendered
 scene and the vehicles, which only the simulator, the task manager and the evaluator see.
 """
@@ -27,7 +27,7 @@ from aerialdojo.sim.embedded.scenery import tower
 from aerialdojo.sim.embedded.terrain import flat
 from aerialdojo.sim.embedded.world import EmbeddedScene
 
-#: The towns and their roles (seed 001: training towns and a disjoint test town).
+#: The towns and their roles (AGOS-Bench: training towns and a disjoint test town).
 TOWN_NAMES = ("AgosTown_0", "AgosTown_1")
 HALF_EXTENT_M = 200.0
 #: Street centrelines of the grid, both axes.

@@ -1,5 +1,5 @@
 """Names the AGOS referee, simulator and nodes share: agents, actions, ablations and candidate
-states (seed 001, A.1, A.4, A.5). Light on purpose: every node process imports it."""
+states (AGOS-Bench, appendix A.1, A.4, A.5). Light on purpose: every node process imports it."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ ARGUMENT_ACTIONS = (
     GO_TO_CANDIDATE,
 )
 
-#: The 2x2 ablation of seed 001 A.5: E2A projection and RGPP planning on or off.
+#: The 2x2 ablation of AGOS-Bench, appendix A.5: E2A projection and RGPP planning on or off.
 ABLATIONS = ("full", "no_e2a", "no_rgpp", "no_both")
 
 STATUS_ACTIVE = "active"

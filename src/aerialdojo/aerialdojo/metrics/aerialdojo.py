@@ -1,4 +1,4 @@
-"""AerialDojo-200K per-episode metrics: SR, OSR, SPL at any radius, DTS and CR (seed 000, 3.3)."""
+"""AerialDojo-200K metrics per episode: SR, OSR, SPL at any radius, DTS and CR (section 3.3)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from aerialdojo.metrics.scores import (
 )
 from aerialdojo.metrics.trace import EpisodeTrace
 
-#: The prompt's and the primary success radius (seed 000, 4.1).
+#: The prompt's and the primary success radius (AerialDojo-200K, section 4.1).
 PRIMARY_RADIUS_M = 3.0
 #: The supplementary threshold the seed also reports.
 SUPPLEMENTARY_RADIUS_M = 5.0
@@ -59,7 +59,7 @@ def metric_specs(radii: Sequence[float] = DEFAULT_RADII) -> tuple[MetricSpec, ..
 
 def is_success(trace: EpisodeTrace, radius_m: float) -> bool:
     """sigma_i: an explicit Stop within ``radius_m`` of the anchor, no collision at any
-    time, within the action budget (seed 000, 3.2 "Task execution" and 3.3 SR).
+    time, within the action budget (AerialDojo-200K, section 3.2 "Task execution" and 3.3 SR).
 
     The radius is inclusive: a Stop at exactly ``radius_m`` (3D) succeeds.
     """
@@ -77,8 +77,9 @@ def score_episode(trace: EpisodeTrace, radii: Sequence[float] = DEFAULT_RADII) -
       - SR_i = sigma_i (``is_success``).
       - OSR_i = 1 if the executed path ever comes within r of the anchor, checked along
         every segment between consecutive positions, "regardless of its final stopping
-        decision or subsequent failure" (seed 000, 3.3): a collision after entering keeps it.
-      - SPL_i = sigma_i * L_i / max(L_i, l_i) (seed 000, eq. 4), L_i the reference length,
+        decision or subsequent failure" (AerialDojo-200K, section 3.3): a collision after entering
+        keeps it.
+      - SPL_i = sigma_i * L_i / max(L_i, l_i) (AerialDojo-200K, eq. 4), L_i the reference length,
         l_i the executed translational length (eq. 2).
 
     Radius-free: DTS_i = ||p_final - p_anchor||_2, without subtracting the radius (key

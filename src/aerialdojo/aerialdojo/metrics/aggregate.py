@@ -12,7 +12,7 @@ from typing import Any
 from aerialdojo.errors import MetricsError
 from aerialdojo.metrics.scores import EpisodeScore, MetricSpec
 
-#: Mean over scenes within a family, then over families (seed 000, 4.1).
+#: Mean over scenes within a family, then over families (AerialDojo-200K, section 4.1).
 RULE_MAP_FAMILY_EQUAL = "map_family_equal"
 #: Mean over episodes (task-weighted; AGOS and CityNav totals).
 RULE_EPISODE_POOLED = "episode_pooled"
@@ -75,7 +75,7 @@ class RunMetrics:
         task_weighted: the mean over all episodes.
         by_family, by_setting, by_scene: groups, aggregated with ``rule`` (a scene is a
             single map, so its aggregate is its episode mean).
-        by_setting_family: setting -> family -> group, as in seed 000 Tables 4-5.
+        by_setting_family: setting -> family -> group, as in AerialDojo-200K, Tables 4-5.
         excluded: infrastructure failures, listed and never scored.
     """
 
@@ -165,8 +165,8 @@ def aggregate_group(
 ) -> GroupMetrics:
     """Aggregate ``scores`` under ``rule``.
 
-    ``RULE_MAP_FAMILY_EQUAL`` (seed 000, 4.1: "We average all map-level scores equally
-    within each family, then average the four family means equally"): a map's score is its
+    ``RULE_MAP_FAMILY_EQUAL`` (AerialDojo-200K, section 4.1: "We average all map-level scores
+    equally within each family, then average the four family means equally"): a map's score is its
     episode mean, a family's the mean of its maps, the group's the mean of its families.
     ``RULE_EPISODE_POOLED``: the mean over episodes. Either way a conditional metric only
     averages the episodes in its support, and a group without support gets None.

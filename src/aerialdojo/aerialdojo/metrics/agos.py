@@ -1,4 +1,5 @@
-"""AGOS per-episode metrics: SR, OSR, SPL, NE, ASE, ACG, GVA, DS and CErr (seed 001, A.2, A.5)."""
+"""AGOS-Bench metrics per episode: SR, OSR, SPL, NE, ASE, ACG, GVA, DS, CErr (appendices A.2,
+A.5)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from aerialdojo.metrics.scores import (
 )
 from aerialdojo.metrics.trace import AgosRecord, EpisodeTrace, Point3
 
-#: R, the benchmark spatial scale of ACG (seed 001, eq. 13).
+#: R, the benchmark spatial scale of ACG (AGOS-Bench, eq. 13).
 ACG_SCALE_M = 50.0
 
 #: The metrics ``score_episode`` returns, in report order.
@@ -77,8 +78,8 @@ def gva_included(record: AgosRecord) -> bool:
 def candidate_error(record: AgosRecord, target: Point3) -> float | None:
     """CErr_e: 3D distance from the closest candidate centre to the target; None without one.
 
-    Seed 001 A.5 defines CErr as "the mean Euclidean distance in meters from the candidate
-    center to the ground-truth target location", one value per episode, and explains low
+    AGOS-Bench, appendix A.5 defines CErr as "the mean Euclidean distance in meters from the
+    candidate center to the ground-truth target location", one value per episode, and explains low
     CErr by long episodes in which the UAV "eventually annotate[s] candidates near the
     target": the episode's best candidate, which is what the minimum measures.
     """
@@ -88,7 +89,7 @@ def candidate_error(record: AgosRecord, target: Point3) -> float | None:
 
 
 def score_episode(trace: EpisodeTrace) -> EpisodeScore:
-    """Score one AGOS episode; positions and lengths are the UGV's (seed 001, "Evaluation
+    """Score one AGOS episode; positions and lengths are the UGV's (AGOS-Bench, "Evaluation
     Metrics": SR, OSR, SPL and NE "are computed solely from the UGV trajectory and
     ground-level verification outcome").
 
@@ -98,7 +99,7 @@ def score_episode(trace: EpisodeTrace) -> EpisodeScore:
       'osr' flag" (A.2.3).
     - SPL_e = C_e * L_e / max(L_e, l_e) with the UGV's reference and executed lengths.
     - NE_e = ||p_UGV,final - p_target||_2, only for episodes that ended with a CONFIRM (the
-      UGV's stop); N/A without any. Seed 001 Table 3 marks NE undefined ("-") for runs with
+      UGV's stop); N/A without any. AGOS-Bench, Table 3 marks NE undefined ("-") for runs with
       no such episode, and its Table 4 totals (NE 129.9 m from 67.0/149.3/171.6 m over
       40/40/40 episodes) are support-weighted, which a mean over all episodes cannot give.
     - ASE_e (eq. 11), ACG_e (eq. 15), GVA: value C_e with V_e = 1, outside the support

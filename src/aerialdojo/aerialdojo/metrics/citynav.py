@@ -1,4 +1,4 @@
-"""CityNav per-episode metrics: NE, SR, OSR and SPL at a spherical radius (seed 002, 3.2)."""
+"""CityNav per-episode metrics: NE, SR, OSR and SPL at a spherical radius (CityNav, section 3.2)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from aerialdojo.metrics.scores import (
 )
 from aerialdojo.metrics.trace import EpisodeTrace
 
-#: "within a 20-meter spherical radius of the goal coordinates" (seed 002, 3.2).
+#: "within a 20-meter spherical radius of the goal coordinates" (CityNav, section 3.2).
 SUCCESS_RADIUS_M = 20.0
 DEFAULT_RADII = (SUCCESS_RADIUS_M,)
 
@@ -39,7 +39,7 @@ def metric_specs(radii: Sequence[float] = DEFAULT_RADII) -> tuple[MetricSpec, ..
 
 
 def score_episode(trace: EpisodeTrace, radii: Sequence[float] = DEFAULT_RADII) -> EpisodeScore:
-    """Score one CityNav episode at every radius in ``radii`` (seed 002, 3.2).
+    """Score one CityNav episode at every radius in ``radii`` (CityNav, section 3.2).
 
     - NE_i = ||p_stop - p_goal||_2, 3D, from "the agent's stopping point": the final
       position, whether the episode ended by Stop or by running out of budget (key ``ne_m``).
@@ -47,7 +47,7 @@ def score_episode(trace: EpisodeTrace, radii: Sequence[float] = DEFAULT_RADII) -
       sets no Stop or collision condition, so none is added; inclusive, 3D.
     - OSR_i = 1 if "at least one point during navigation meets the success criteria",
       checked along every executed segment with the same 3D distance as SR.
-    - SPL_i = SR_i * L_i / max(L_i, l_i), the formula of seed 000 eq. 4 that seed 002 cites.
+    - SPL_i = SR_i * L_i / max(L_i, l_i), the formula of AerialDojo-200K eq. 4 that CityNav cites.
 
     Args:
         trace: a CityNav episode.

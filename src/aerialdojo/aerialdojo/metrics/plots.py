@@ -1,4 +1,4 @@
-"""Report plots: per-family radar charts (seed 000 Figure 5) and success-radius sweeps."""
+"""Report plots: per-family radar charts (AerialDojo-200K, Figure 5) and success-radius sweeps."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ class RadarRange:
         return min(1.0, max(0.0, (value - self.centre) / (self.edge - self.centre)))
 
 
-#: Seed 000 Figure 5: SR and SPL 0-5 %, OSR 0-15 %, DTS 40-0 m, CR 100-0 %.
+#: AerialDojo-200K, Figure 5: SR and SPL 0-5 %, OSR 0-15 %, DTS 40-0 m, CR 100-0 %.
 FIGURE5_RANGES = {
     "SR": RadarRange(centre=0.0, edge=5.0),
     "OSR": RadarRange(centre=0.0, edge=15.0),
@@ -123,13 +123,13 @@ def plot_radar(
     ranges: Mapping[str, RadarRange] | None = None,
     radius_m: float | None = None,
 ) -> None:
-    """One radar per scene family with one curve per run, like seed 000 Figure 5.
+    """One radar per scene family with one curve per run, like AerialDojo-200K, Figure 5.
 
     Args:
         runs: label -> AerialDojo run (one curve each).
         path: PNG to write.
         ranges: axis -> range; None fits the data (``auto_ranges``); ``FIGURE5_RANGES``
-            reproduces the seed's figure.
+            reproduces the paper's figure.
         radius_m: success radius of SR/OSR/SPL; None for each run's primary radius.
 
     Raises:

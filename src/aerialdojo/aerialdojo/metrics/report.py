@@ -27,7 +27,7 @@ NOT_AVAILABLE = "N/A"
 _RULE_TEXT = {
     RULE_MAP_FAMILY_EQUAL: (
         "maps averaged equally within each family, families averaged equally "
-        "(seed 000, section 4.1)"
+        "(AerialDojo-200K, section 4.1)"
     ),
     RULE_EPISODE_POOLED: "mean over episodes; conditional metrics over their support",
 }

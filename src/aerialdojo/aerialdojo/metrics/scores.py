@@ -53,7 +53,7 @@ def radius_label(name: str, radius_m: float) -> str:
 def success_weighted_path_length(
     success: bool, reference_length_m: float, executed_length_m: float
 ) -> float:
-    """SPL_i = sigma_i * L_i / max(L_i, l_i) (seed 000, eq. 4).
+    """SPL_i = sigma_i * L_i / max(L_i, l_i) (AerialDojo-200K, eq. 4).
 
     The max keeps it within [0, 1]: a path shorter than the reference earns no bonus, and a
     zero executed length (success without moving) gives exactly sigma_i.
@@ -158,5 +158,6 @@ class EpisodeScore:
 
 
 def final_distance(trace: EpisodeTrace) -> float:
-    """||p_final - p_target||_2 in 3D: DTS (seed 000, 3.3) and NE (seeds 001, 002)."""
+    """||p_final - p_target||_2 in 3D: DTS (AerialDojo-200K, section 3.3) and NE (AGOS-Bench,
+    CityNav)."""
     return math.dist(trace.final_position, trace.target)

@@ -18,8 +18,8 @@ from aerialdojo.metrics.scores import EpisodeScore, MetricSpec, radius_key
 from aerialdojo.metrics.trace import EpisodeTrace
 
 #: Headline aggregation per benchmark: AerialDojo averages maps then families equally
-#: (seed 000, 4.1); AGOS totals pool episodes (seed 001 Table 4: its GVA, NE and CErr totals
-#: are support-weighted); CityNav reports plain episode means (seed 002, 5.1).
+#: (AerialDojo-200K, section 4.1); AGOS totals pool episodes (AGOS-Bench, Table 4: its GVA, NE and
+#: CErr totals are support-weighted); CityNav reports plain episode means (CityNav, section 5.1).
 AGGREGATION_RULES = {
     "aerialdojo": RULE_MAP_FAMILY_EQUAL,
     "agos": RULE_EPISODE_POOLED,

@@ -12,7 +12,7 @@ from aerialdojo.metrics.trace import Point2, Point3
 
 
 def path_length(positions: Sequence[Point3]) -> float:
-    """Translational length of a path, sum_k ||p_{k+1} - p_k||_2 (seed 000, eq. 2).
+    """Translational length of a path, sum_k ||p_{k+1} - p_k||_2 (AerialDojo-200K, eq. 2).
 
     Repeated positions (turns, refused moves) add nothing; a single position has length 0.
     """

@@ -18,7 +18,8 @@ BENCHMARKS = ("aerialdojo", "agos", "citynav")
 TERMINATION_STOPPED = "stopped"
 TERMINATION_COLLIDED = "collided"
 TERMINATION_BUDGET_EXHAUSTED = "budget_exhausted"
-#: How an episode can end (seed 000, 3.2 "Task execution": Stop, collision or budget).
+#: How an episode can end (AerialDojo-200K, section 3.2 "Task execution": Stop, collision or
+#: budget).
 TERMINATIONS = (TERMINATION_STOPPED, TERMINATION_COLLIDED, TERMINATION_BUDGET_EXHAUSTED)
 
 Point3 = tuple[float, float, float]
@@ -38,13 +39,14 @@ def _point3(value: Sequence[float], where: str) -> Point3:
 
 @dataclass(frozen=True, kw_only=True)
 class AgosCandidate:
-    """One candidate region the UAV handed to the UGV (seed 001, A.2.2).
+    """One candidate region the UAV handed to the UGV (AGOS-Bench, appendix A.2.2).
 
     Attributes:
         candidate_id: the id the agents used for it.
         polygon_xy: ground footprint in the map frame, at least three (x, y) vertices in
             order; heights are dropped because the footprint lies on the ground.
-        center: the candidate centre the UGV was sent to, map frame (for CErr, seed 001 A.5).
+        center: the candidate centre the UGV was sent to, map frame (for CErr, AGOS-Bench, appendix
+        A.5).
     """
 
     candidate_id: str
@@ -64,7 +66,7 @@ class AgosCandidate:
 
 @dataclass(frozen=True, kw_only=True)
 class AgosRecord:
-    """The air-ground part of an AGOS episode (seed 001, A.2).
+    """The air-ground part of an AGOS episode (AGOS-Bench, appendix A.2).
 
     Attributes:
         uav_decisions: K^UAV, logical UAV decision calls (DS, eq. 21).

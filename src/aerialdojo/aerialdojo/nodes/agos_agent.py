@@ -1,5 +1,5 @@
 """What the AGOS UAV and UGV agent nodes share: the task, their own views by stamp, their
-map-frame odometry, the handoff topics and the step service (seed 001: two agents in
+map-frame odometry, the handoff topics and the step service (AGOS-Bench: two agents in
 separate processes that cooperate only through ``/agos/candidates`` and ``/agos/messages``).
 
 The task manager announces on ``/agos/turn`` whose decision comes next and which candidate

@@ -1,5 +1,5 @@
 """AGOS UAV agent node (namespace ``/uav``): searches from its nadir view and hands targets
-to the UGV (seed 001, "Search" and "Handoff").
+to the UGV (AGOS-Bench, "Search" and "Handoff").
 
 Subscribes to ``camera/down/*``, ``odom`` (map frame), the task, ``/agos/candidates`` and
 ``/agos/messages`` and ``/agos/turn``; calls ``/aerialdojo/step``. The task manager gives it

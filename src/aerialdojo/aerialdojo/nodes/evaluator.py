@@ -76,7 +76,7 @@ class Evaluator(Node):
                 for view in param(self, "record_image_views"):
                     self._record_images(f"/{agent}/camera/{view}/image")
         if "ugv" in param(self, "agents"):
-            # AGOS handoff (seed 001): what the agents told each other, for replay and review.
+            # AGOS handoff (AGOS-Bench): what the agents told each other, for replay and review.
             self._record(Candidate, "/agos/candidates", HANDOFF_QOS)
             self._record(AgentMessage, "/agos/messages", HANDOFF_QOS)
         # Last: the task manager starts the run once this subscription exists, so every

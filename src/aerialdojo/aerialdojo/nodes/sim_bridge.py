@@ -75,7 +75,7 @@ class SimBridge(Node):
         declare_node_parameters(self, "sim_bridge")
         self._agents: list[str] = list(param(self, "agents"))
         width, height = param(self, "image_width"), param(self, "image_height")
-        # AGOS (seed 001) has its own rigs and global localisation: odometry in the map frame.
+        # AGOS (AGOS-Bench) has its own rigs and global localisation: odometry in the map frame.
         self._agos = param(self, "backend") == "agos"
         if self._agos:
             agos_rigs = {"uav": agos_sensors.uav_rig(width, height)}

@@ -7,7 +7,7 @@ Topics: ``/aerialdojo/task`` (TaskSpec, latched) and ``/aerialdojo/episode_event
 that fails or does not answer ends the attempt as an infrastructure failure, which is rerun,
 never scored against the agent. Invalid requests are answered with a reason.
 
-AGOS suites (seed 001) are refereed by ``agos.protocol.AgosReferee``: per-agent action sets,
+AGOS suites (AGOS-Bench) are refereed by ``agos.protocol.AgosReferee``: per-agent action sets,
 the 80 decisions both agents share, the frozen UAV during a candidate's verification, the
 E2A and RGPP tools and the checker (a false CONFIRM ends the episode as a failure). The task
 manager publishes the candidates the E2A tool makes on ``/agos/candidates`` and, after each

@@ -1,5 +1,5 @@
 """AGOS UGV agent node (namespace ``/ugv``): explores the roads, approaches candidates and
-verifies them from its six-view ring (seed 001, "Search" and "Verify").
+verifies them from its six-view ring (AGOS-Bench, "Search" and "Verify").
 
 Subscribes to ``camera/front/*`` and the six ``camera/ring_*/*`` views, ``odom`` (map frame),
 the task, ``/agos/candidates``, ``/agos/messages`` and ``/agos/turn``; calls

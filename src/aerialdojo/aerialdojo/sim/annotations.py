@@ -6,13 +6,13 @@ from dataclasses import dataclass, field
 
 from aerialdojo.geometry import Pose
 
-#: Scene families of AerialDojo-200K (seed 000, section 3.1).
+#: Scene families of AerialDojo-200K (AerialDojo-200K, section 3.1).
 FAMILIES = ("urban", "natural", "infrastructure", "disaster")
 
 
 @dataclass(frozen=True, kw_only=True)
 class Landmark:
-    """A visually salient spatial reference (seed 000, 3.1 "Manual annotation")."""
+    """A visually salient spatial reference (AerialDojo-200K, section 3.1 "Manual annotation")."""
 
     name: str
     position: tuple[float, float, float]

@@ -73,7 +73,8 @@ class CameraSpec:
 def aerialdojo_uav_rig(
     width: int = 640, height: int = 640, fov_deg: float = 90.0
 ) -> list[CameraSpec]:
-    """The four AerialDojo views: front, left, right and down, 90 deg FOV (seed 000, 3.1)."""
+    """The four AerialDojo views: front, left, right and down, 90 deg FOV (AerialDojo-200K,
+    section 3.1)."""
     return [
         CameraSpec(name="front", width=width, height=height, fov_deg=fov_deg),
         CameraSpec(name="left", width=width, height=height, fov_deg=fov_deg, yaw_deg=90.0),

@@ -50,7 +50,7 @@ def create_backend(
             seconds_per_action=seconds_per_action,
         )
     if name == "agos":
-        # AGOS towns on the embedded simulator (seed 001); towns are fixed maps, no seed.
+        # AGOS towns on the embedded simulator (AGOS-Bench); towns are fixed maps, no seed.
         from aerialdojo.agos.backend import AgosBackend  # noqa: PLC0415
 
         return AgosBackend(rigs=rigs, seconds_per_action=seconds_per_action)

@@ -8,7 +8,7 @@ How the benchmark's embodiment maps onto ProjectAirSim:
   name) in one directory; each agent is the robot actor of the same name (``uav``);
 - on load the backend makes the clock steppable and paused, the robot non-physics, and gives it
   the rig's cameras, each capturing scene and planar depth every ``capture_interval_s`` of
-  simulated time (1/15 s: 15 FPS, seed 000 section 3.1);
+  simulated time (1/15 s: 15 FPS, AerialDojo-200K, section 3.1);
 - a discrete action is a ``SetPose`` of the non-physics drone followed by ``seconds_per_action``
   of simulated time; a ``collision_info`` message during that time makes it a collision, and the
   drone is put back where the collision happened;

@@ -1,7 +1,7 @@
 """From a scene's annotations and collision world to navigation tasks and their twin episodes.
 
 A candidate pairs two distinct annotated objects of a scene: the agent starts at the first
-one's anchor, facing away from it, and searches for the second (seed 000, section 3.2).
+one's anchor, facing away from it, and searches for the second (AerialDojo-200K, section 3.2).
 Nothing here touches a simulator; the collision world is injected.
 """
 
@@ -40,7 +40,7 @@ from aerialdojo.tasks.settings import (
     setting_for_length,
 )
 
-#: Success radius of AerialDojo (seed 000, 3.2).
+#: Success radius of AerialDojo (AerialDojo-200K, section 3.2).
 SUCCESS_RADIUS_M = 3.0
 
 
@@ -95,7 +95,7 @@ def plan_task(
     *,
     config: PlannerConfig | None = None,
 ) -> NavigationTask | None:
-    """Plan the reference from one object's anchor to another's and apply the seed's filters.
+    """Plan the reference from one object's anchor to another's and apply the paper's filters.
 
     Pairs whose anchors are 3 m apart or less, or 100 m or more, cannot pass the filters and
     are rejected before planning; so are pairs whose ``direct_route`` is free and already

@@ -1,4 +1,4 @@
-"""Episodes as typed, validated value objects (seed 000, section 3.2)."""
+"""Episodes as typed, validated value objects (AerialDojo-200K, section 3.2)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ def make_episode_id(scene: str, setting: str, index: int, representation: str) -
 
 @dataclass(frozen=True, kw_only=True)
 class Goal:
-    """G = [name, landmark, direction, representation] (seed 000, 3.2 "Task definition").
+    """G = [name, landmark, direction, representation] (AerialDojo-200K, section 3.2 "Task
+    definition").
 
     Attributes:
         object_name: the target object's name.
@@ -53,7 +54,7 @@ class Goal:
 
 @dataclass(frozen=True, kw_only=True)
 class ReferencePath:
-    """The collision-free reference trajectory and its statistics (seed 000, eqs. 2-3).
+    """The collision-free reference trajectory and its statistics (AerialDojo-200K, eqs. 2-3).
 
     Attributes:
         poses: q_0 .. q_K, q_0 = start, p_K = target anchor.

@@ -1,4 +1,4 @@
-"""Task suite generation from any scene with a collision world (seed 000, 3.2-3.3).
+"""Task suite generation from any scene with a collision world (AerialDojo-200K, section 3.2-3.3).
 
 Candidate pairs, reference trajectories, filters, settings, twins, splits, reference images
 and a default selection, written as a suite file.

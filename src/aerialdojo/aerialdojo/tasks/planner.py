@@ -47,7 +47,7 @@ class PlannerConfig:
     """Parameters shared by both planners.
 
     Attributes:
-        collision_radius_m: radius of the swept sphere (seed 000: 0.25 m).
+        collision_radius_m: radius of the swept sphere (AerialDojo-200K: 0.25 m).
         goal_tolerance_m: a route ends once it is this close to the goal; the discrete
             actions cannot hit an arbitrary anchor exactly.
         cell_m: horizontal edge of a closed-set cell (Hybrid A*) or voxel edge (grid A*).
@@ -117,7 +117,7 @@ class PointPlan:
 
 
 def path_length(poses: Sequence[Pose]) -> float:
-    """Translational length L of a pose sequence (seed 000, eq. 2); turns add nothing."""
+    """Translational length L of a pose sequence (AerialDojo-200K, eq. 2); turns add nothing."""
     return sum(math.dist((a.x, a.y, a.z), (b.x, b.y, b.z)) for a, b in itertools.pairwise(poses))
 
 

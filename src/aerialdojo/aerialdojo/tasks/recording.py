@@ -1,4 +1,5 @@
-"""Multi-view RGB-D recordings along reference trajectories, as rosbag2 MCAP (seed 000, 3.2).
+"""Multi-view RGB-D recordings along reference trajectories, as rosbag2 MCAP (AerialDojo-200K,
+section 3.2).
 
 One bag per navigation task, written with rosbags: no ROS installation needed.
 """

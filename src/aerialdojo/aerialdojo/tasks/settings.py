@@ -1,4 +1,4 @@
-"""Task settings, candidate filters and train/test splits (seed 000, sections 3.2-3.3)."""
+"""Task settings, candidate filters and train/test splits (AerialDojo-200K, sections 3.2-3.3)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ class Setting:
 
     Attributes:
         name: machine name used in files and episode ids (``"base"``).
-        label: the seed's name (``"Base"``).
+        label: the paper's name (``"Base"``).
         min_length_m: inclusive lower bound of the reference length L.
         max_length_m: exclusive upper bound of L.
         action_budget: actions an agent may take, Stop included.
@@ -38,7 +38,7 @@ class Setting:
         return self.min_length_m <= length_m < self.max_length_m
 
 
-#: Base and Standard are the seed's (section 4.1). The seed does not state the Long-Horizon
+#: Base and Standard are the paper's (section 4.1). The paper does not state the Long-Horizon
 #: budget; both stated budgets allow 3 actions per metre of their longest reference
 #: (90 / 30 m, 180 / 60 m), and Long-Horizon keeps that rate: 3 x 100 m = 300.
 SETTINGS: tuple[Setting, ...] = (
@@ -58,7 +58,7 @@ def setting_for_length(length_m: float) -> Setting | None:
 
 
 def filter_problems(length_m: float, euclidean_m: float) -> list[str]:
-    """Why a candidate fails the seed's filters (empty if it is kept).
+    """Why a candidate fails the paper's filters (empty if it is kept).
 
     Args:
         length_m: reference length L (eq. 2).
@@ -77,8 +77,8 @@ def filter_problems(length_m: float, euclidean_m: float) -> list[str]:
     return problems
 
 
-#: Split percentages per scene distribution (seed 000, 3.3): in-distribution scenes 80% train /
-#: 20% test; out-of-distribution scenes 20% adaptation / 80% test. Integers keep the
+#: Split percentages per scene distribution (AerialDojo-200K, section 3.3): in-distribution scenes
+#: 80% train / 20% test; out-of-distribution scenes 20% adaptation / 80% test. Integers keep the
 #: rounding below exact.
 SPLIT_PERCENTAGES: dict[str, tuple[tuple[str, int], tuple[str, int]]] = {
     "id": (("train", 80), ("test", 20)),

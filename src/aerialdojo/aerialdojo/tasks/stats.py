@@ -1,4 +1,4 @@
-"""Suite statistics in the seed's layout (seed 000, Table 7 inventory and Table 6 splits)."""
+"""Suite statistics laid out like AerialDojo-200K, Table 7 (inventory) and Table 6 (splits)."""
 
 from __future__ import annotations
 
@@ -104,7 +104,7 @@ def _count(value: int) -> str:
 
 def _markdown_inventory(rows: Sequence[InventoryRow]) -> list[str]:
     lines = [
-        "| Scene | LM | Obj./Anc. "  # the seed's header  # codespell:ignore anc
+        "| Scene | LM | Obj./Anc. "  # the paper's header  # codespell:ignore anc
         "| Base | Standard | LH | ALL | Path (km) |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
@@ -156,11 +156,11 @@ def suite_stats(path: str | Path) -> tuple[str, str]:
     markdown = [
         f"# {suite.name}: {len(suite.episodes):,} task instances",
         "",
-        "Scene inventory and search task statistics (seed 000, Table 7).",
+        "Scene inventory and search task statistics (AerialDojo-200K, Table 7).",
         "",
         *_markdown_inventory(rows),
         "",
-        "Task instances by scene group and split (seed 000, Table 6).",
+        "Task instances by scene group and split (AerialDojo-200K, Table 6).",
         "",
         *_markdown_splits(suite),
     ]

@@ -26,7 +26,7 @@ SUITE_FILE = "suite.json"
 
 @dataclass(frozen=True, kw_only=True)
 class SceneInventory:
-    """What a suite records about one of its scenes (seed 000, Table 7 columns).
+    """What a suite records about one of its scenes (AerialDojo-200K, Table 7 columns).
 
     Attributes:
         scene: scene name, e.g. ``"Mall_0"``.

@@ -102,7 +102,7 @@ def episode_problems(episode: Episode, *, goal_tolerance_m: float) -> list[tuple
     """Semantic problems of one episode as (field, message) pairs.
 
     Checks the id against the episode's fields, the setting and budget against the
-    reference length, the seed's filters, the recorded statistics, that the reference
+    reference length, the paper's filters, the recorded statistics, that the reference
     starts at the start, is produced by legal actions (``actions.target_pose``), fits the
     budget and ends within ``goal_tolerance_m`` of the target anchor, the split against the
     distribution, and the representation against the reference image.

@@ -1,5 +1,5 @@
-"""Object anchors (seed 000, 3.1: 1 m outside the boundary, collision-free, facing the
-centroid) and descriptions that tell each instance apart from similar ones."""
+"""Object anchors (AerialDojo-200K, section 3.1: 1 m outside the boundary, collision-free, facing
+the centroid) and descriptions that tell each instance apart from similar ones."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from aerialdojo.geometry import Pose, compass_direction
 from aerialdojo.sim.annotations import Landmark
 from aerialdojo.sim.embedded.collision import CollisionWorld, closest_points_on_triangles
 
-#: Clearance between an anchor and the object's surface (seed 000, 3.1).
+#: Clearance between an anchor and the object's surface (AerialDojo-200K, section 3.1).
 ANCHOR_CLEARANCE_M = 1.0
 #: Largest error of an anchor's distance to the object surface after bisection.
 ANCHOR_TOLERANCE_M = 0.01

@@ -124,7 +124,7 @@ class EmbeddedBackend(SimulatorBackend):
             if hit is None:
                 outcome = MotionOutcome(pose=goal)
             elif hit.name == BOUNDARY_NAME:
-                # The edge of the modelled world is a geofence, not an obstacle: the seed's
+                # The edge of the modelled world is a geofence, not an obstacle: the paper's
                 # simulators have no wall there, and the terrain drawn beyond it shows none.
                 outcome = MotionOutcome(
                     pose=Pose.from_position(hit.position, pose.yaw), geofenced=True

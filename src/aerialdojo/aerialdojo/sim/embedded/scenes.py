@@ -1,4 +1,4 @@
-"""The 42 scenes of AerialDojo-200K (seed 000, Table 7): 21 types in four families, each with
+"""The 42 scenes of AerialDojo-200K (AerialDojo-200K, Table 7): 21 types in four families, each with
 an in-distribution (``<Type>_0``) and an out-of-distribution (``<Type>_1``) instance."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ class SceneType:
     """A scene type and the generator that lays out its instances.
 
     Attributes:
-        name: the seed's Table 7 name, e.g. ``"ParkingLot"``.
+        name: the paper's Table 7 name, e.g. ``"ParkingLot"``.
         family: ``urban``, ``natural``, ``infrastructure`` or ``disaster``.
         generate: lays out one instance; the second argument is 0 (ID) or 1 (OOD).
     """
