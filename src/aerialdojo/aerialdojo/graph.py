@@ -16,9 +16,9 @@ from typing import Any
 
 import yaml
 
+from aerialdojo.backends import BACKEND_VENVS
 from aerialdojo.errors import ConfigError
 from aerialdojo.params import NODE_PARAMETERS, ParamValue, validate_parameters
-from aerialdojo.sim.factory import BACKEND_VENVS
 
 PACKAGE = "aerialdojo"
 
@@ -123,6 +123,11 @@ def node_specs(config: Mapping[str, Mapping[str, ParamValue]]) -> list[NodeSpec]
         if node == "evaluator" and "agents" in config["sim_bridge"]:
             # The evaluator records what the bridge publishes; one list, not two to keep equal.
             declared["agents"] = config["sim_bridge"]["agents"]
+        if node == "uav_agent":
+            # The oracle replays the suite the task manager serves unless told another.
+            declared["oracle_suite"] = config["task_manager"].get(
+                "suite", _default("task_manager", "suite")
+            )
         # Every parameter explicit, so both entry points pass the same complete set; empty
         # lists are left to the node's default because rcl cannot carry them.
         parameters = {
@@ -133,6 +138,10 @@ def node_specs(config: Mapping[str, Mapping[str, ParamValue]]) -> list[NodeSpec]
             NodeSpec(executable=node, name=node, namespace=NAMESPACES[node], parameters=parameters)
         )
     return specs
+
+
+def _default(node: str, name: str) -> ParamValue:
+    return next(spec.default for spec in NODE_PARAMETERS[node] if spec.name == name)
 
 
 def default_run_id() -> str:

@@ -8,6 +8,7 @@ never repeated between launch file, CLI and node.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +30,13 @@ class ParamSpec:
         description: shown by ``ros2 param describe``.
         choices: legal values of a string parameter (empty: any).
         minimum: inclusive lower bound of a number or of every element of a number list.
+        above: exclusive lower bound (a value must be greater).
         maximum: inclusive upper bound.
+        item_type: element type of a list whose default is empty (``float`` for a number
+            list); an empty default otherwise stands for a list of strings.
+
+    Every number must be finite: NaN or infinity in a config is a mistake, refused before
+    anything starts rather than failing a node mid-run.
     """
 
     name: str
@@ -37,7 +44,9 @@ class ParamSpec:
     description: str
     choices: tuple[str, ...] = ()
     minimum: float | None = None
+    above: float | None = None
     maximum: float | None = None
+    item_type: type = str
 
     def check(self, value: Any, where: str) -> ParamValue:
         """Return ``value`` converted to this parameter's type.
@@ -49,15 +58,22 @@ class ParamSpec:
         Raises:
             ConfigError: wrong type, empty list, a choice or bound violated.
         """
-        checked = _coerce(self.default, value, where)
+        example = self.default
+        if example == [] and isinstance(value, list) and value:
+            example = _EMPTY_LIST_EXAMPLES[self.item_type]
+        checked = _coerce(example, value, where)
         if self.choices and checked not in self.choices:
             raise ConfigError(f"{where}: {checked!r} is not one of {', '.join(self.choices)}")
         numbers = checked if isinstance(checked, list) else [checked]
         for number in numbers:
             if isinstance(number, bool) or not isinstance(number, int | float):
                 continue
+            if not math.isfinite(number):
+                raise ConfigError(f"{where}: {number!r} is not a finite number")
             if self.minimum is not None and number < self.minimum:
                 raise ConfigError(f"{where}: {number!r} is below the minimum {self.minimum:g}")
+            if self.above is not None and number <= self.above:
+                raise ConfigError(f"{where}: {number!r} must be greater than {self.above:g}")
             if self.maximum is not None and number > self.maximum:
                 raise ConfigError(f"{where}: {number!r} is above the maximum {self.maximum:g}")
         return checked
@@ -91,6 +107,8 @@ def _coerce(default: ParamValue, value: Any, where: str) -> ParamValue:
 
 
 _EXAMPLE: dict[str, ParamValue] = {"str": "", "float": 0.0, "int": 0, "bool": False}
+#: What the elements of a list parameter with an empty default look like, by ``item_type``.
+_EMPTY_LIST_EXAMPLES: dict[type, ParamValue] = {str: [""], float: [0.0], int: [0]}
 
 P = ParamSpec
 
@@ -303,8 +321,16 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         P(
             name="policy",
             default="colour_seeker",
-            choices=("colour_seeker",),
-            description="Policy acting on the UAV's own observations and the goal",
+            choices=("colour_seeker", "oracle"),
+            description="Policy acting on the UAV's own observations and the goal: "
+            "colour_seeker (the baseline), oracle (replays the reference actions: privileged, "
+            "it proves the harness)",
+        ),
+        P(
+            name="oracle_suite",
+            default="",
+            description="Suite whose reference actions the oracle replays: ground truth, so a "
+            "run that uses it is reported as privileged; empty: the task manager's suite",
         ),
         P(name="seed", default=0, minimum=0, description="Seed of the policy's exploration"),
         P(
@@ -335,9 +361,12 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         ),
         P(
             name="success_radii_m",
-            default=[3.0, 5.0],
-            minimum=0.0,
-            description="Success radii to score; the first is the primary one",
+            default=[],
+            item_type=float,
+            above=0.0,
+            description="Success radii to score, metres, the first the primary one; empty: "
+            "the benchmark's own (AerialDojo-200K 3 and 5 m, CityNav 20 m; AGOS-Bench success "
+            "is the checker's verdict, not a radius)",
         ),
         P(
             name="agents",

@@ -36,8 +36,13 @@ class AgentObservation:
 
 @dataclass(frozen=True, kw_only=True)
 class GoalDescription:
-    """The goal as the agent is told it (TaskSpec.goal), never the target's coordinates."""
+    """The goal as the agent is told it (TaskSpec.goal), never the target's coordinates.
 
+    Attributes:
+        episode_id: the episode the goal belongs to (``TaskSpec.episode_id``).
+    """
+
+    episode_id: str = ""
     object_name: str
     landmark_name: str
     direction: str

@@ -19,13 +19,14 @@ from aerialdojo_interfaces.msg import AgentMessage
 from rclpy.executors import ExternalShutdownException
 
 from aerialdojo.agents.observation import ViewData
-from aerialdojo.agos.policies import CandidateView, Decision, TargetSignature, UavSearchPolicy
+from aerialdojo.agos.policies import CandidateView, TargetSignature, UavSearchPolicy
 from aerialdojo.agos.sensors import UAV_VIEW
 from aerialdojo.agos.vocabulary import ANNOTATE_CANDIDATE, UAV, UGV
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.agos_agent import AgosAgentNode
 from aerialdojo.nodes.common import param
-from aerialdojo.runner import exit_with_launcher
+from aerialdojo.nodes.lifetime import exit_with_launcher
+from aerialdojo.protocols.referee import StepRequest
 
 #: The ``policy`` parameter's choices.
 _POLICIES = {"colour_shape": UavSearchPolicy}
@@ -54,7 +55,7 @@ class AgosUavAgent(AgosAgentNode):
     def expected_views(self) -> tuple[str, ...]:
         return (UAV_VIEW,)
 
-    def decide(self, pose: Pose, views: dict[str, ViewData]) -> Decision:
+    def decide(self, pose: Pose, views: dict[str, ViewData]) -> StepRequest:
         assert self._policy is not None
         if not self._greeted:
             self._greeted = True
@@ -64,9 +65,10 @@ class AgosUavAgent(AgosAgentNode):
             # episode: this candidate was rejected.
             self._policy.candidate_rejected()
             self._outstanding = None
-        return self._policy.act(pose, views[UAV_VIEW])
+        decision = self._policy.act(pose, views[UAV_VIEW])
+        return StepRequest(agent=self.agent, action=decision.action, argument=decision.argument)
 
-    def stepped(self, decision: Decision, pose: Pose) -> None:
+    def stepped(self, decision: StepRequest, pose: Pose) -> None:
         if decision.action == ANNOTATE_CANDIDATE:
             # The task manager numbers candidates in proposal order: C001, C002, ...
             self._annotations += 1

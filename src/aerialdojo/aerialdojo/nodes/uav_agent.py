@@ -11,102 +11,59 @@ view of that stamp has arrived, then asks the policy for the next action.
 
 from __future__ import annotations
 
-import time
-
 import rclpy
 from aerialdojo_interfaces.msg import GoalSpec, TaskSpec
-from aerialdojo_interfaces.srv import Step
 from rclpy.executors import ExternalShutdownException
-from rclpy.node import Node
-from rclpy.task import Future
 
 from aerialdojo.agents.colour_seeker import ColourSeekerPolicy
-from aerialdojo.agents.observation import AgentObservation, GoalDescription, Policy
-from aerialdojo.nodes.common import TASK_QOS, declare_node_parameters, param, time_ns, wall_timer
-from aerialdojo.nodes.sensor_sync import ObservationSync
-from aerialdojo.runner import exit_with_launcher
-from aerialdojo.transport import image_to_array
+from aerialdojo.agents.observation import AgentObservation, GoalDescription, Policy, ViewData
+from aerialdojo.agents.oracle import ReferenceReplayPolicy
+from aerialdojo.geometry import Pose
+from aerialdojo.image_codec import image_to_array
+from aerialdojo.nodes.agent_node import AgentNode
+from aerialdojo.nodes.common import param
+from aerialdojo.nodes.lifetime import exit_with_launcher
+from aerialdojo.protocols.referee import StepRequest
 
 
-class UavAgent(Node):
-    """Runs a policy (by default the ``ColourSeekerPolicy``) on the UAV's observation sets."""
+class UavAgent(AgentNode):
+    """Runs a policy (by default the ``ColourSeekerPolicy``) on the UAV's observation sets.
+
+    Args:
+        policy: acts on each observation set; default: the ``policy`` parameter's.
+    """
 
     def __init__(self, policy: Policy | None = None) -> None:
-        """Args:
-        policy: acts on each observation set; default: the ``policy`` parameter's.
-        """
-        super().__init__("uav_agent")
-        declare_node_parameters(self, "uav_agent")
-        self._agent = self.get_namespace().strip("/") or "uav"
-        self._views: list[str] = list(param(self, "views"))
-        self._policy = policy or ColourSeekerPolicy(seed=param(self, "seed"))
-        self._timeout_s = float(param(self, "observation_timeout_s"))
-        self._episode_id = ""
-        self._expected_ns: int | None = None
-        self._waiting_since = time.monotonic()
-        self._step_pending = False
-        self._sensors = ObservationSync(self, self._views, self._try_act)
-        self._step_client = self.create_client(Step, "/aerialdojo/step")
-        self._subscribe_to_tasks = wall_timer(self, 0.1, self._subscribe_when_sensors_match)
-        wall_timer(self, 5.0, self._warn_if_starved)
+        super().__init__("uav_agent", default_agent="uav")
+        self._policy = policy or self._configured_policy()
+        name = param(self, "policy") if policy is None else type(policy).__name__
+        privileged = bool(getattr(self._policy, "privileged", False))
+        suite = f"reference actions of {param(self, 'oracle_suite')}" if privileged else ""
+        self.announce(name, privileged=privileged, description=suite)
 
-    def _subscribe_when_sensors_match(self) -> None:
-        # Only a node that will receive the first observation set may take a task: the task
-        # manager starts an episode once the task topic has a subscriber.
-        if self._sensors.publishers_matched:
-            self._subscribe_to_tasks.cancel()
-            self.create_subscription(TaskSpec, "/aerialdojo/task", self._on_task, TASK_QOS)
+    def _configured_policy(self) -> Policy:
+        if param(self, "policy") == "oracle":
+            return ReferenceReplayPolicy(param(self, "oracle_suite"))
+        return ColourSeekerPolicy(seed=param(self, "seed"))
 
-    def _on_task(self, task: TaskSpec) -> None:
-        if self._agent not in task.agents or task.episode_id == self._episode_id:
-            return
-        self._episode_id = task.episode_id
-        self._policy.reset(_goal(task.goal))
-        self._expected_ns = time_ns(task.header.stamp)
-        self._waiting_since = time.monotonic()
+    def subscribed_views(self) -> list[str]:
+        return list(param(self, "views"))
+
+    def begin_episode(self, task: TaskSpec) -> None:
+        self._policy.reset(_goal(task.episode_id, task.goal))
         self.get_logger().info(f"episode {task.episode_id}: {task.goal.object_name!r}")
-        self._try_act()
 
-    def _try_act(self) -> None:
-        stamp = self._expected_ns
-        if stamp is None or self._step_pending:
-            return
-        observed = self._sensors.observation(stamp, self._views)
-        if observed is None:
-            return
-        odometry, views = observed
-        self._sensors.forget_before(stamp)
-        action = self._policy.act(AgentObservation(views=views, odometry=odometry))
-        self._step_pending = True
-        request = Step.Request(agent=self._agent, action=action.name, magnitude=action.magnitude)
-        self._step_client.call_async(request).add_done_callback(self._on_step_done)
+    def expected_views(self) -> tuple[str, ...]:
+        return tuple(param(self, "views"))
 
-    def _on_step_done(self, future: Future) -> None:
-        self._step_pending = False
-        response: Step.Response = future.result()
-        if not response.accepted:
-            self.get_logger().error(f"step refused: {response.message}")
-            self._expected_ns = None
-            return
-        if response.done:
-            self.get_logger().info(f"episode {self._episode_id} done: {response.message}")
-            self._expected_ns = None
-            return
-        self._expected_ns = time_ns(response.stamp)
-        self._waiting_since = time.monotonic()
-        self._try_act()
-
-    def _warn_if_starved(self) -> None:
-        if self._step_pending:
-            return
-        waited = time.monotonic() - self._waiting_since
-        warning = self._sensors.starvation(self._expected_ns, waited, self._timeout_s)
-        if warning:
-            self.get_logger().warning(warning)
+    def decide(self, pose: Pose, views: dict[str, ViewData]) -> StepRequest:
+        action = self._policy.act(AgentObservation(views=views, odometry=pose))
+        return StepRequest(agent=self.agent, action=action.name, magnitude=action.magnitude)
 
 
-def _goal(goal: GoalSpec) -> GoalDescription:
+def _goal(episode_id: str, goal: GoalSpec) -> GoalDescription:
     return GoalDescription(
+        episode_id=episode_id,
         object_name=goal.object_name,
         landmark_name=goal.landmark_name,
         direction=goal.direction,

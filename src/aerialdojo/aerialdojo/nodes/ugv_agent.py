@@ -15,13 +15,14 @@ from aerialdojo_interfaces.msg import AgentMessage
 from rclpy.executors import ExternalShutdownException
 
 from aerialdojo.agents.observation import ViewData
-from aerialdojo.agos.policies import Decision, TargetSignature, UgvVerifyPolicy
+from aerialdojo.agos.policies import TargetSignature, UgvVerifyPolicy
 from aerialdojo.agos.sensors import RING_VIEWS, UGV_FRONT_VIEW
 from aerialdojo.agos.vocabulary import CONFIRM, GO_TO_CANDIDATE, REJECT, STOP_OBSERVE, UAV, UGV
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.agos_agent import AgosAgentNode
 from aerialdojo.nodes.common import param
-from aerialdojo.runner import exit_with_launcher
+from aerialdojo.nodes.lifetime import exit_with_launcher
+from aerialdojo.protocols.referee import StepRequest
 
 #: The ``policy`` parameter's choices.
 _POLICIES = {"colour_shape": UgvVerifyPolicy}
@@ -48,7 +49,7 @@ class UgvAgent(AgosAgentNode):
     def expected_views(self) -> tuple[str, ...]:
         return tuple(RING_VIEWS) if self._last_action == STOP_OBSERVE else (UGV_FRONT_VIEW,)
 
-    def decide(self, pose: Pose, views: dict[str, ViewData]) -> Decision:
+    def decide(self, pose: Pose, views: dict[str, ViewData]) -> StepRequest:
         assert self._policy is not None
         if not self._greeted:
             self._greeted = True
@@ -56,9 +57,10 @@ class UgvAgent(AgosAgentNode):
         active = self.active_candidate()
         # The candidate this decision is about; it may be closed before the answer arrives.
         self._deciding_for = active.candidate_id if active is not None else ""
-        return self._policy.act(pose, views, active)
+        decision = self._policy.act(pose, views, active)
+        return StepRequest(agent=self.agent, action=decision.action, argument=decision.argument)
 
-    def stepped(self, decision: Decision, pose: Pose) -> None:
+    def stepped(self, decision: StepRequest, pose: Pose) -> None:
         self._last_action = decision.action
         candidate_id = self._deciding_for
         if decision.action == GO_TO_CANDIDATE:

@@ -1,0 +1,215 @@
+"""The text of a run report: ``metrics.json``, ``report.md`` and ``episodes.csv`` content."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from aerialdojo.metrics.aggregate import (
+    RULE_EPISODE_POOLED,
+    RULE_MAP_FAMILY_EQUAL,
+    GroupMetrics,
+    RunMetrics,
+)
+from aerialdojo.metrics.scores import KIND_COUNT, KIND_RATE, MetricSpec
+from aerialdojo.protocols import protocol
+
+NOT_AVAILABLE = "N/A"
+
+_RULE_TEXT = {
+    RULE_MAP_FAMILY_EQUAL: (
+        "maps averaged equally within each family, families averaged equally "
+        "(AerialDojo-200K, section 4.1)"
+    ),
+    RULE_EPISODE_POOLED: "mean over episodes; conditional metrics over their support",
+}
+
+#: Per-episode facts written before the metric columns of episodes.csv and report.md.
+_EPISODE_FIELDS = (
+    ("episode_id", "Episode"),
+    ("scene", "Scene"),
+    ("family", "Family"),
+    ("setting", "Setting"),
+    ("split", "Split"),
+    ("termination", "Termination"),
+    ("steps_used", "Steps"),
+    ("final_distance_m", "Final dist (m)"),
+    ("executed_length_m", "Path (m)"),
+    ("reference_length_m", "Ref (m)"),
+)
+
+
+def format_value(spec: MetricSpec, value: float | None) -> str:
+    """A metric value as reports print it: rates in %, distances in m, counts as is."""
+    if value is None:
+        return NOT_AVAILABLE
+    if spec.kind == KIND_RATE:
+        return f"{100.0 * value:.2f}"
+    if spec.kind == KIND_COUNT:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def column_title(spec: MetricSpec) -> str:
+    """``"SR@3m (%)"``, ``"DTS (m)"``, ``"DS (steps)"``."""
+    return f"{spec.label} ({spec.unit})"
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+    return "\n".join([line(header), line(["---"] * len(header)), *(line(row) for row in rows)])
+
+
+def _group_columns(specs: Sequence[MetricSpec]) -> list[str]:
+    titles = ["Episodes"]
+    for spec in specs:
+        titles.append(column_title(spec))
+        if spec.conditional:
+            titles.append(f"{spec.label}-Support")
+    return titles
+
+
+def _group_cells(specs: Sequence[MetricSpec], group: GroupMetrics) -> list[str]:
+    cells = [str(group.episodes)]
+    for spec in specs:
+        cells.append(format_value(spec, group.values[spec.key]))
+        if spec.conditional:
+            cells.append(str(group.support[spec.key]))
+    return cells
+
+
+def summary_rows(run: RunMetrics) -> list[tuple[str, GroupMetrics]]:
+    """The summary's scopes in order: overall, task-weighted (where it differs), families,
+    settings."""
+    rows = [("Overall", run.overall)]
+    if run.rule != RULE_EPISODE_POOLED:
+        rows.append(("Overall (task-weighted)", run.task_weighted))
+    rows += [(f"family: {name}", group) for name, group in run.by_family.items()]
+    rows += [(f"setting: {name}", group) for name, group in run.by_setting.items()]
+    return rows
+
+
+def summary_table(run: RunMetrics) -> str:
+    """The summary as a Markdown table (also what ``aerialdojo metrics`` prints)."""
+    return markdown_table(
+        ["Scope", *_group_columns(run.specs)],
+        ([scope, *_group_cells(run.specs, group)] for scope, group in summary_rows(run)),
+    )
+
+
+def _setting_family_tables(run: RunMetrics) -> list[str]:
+    sections = []
+    for setting, families in run.by_setting_family.items():
+        rows = [[family, *_group_cells(run.specs, group)] for family, group in families.items()]
+        rows.append(["Overall", *_group_cells(run.specs, run.by_setting[setting])])
+        sections.append(
+            f"### Setting: {setting}\n\n"
+            + markdown_table(["Family", *_group_columns(run.specs)], rows)
+        )
+    return sections
+
+
+def _episode_cells(run: RunMetrics) -> list[list[str]]:
+    rows = []
+    for score in run.episodes:
+        facts = score.to_dict()
+        cells = [
+            f"{facts[name]:.2f}" if isinstance(facts[name], float) else str(facts[name])
+            for name, _ in _EPISODE_FIELDS
+        ]
+        cells += [format_value(spec, score.values[spec.key]) for spec in run.specs]
+        rows.append(cells)
+    return rows
+
+
+def render_report_md(
+    run: RunMetrics,
+    images: Sequence[str] = (),
+    sections: Sequence[str] = (),
+    notices: Sequence[str] = (),
+) -> str:
+    """The Markdown report of a run.
+
+    Args:
+        run: the aggregated run.
+        images: file names of plots beside the report, embedded under "Plots".
+        sections: further Markdown sections, appended in order (the benchmark's own, the
+            recording's).
+        notices: what a reader must know before the numbers (a privileged policy, a run cut
+            short), quoted under the title.
+    """
+    radii = ", ".join(f"{radius:g} m" for radius in run.radii) or "none (checker verdict)"
+    parts = [
+        f"# Run report: {protocol(run.benchmark).title}",
+        *(["\n".join(f"> **Note**: {notice}" for notice in notices)] if notices else []),
+        (
+            f"- Episodes scored: {len(run.episodes)}; excluded (infrastructure failures): "
+            f"{len(run.excluded)}\n"
+            f"- Aggregation: {_RULE_TEXT[run.rule]}\n"
+            f"- Success radii: {radii}"
+            + (" (first is primary)" if len(run.radii) > 1 else "")
+            + "\n- Units: rates in %, distances in m, decision steps per episode; N/A where a "
+            "metric has no supporting episode (definitions: docs/metrics.md)"
+        ),
+        "## Summary\n\n" + summary_table(run),
+    ]
+    if run.rule == RULE_MAP_FAMILY_EQUAL:
+        parts.append("## By setting and family\n\n" + "\n\n".join(_setting_family_tables(run)))
+    if images:
+        parts.append("## Plots\n\n" + "\n\n".join(f"![{name}]({name})" for name in images))
+    episode_header = [title for _, title in _EPISODE_FIELDS] + [
+        column_title(spec) for spec in run.specs
+    ]
+    parts.append("## Episodes\n\n" + markdown_table(episode_header, _episode_cells(run)))
+    excluded = (
+        markdown_table(
+            ["Episode", "Attempt", "Reason"],
+            ([entry.episode_id, str(entry.attempt), entry.reason] for entry in run.excluded),
+        )
+        if run.excluded
+        else "None."
+    )
+    parts.append("## Excluded episodes (infrastructure failures, not scored)\n\n" + excluded)
+    parts += [section.strip("\n") for section in sections]
+    return "\n\n".join(parts) + "\n"
+
+
+def metrics_json_text(run: RunMetrics, context: Mapping[str, Any] | None = None) -> str:
+    """``metrics.json`` content: sorted keys, plain numbers, no NaN, so that two runs with the
+    same episodes give byte-identical files (live metrics are tested equal to bag metrics).
+
+    Args:
+        run: the aggregated run.
+        context: facts about the run beside its metrics (e.g. who acted), under ``"run"``;
+            left out when empty.
+    """
+    document = run.to_dict()
+    if context:
+        document["run"] = dict(context)
+    return json.dumps(document, sort_keys=True, indent=2, allow_nan=False) + "\n"
+
+
+def write_metrics_json(
+    run: RunMetrics, path: Path, context: Mapping[str, Any] | None = None
+) -> None:
+    """Write ``metrics_json_text(run, context)`` to ``path``."""
+    path.write_text(metrics_json_text(run, context), encoding="utf-8")
+
+
+def write_episodes_csv(run: RunMetrics, path: Path) -> None:
+    """One row per episode: facts, then metric values (rates as fractions, empty for N/A)."""
+    with path.open("w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream)
+        writer.writerow([name for name, _ in _EPISODE_FIELDS] + [spec.key for spec in run.specs])
+        for score in run.episodes:
+            facts = score.to_dict()
+            values = [score.values[spec.key] for spec in run.specs]
+            writer.writerow(
+                [facts[name] for name, _ in _EPISODE_FIELDS]
+                + ["" if value is None else repr(value) for value in values]
+            )
