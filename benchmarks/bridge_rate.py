@@ -34,6 +34,7 @@ sys.path.insert(0, str(REPO / "tests"))
 import airsim  # noqa: E402
 from fakes import carla_standin  # noqa: E402
 from fakes.airsim_server import FakeAirSim  # noqa: E402
+from fakes.airsim_settings import rig_settings  # noqa: E402
 
 from aerialdojo.geometry import Pose  # noqa: E402
 from aerialdojo.sim.backend import aerialdojo_uav_rig  # noqa: E402
@@ -68,7 +69,7 @@ def main() -> None:
             airsim.ImageRequest(spec.name, airsim.ImageType.DepthPlanar, True, False),
         )
     ]
-    with FakeAirSim(image_size=(args.size, args.size)) as server:
+    with FakeAirSim(rig_settings(rig), render_on_tick=False) as server:
         world = carla_standin.World(airsim=server)
         raw_client = airsim.MultirotorClient(ip="127.0.0.1", port=server.port, timeout_value=60)
         backend = CarlaAirBackend(
