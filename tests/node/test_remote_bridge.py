@@ -107,7 +107,6 @@ def _step(client: RosClient, action: str, magnitude: float = 0.0) -> Step.Respon
     )
 
 
-@pytest.mark.xfail(strict=True, reason="findings 8 and 9 (the public server): fixed later")
 def test_an_episode_runs_through_the_bridge_and_a_hung_request_is_rerun(
     client: RosClient, fake_server: _FakeServer, tmp_path: Path
 ) -> None:

@@ -41,15 +41,18 @@ from fakes.projectairsim_server import (
     FakeProjectAirSim,
     expected_rgb,
 )
+from projectairsim.utils import load_scene_config_as_dict
 
 from aerialdojo.actions import Action
 from aerialdojo.errors import ConfigError, SimulatorFaultError, UnknownSceneError
 from aerialdojo.geometry import Pose
+from aerialdojo.graph import load_config, node_specs
 from aerialdojo.sim.backend import Observation, aerialdojo_uav_rig
 from aerialdojo.sim.projectairsim import ProjectAirSimBackend
 from aerialdojo.sim.remote.frames import map_to_ned
 from aerialdojo.sim.remote.settings import ProjectAirSimSettings
 
+CONFIG = Path(__file__).resolve().parents[3] / "config"
 INTERVAL_S = 1.0 / 15.0
 START = Pose(2.0, 3.0, 10.0, 0.0)  # 10 m up, facing +x (east)
 #: A wall across map y = 6..7 m (NED north), 50 m high.
@@ -241,7 +244,6 @@ def test_bad_scenes_and_settings_are_refused_with_the_file_named(
 # -- what the real server does that the backend did not expect (issue 14) ------------------
 
 
-@pytest.mark.xfail(strict=True, reason="finding 4: fixed later on this branch")
 def test_an_action_as_long_as_the_capture_interval_still_gets_fresh_frames(
     fake: FakeProjectAirSim, scene_dir: Path
 ) -> None:
@@ -264,7 +266,6 @@ def test_an_action_as_long_as_the_capture_interval_still_gets_fresh_frames(
         backend.close()
 
 
-@pytest.mark.xfail(strict=True, reason="finding 5: fixed later on this branch")
 def test_a_reset_across_a_wall_renders_from_the_start_it_reports(
     fake: FakeProjectAirSim, scene_dir: Path
 ) -> None:
@@ -281,7 +282,6 @@ def test_a_reset_across_a_wall_renders_from_the_start_it_reports(
         backend.close()
 
 
-@pytest.mark.xfail(strict=True, reason="finding 8: fixed later on this branch")
 def test_depth_of_the_public_build_arrives_as_floats(scene_dir: Path) -> None:
     with FakeProjectAirSim(build_hash="0a1b2c3", depth_encoding="32FC1") as server:
         backend = _backend(server, scene_dir)
@@ -292,7 +292,6 @@ def test_depth_of_the_public_build_arrives_as_floats(scene_dir: Path) -> None:
             backend.close()
 
 
-@pytest.mark.xfail(strict=True, reason="finding 9: fixed later on this branch")
 def test_a_server_without_the_build_hash_service_is_used_and_closed_cleanly(
     scene_dir: Path,
 ) -> None:
@@ -309,7 +308,6 @@ def test_a_server_without_the_build_hash_service_is_used_and_closed_cleanly(
         assert server.open_pipes == 0, "the backend left connections open"
 
 
-@pytest.mark.xfail(strict=True, reason="finding 13: fixed later on this branch")
 def test_a_scene_load_longer_than_one_request_timeout_is_waited_for(scene_dir: Path) -> None:
     with FakeProjectAirSim(load_delay_s=1.5, **NEWER_BUILD) as server:
         backend = _backend(server, scene_dir, server_timeout_s=1.0, scene_load_timeout_s=10.0)
@@ -320,7 +318,6 @@ def test_a_scene_load_longer_than_one_request_timeout_is_waited_for(scene_dir: P
             backend.close()
 
 
-@pytest.mark.xfail(strict=True, reason="link collision off in the robot config: fixed later")
 def test_a_robot_config_without_link_collision_still_collides(
     fake: FakeProjectAirSim, tmp_path: Path
 ) -> None:
@@ -335,3 +332,33 @@ def test_a_robot_config_without_link_collision_still_collides(
         assert outcome.collided and outcome.collision_object == "wall"
     finally:
         backend.close()
+
+
+def test_the_shipped_scene_and_robot_configs_hold_the_rig_the_bridge_loads() -> None:
+    config = load_config(CONFIG / "projectairsim.yaml")
+    bridge = next(spec for spec in node_specs(config) if spec.name == "sim_bridge").parameters
+    scene_dir = CONFIG / "projectairsim"
+    # The client's own loader and schema check accept the shipped files as they are.
+    shipped, _ = load_scene_config_as_dict("scene_Blocks.jsonc", str(scene_dir))
+    settings = ProjectAirSimSettings.from_parameters(
+        {**bridge, "projectairsim_scene_dir": str(scene_dir)}
+    )
+    rig = aerialdojo_uav_rig(bridge["image_width"], bridge["image_height"], bridge["fov_deg"])
+    backend = ProjectAirSimBackend(
+        settings=settings, rigs={"uav": rig}, seconds_per_action=bridge["seconds_per_action"]
+    )
+    assert backend.scenes() == ["Blocks"]
+    patched = backend._scene_config("Blocks", {})
+    robot, loaded = shipped["actors"][0]["robot-config"], patched["actors"][0]["robot-config"]
+    assert robot["physics-type"] == loaded["physics-type"] == "non-physics"
+    assert robot["links"][0]["collision"]["enabled"] is True
+    assert [_numbers(sensor) for sensor in robot["sensors"]] == [
+        _numbers(sensor) for sensor in loaded["sensors"]
+    ], "the shipped cameras differ from what the bridge loads for config/projectairsim.yaml"
+
+
+def _numbers(sensor: dict[str, Any]) -> dict[str, Any]:
+    """A camera config with its origin as numbers and without what the bridge leaves alone."""
+    origin = {key: [float(v) + 0.0 for v in text.split()] for key, text in sensor["origin"].items()}
+    kept = {k: v for k, v in sensor.items() if k not in ("origin", "parent-link")}
+    return {**kept, "origin": origin, "capture-interval": round(sensor["capture-interval"], 9)}
