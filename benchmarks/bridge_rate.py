@@ -34,11 +34,11 @@ sys.path.insert(0, str(REPO / "tests"))
 import airsim  # noqa: E402
 from fakes import carla_standin  # noqa: E402
 from fakes.airsim_server import FakeAirSim  # noqa: E402
-from fakes.airsim_settings import rig_settings  # noqa: E402
 
 from aerialdojo.geometry import Pose  # noqa: E402
 from aerialdojo.sim.backend import aerialdojo_uav_rig  # noqa: E402
 from aerialdojo.sim.carla_air import CarlaAirBackend  # noqa: E402
+from aerialdojo.sim.remote.airsim_settings import settings_for_rig  # noqa: E402
 from aerialdojo.sim.remote.settings import CarlaAirSettings  # noqa: E402
 from aerialdojo.transport import array_to_image  # noqa: E402
 
@@ -69,7 +69,7 @@ def main() -> None:
             airsim.ImageRequest(spec.name, airsim.ImageType.DepthPlanar, True, False),
         )
     ]
-    with FakeAirSim(rig_settings(rig), render_on_tick=False) as server:
+    with FakeAirSim(settings_for_rig(rig), render_on_tick=False) as server:
         world = carla_standin.World(airsim=server)
         raw_client = airsim.MultirotorClient(ip="127.0.0.1", port=server.port, timeout_value=60)
         backend = CarlaAirBackend(

@@ -56,6 +56,8 @@ from typing import Any
 import msgpack
 import numpy as np
 
+from fakes.carla_air_settings import STOCK_CARLA_AIR_SETTINGS
+
 REQUEST, RESPONSE = 0, 1
 SCENE, DEPTH_PLANAR = 0, 1
 #: Depth every view that does not look straight down sees, metres.
@@ -81,41 +83,6 @@ BUILT_IN_CAMERAS = (
     "",
     "fpv",
 )
-
-#: CARLA-Air's shipped AirSim settings (CarlaAir_Release/install/settings.json, copied to
-#: ~/Documents/AirSim/settings.json by carlaAir.sh when none exists).
-STOCK_CARLA_AIR_SETTINGS: dict[str, Any] = {
-    "SettingsVersion": 1.2,
-    "SimMode": "Multirotor",
-    "Vehicles": {
-        "SimpleFlight": {
-            "VehicleType": "SimpleFlight",
-            "AutoCreate": True,
-            "Cameras": {
-                "0": {
-                    "CaptureSettings": [{"ImageType": 0, "Width": 1280, "Height": 960}],
-                    "X": 0.5,
-                    "Y": 0.0,
-                    "Z": 0.1,
-                    "Pitch": 0.0,
-                    "Roll": 0.0,
-                    "Yaw": 0.0,
-                },
-                "front_center": {
-                    "CaptureSettings": [
-                        {"ImageType": 0, "Width": 1280, "Height": 960, "FOV_Degrees": 90}
-                    ],
-                    "X": 0.2,
-                    "Y": 0.0,
-                    "Z": -0.1,
-                    "Pitch": 0.0,
-                    "Roll": 0.0,
-                    "Yaw": 0.0,
-                },
-            },
-        }
-    },
-}
 
 
 class RpcError(Exception):

@@ -41,7 +41,6 @@ pytest.importorskip(
 import airsim
 from fakes import carla_standin
 from fakes.airsim_server import HORIZON_DEPTH_M, Box, FakeAirSim, expected_rgb
-from fakes.airsim_settings import rig_settings
 from msgpackrpc.error import TimeoutError as RpcTimeoutError
 
 from aerialdojo.actions import Action
@@ -55,6 +54,7 @@ from aerialdojo.geometry import Pose
 from aerialdojo.sim.backend import CameraSpec, aerialdojo_uav_rig
 from aerialdojo.sim.carla_air import CarlaAirBackend
 from aerialdojo.sim.clock import BridgeClock
+from aerialdojo.sim.remote.airsim_settings import settings_for_rig
 from aerialdojo.sim.remote.settings import CarlaAirSettings
 
 # msgpack-rpc-python passes msgpack 0.5 the encoding argument it deprecates.
@@ -67,6 +67,11 @@ UGV_RIG = [CameraSpec(name="front", width=10, height=8, fov_deg=90.0)]
 UAV_RIG = aerialdojo_uav_rig(16, 12)
 #: Town10HD: the ground (CARLA z = 0) is at AirSim down = 27.45.
 GROUND_DOWN = 27.45
+
+
+def _without_physics_engine(settings: dict[str, Any]) -> dict[str, Any]:
+    del settings["PhysicsEngineName"]
+    return settings
 
 
 def _backend(
@@ -97,7 +102,7 @@ def _backend(
 def fake() -> Iterator[FakeAirSim]:
     # A tower 7-9 m ahead of the UAV's start in AirSim NED (north = CARLA x + 172.2).
     tower = Box("tower", (189.2, -170.0, -100.0), (191.2, -160.0, GROUND_DOWN))
-    with FakeAirSim(rig_settings(UAV_RIG), (tower,), ground_down=GROUND_DOWN) as server:
+    with FakeAirSim(settings_for_rig(UAV_RIG), (tower,), ground_down=GROUND_DOWN) as server:
         yield server
 
 
@@ -300,7 +305,6 @@ def test_wrong_maps_scenes_agents_and_versions(
 # -- what CARLA-Air does that the backend did not expect (issue 14) ------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="finding 1: fixed later on this branch")
 def test_carla_airs_stock_settings_are_refused_naming_the_settings_file_to_install(
     world: carla_standin.World,
 ) -> None:
@@ -311,7 +315,7 @@ def test_carla_airs_stock_settings_are_refused_naming_the_settings_file_to_insta
                 backend.reset("Town10HD", {"uav": UAV_START})
         finally:
             backend.close()
-    small = rig_settings(aerialdojo_uav_rig(8, 6))  # the right cameras at another size
+    small = settings_for_rig(aerialdojo_uav_rig(8, 6))  # the right cameras at another size
     with FakeAirSim(small, ground_down=GROUND_DOWN) as server:
         backend = _backend(server, carla_standin.World(airsim=server))
         try:
@@ -321,12 +325,13 @@ def test_carla_airs_stock_settings_are_refused_naming_the_settings_file_to_insta
             backend.close()
 
 
-@pytest.mark.xfail(strict=True, reason="finding 2: fixed later on this branch")
 def test_a_uav_under_airsims_own_physics_is_refused_since_it_would_fall(
     world: carla_standin.World,
 ) -> None:
     # FastPhysicsEngine (the default without PhysicsEngineName) drops a teleported drone.
-    with FakeAirSim(rig_settings(UAV_RIG, physics_engine=None), ground_down=GROUND_DOWN) as fast:
+    with FakeAirSim(
+        _without_physics_engine(settings_for_rig(UAV_RIG)), ground_down=GROUND_DOWN
+    ) as fast:
         backend = _backend(fast, carla_standin.World(airsim=fast))
         try:
             with pytest.raises(ConfigError, match=r"ExternalPhysicsEngine.*settings\.json"):
@@ -338,7 +343,6 @@ def test_a_uav_under_airsims_own_physics_is_refused_since_it_would_fall(
             backend.close()
 
 
-@pytest.mark.xfail(strict=True, reason="finding 3: fixed later on this branch")
 def test_uav_and_ugv_frames_are_stamped_on_carlas_clock(
     fake: FakeAirSim, world: carla_standin.World
 ) -> None:
@@ -356,7 +360,6 @@ def test_uav_and_ugv_frames_are_stamped_on_carlas_clock(
         backend.close()
 
 
-@pytest.mark.xfail(strict=True, reason="finding 6: fixed later on this branch")
 def test_the_ugv_stops_at_an_obstacle_it_drives_into(
     fake: FakeAirSim, world: carla_standin.World
 ) -> None:
@@ -370,7 +373,6 @@ def test_the_ugv_stops_at_an_obstacle_it_drives_into(
         backend.close()
 
 
-@pytest.mark.xfail(strict=True, reason="finding 7: fixed later on this branch")
 @pytest.mark.parametrize("traffic", ["remove", "synchronous"])
 def test_the_launchers_traffic_moves_only_with_the_worlds_ticks(
     fake: FakeAirSim, traffic: str
@@ -398,7 +400,6 @@ def test_the_launchers_traffic_moves_only_with_the_worlds_ticks(
         backend.close()
 
 
-@pytest.mark.xfail(strict=True, reason="finding 10: fixed later on this branch")
 def test_a_source_built_server_needs_carla_airs_own_client_module(
     fake: FakeAirSim, world: carla_standin.World
 ) -> None:
@@ -411,20 +412,20 @@ def test_a_source_built_server_needs_carla_airs_own_client_module(
         backend.close()
 
 
-@pytest.mark.xfail(strict=True, reason="finding 11: fixed later on this branch")
 def test_a_start_under_a_roof_is_refused_instead_of_lifted_onto_it() -> None:
     # An overpass 40 m up over the start (CARLA z 30): AirSim down -12.55 .. -11.55.
     overpass = Box("overpass", (170.0, -170.0, -12.55), (200.0, -150.0, -11.55))
-    with FakeAirSim(rig_settings(UAV_RIG), (overpass,), ground_down=GROUND_DOWN) as server:
+    with FakeAirSim(settings_for_rig(UAV_RIG), (overpass,), ground_down=GROUND_DOWN) as server:
         backend = _backend(server, carla_standin.World(airsim=server))
         try:
-            with pytest.raises(SimulatorFaultError, match=r"lifted.*30\.0.*40\.0"):
+            with pytest.raises(
+                SimulatorFaultError, match=r"lifted the uav from z=30\.00 m to 40\.0\d m"
+            ):
                 backend.reset("Town10HD", {"uav": UAV_START})
         finally:
             backend.close()
 
 
-@pytest.mark.xfail(strict=True, reason="finding 12: fixed later on this branch")
 def test_a_reset_after_a_fault_leaves_one_ugv_in_the_world(
     fake: FakeAirSim, world: carla_standin.World
 ) -> None:
@@ -450,7 +451,6 @@ def test_a_reset_after_a_fault_leaves_one_ugv_in_the_world(
     assert world.alive_actors() == []
 
 
-@pytest.mark.xfail(strict=True, reason="a blocked move retried every tick: fixed later")
 def test_a_blocked_uav_move_is_not_hit_again_while_the_world_ticks(
     fake: FakeAirSim, world: carla_standin.World
 ) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ from aerialdojo.graph import load_config, node_specs
 from aerialdojo.params import NODE_PARAMETERS
 from aerialdojo.sim.backend import aerialdojo_uav_rig
 from aerialdojo.sim.factory import create_backend
+from aerialdojo.sim.remote.airsim_settings import settings_for_rig, settings_problems
 from aerialdojo.sim.remote.frames import MapOffset
 from aerialdojo.sim.remote.settings import (
     CarlaAirSettings,
@@ -18,7 +21,12 @@ from aerialdojo.sim.remote.settings import (
     bridge_parameters,
 )
 
-CONFIG = Path(__file__).resolve().parents[3] / "config"
+TESTS = Path(__file__).resolve().parents[2]
+CONFIG = TESTS.parent / "config"
+if str(TESTS) not in sys.path:
+    sys.path.insert(0, str(TESTS))  # for ``import fakes``
+
+from fakes.carla_air_settings import STOCK_CARLA_AIR_SETTINGS  # noqa: E402
 
 
 def test_the_projectairsim_config_names_the_server_and_the_seed_camera_rate() -> None:
@@ -40,6 +48,31 @@ def test_the_carla_air_config_bridges_both_agents_on_town10hd() -> None:
     assert bridge.parameters["agents"] == ["uav", "ugv"]
     assert (settings.map_name, settings.offset) == ("Town10HD", MapOffset(172.20, -183.86, 27.45))
     assert (settings.carla_port, settings.airsim_port) == (2000, 41451)
+
+
+def test_the_shipped_airsim_settings_hold_the_uav_rig_of_the_carla_air_config() -> None:
+    config = load_config(CONFIG / "carla_air.yaml")
+    bridge = next(spec for spec in node_specs(config) if spec.name == "sim_bridge").parameters
+    rig = aerialdojo_uav_rig(bridge["image_width"], bridge["image_height"], bridge["fov_deg"])
+    shipped = json.loads((CONFIG / "carla_air" / "settings.json").read_text())
+    assert shipped == settings_for_rig(rig), "regenerate config/carla_air/settings.json"
+    assert settings_problems(shipped, rig) == []
+
+
+def test_carla_airs_stock_airsim_settings_cannot_serve_the_rig() -> None:
+    problems = settings_problems(STOCK_CARLA_AIR_SETTINGS, aerialdojo_uav_rig(640, 640))
+    assert problems[0].startswith("PhysicsEngineName is 'FastPhysicsEngine'")
+    assert [p.split(" is not among")[0] for p in problems[1:]] == [
+        "camera 'front'",
+        "camera 'left'",
+        "camera 'right'",
+        "camera 'down'",
+    ]
+    moved = settings_for_rig(aerialdojo_uav_rig(640, 640))
+    moved["Vehicles"]["SimpleFlight"]["Cameras"]["down"]["Pitch"] = 0.0
+    assert settings_problems(moved, aerialdojo_uav_rig(640, 640)) == [
+        "camera 'down' has Pitch 0, the rig -90"
+    ]
 
 
 def test_remote_settings_take_every_default_from_the_parameter_table() -> None:
