@@ -299,6 +299,7 @@ class World:
         airsim: the fake AirSim server sharing this world's Unreal frames, or None.
         obstacles: static geometry (a vehicle's box must not overlap it at spawn).
         traffic: vehicles and walkers CARLA-Air's launcher spawned (``auto_traffic.py``).
+        frame_s: wall time one tick takes (the server renders a frame per synchronous tick).
     """
 
     def __init__(
@@ -307,6 +308,7 @@ class World:
         airsim: Any = None,
         obstacles: tuple[Obstacle, ...] = (),
         traffic: tuple[int, int] = (0, 0),
+        frame_s: float = 0.0,
     ) -> None:
         self.map = Map(map_name)
         self.airsim = airsim
@@ -319,6 +321,7 @@ class World:
         self.autopilot: dict[int, int | None] = {}
         self.traffic_managers: dict[int, TrafficManager] = {}
         self.tick_threads: set[str] = set()
+        self.frame_s = frame_s
         self._lock = threading.Lock()
         self._last_tick = time.monotonic()
         self._spawn_traffic(*traffic)
@@ -420,6 +423,7 @@ class World:
         if not self.settings.synchronous_mode:
             raise RuntimeError("tick() in asynchronous mode")
         self.tick_threads.add(threading.current_thread().name)
+        time.sleep(self.frame_s)
         delta = self.settings.fixed_delta_seconds or 0.05
         with self._lock:
             self.frame += 1
