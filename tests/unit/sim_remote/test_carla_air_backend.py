@@ -43,6 +43,7 @@ from fakes import carla_standin
 from fakes.airsim_server import HORIZON_DEPTH_M, Box, FakeAirSim, expected_rgb
 from msgpackrpc.error import TimeoutError as RpcTimeoutError
 
+from aerialdojo import doctor
 from aerialdojo.actions import Action
 from aerialdojo.errors import (
     ConfigError,
@@ -474,3 +475,28 @@ def test_depth_of_the_default_offset_is_town10hd() -> None:
         27.45,
     )
     assert np.isfinite(settings.offset.dz)
+
+
+def test_the_doctor_passes_a_carla_air_that_works_and_names_the_fix_of_stock_settings(
+    fake: FakeAirSim, world: carla_standin.World
+) -> None:
+    backend = _backend(fake, world, {"uav": UAV_RIG, "ugv": UAV_RIG})
+    try:
+        checks = doctor.diagnose(backend, ["uav", "ugv"], seconds_per_action=1.0)
+    finally:
+        backend.close()
+    print(doctor.format_table(checks))
+    assert [check.name for check in checks if not check.passed] == []
+    assert [check.name for check in checks][-1] == "one clock"
+    assert checks[0].detail.startswith("CARLA d70247b (client d70247b), AirSim RPC 1 with Ext")
+
+    with FakeAirSim(ground_down=GROUND_DOWN) as stock:
+        backend = _backend(stock, carla_standin.World(airsim=stock))
+        try:
+            checks = doctor.diagnose(backend, ["uav"], seconds_per_action=1.0)
+        finally:
+            backend.close()
+    print(doctor.format_table(checks))
+    (server,) = checks
+    assert not server.passed and "PhysicsEngineName is 'FastPhysicsEngine'" in server.detail
+    assert server.fix.startswith("install config/carla_air/settings.json")

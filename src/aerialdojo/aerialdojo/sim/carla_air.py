@@ -111,6 +111,8 @@ _STOP_SHORT_M = 0.1
 #: Traffic the launcher (CARLA-Air's auto_traffic.py) spawns: type id prefixes.
 _CARS, _WALKERS, _WALKER_AI = "vehicle.", "walker.", "controller.ai.walker"
 _RELEASE = re.compile(r"^\d+(\.\d+)+$")
+#: A smoke test's UAV start: high above the map origin, clear of buildings.
+SMOKE_TEST_UAV_START = Pose(0.0, 0.0, 100.0, 0.0)
 
 _log = logging.getLogger(__name__)
 
@@ -221,6 +223,18 @@ class CarlaAirBackend(SimulatorBackend):
         self._uav_sizes: dict[str, tuple[int, int]] = {}
 
     # -- connection ----------------------------------------------------------------------
+
+    def connect(self) -> None:
+        """Connect to CARLA and AirSim unless connected (``reset`` does it too); sets
+        ``server_build``.
+
+        Raises:
+            ConfigError: the server runs another map, its AirSim settings do not serve the
+                rig, or its CARLA needs another client module.
+            SimulatorFaultError: a server cannot be reached.
+        """
+        if self._world is None:
+            self._connect()
 
     def _connect(self) -> None:
         policy = self.settings.policy
@@ -388,6 +402,20 @@ class CarlaAirBackend(SimulatorBackend):
 
     def scenes(self) -> list[str]:
         return [self.settings.map_name]
+
+    def start_pose(self, scene: str, agent: str) -> Pose:
+        """A free start for a smoke test: the UAV high above the map origin, the UGV on the
+        first lane waypoint, heading along its lane.
+
+        Raises:
+            SimulatorFaultError: CARLA failed, or the backend is not connected.
+        """
+        if agent == UAV:
+            return SMOKE_TEST_UAV_START
+        graph = self.road_graph()
+        start, ahead = graph.edges[0]
+        (x0, y0, z0), (x1, y1, _) = graph.nodes[start], graph.nodes[ahead]
+        return Pose(x0, y0, z0, math.atan2(y1 - y0, x1 - x0))
 
     def reset(self, scene: str, poses: dict[str, Pose]) -> None:
         """Place the agents on the map (spawning the UGV afresh) and tick once.

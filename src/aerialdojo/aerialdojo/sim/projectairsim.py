@@ -191,6 +191,16 @@ class ProjectAirSimBackend(SimulatorBackend):
 
     # -- connection ----------------------------------------------------------------------
 
+    def connect(self) -> None:
+        """Connect to the server unless connected (``reset`` does it too); sets
+        ``server_build``.
+
+        Raises:
+            SimulatorFaultError: the server cannot be reached.
+        """
+        if self._client is None:
+            self._client = self._connect()
+
     def _connect(self) -> _Client:
         check_version("projectairsim client", projectairsim.__version__, TESTED_CLIENT_VERSION)
 
@@ -238,6 +248,21 @@ class ProjectAirSimBackend(SimulatorBackend):
 
     def scenes(self) -> list[str]:
         return list(self._scenes)
+
+    def start_pose(self, scene: str, agent: str) -> Pose:
+        """Where ``scene`` spawns the robot of ``agent`` (its actor's origin): a free start
+        for a smoke test.
+
+        Raises:
+            ConfigError: the scene config cannot be read or has no such robot.
+        """
+        for actor in self._scene_config(scene, {}).get("actors", []):
+            if actor["name"] == agent:
+                origin = actor.get("origin", {})
+                north, east, down = (float(v) for v in origin.get("xyz", "0 0 0").split())
+                yaw_deg = float(origin.get("rpy-deg", "0 0 0").split()[2])
+                return ned_to_map(north, east, down, math.radians(yaw_deg))
+        raise ConfigError(f"scene {scene!r} has no robot actor {agent!r}")
 
     def _scene_config(self, scene: str, origins: Mapping[str, Pose]) -> dict[str, Any]:
         """The scene's config with the robot configs merged in, patched for the benchmark,
@@ -447,42 +472,54 @@ class ProjectAirSimBackend(SimulatorBackend):
         state.pose_changed_ns = self._call("reading the clock", world.get_sim_time)
         self._call(f"setting the pose of {agent!r}", lambda: state.drone.set_pose(transform))
 
-    def _advance(self, seconds: float) -> None:
-        """Run the paused clock for ``seconds`` of simulated time."""
+    def _advance(self, seconds: float) -> int:
+        """Run the paused clock for ``seconds`` of simulated time; returns the time after."""
         world = self._world
         delta_ns = round(seconds * 1e9)
-        self._call("advancing the clock", lambda: world.continue_for_sim_time(delta_ns, True))
+        return int(
+            self._call("advancing the clock", lambda: world.continue_for_sim_time(delta_ns, True))
+        )
 
     def _run(self, seconds: float, agents: Sequence[str]) -> None:
         """Run the clock for ``seconds``, then on by one capture interval at a time until
-        every view of ``agents`` delivered a frame captured after its pose change.
+        every view of ``agents`` delivered a frame captured after its pose change; then give
+        the run's last captures a moment to arrive, so that observations carry the newest.
 
         Raises:
             SimulatorFaultError: no such frame within ``frame_timeout_s``.
         """
         deadline = time.monotonic() + self.settings.frame_timeout_s
-        self._advance(seconds)
+        end_ns = self._advance(seconds)
         while True:
             wait_s = min(_RENDER_WAIT_S, max(0.0, deadline - time.monotonic()))
-            stale = self._wait_for(partial(self._stale_views, agents), wait_s)
+            stale = self._wait_for(partial(self._views_older_than, agents, None), wait_s)
             if not stale:
-                return
+                break
             if time.monotonic() >= deadline:
                 self._drop_connection()
                 raise SimulatorFaultError(
                     f"{self.endpoint}: no {stale[0]} frame captured after the pose change "
                     f"within {self.settings.frame_timeout_s:g} s"
                 )
-            self._advance(self.settings.capture_interval_s)
+            end_ns = self._advance(self.settings.capture_interval_s)
+        # The last capture of a run lies within one interval of its end unless the run ended
+        # exactly one interval after a capture (the condition is strict): best effort.
+        near_end_ns = end_ns - round(self.settings.capture_interval_s * 1e9)
+        self._wait_for(partial(self._views_older_than, agents, near_end_ns), _RENDER_WAIT_S)
 
-    def _stale_views(self, agents: Sequence[str]) -> list[str]:
-        return [
-            f"{_TOPIC[image_type]} of {agent}/{view}"
-            for agent in agents
-            for view, image_type in self._keys(self._agents[agent])
-            if int(self._agents[agent].frames.get((view, image_type), {}).get("time_stamp", -1))
-            <= self._agents[agent].pose_changed_ns
-        ]
+    def _views_older_than(self, agents: Sequence[str], oldest_ns: int | None) -> list[str]:
+        """The views of ``agents`` whose newest frame is older than ``oldest_ns``, or (None)
+        not newer than the agent's last pose change."""
+        stale = []
+        for agent in agents:
+            state = self._agents[agent]
+            for view, image_type in self._keys(state):
+                stamp = int(state.frames.get((view, image_type), {}).get("time_stamp", -1))
+                if (oldest_ns is None and stamp <= state.pose_changed_ns) or (
+                    oldest_ns is not None and stamp < oldest_ns
+                ):
+                    stale.append(f"{_TOPIC[image_type]} of {agent}/{view}")
+        return stale
 
     @staticmethod
     def _keys(state: _Agent) -> list[tuple[str, int]]:

@@ -85,8 +85,8 @@ def settings_problems(
     engine = settings.get("PhysicsEngineName") or DEFAULT_MULTIROTOR_PHYSICS
     if engine != EXTERNAL_PHYSICS:
         problems.append(
-            f"PhysicsEngineName is {engine!r}: AirSim's own physics drops a teleported drone "
-            f"between steps; {EXTERNAL_PHYSICS} keeps it where it was placed"
+            f"PhysicsEngineName is {engine!r}, whose physics drops a teleported drone between "
+            f"steps ({EXTERNAL_PHYSICS} keeps it where it was placed)"
         )
     vehicles = settings.get("Vehicles") or {}
     name = vehicle or next(iter(vehicles), "")
@@ -97,7 +97,7 @@ def settings_problems(
         if spec.name not in cameras:
             problems.append(
                 f"camera {spec.name!r} is not among the cameras of {name!r} "
-                f"({', '.join(cameras) or 'none'}); asking for it is an RPC error"
+                f"({', '.join(cameras) or 'none'}), and asking for it is an RPC error"
             )
             continue
         problems += _camera_problems(spec, cameras[spec.name])
