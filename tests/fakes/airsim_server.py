@@ -327,7 +327,10 @@ class FakeAirSim:
                             None,
                         ]
                     try:
+                        # Blocking: a large answer to a slow reader must not be cut short.
+                        connection.settimeout(None)
                         connection.sendall(msgpack.packb(reply, use_bin_type=True))
+                        connection.settimeout(0.1)
                     except OSError:
                         return
 
