@@ -144,6 +144,9 @@ def _parser() -> argparse.ArgumentParser:
 
     params = commands.add_parser("params", help="every node parameter, default and meaning")
     params.set_defaults(handler=_cmd_params)
+    from aerialdojo import doctor  # noqa: PLC0415 - light; its checks import what they need
+
+    doctor.add_parser(commands)
     return parser
 
 

@@ -137,7 +137,13 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             "the bridge in .venv-projectairsim / .venv-carla-air (docs/simulators.md); agos "
             "runs AGOS towns and actions on the embedded simulator (docs/agos.md)",
         ),
-        P(name="seed", default=0, minimum=0, description="Seed of procedural scene generation"),
+        P(
+            name="seed",
+            default=0,
+            minimum=0,
+            description="Seed of procedural scene generation (embedded) and of CARLA-Air's "
+            "traffic manager (carla_air with carla_air_traffic: synchronous)",
+        ),
         P(name="agents", default=["uav"], description="Agents whose sensors are published"),
         P(
             name="image_width",
@@ -182,13 +188,32 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             name="server_timeout_s",
             default=10.0,
             minimum=0.1,
-            description="Longest wait for one answer of the simulator server, seconds; "
-            "keep it below the task manager's sim_timeout_s",
+            maximum=600.0,
+            description="Longest wait for one answer of the simulator server (every request "
+            "but a scene load), seconds; keep it below the task manager's sim_timeout_s",
+        ),
+        P(
+            name="scene_load_timeout_s",
+            default=300.0,
+            minimum=1.0,
+            maximum=3600.0,
+            description="Longest wait for a ProjectAirSim scene load (LoadScene), seconds; the "
+            "client's own default is 300 s; keep the task manager's sim_timeout_s above it",
+        ),
+        P(
+            name="frame_timeout_s",
+            default=10.0,
+            minimum=0.1,
+            maximum=600.0,
+            description="Longest wait for the frames of one observation set, seconds of wall "
+            "time (projectairsim: a fresh capture of every view after the action, stepping "
+            "the clock on; carla_air: AirSim's images while ticking, the UGV's cameras)",
         ),
         P(
             name="server_attempts",
             default=3,
             minimum=1,
+            maximum=20,
             description="Tries of a failing connection to the simulator server before it is "
             "an infrastructure failure",
         ),
@@ -196,6 +221,7 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             name="capture_interval_s",
             default=1.0 / 15.0,
             minimum=0.001,
+            maximum=10.0,
             description="Simulated time between two captures of a camera, seconds "
             "(projectairsim; 1/15 s is the paper's 15 FPS)",
         ),
@@ -241,6 +267,8 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         P(
             name="carla_air_map_offset",
             default=[172.20, -183.86, 27.45],
+            minimum=-100000.0,
+            maximum=100000.0,
             description="AirSim origin in this map: airsim = (carla_x + dx, carla_y + dy, "
             "-carla_z + dz), [dx, dy, dz] metres (Town10HD default; docs/simulators.md)",
         ),
@@ -260,6 +288,23 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             name="airsim_vehicle",
             default="",
             description="AirSim vehicle name of the uav agent (carla_air); empty: the first",
+        ),
+        P(
+            name="carla_air_traffic",
+            default="remove",
+            choices=("remove", "synchronous"),
+            description="What becomes of the traffic CARLA-Air's launcher starts (carla_air): "
+            "remove destroys every vehicle and walker but the bridge's; synchronous keeps "
+            "the cars, switches their traffic manager to the world's ticks with the bridge's "
+            "seed, and removes the walkers (the launcher steers them on its wall clock)",
+        ),
+        P(
+            name="carla_air_traffic_manager_port",
+            default=8000,
+            minimum=1,
+            maximum=65535,
+            description="Port of the traffic manager that drives that traffic (carla_air; "
+            "auto_traffic.py's --tm-port)",
         ),
     ),
     "task_manager": (
