@@ -14,16 +14,8 @@ from collections.abc import Sequence
 from aerialdojo.citynav.city import CITY_NAMES, load_city
 from aerialdojo.errors import ConfigError
 from aerialdojo.geometry import Pose
-from aerialdojo.sim.backend import CameraSpec
+from aerialdojo.sim.backend import CameraSpec, nadir_rig
 from aerialdojo.sim.embedded.backend import EmbeddedBackend
-
-#: The view a CityNav agent observes.
-NADIR_VIEW = "down"
-
-
-def nadir_rig(width: int, height: int) -> list[CameraSpec]:
-    """The CityNav camera: nadir, 90 deg (the footprint is a square twice the altitude)."""
-    return [CameraSpec(name=NADIR_VIEW, width=width, height=height, fov_deg=90.0, pitch_deg=-90.0)]
 
 
 class CityNavBackend(EmbeddedBackend):

@@ -12,6 +12,7 @@ from typing import Any
 
 from aerialdojo.actions import CITYNAV_ACTIONS, STOP, Action, check_action, translational_length
 from aerialdojo.citynav.city import GOAL_KINDS, CityMap, load_city_map
+from aerialdojo.citynav.reference import Reference, replay
 from aerialdojo.errors import AerialDojoError, ConfigError, InvalidActionError, TaskFileError
 from aerialdojo.geometry import Pose
 
@@ -79,6 +80,11 @@ class CityNavEpisode:
     benchmark = BENCHMARK
     family = "urban"
     agents = ("uav",)
+
+    @property
+    def reference(self) -> Reference:
+        """The reference trajectory flown from the start (what the oracle replays)."""
+        return replay(self.start, self.reference_actions)
 
     @property
     def start_distance_m(self) -> float:

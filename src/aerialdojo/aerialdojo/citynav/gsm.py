@@ -108,7 +108,7 @@ def nadir_ground_points(
 ) -> np.ndarray:
     """Map ``(x, y)`` of image points (N, 2: u right, v down) of a nadir camera at ``pose``
     whose planar depths are ``depth``: image up is the body's forward, image left its left
-    (the CityNav rig, ``citynav.backend.nadir_rig``)."""
+    (the CityNav rig, ``sim.backend.nadir_rig``)."""
     f_x, f_y = intrinsics[0, 0], intrinsics[1, 1]
     c_x, c_y = intrinsics[0, 2], intrinsics[1, 2]
     forward = (c_y - pixels[:, 1]) / f_y * depth

@@ -62,14 +62,14 @@ class _SearchPolicy:
         self.steps_left = 0
         self._target: tuple[float, float, float] | None = None
 
-    def reset(self, gsm: GeoSemanticMap, budget: int, start: Pose) -> None:
+    def reset(self, gsm: GeoSemanticMap, budget: int) -> None:
         """Start an episode with a fresh GSM and ``budget`` actions."""
         self.gsm = gsm
         self.steps_left = budget
         self._target = None
-        self.region = self.search_region(gsm, start)
+        self.region = self.search_region(gsm)
 
-    def search_region(self, gsm: GeoSemanticMap, start: Pose) -> np.ndarray:
+    def search_region(self, gsm: GeoSemanticMap) -> np.ndarray:
         """Cells where the goal may be."""
         raise NotImplementedError
 
@@ -146,7 +146,7 @@ class _SearchPolicy:
 class GsmPolicy(_SearchPolicy):
     """Go to the named landmarks, on the side the description says, and search around them."""
 
-    def search_region(self, gsm: GeoSemanticMap, start: Pose) -> np.ndarray:
+    def search_region(self, gsm: GeoSemanticMap) -> np.ndarray:
         """Cells that satisfy every relation the description states of a named landmark
         ("north of Jesus Green", "the east side of King Street", "near Green Street"); the
         surroundings of all named landmarks if none is recognised."""
@@ -201,7 +201,7 @@ class ColourSearchPolicy(_SearchPolicy):
     """The colour baseline: searches the whole city outwards from its start for the goal's
     colour, without the landmark map."""
 
-    def search_region(self, gsm: GeoSemanticMap, start: Pose) -> np.ndarray:
+    def search_region(self, gsm: GeoSemanticMap) -> np.ndarray:
         """Every cell of the map."""
         return np.ones((gsm.grid.height, gsm.grid.width), dtype=bool)
 
