@@ -84,13 +84,13 @@ class GridSpec:
         return np.meshgrid(xs, ys)
 
     def fill_polygons(self, polygons: list[np.ndarray]) -> np.ndarray:
-        """A boolean layer with every map polygon (N, 2) filled (cells whose centre lies in
-        one, as Pillow decides on the boundary)."""
+        """A boolean layer with every map polygon (N, 2) filled: cell ``[r, c]`` is marked
+        when its lower-left corner lies in a polygon or on its outline (Pillow's fill of
+        the polygon in cell coordinates)."""
         canvas = Image.new("1", (self.width, self.height), 0)
         draw = ImageDraw.Draw(canvas)
         for polygon in polygons:
-            # Pillow's pixel (i, j) covers [i, i + 1): shift so that centres are sampled.
-            cells = self.to_cells(polygon) - 0.5
+            cells = self.to_cells(polygon)
             draw.polygon([(float(c), float(r)) for c, r in cells], fill=1, outline=1)
         return np.asarray(canvas, dtype=bool)
 
