@@ -86,7 +86,7 @@ class GridSpec:
     def fill_polygons(self, polygons: list[np.ndarray]) -> np.ndarray:
         """A boolean layer with every map polygon (N, 2) filled: cell ``[r, c]`` is marked
         when its lower-left corner lies in a polygon or on its outline (Pillow's fill of
-        the polygon in cell coordinates)."""
+        the polygon in cell coordinates, its vertices rounded to whole cells)."""
         canvas = Image.new("1", (self.width, self.height), 0)
         draw = ImageDraw.Draw(canvas)
         for polygon in polygons:
@@ -117,26 +117,38 @@ def nadir_ground_points(
     return np.stack((pose.x + c * forward - s * left, pose.y + s * forward + c * left), axis=1)
 
 
-def hue_mask(rgb: np.ndarray, hue_deg: float, tolerance_deg: float = HUE_TOLERANCE_DEG) -> np.ndarray:  # noqa: E501
-    """Pixels of a saturated colour within ``tolerance_deg`` of ``hue_deg``."""
-    pixels = rgb.astype(np.float32) / 255.0
-    high, low = pixels.max(axis=-1), pixels.min(axis=-1)
-    chroma = high - low
-    saturation = np.where(high > 0, chroma / np.maximum(high, 1e-6), 0.0)
-    r, g, b = pixels[..., 0], pixels[..., 1], pixels[..., 2]
-    safe = np.maximum(chroma, 1e-6)
-    hue = np.where(
-        high == r, (g - b) / safe % 6.0, np.where(high == g, (b - r) / safe + 2.0, (r - g) / safe + 4.0)
-    ) * 60.0
-    off = np.abs((hue - hue_deg + 180.0) % 360.0 - 180.0)
-    return np.asarray((off <= tolerance_deg) & (saturation >= MIN_SATURATION) & (high >= MIN_VALUE))
+@dataclass(frozen=True)
+class Hsv:
+    """Hue (degrees), saturation and value (both in [0, 1]) of an RGB image's pixels."""
 
+    hue: np.ndarray
+    saturation: np.ndarray
+    value: np.ndarray
 
-def road_mask(rgb: np.ndarray) -> np.ndarray:
-    """Dark, grey pixels: asphalt."""
-    pixels = rgb.astype(np.float32) / 255.0
-    high, low = pixels.max(axis=-1), pixels.min(axis=-1)
-    return np.asarray((high < 0.38) & (high - low < 0.06))
+    @classmethod
+    def of(cls, rgb: np.ndarray) -> Hsv:
+        """The HSV planes of an HxWx3 uint8 image."""
+        r, g, b = (rgb[..., k].astype(np.float32) for k in range(3))
+        high = np.maximum(np.maximum(r, g), b)
+        chroma = high - np.minimum(np.minimum(r, g), b)
+        safe = np.maximum(chroma, np.float32(1e-6))
+        hue = np.where(
+            high == r,
+            np.mod((g - b) / safe, 6.0),
+            np.where(high == g, (b - r) / safe + 2.0, (r - g) / safe + 4.0),
+        )
+        return cls(hue * 60.0, chroma / np.maximum(high, 1.0), high / 255.0)
+
+    def colour(self, hue_deg: float, tolerance_deg: float = HUE_TOLERANCE_DEG) -> np.ndarray:
+        """Pixels of a saturated colour within ``tolerance_deg`` of ``hue_deg``."""
+        off = np.abs(np.mod(self.hue - hue_deg + 180.0, 360.0) - 180.0)
+        return np.asarray(
+            (off <= tolerance_deg) & (self.saturation >= MIN_SATURATION) & (self.value >= MIN_VALUE)
+        )
+
+    def asphalt(self) -> np.ndarray:
+        """Dark grey pixels (roads)."""
+        return np.asarray((self.value < 0.38) & (self.saturation < 0.16))
 
 
 def goal_colour(description: str) -> str | None:
@@ -193,9 +205,11 @@ class GeoSemanticMap:
         self.layers["potential_goals"] &= ~view
         self.layers["surroundings"] &= ~view
         self.goal_height[view] = np.nan
+        planes = Hsv.of(rgb)
         if self.colour is not None:
-            self._mark(pose, hue_mask(rgb, COLOUR_HUES[self.colour]) & finite, depth, intrinsics, "potential_goals")  # noqa: E501
-        surroundings = (hue_mask(rgb, COLOUR_HUES["green"], 35.0) | road_mask(rgb)) & finite
+            goals = planes.colour(COLOUR_HUES[self.colour]) & finite
+            self._mark(pose, goals, depth, intrinsics, "potential_goals")
+        surroundings = (planes.colour(COLOUR_HUES["green"], 35.0) | planes.asphalt()) & finite
         self._mark(pose, surroundings, depth, intrinsics, "surroundings")
 
     def _mark(self, pose: Pose, mask: np.ndarray, depth: np.ndarray, intrinsics: np.ndarray, layer: str) -> None:  # noqa: E501
