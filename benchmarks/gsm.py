@@ -93,13 +93,18 @@ def main() -> None:
             agreement.append(not ((ours ^ theirs) & ~outline).any())
     value, baseline = statistics.median(gsm_ms), statistics.median(numpy_ms)
     grid = GeoSemanticMap(city, episode.description).grid
-    print(f"episode {episode.episode_id}: {len(frames)} steps x {args.repeats}, grid "
-          f"{grid.width} x {grid.height} at {grid.resolution_m:g} m, 128 px nadir view")  # fmt: skip
-    print(f"GSM update: median {value:.3f} ms; numpy rasterisation of the same polygons: "
-          f"median {baseline:.3f} ms; masks agree on {sum(agreement)} of {len(agreement)} steps")  # fmt: skip
+    print(
+        f"episode {episode.episode_id}: {len(frames)} steps x {args.repeats}, grid "
+        f"{grid.width} x {grid.height} at {grid.resolution_m:g} m, 128 px nadir view"
+    )
+    print(
+        f"GSM update: median {value:.3f} ms; numpy rasterisation of the same polygons: median "
+        f"{baseline:.3f} ms; masks agree on {sum(agreement)} of {len(agreement)} steps"
+    )
     if not all(agreement):
         raise SystemExit("the numpy rasterisation and the GSM fill different cells")
-    print(f"RESULT gsm_update_ms value={value:.4f} baseline={baseline:.4f} ratio={value / baseline:.4f}")  # noqa: E501
+    ratio = value / baseline
+    print(f"RESULT gsm_update_ms value={value:.4f} baseline={baseline:.4f} ratio={ratio:.4f}")
 
 
 if __name__ == "__main__":

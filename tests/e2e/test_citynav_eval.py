@@ -46,7 +46,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         config["evaluator"]["ros__parameters"]["record_gsm"] = policy == "gsm"
         path = tmp_path / f"{policy}.yaml"
         path.write_text(yaml.safe_dump(config))
-        run = _aerialdojo("eval", "--config", path, "--output", tmp_path / "runs", "--run-id", policy)
+        run = _aerialdojo(
+            "eval", "--config", path, "--output", tmp_path / "runs", "--run-id", policy
+        )
         assert run.returncode == 0, run.stderr[-3000:]
         assert "SR@20m (%)" in run.stdout
         done[policy] = tmp_path / "runs" / policy

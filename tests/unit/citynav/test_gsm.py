@@ -18,8 +18,14 @@ CITY = CityMap(
     ground_z=0.0,
     geo=GeoReference(latitude_deg=52.2, longitude_deg=0.12),
     landmarks=(
-        Landmark(name="Toy Green", kind="park", polygon=((2.0, 2.0), (6.0, 2.0), (6.0, 5.0), (2.0, 5.0))),  # noqa: E501
-        Landmark(name="Far Street", kind="street", polygon=((15.0, 0.0), (16.0, 0.0), (16.0, 20.0), (15.0, 20.0))),  # noqa: E501
+        Landmark(
+            name="Toy Green", kind="park", polygon=((2.0, 2.0), (6.0, 2.0), (6.0, 5.0), (2.0, 5.0))
+        ),
+        Landmark(
+            name="Far Street",
+            kind="street",
+            polygon=((15.0, 0.0), (16.0, 0.0), (16.0, 20.0), (15.0, 20.0)),
+        ),
     ),
 )
 # A 10 x 10 px, 90 deg nadir view: f = 5 px, so at 5 m depth one pixel is one metre.

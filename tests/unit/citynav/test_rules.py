@@ -57,7 +57,9 @@ def test_the_referee_holds_contacts_refuses_other_actions_and_counts_the_budget(
         referee.plan(StepRequest(agent="uav", action="MoveLeft", magnitude=5.0))
     assert referee.steps_used == 0  # refusals use no budget
     forward = referee.plan(StepRequest(agent="uav", action="MoveForward", magnitude=5.0))
-    held = referee.apply(forward, SimOutcome(pose=episode.start, collided=True, collision_object="roof"))  # noqa: E501
+    held = referee.apply(
+        forward, SimOutcome(pose=episode.start, collided=True, collision_object="roof")
+    )
     assert held.kind is EventKind.STEP and "held at contact with roof" in held.reason
     turn = referee.plan(StepRequest(agent="uav", action="TurnLeft", magnitude=30.0))
     assert referee.apply(turn, SimOutcome(pose=episode.start)).kind is EventKind.STEP
@@ -94,13 +96,25 @@ def test_point_cloud_depth_is_the_analytic_distance() -> None:
     front = CameraSpec(name="front", width=33, height=33, fov_deg=60.0)
     facing_wall = render_view(scene, Pose(5.0, 0.0, 12.0, math.pi), front)
     assert facing_wall.depth[16, 16] == pytest.approx(25.0, abs=1e-3)
-    sky = render_view(scene, Pose(0.0, 0.0, 50.0, 0.0), CameraSpec(name="up", width=9, height=9, pitch_deg=80.0))  # noqa: E501
+    sky = render_view(
+        scene, Pose(0.0, 0.0, 50.0, 0.0), CameraSpec(name="up", width=9, height=9, pitch_deg=80.0)
+    )
     assert np.isinf(sky.depth[0, 4])
 
 
 def test_the_point_cloud_backend_reads_a_sensaturban_ply(tmp_path: Path) -> None:
     points, colours = _cloud()
-    layout = np.dtype([("x", "<f8"), ("y", "<f8"), ("z", "<f8"), ("red", "u1"), ("green", "u1"), ("blue", "u1"), ("class", "u1")])  # noqa: E501
+    layout = np.dtype(
+        [
+            ("x", "<f8"),
+            ("y", "<f8"),
+            ("z", "<f8"),
+            ("red", "u1"),
+            ("green", "u1"),
+            ("blue", "u1"),
+            ("class", "u1"),
+        ]
+    )
     vertices = np.zeros(len(points), dtype=layout)
     for axis, name in enumerate("xyz"):
         vertices[name] = points[:, axis]
@@ -114,13 +128,17 @@ def test_the_point_cloud_backend_reads_a_sensaturban_ply(tmp_path: Path) -> None
         + "end_header\n"
     )
     (tmp_path / "train").mkdir()
-    (tmp_path / "train" / "cambridge_block_99.ply").write_bytes(header.encode() + vertices.tobytes())
-    backend = PointCloudBackend(directory=tmp_path, voxel_m=0.5, rigs=PointCloudBackend.camera_rigs(["uav"], 17, 17, 90.0))  # noqa: E501
+    (tmp_path / "train" / "cambridge_block_99.ply").write_bytes(
+        header.encode() + vertices.tobytes()
+    )
+    backend = PointCloudBackend(
+        directory=tmp_path, voxel_m=0.5, rigs=PointCloudBackend.camera_rigs(["uav"], 17, 17, 90.0)
+    )
     assert backend.scenes() == ["cambridge_block_99"]
     backend.reset("cambridge_block_99", {"uav": Pose(15.0, 15.0, 30.0, 0.0)})
     assert backend.observe("uav").frames["down"].depth[8, 8] == pytest.approx(20.0, abs=1e-3)
     # Descending 2 m at a time towards the roof stops 1 m short of it: a contact.
-    from aerialdojo.actions import Action  # noqa: PLC0415
+    from aerialdojo.actions import Action
 
     outcomes = [backend.execute("uav", Action("MoveDown", 2.0)) for _ in range(10)]
     assert any(o.collided for o in outcomes)
@@ -131,16 +149,22 @@ def test_map_and_geographic_coordinates_round_trip() -> None:
     geo = GeoReference(latitude_deg=52.2053, longitude_deg=0.1218, height_m=15.0)
     latitude, longitude, height = geo.to_geodetic(300.0, -200.0, 120.0)
     # 300 m east and 200 m south at 52 deg N: about 0.0044 deg of longitude, 0.0018 of latitude.
-    assert longitude - 0.1218 == pytest.approx(300.0 / (111320.0 * math.cos(math.radians(52.2))), rel=0.01)  # noqa: E501
+    assert longitude - 0.1218 == pytest.approx(
+        300.0 / (111320.0 * math.cos(math.radians(52.2))), rel=0.01
+    )
     assert latitude - 52.2053 == pytest.approx(-200.0 / 111250.0, rel=0.01)
     assert height == pytest.approx(135.0, abs=0.05)  # the tangent plane drops below the sphere
-    assert geo.to_map(latitude, longitude, height) == pytest.approx((300.0, -200.0, 120.0), abs=1e-6)  # noqa: E501
+    assert geo.to_map(latitude, longitude, height) == pytest.approx(
+        (300.0, -200.0, 120.0), abs=1e-6
+    )
 
 
 def test_the_shipped_suite_follows_the_paper_and_its_references_reach_the_goal() -> None:
     suite = load_citynav_suite(SUITE)
     assert {e.split for e in suite.episodes} == {"train", "val_seen", "val_unseen", "test_unseen"}
-    assert {e.scene for e in suite.episodes if e.split in ("train", "val_seen")} == {"CityNavTown_0"}  # noqa: E501
+    assert {e.scene for e in suite.episodes if e.split in ("train", "val_seen")} == {
+        "CityNavTown_0"
+    }
     for episode in suite.episodes:
         assert episode.start_distance_m <= 500.0 and 100.0 <= episode.start.z <= 150.0
         assert episode.reference.end.distance_to(episode.target_position) <= 10.0

@@ -20,6 +20,7 @@ import math
 import re
 import time
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -78,7 +79,11 @@ _PARKS = (
     ("Parker's Piece", "Coe Fen"),
     ("Midsummer Common", "Donkey Green"),
 )
-_SQUARES = (("Market Square", "Peas Hill"), ("Lion Yard", "Fitzroy Square"), ("Mill Square", "Clare Court"))
+_SQUARES = (
+    ("Market Square", "Peas Hill"),
+    ("Lion Yard", "Fitzroy Square"),
+    ("Mill Square", "Clare Court"),
+)
 _HALLS = (
     ("Emmanuel Hall", "Guildhall", "Corn Exchange"),
     ("Merton Hall", "Senate House", "Old Library"),
@@ -182,7 +187,7 @@ def city_map_from_json(document: Any, where: str) -> CityMap:
             landmarks.append(Landmark(name=str(raw["name"]), kind=raw["kind"], polygon=polygon))
         return CityMap(
             name=str(document["name"]),
-            bounds=bounds,  # type: ignore[arg-type]
+            bounds=(bounds[0], bounds[1], bounds[2], bounds[3]),
             ground_z=float(document["ground_z"]),
             geo=GeoReference(**{k: float(v) for k, v in document["geo"].items()}),
             landmarks=tuple(landmarks),
@@ -243,8 +248,15 @@ def rectangle(cx: float, cy: float, size_x: float, size_y: float) -> tuple[Point
 
 @dataclass
 class _Layout:
-    """Everything of a city, before any geometry is built."""
+    """Everything of a city, before any geometry is built, and the choices that lay it out.
 
+    Attributes:
+        rng: the city's random choices.
+        colours: the signal colours, handed out in turn.
+    """
+
+    rng: np.random.Generator
+    colours: Iterator[str] = field(default_factory=lambda: itertools.cycle(SIGNAL_COLOURS))
     landmarks: list[Landmark] = field(default_factory=list)
     goals: list[GoalObject] = field(default_factory=list)
     #: (name, centre x, centre y, size x, size y, height, wall colour, roof colour)
@@ -257,6 +269,73 @@ class _Layout:
     cars: list[tuple[str, float, float, float, str]] = field(default_factory=list)
     trees: list[Point2] = field(default_factory=list)
     fountains: list[tuple[str, float, float]] = field(default_factory=list)
+    counters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(GOAL_KINDS, 0))
+
+    def goal_id(self, kind: str) -> str:
+        """The next object id of a goal kind, e.g. ``car_012``."""
+        self.counters[kind] += 1
+        return f"{kind}_{self.counters[kind]:03d}"
+
+    def block_buildings(
+        self, centre: Point2, span: float, *, avoid: tuple[Point2, ...] | None, halls: list[str]
+    ) -> None:
+        """Two by two buildings in a block; one may be a named hall, some have coloured
+        roofs."""
+        rng, (cx, cy) = self.rng, centre
+        cell = span / 2.0
+        named = bool(halls) and rng.random() < 0.6
+        for i, j in itertools.product(range(2), range(2)):
+            bx, by = cx - span / 2 + (i + 0.5) * cell, cy - span / 2 + (j + 0.5) * cell
+            size_x = cell * float(rng.uniform(0.55, 0.8))
+            size_y = cell * float(rng.uniform(0.55, 0.8))
+            footprint = rectangle(bx, by, size_x, size_y)
+            if avoid is not None and _overlap(footprint, avoid, 4.0):
+                continue
+            height = float(rng.uniform(8.0, 24.0))
+            wall = _WALLS[int(rng.integers(len(_WALLS)))]
+            if named and (i, j) == (0, 0):
+                hall = halls.pop(0)
+                self.landmarks.append(Landmark(name=hall, kind="building", polygon=footprint))
+                self.buildings.append(
+                    (hall, bx, by, size_x, size_y, height, (226, 222, 214), (70, 70, 80))
+                )
+            elif rng.random() < 0.45:
+                colour = next(self.colours)
+                goal = GoalObject(
+                    object_id=self.goal_id("building"),
+                    kind="building",
+                    colour=colour,
+                    name=f"building with a {colour} roof",
+                    position=(bx, by, (height + 0.6) / 2.0),
+                    footprint=footprint,
+                )
+                self.goals.append(goal)
+                self.buildings.append(
+                    (goal.object_id, bx, by, size_x, size_y, height, wall, colour)
+                )
+            else:
+                roof = _NEUTRAL_ROOFS[int(rng.integers(len(_NEUTRAL_ROOFS)))]
+                self.buildings.append(
+                    (f"building_{bx:.0f}_{by:.0f}", bx, by, size_x, size_y, height, wall, roof)
+                )
+
+    def add_car(self, at: Point2, yaw: float) -> None:
+        """A parked car: a goal in a signal colour, or a neutral one."""
+        rng = self.rng
+        colour = next(self.colours) if rng.random() < 0.5 else str(rng.choice(_NEUTRAL_CARS))
+        object_id = self.goal_id("car")
+        size = (4.6, 2.0) if abs(math.cos(yaw)) > 0.5 else (2.0, 4.6)
+        self.cars.append((object_id, at[0], at[1], yaw, colour))
+        self.goals.append(
+            GoalObject(
+                object_id=object_id,
+                kind="car",
+                colour=colour,
+                name=f"{colour} car",
+                position=(at[0], at[1], 0.75),
+                footprint=rectangle(at[0], at[1], *size),
+            )
+        )
 
 
 def _check_name(name: str) -> int:
@@ -270,34 +349,27 @@ def _rng(name: str, purpose: str) -> np.random.Generator:
 
 
 #: Block uses, one per block of the 4 x 4 grid, shuffled per city.
-_BLOCK_USES = ("park", "park", "square", "square", "lot", "lot", "ground", "ground") + ("buildings",) * 8  # noqa: E501
+_BLOCK_USES = ("park", "park", "square", "square", "lot", "lot", "ground", "ground") + (
+    "buildings",
+) * 8
 
 
 @lru_cache(maxsize=8)
 def _layout(name: str) -> _Layout:
     index = _check_name(name)
-    rng = _rng(name, "layout")
-    layout = _Layout()
+    layout = _Layout(rng=_rng(name, "layout"))
+    rng = layout.rng
     lines = GRID_LINES
     reach = HALF_EXTENT_M
     for line, street in zip(lines, _STREETS[index], strict=True):
-        layout.landmarks.append(
-            Landmark(name=street, kind="street", polygon=rectangle(line, 0.0, STREET_WIDTH_M, 2 * reach))
-        )
+        outline = rectangle(line, 0.0, STREET_WIDTH_M, 2 * reach)
+        layout.landmarks.append(Landmark(name=street, kind="street", polygon=outline))
     for line, street in zip(lines, _CROSS_STREETS[index], strict=True):
-        layout.landmarks.append(
-            Landmark(name=street, kind="street", polygon=rectangle(0.0, line, 2 * reach, STREET_WIDTH_M))
-        )
+        outline = rectangle(0.0, line, 2 * reach, STREET_WIDTH_M)
+        layout.landmarks.append(Landmark(name=street, kind="street", polygon=outline))
     uses = [str(u) for u in rng.permutation(_BLOCK_USES)]
     parks, squares, halls = list(_PARKS[index]), list(_SQUARES[index]), list(_HALLS[index])
-    colours = itertools.cycle(SIGNAL_COLOURS)
     setback = STREET_WIDTH_M / 2.0 + 3.0
-    counters = dict.fromkeys(GOAL_KINDS, 0)
-
-    def goal_id(kind: str) -> str:
-        counters[kind] += 1
-        return f"{kind}_{counters[kind]:03d}"
-
     for block, ((x0, x1), (y0, y1)) in enumerate(
         itertools.product(itertools.pairwise(lines), itertools.pairwise(lines))
     ):
@@ -318,31 +390,9 @@ def _layout(name: str) -> _Layout:
             layout.slabs.append(("square", outline, _PAVING, "structure"))
             layout.fountains.append((f"{square} fountain", cx, cy))
         elif use in ("lot", "ground"):
-            colour = next(colours)
-            size = span * float(rng.uniform(0.45, 0.6))
-            ox, oy = (float(v) for v in rng.uniform(-(span - size) / 2, (span - size) / 2, 2))
-            outline = rectangle(cx + ox, cy + oy, size, size)
-            kind = "parking_lot" if use == "lot" else "ground"
-            label = "parking lot" if use == "lot" else "ground"
-            goal = GoalObject(
-                object_id=goal_id(kind),
-                kind=kind,
-                colour=colour,
-                name=f"{colour} {label}",
-                position=(cx + ox, cy + oy, 0.1),
-                footprint=outline,
-            )
-            layout.goals.append(goal)
-            layout.slabs.append((goal.object_id, outline, colour, "structure"))
-            # Buildings share the rest of a lot's or ground's block.
-            _block_buildings(layout, rng, cx, cy, span, colours, goal_id, avoid=outline, halls=[])
-            if use == "lot":
-                for row in range(2):
-                    for k in range(3):
-                        car = (cx + ox - size / 4 + k * size / 4, cy + oy + (row - 0.5) * size / 3)
-                        _add_car(layout, rng, car, math.pi / 2, colours, goal_id)
+            _open_goal(layout, (cx, cy), span, use)
         else:
-            _block_buildings(layout, rng, cx, cy, span, colours, goal_id, avoid=None, halls=halls)
+            layout.block_buildings((cx, cy), span, avoid=None, halls=halls)
     for line in lines:
         for along in np.arange(-reach + 20.0, reach - 20.0, 26.0):
             if any(abs(along - other) < 14.0 for other in lines):
@@ -350,58 +400,38 @@ def _layout(name: str) -> _Layout:
             for side in (-1.0, 1.0):
                 if rng.random() < 0.55:
                     continue
-                _add_car(
-                    layout, rng, (line + side * KERB_OFFSET_M, float(along)), math.pi / 2, colours, goal_id
-                )
+                layout.add_car((line + side * KERB_OFFSET_M, float(along)), math.pi / 2)
                 if rng.random() < 0.5:
-                    _add_car(
-                        layout, rng, (float(along), line + side * KERB_OFFSET_M), 0.0, colours, goal_id
-                    )
+                    layout.add_car((float(along), line + side * KERB_OFFSET_M), 0.0)
     return layout
 
 
-def _block_buildings(
-    layout: _Layout,
-    rng: np.random.Generator,
-    cx: float,
-    cy: float,
-    span: float,
-    colours: Any,
-    goal_id: Any,
-    *,
-    avoid: tuple[Point2, ...] | None,
-    halls: list[str],
-) -> None:
-    """Two by two buildings in a block; one may be a named hall, some have coloured roofs."""
-    cell = span / 2.0
-    named = bool(halls) and rng.random() < 0.6
-    for i, j in itertools.product(range(2), range(2)):
-        bx, by = cx - span / 2 + (i + 0.5) * cell, cy - span / 2 + (j + 0.5) * cell
-        size_x, size_y = cell * float(rng.uniform(0.55, 0.8)), cell * float(rng.uniform(0.55, 0.8))
-        footprint = rectangle(bx, by, size_x, size_y)
-        if avoid is not None and _overlap(footprint, avoid, 4.0):
-            continue
-        height = float(rng.uniform(8.0, 24.0))
-        wall = _WALLS[int(rng.integers(len(_WALLS)))]
-        if named and (i, j) == (0, 0):
-            hall = halls.pop(0)
-            layout.landmarks.append(Landmark(name=hall, kind="building", polygon=footprint))
-            layout.buildings.append((hall, bx, by, size_x, size_y, height, (226, 222, 214), (70, 70, 80)))
-        elif rng.random() < 0.45:
-            colour = next(colours)
-            goal = GoalObject(
-                object_id=goal_id("building"),
-                kind="building",
-                colour=colour,
-                name=f"building with a {colour} roof",
-                position=(bx, by, (height + 0.6) / 2.0),
-                footprint=footprint,
-            )
-            layout.goals.append(goal)
-            layout.buildings.append((goal.object_id, bx, by, size_x, size_y, height, wall, colour))
-        else:
-            roof = _NEUTRAL_ROOFS[int(rng.integers(len(_NEUTRAL_ROOFS)))]
-            layout.buildings.append((f"building_{bx:.0f}_{by:.0f}", bx, by, size_x, size_y, height, wall, roof))
+def _open_goal(layout: _Layout, centre: Point2, span: float, use: str) -> None:
+    """A coloured parking lot (with parked cars) or ground in a block, buildings around it."""
+    rng, (cx, cy) = layout.rng, centre
+    colour = next(layout.colours)
+    size = span * float(rng.uniform(0.45, 0.6))
+    ox, oy = (float(v) for v in rng.uniform(-(span - size) / 2, (span - size) / 2, 2))
+    outline = rectangle(cx + ox, cy + oy, size, size)
+    kind = "parking_lot" if use == "lot" else "ground"
+    goal = GoalObject(
+        object_id=layout.goal_id(kind),
+        kind=kind,
+        colour=colour,
+        name=f"{colour} {kind.replace('_', ' ')}",
+        position=(cx + ox, cy + oy, 0.1),
+        footprint=outline,
+    )
+    layout.goals.append(goal)
+    layout.slabs.append((goal.object_id, outline, colour, "structure"))
+    layout.block_buildings(centre, span, avoid=outline, halls=[])
+    if use == "lot":
+        for row in range(2):
+            for k in range(3):
+                layout.add_car(
+                    (cx + ox - size / 4 + k * size / 4, cy + oy + (row - 0.5) * size / 3),
+                    math.pi / 2,
+                )
 
 
 def _overlap(a: tuple[Point2, ...], b: tuple[Point2, ...], margin: float) -> bool:
@@ -411,32 +441,6 @@ def _overlap(a: tuple[Point2, ...], b: tuple[Point2, ...], margin: float) -> boo
         max(ax) + margin < min(bx) or max(bx) + margin < min(ax)
         or max(ay) + margin < min(by) or max(by) + margin < min(ay)
     )  # fmt: skip
-
-
-def _add_car(
-    layout: _Layout,
-    rng: np.random.Generator,
-    at: Point2,
-    yaw: float,
-    colours: Any,
-    goal_id: Any,
-) -> None:
-    """A parked car: a goal in a signal colour, or a neutral one."""
-    colour = next(colours) if rng.random() < 0.5 else str(rng.choice(_NEUTRAL_CARS))
-    object_id = goal_id("car")
-    length, width = 4.6, 2.0
-    size = (length, width) if abs(math.cos(yaw)) > 0.5 else (width, length)
-    layout.cars.append((object_id, at[0], at[1], yaw, colour))
-    layout.goals.append(
-        GoalObject(
-            object_id=object_id,
-            kind="car",
-            colour=colour,
-            name=f"{colour} car",
-            position=(at[0], at[1], 0.75),
-            footprint=rectangle(at[0], at[1], *size),
-        )
-    )
 
 
 # --- public map and scene ----------------------------------------------------------------
@@ -523,7 +527,9 @@ def load_city(name: str) -> City:
         slab = box(x1 - x0, y1 - y0, 0.2).moved(((x0 + x1) / 2, (y0 + y1) / 2, 0.0), 0.0)
         builder.structure(slab_name, semantic, [(slab, rgb(colour))])
     for building_name, bx, by, sx, sy, height, wall, roof in layout.buildings:
-        builder.building(building_name, bx, by, (sx, sy, height), rgb(wall), roof=rgb(roof), base=0.0)
+        builder.building(
+            building_name, bx, by, (sx, sy, height), rgb(wall), roof=rgb(roof), base=0.0
+        )
     for object_id, x, y, yaw, colour in layout.cars:
         body = box(4.6, 2.0, 0.9).moved((x, y, 0.0), yaw)
         cabin = box(2.6, 1.8, 0.6).moved((x, y, 0.9), yaw)
@@ -534,4 +540,3 @@ def load_city(name: str) -> City:
         tree(builder, x, y, "broadleaf")
     scene = builder.build(distribution="id", agent_radius_m=0.5, started=started)
     return City(map=embedded_city_map(name), scene=scene, goals=tuple(layout.goals))
-

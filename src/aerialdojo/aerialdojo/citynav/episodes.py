@@ -93,10 +93,8 @@ class CityNavEpisode:
 
 
 def _pose_list(pose: Pose, pitch: float) -> list[float]:
-    return [round(float(pose.x), 4), round(float(pose.y), 4), round(float(pose.z), 4)] + [
-        round(pitch, 6),
-        round(float(pose.yaw), 6),
-    ]
+    position = [round(float(value), 4) for value in (pose.x, pose.y, pose.z)]
+    return [*position, round(pitch, 6), round(float(pose.yaw), 6)]
 
 
 def episode_to_json(episode: CityNavEpisode) -> dict[str, Any]:
@@ -202,7 +200,9 @@ def episode_from_json(
             "landmark_names", lambda v: _strings(v) and bool(v), "a non-empty list of names"
         ),
         "reference_actions": read.get("reference_actions", _strings, "a list of action names"),
-        "reference_length_m": read.get("reference_length_m", lambda v: _number(v) and v >= 0, "a length >= 0"),  # noqa: E501
+        "reference_length_m": read.get(
+            "reference_length_m", lambda v: _number(v) and v >= 0, "a length >= 0"
+        ),
         "action_budget": read.get(
             "action_budget", lambda v: isinstance(v, int) and v > 0, "an integer > 0"
         ),

@@ -41,7 +41,16 @@ SPLIT_CITIES = {
 NEAR_LANDMARK_M = 60.0
 #: Clearance the reference keeps above whatever is under the goal.
 CLEARANCE_M = 2.0
-_COMPASS = ("east", "north-east", "north", "north-west", "west", "south-west", "south", "south-east")
+_COMPASS = (
+    "east",
+    "north-east",
+    "north",
+    "north-west",
+    "west",
+    "south-west",
+    "south",
+    "south-east",
+)
 _PHRASES = {
     "car": "the {colour} car",
     "building": "the building with a {colour} roof",
@@ -87,7 +96,12 @@ def describe(goal: GoalObject, landmarks: Sequence[Landmark], verb: str) -> tupl
     street = streets[0]
     (x0, y0), _, (x1, y1), _ = street.polygon
     along_y = (x1 - x0) < (y1 - y0)
-    cross = next(lm for lm in streets[1:] if ((lm.polygon[2][0] - lm.polygon[0][0]) < (lm.polygon[2][1] - lm.polygon[0][1])) != along_y)  # noqa: E501
+    cross = next(
+        lm
+        for lm in streets[1:]
+        if ((lm.polygon[2][0] - lm.polygon[0][0]) < (lm.polygon[2][1] - lm.polygon[0][1]))
+        != along_y
+    )
     if along_y:
         side = "east" if where[0] > (x0 + x1) / 2 else "west"
     else:
@@ -103,7 +117,9 @@ def _floor(goal: GoalObject) -> float:
     return top + CLEARANCE_M
 
 
-def _start(rng: np.random.Generator, goal: GoalObject, distances: tuple[float, float], half: float) -> Pose:  # noqa: E501
+def _start(
+    rng: np.random.Generator, goal: GoalObject, distances: tuple[float, float], half: float
+) -> Pose:
     for _ in range(100):
         distance = float(rng.uniform(*distances))
         bearing = float(rng.uniform(-math.pi, math.pi))
@@ -146,13 +162,20 @@ def generate_split(
     landmarks = city.map.landmarks
     episodes: list[CityNavEpisode] = []
     # Every goal kind in turn (section 3.3 lists four), each goal once.
-    by_kind = {kind: [g for g in city.goals if g.kind == kind] for kind in ("car", "building", "ground", "parking_lot")}  # noqa: E501
+    by_kind = {
+        kind: [g for g in city.goals if g.kind == kind]
+        for kind in ("car", "building", "ground", "parking_lot")
+    }
     order = [kind for _ in range(count * 4) for kind in by_kind]
     used: set[str] = set()
     for kind in order:
         if len(episodes) == count:
             break
-        candidates = [g for g in by_kind[kind] if g.object_id not in used and g.colour not in ("white", "black", "silver", "grey")]  # noqa: E501
+        candidates = [
+            g
+            for g in by_kind[kind]
+            if g.object_id not in used and g.colour not in ("white", "black", "silver", "grey")
+        ]
         if not candidates:
             continue
         goal = candidates[int(rng.integers(len(candidates)))]

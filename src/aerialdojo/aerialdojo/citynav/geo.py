@@ -86,7 +86,9 @@ class GeoReference:
     ) -> tuple[float, float, float]:
         """Map-frame position (ENU metres from the origin) of a geodetic point."""
         origin = geodetic_to_ecef(self.latitude_deg, self.longitude_deg, self.height_m)
-        local = self._rotation() @ (geodetic_to_ecef(latitude_deg, longitude_deg, height_m) - origin)
+        local = self._rotation() @ (
+            geodetic_to_ecef(latitude_deg, longitude_deg, height_m) - origin
+        )
         return float(local[0]), float(local[1]), float(local[2])
 
     def to_json(self) -> dict[str, float]:

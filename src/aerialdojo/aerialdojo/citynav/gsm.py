@@ -95,7 +95,9 @@ class GridSpec:
         return np.asarray(canvas, dtype=bool)
 
 
-def nadir_footprint(pose: Pose, intrinsics: np.ndarray, size: tuple[int, int], ground_z: float) -> np.ndarray:  # noqa: E501
+def nadir_footprint(
+    pose: Pose, intrinsics: np.ndarray, size: tuple[int, int], ground_z: float
+) -> np.ndarray:
     """The map-frame corners (4, 2) of a nadir camera's view of the ground: a square twice the
     altitude across for 90 deg (CityNav, appendix C.2), turned with the yaw."""
     height, width = size
@@ -187,7 +189,9 @@ class GeoSemanticMap:
         self.goal_height = np.full(shape, np.nan, dtype=np.float32)
         self.colour = goal_colour(self.description)
 
-    def update(self, pose: Pose, rgb: np.ndarray, depth: np.ndarray, intrinsics: np.ndarray) -> None:  # noqa: E501
+    def update(
+        self, pose: Pose, rgb: np.ndarray, depth: np.ndarray, intrinsics: np.ndarray
+    ) -> None:
         """Mark the current view, the explored area and what the nadir view shows.
 
         Args:
@@ -212,18 +216,29 @@ class GeoSemanticMap:
         surroundings = (planes.colour(COLOUR_HUES["green"], 35.0) | planes.asphalt()) & finite
         self._mark(pose, surroundings, depth, intrinsics, "surroundings")
 
-    def _mark(self, pose: Pose, mask: np.ndarray, depth: np.ndarray, intrinsics: np.ndarray, layer: str) -> None:  # noqa: E501
+    def _mark(
+        self, pose: Pose, mask: np.ndarray, depth: np.ndarray, intrinsics: np.ndarray, layer: str
+    ) -> None:
         rows, columns = np.nonzero(mask)
         if not len(rows):
             return
         pixels = np.stack((columns + 0.5, rows + 0.5), axis=1)
         distances = depth[rows, columns].astype(np.float64)
-        cells = np.floor(self.grid.to_cells(nadir_ground_points(pose, intrinsics, pixels, distances))).astype(int)  # noqa: E501
-        inside = (cells[:, 0] >= 0) & (cells[:, 0] < self.grid.width) & (cells[:, 1] >= 0) & (cells[:, 1] < self.grid.height)  # noqa: E501
+        cells = np.floor(
+            self.grid.to_cells(nadir_ground_points(pose, intrinsics, pixels, distances))
+        ).astype(int)
+        inside = (
+            (cells[:, 0] >= 0)
+            & (cells[:, 0] < self.grid.width)
+            & (cells[:, 1] >= 0)
+            & (cells[:, 1] < self.grid.height)
+        )
         cells = cells[inside]
         self.layers[layer][cells[:, 1], cells[:, 0]] = True
         if layer == "potential_goals":
-            self.goal_height[cells[:, 1], cells[:, 0]] = (pose.z - distances[inside]).astype(np.float32)  # noqa: E501
+            self.goal_height[cells[:, 1], cells[:, 0]] = (pose.z - distances[inside]).astype(
+                np.float32
+            )
 
     def stacked(self) -> np.ndarray:
         """The five layers (5, rows, columns) as 0 / 100 (OccupancyGrid's occupied)."""

@@ -124,7 +124,7 @@ class _SearchPolicy:
     def _home(self, pose: Pose, target: tuple[float, float, float]) -> Action:
         """Fly over ``target``, then descend until ``STOP_ABOVE_M`` above its surface."""
         level = steer(pose, target[:2])
-        if level is not None and self.steps_left > (pose.z - target[2] - STOP_ABOVE_M) / 2.0 + 1.0:  # noqa: E501
+        if level is not None and self.steps_left > (pose.z - target[2] - STOP_ABOVE_M) / 2.0 + 1.0:
             return level
         if pose.z - 2.0 >= target[2] + STOP_ABOVE_M:
             return DOWN
@@ -204,4 +204,3 @@ class ColourSearchPolicy(_SearchPolicy):
     def search_region(self, gsm: GeoSemanticMap) -> np.ndarray:
         """Every cell of the map."""
         return np.ones((gsm.grid.height, gsm.grid.width), dtype=bool)
-

@@ -45,18 +45,37 @@ from aerialdojo.errors import TaskFileError, TaskGenerationError
 from aerialdojo.geometry import Pose
 
 #: The public files' split names -> ours.
-SPLIT_NAMES = {"train_seen": "train", "val_seen": "val_seen", "val_unseen": "val_unseen", "test_unseen": "test_unseen"}  # noqa: E501
+SPLIT_NAMES = {
+    "train_seen": "train",
+    "val_seen": "val_seen",
+    "val_unseen": "val_unseen",
+    "test_unseen": "test_unseen",
+}
 #: Approximate centres of the scanned cities (SensatUrban publishes local coordinates only).
 GEO_ORIGINS = {"cambridge": (52.2053, 0.1218, 15.0), "birmingham": (52.4862, -1.8904, 140.0)}
 MAPS_DIR = "maps"
 _FILE_NAME = re.compile(r"citynav_(?P<split>[a-z_]+?)(?:_(?P<setting>easy|medium|hard))?\.json$")
-_REQUIRED = ("area", "block", "object_ids", "ann_ids", "descriptions", "trajectory", "target_positions", "split")  # noqa: E501
+_REQUIRED = (
+    "area",
+    "block",
+    "object_ids",
+    "ann_ids",
+    "descriptions",
+    "trajectory",
+    "target_positions",
+    "split",
+)
 
 
 def _goal_kind(object_type: str) -> str | None:
     """Our goal kind of a CityRefer object type (building, car, ground, parking)."""
     lowered = object_type.lower()
-    for word, kind in (("park", "parking_lot"), ("car", "car"), ("build", "building"), ("ground", "ground")):  # noqa: E501
+    for word, kind in (
+        ("park", "parking_lot"),
+        ("car", "car"),
+        ("build", "building"),
+        ("ground", "ground"),
+    ):
         if word in lowered:
             return kind
     return None
@@ -64,7 +83,14 @@ def _goal_kind(object_type: str) -> str | None:
 
 def _landmark_kind(object_type: str) -> str:
     lowered = object_type.lower()
-    for word, kind in (("road", "street"), ("street", "street"), ("square", "square"), ("park", "park"), ("green", "park"), ("ground", "park")):  # noqa: E501
+    for word, kind in (
+        ("road", "street"),
+        ("street", "street"),
+        ("square", "square"),
+        ("park", "park"),
+        ("green", "park"),
+        ("ground", "park"),
+    ):
         if word in lowered:
             return kind
     return "building"
@@ -154,7 +180,9 @@ def convert_records(
         if missing:
             problems.append(f"{where}: {', '.join(missing)}: missing")
             continue
-        episode = _episode(raw, where, setting, objects, maps, problems)
+        episode = _episode(
+            raw, where, setting=setting, objects=objects, maps=maps, problems=problems
+        )
         if episode is not None:
             episodes.append(episode)
     return episodes
@@ -163,6 +191,7 @@ def convert_records(
 def _episode(
     raw: dict[str, Any],
     where: str,
+    *,
     setting: str,
     objects: dict[str, Any],
     maps: dict[str, CityMap],
@@ -188,7 +217,10 @@ def _episode(
         return None
     kind = _goal_kind(str(target.get("object_type", "")))
     if kind is None:
-        problems.append(f"{where}: object_ids: object {object_id} is a {target.get('object_type')!r}, not a building, car, ground or parking lot")  # noqa: E501
+        problems.append(
+            f"{where}: object_ids: object {object_id} is a {target.get('object_type')!r}, "
+            "not a building, car, ground or parking lot"
+        )
         return None
     try:
         start, pitch = _start_pose(raw["trajectory"][0])

@@ -82,7 +82,7 @@ def _turns(steps: int) -> list[Action]:
 
 def _turn_cost(steps: np.ndarray) -> np.ndarray:
     steps = np.mod(steps, HEADINGS)
-    return np.minimum(steps, HEADINGS - steps)
+    return np.asarray(np.minimum(steps, HEADINGS - steps))
 
 
 def level_actions(start: Pose, goal_xy: tuple[float, float]) -> list[Action]:
@@ -106,8 +106,15 @@ def level_actions(start: Pose, goal_xy: tuple[float, float]) -> list[Action]:
         + units[second][:, :, None, None, :] * counts[None, None, None, :, None]
     )
     error = np.linalg.norm(reached - offset, axis=-1)
-    second_turn = np.where(counts[None, None, None, :] > 0, _turn_cost(second - first)[:, :, None, None], 0)  # noqa: E501
-    cost = _turn_cost(first)[:, :, None, None] + counts[None, None, :, None] + counts[None, None, None, :] + second_turn  # noqa: E501
+    second_turn = np.where(
+        counts[None, None, None, :] > 0, _turn_cost(second - first)[:, :, None, None], 0
+    )
+    cost = (
+        _turn_cost(first)[:, :, None, None]
+        + counts[None, None, :, None]
+        + counts[None, None, None, :]
+        + second_turn
+    )
     cost = np.where(error <= LATERAL_TOLERANCE_M, cost + error / 100.0, np.inf)
     if not np.isfinite(cost).any():
         raise TaskGenerationError(f"no level path from {start} to {goal_xy}")
@@ -118,9 +125,7 @@ def level_actions(start: Pose, goal_xy: tuple[float, float]) -> list[Action]:
     return actions
 
 
-def shortest_reference(
-    start: Pose, goal: tuple[float, float, float], floor_z: float
-) -> Reference:
+def shortest_reference(start: Pose, goal: tuple[float, float, float], floor_z: float) -> Reference:
     """The reference from ``start`` to ``goal``: level legs, then the fewest descents (or
     climbs) that bring the UAV within ``REFERENCE_RADIUS_M``, never below ``floor_z``.
 

@@ -57,8 +57,7 @@ class CityNavAgent(AgentNode):
         self._search = _SEARCH_POLICIES[name]() if name in _SEARCH_POLICIES else None
         self._gsm: GeoSemanticMap | None = None
         self._layer_pubs = {
-            layer: self.create_publisher(OccupancyGrid, f"gsm/{layer}", GSM_QOS)
-            for layer in LAYERS
+            layer: self.create_publisher(OccupancyGrid, f"gsm/{layer}", GSM_QOS) for layer in LAYERS
         }
         self._layers_pub = self.create_publisher(GeoSemanticMapMsg, "gsm/layers", GSM_QOS)
         suite = f"reference actions of {param(self, 'oracle_suite')}" if self._replay else ""

@@ -28,6 +28,7 @@ from aerialdojo.errors import InvalidActionError, MetricsError
 from aerialdojo.events import EventKind, PoseTraceBuilder
 from aerialdojo.metrics import citynav as metrics
 from aerialdojo.metrics.aggregate import RULE_EPISODE_POOLED, RunMetrics, aggregate_group
+from aerialdojo.metrics.scores import KIND_RATE
 from aerialdojo.protocols import BenchmarkProtocol, EpisodeRules, register
 from aerialdojo.protocols.referee import (
     PlannedStep,
@@ -137,7 +138,9 @@ def describe_task(
         description=episode.description,
         agents=episode.agents,
         actions=tuple(
-            ActionDescription(agent="uav", name=kind.name, magnitudes=kind.magnitudes, unit=kind.unit)
+            ActionDescription(
+                agent="uav", name=kind.name, magnitudes=kind.magnitudes, unit=kind.unit
+            )
             for kind in CITYNAV_ACTIONS
         ),
         action_budget=action_budget(episode, settings),
@@ -146,20 +149,23 @@ def describe_task(
     )
 
 
-def _referee(
-    episode: CityNavEpisode, _suite: Any, settings: Mapping[str, Any]
-) -> CityNavReferee:
+def _referee(episode: CityNavEpisode, _suite: Any, settings: Mapping[str, Any]) -> CityNavReferee:
     return CityNavReferee(episode, action_budget(episode, settings))
 
 
 #: Table 2's metric columns: (key at the primary radius, header, percent).
-TABLE2_COLUMNS = (("ne_m", "NE ↓", False), ("sr_20m", "SR ↑", True), ("osr_20m", "OSR ↑", True), ("spl_20m", "SPL ↑", True))  # noqa: E501
+TABLE2_COLUMNS = (
+    ("ne_m", "NE ↓", False),
+    ("sr_20m", "SR ↑", True),
+    ("osr_20m", "OSR ↑", True),
+    ("spl_20m", "SPL ↑", True),
+)
 
 
-def _cell(value: float | None, percent: bool) -> str:
+def _cell(value: float | None, percent: bool, digits: int = 1) -> str:
     if value is None:
         return "N/A"
-    return f"{100.0 * value:.2f}" if percent else f"{value:.1f}"
+    return f"{100.0 * value:.2f}" if percent else f"{value:.{digits}f}"
 
 
 def table2(conditions: Mapping[str, Mapping[str, Any]]) -> str:
@@ -206,9 +212,7 @@ def _report_sections(run: RunMetrics) -> list[str]:
             continue
         group = aggregate_group(members, run.specs, RULE_EPISODE_POOLED)
         cells = [
-            f"{group.values[spec.key]:.2f}" if spec.kind == "distance" else f"{100.0 * group.values[spec.key]:.2f}"  # noqa: E501
-            for spec in run.specs
-            if group.values[spec.key] is not None
+            _cell(group.values[spec.key], spec.kind == KIND_RATE, digits=2) for spec in run.specs
         ]
         rows.append(f"| {split} ({group.episodes}) | " + " | ".join(cells) + " |")
     header = "| Split | " + " | ".join(f"{spec.label} ({spec.unit})" for spec in run.specs) + " |"

@@ -116,7 +116,9 @@ class PointCloudScene:
     ground_z: float
 
 
-def build_scene(name: str, points: np.ndarray, colours: np.ndarray, voxel_m: float) -> PointCloudScene:  # noqa: E501
+def build_scene(
+    name: str, points: np.ndarray, colours: np.ndarray, voxel_m: float
+) -> PointCloudScene:
     """Thin, splat and index a cloud."""
     centres, tints = thin(points, colours, voxel_m)
     vertices, faces = splats(centres, voxel_m * SPLAT_SCALE)
@@ -236,7 +238,9 @@ class PointCloudBackend(SimulatorBackend):
             InvalidActionError: the agent was not placed by ``reset``.
         """
         if agent not in self._poses:
-            raise InvalidActionError(f"agent {agent!r} is not placed; placed: {sorted(self._poses)}")
+            raise InvalidActionError(
+                f"agent {agent!r} is not placed; placed: {sorted(self._poses)}"
+            )
         return self._poses[agent]
 
     def execute(self, agent: str, action: Action, argument: str = "") -> MotionOutcome:
