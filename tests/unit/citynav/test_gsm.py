@@ -7,9 +7,11 @@ import math
 
 import numpy as np
 
-from aerialdojo.citynav.city import CityMap, Landmark
+from aerialdojo.citynav.city import CityMap, Landmark, embedded_city_map
 from aerialdojo.citynav.geo import GeoReference
-from aerialdojo.citynav.gsm import LAYERS, GeoSemanticMap, goal_colour
+from aerialdojo.citynav.gsm import LAYERS, GeoSemanticMap, GridSpec, goal_colour
+from aerialdojo.citynav.policies import ColourSearchPolicy, GsmPolicy, steer
+from aerialdojo.citynav.reference import FORWARD, LEFT, RIGHT
 from aerialdojo.geometry import Pose
 
 CITY = CityMap(
@@ -82,3 +84,31 @@ def test_a_second_view_moves_the_current_view_and_keeps_what_it_does_not_see() -
 def test_the_goal_colour_is_the_first_colour_word() -> None:
     assert goal_colour("Find the blue car parked north of the red building") == "blue"
     assert goal_colour("the car near King Street") is None
+
+
+def test_the_gsm_policy_searches_where_the_description_says() -> None:
+    city = embedded_city_map("CityNavTown_0")
+    xs, ys = GridSpec.covering(city.bounds, 2.0).cell_centres()
+    park = city.landmark("Jesus Green")
+    region = GsmPolicy().search_region(GeoSemanticMap(city, "the red car north of Jesus Green"))
+    cx, cy = park.centroid
+    assert region.any() and (ys[region] > cy).all()
+    assert (np.hypot(xs[region] - cx, ys[region] - cy) < 60.0 + 80.0).all()
+    street = city.landmark("King Street")  # runs north-south at x = -240
+    near = city.landmark("Market Passage")  # runs east-west at y = -120
+    text = "Find the blue car on the west side of King Street, near Market Passage."
+    region = GsmPolicy().search_region(GeoSemanticMap(city, text))
+    assert region.any()
+    west_edge = min(x for x, _ in street.polygon)
+    assert (xs[region] <= street.centroid[0]).all()  # the west half of the street and beyond
+    assert (xs[region] >= west_edge - 12.0 - 1.0).all()  # up to 12 m off its kerb
+    assert (np.abs(ys[region] - near.centroid[1]) <= 60.0 + 5.0).all()
+    # The colour baseline knows no landmark: the whole city.
+    assert ColourSearchPolicy().search_region(GeoSemanticMap(city, text)).all()
+
+
+def test_steering_turns_towards_the_target_then_moves_forward() -> None:
+    assert steer(Pose(0.0, 0.0, 40.0, 0.0), (0.0, 50.0)) == LEFT
+    assert steer(Pose(0.0, 0.0, 40.0, 0.0), (0.0, -50.0)) == RIGHT
+    assert steer(Pose(0.0, 0.0, 40.0, math.pi / 2), (1.0, 50.0)) == FORWARD
+    assert steer(Pose(0.0, 0.0, 40.0, 0.0), (1.0, 1.0)) is None
