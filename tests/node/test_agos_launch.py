@@ -20,9 +20,7 @@ from test_entry_points import _launch_nodes, _Recorded, _stand_in_modules
 from aerialdojo.graph import run_specs
 
 
-def _benchmark_launch(
-    repo: Path, monkeypatch: pytest.MonkeyPatch, benchmark: str = "agos"
-) -> list:
+def _benchmark_launch(repo: Path, monkeypatch: pytest.MonkeyPatch, benchmark: str = "agos") -> list:
     modules = _stand_in_modules()
     modules["launch.launch_description_sources"] = types.ModuleType(
         "launch.launch_description_sources"

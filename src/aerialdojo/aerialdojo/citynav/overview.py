@@ -13,7 +13,12 @@ from aerialdojo.geometry import Pose
 from aerialdojo.sim.backend import nadir_rig
 from aerialdojo.sim.embedded.renderer import render_views
 
-_OUTLINES = {"street": (250, 250, 250), "building": (250, 60, 60), "park": (30, 90, 30), "square": (60, 60, 220)}  # noqa: E501
+_OUTLINES = {
+    "street": (250, 250, 250),
+    "building": (250, 60, 60),
+    "park": (30, 90, 30),
+    "square": (60, 60, 220),
+}
 
 
 def write_city_overview(name: str, out: Path, *, size: int = 640) -> Path:
