@@ -7,14 +7,13 @@ agent's GSM and scores the same from ``evaluate-bag``."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
 from rosbags.highlevel import AnyReader
+from test_agos_eval import _aerialdojo
 
 from aerialdojo.bags.typestore import aerialdojo_typestore
 from aerialdojo.report.compare import paper_table
@@ -23,16 +22,6 @@ pytestmark = [pytest.mark.ros, pytest.mark.e2e]
 
 REPO = Path(__file__).resolve().parents[2]
 KEYS = {"ne_m", "sr_20m", "osr_20m", "spl_20m"}
-
-
-def _aerialdojo(*args: object, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "aerialdojo.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
 
 
 @pytest.fixture(scope="module")
