@@ -313,10 +313,21 @@ def _cmd_scenes_list(_: argparse.Namespace) -> int:
         scene_type, _, instance = name.rpartition("_")
         split = "in distribution" if instance == "0" else "out of distribution"
         print(f"{name:<20} {families[scene_type]:<15} {split}")
+    from aerialdojo.citynav.city import CITY_NAMES  # noqa: PLC0415
+
+    for name in CITY_NAMES:
+        print(f"{name:<20} {'citynav':<15} CityNav city (sim_bridge.backend: citynav)")
     return 0
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
+    from aerialdojo.citynav.city import CITY_NAMES  # noqa: PLC0415
+
+    if args.scene in CITY_NAMES:
+        from aerialdojo.citynav.overview import write_city_overview  # noqa: PLC0415
+
+        print(write_city_overview(args.scene, args.out, size=args.size))
+        return 0
     from aerialdojo.sim.embedded.montage import write_montage  # noqa: PLC0415
 
     print(write_montage(args.scene, args.out, seed=args.seed, size=args.size))

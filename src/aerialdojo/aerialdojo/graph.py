@@ -29,6 +29,7 @@ NAMESPACES = {
     "task_manager": "",
     "evaluator": "",
     "uav_agent": "uav",
+    "citynav_agent": "uav",
     "agos_uav_agent": "uav",
     "ugv_agent": "ugv",
 }
@@ -39,6 +40,7 @@ START_ORDER = (
     "task_manager",
     "evaluator",
     "uav_agent",
+    "citynav_agent",
     "agos_uav_agent",
     "ugv_agent",
 )
@@ -123,7 +125,7 @@ def node_specs(config: Mapping[str, Mapping[str, ParamValue]]) -> list[NodeSpec]
         if node == "evaluator" and "agents" in config["sim_bridge"]:
             # The evaluator records what the bridge publishes; one list, not two to keep equal.
             declared["agents"] = config["sim_bridge"]["agents"]
-        if node == "uav_agent":
+        if node in ("uav_agent", "citynav_agent"):
             # The oracle replays the suite the task manager serves unless told another.
             declared["oracle_suite"] = config["task_manager"].get(
                 "suite", _default("task_manager", "suite")

@@ -132,10 +132,12 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         P(
             name="backend",
             default="embedded",
-            choices=("embedded", "projectairsim", "carla_air", "agos"),
+            choices=("embedded", "projectairsim", "carla_air", "agos", "citynav", "pointcloud"),
             description="Simulator backend the bridge drives; projectairsim and carla_air run "
             "the bridge in .venv-projectairsim / .venv-carla-air (docs/simulators.md); agos "
-            "runs AGOS towns and actions on the embedded simulator (docs/agos.md)",
+            "runs AGOS towns and actions on the embedded simulator (docs/agos.md); citynav the "
+            "embedded CityNav cities, pointcloud coloured point clouds such as SensatUrban's "
+            "(docs/citynav.md)",
         ),
         P(
             name="seed",
@@ -285,6 +287,20 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             description="Blueprint of the ground vehicle spawned for the ugv agent (carla_air)",
         ),
         P(
+            name="pointcloud_dir",
+            default="",
+            description="Directory searched (recursively) for <scene>.ply point clouds "
+            "(pointcloud; SensatUrban layout, docs/citynav.md)",
+        ),
+        P(
+            name="pointcloud_voxel_m",
+            default=0.5,
+            minimum=0.05,
+            maximum=10.0,
+            description="Edge of the voxels a point cloud is thinned to before its points are "
+            "splatted (pointcloud), metres",
+        ),
+        P(
             name="airsim_vehicle",
             default="",
             description="AirSim vehicle name of the uav agent (carla_air); empty: the first",
@@ -356,6 +372,13 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             "the UAV's footprint), no_rgpp (no GO_TO_CANDIDATE), no_both",
         ),
         P(
+            name="action_budget",
+            default=0,
+            minimum=0,
+            description="Actions allowed per episode, Stop included, where the benchmark "
+            "leaves the budget to the run (CityNav); 0: each episode's own",
+        ),
+        P(
             name="ready_timeout_s",
             default=120.0,
             minimum=1.0,
@@ -382,6 +405,41 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             name="views",
             default=["front", "left", "right", "down"],
             description="Camera views an observation set must hold before the policy acts",
+        ),
+        P(
+            name="observation_timeout_s",
+            default=60.0,
+            minimum=0.1,
+            description="Longest wait for the observation set a step produced, seconds",
+        ),
+    ),
+    "citynav_agent": (
+        P(
+            name="policy",
+            default="gsm",
+            choices=("gsm", "colour", "oracle"),
+            description="CityNav policy on the GNSS pose, the nadir view and the GSM: gsm (go "
+            "to the named landmarks, search around them), colour (the colour baseline, no map), "
+            "oracle (replays the reference actions: privileged, it proves the harness)",
+        ),
+        P(
+            name="oracle_suite",
+            default="",
+            description="Suite whose reference actions the oracle replays; empty: the task "
+            "manager's suite",
+        ),
+        P(
+            name="maps_dir",
+            default="",
+            description="Directory of city map files <scene>.json (landmarks from the public "
+            "CityNav data, docs/citynav.md); empty: the embedded cities' maps",
+        ),
+        P(
+            name="gsm_resolution_m",
+            default=2.0,
+            minimum=0.1,
+            maximum=50.0,
+            description="Cell edge of the geographic semantic map, metres",
         ),
         P(
             name="observation_timeout_s",
@@ -436,6 +494,12 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             choices=("none", "png", "jpeg"),
             description="Record those images as sensor_msgs/CompressedImage on "
             "<topic>/compressed instead of raw",
+        ),
+        P(
+            name="record_gsm",
+            default=False,
+            description="Record each agent's geographic semantic map (gsm/layers, CityNav) "
+            "every image_decimation-th step",
         ),
         P(
             name="exit_when_finished",

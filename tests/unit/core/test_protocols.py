@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from aerialdojo.errors import ConfigError, InvalidActionError, MetricsError
+from aerialdojo.errors import ConfigError, InvalidActionError, MetricsError, TaskFileError
 from aerialdojo.events import EventKind
 from aerialdojo.geometry import Pose
 from aerialdojo.metrics import citynav
@@ -125,9 +125,10 @@ def test_every_shipped_suite_has_a_protocol_and_unknown_names_are_refused(
     with pytest.raises(MetricsError, match="benchmark 'habitat' is not one of aerialdojo, agos"):
         protocol("habitat")
     odd = tmp_path / "suite.json"
+    assert suite_protocol(resolve_suite("citynav_mini")).title == "CityNav"
     odd.write_text(json.dumps({"benchmark": "citynav", "episodes": []}))
-    with pytest.raises(ConfigError, match="citynav episodes cannot be run yet"):
-        suite_protocol(odd)
+    with pytest.raises(TaskFileError, match="name: expected a suite name"):
+        load_suite(odd)
     odd.write_text("[1, 2]")
     with pytest.raises(ConfigError, match="benchmark: missing"):
         suite_protocol(odd)

@@ -72,6 +72,11 @@ class AgentNode(Node):
                 f"policy {policy} reads ground truth: this run is privileged ({description})"
             )
 
+    @property
+    def awaited_stamp_ns(self) -> int | None:
+        """Stamp of the observation set being decided on (or awaited), nanoseconds."""
+        return self._expected_ns
+
     # -- for subclasses ----------------------------------------------------------------
 
     def subscribed_views(self) -> Sequence[str]:
