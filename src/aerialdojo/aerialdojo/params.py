@@ -13,8 +13,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from aerialdojo.agos.vocabulary import ABLATIONS
+from aerialdojo.agos.vocabulary import (
+    ABLATIONS,
+    ANNOTATION_BUDGET,
+    CONFIRMATION_BUDGET,
+    MODE_AGENT,
+    MODES,
+    settings_problems,
+)
 from aerialdojo.errors import ConfigError
+from aerialdojo.protocols.settings import OBSERVATIONS, PAPER_OBSERVATION, PAPER_ODOMETRY
 
 ParamValue = bool | int | float | str | list[str] | list[float] | list[int]
 
@@ -365,11 +373,52 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             description="Runs of an episode before an infrastructure failure is final",
         ),
         P(
+            name="observation",
+            default=PAPER_OBSERVATION,
+            choices=tuple(OBSERVATIONS),
+            description="AerialDojo: what the agent is given, front (the front RGB-D view, "
+            "the evaluated prompt's: AerialDojo-200K, appendix A) or four_views (front, left, "
+            "right, down, section 3.1)",
+        ),
+        P(
+            name="odometry",
+            default=PAPER_ODOMETRY,
+            description="AerialDojo: give the agent odometry relative to its start (the "
+            "paper's observation interface excludes GPS and localization: false)",
+        ),
+        P(
+            name="mode",
+            default=MODE_AGENT,
+            choices=MODES,
+            description="AGOS method (AGOS-Bench, Table 3): agent (AGOS-Agent: candidates, "
+            "E2A, RGPP) or baseline (no candidate tools; coordination by messages)",
+        ),
+        P(
             name="ablation",
             default="full",
             choices=ABLATIONS,
             description="AGOS tools (AGOS-Bench, appendix A.5): full, no_e2a (candidate at "
-            "the UAV's footprint), no_rgpp (no GO_TO_CANDIDATE), no_both",
+            "the UAV's footprint), no_rgpp (no GO_TO_CANDIDATE), no_both; mode agent only",
+        ),
+        P(
+            name="annotation_budget",
+            default=ANNOTATION_BUDGET,
+            minimum=1,
+            description="AGOS: ANNOTATE_CANDIDATE decisions the UAV may make per episode "
+            "(A of 'annotations used a/A', AGOS-Bench, appendix A.4.3)",
+        ),
+        P(
+            name="confirmation_budget",
+            default=CONFIRMATION_BUDGET,
+            minimum=1,
+            description="AGOS: CONFIRM decisions the UGV may make per episode; 1: a false "
+            "CONFIRM ends the episode as a failure (AGOS-Bench, 'Verify')",
+        ),
+        P(
+            name="require_fresh_observation",
+            default=True,
+            description="AGOS: a CONFIRM is valid only right after the UGV's STOP_OBSERVE "
+            "(AGOS-Bench, appendix A.2.3, 'when this requirement is enabled')",
         ),
         P(
             name="action_budget",
@@ -403,8 +452,9 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         P(name="seed", default=0, minimum=0, description="Seed of the policy's exploration"),
         P(
             name="views",
-            default=["front", "left", "right", "down"],
-            description="Camera views an observation set must hold before the policy acts",
+            default=list(OBSERVATIONS["four_views"]),
+            description="Camera views the node subscribes to; of these, the policy is given "
+            "the ones the task names (task_manager.observation)",
         ),
         P(
             name="observation_timeout_s",
@@ -540,4 +590,9 @@ def validate_parameters(node: str, values: Mapping[str, Any], source: str) -> di
                 f"known: {', '.join(sorted(by_name))}"
             )
         checked[name] = spec.check(value, f"{source}: {node}.{name}")
+    if node == "task_manager":
+        chosen = {spec.name: spec.default for spec in specs} | checked
+        problems = settings_problems(str(chosen["mode"]), str(chosen["ablation"]))
+        if problems:
+            raise ConfigError(f"{source}: task_manager.ablation: {'; '.join(problems)}")
     return checked

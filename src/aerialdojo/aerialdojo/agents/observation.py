@@ -26,12 +26,14 @@ class AgentObservation:
     """One synchronized observation set.
 
     Attributes:
-        views: view name -> data (front, left, right, down for the AerialDojo UAV).
-        odometry: pose relative to the episode start (no GPS in AerialDojo).
+        views: view name -> data: the views the task gives the agent (AerialDojo-200K's
+            protocol: front only; four_views: front, left, right, down).
+        odometry: pose relative to the episode start (no GPS in AerialDojo); None where
+            the task gives no odometry (the AerialDojo-200K protocol).
     """
 
     views: dict[str, ViewData]
-    odometry: Pose
+    odometry: Pose | None
 
 
 @dataclass(frozen=True, kw_only=True)

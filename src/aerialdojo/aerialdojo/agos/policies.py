@@ -1,13 +1,15 @@
 """Image-driven AGOS policies (the role-conditioned UAV and UGV decision makers of AGOS-Bench,
 without a VLM): colour and shape evidence from the rendered views against the reference
-images, and the search-handoff-verify workflow on top. They see only what their agent sees
-(its own views, its map-frame pose, the public town map, the shared candidates), never
-ground truth.
+images, and the search-handoff-verify workflow on top, or, in the Baseline mode, the
+message-based coordination of AGOS-Bench, appendix A.4.2. They see only what their agent
+sees (its own views, its map-frame pose, the public town map, the shared candidates, the
+teammate's messages), never ground truth.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -24,6 +26,8 @@ from aerialdojo.agos.vocabulary import (
     ANNOTATE_CANDIDATE,
     CONFIRM,
     GO_TO_CANDIDATE,
+    MODE_AGENT,
+    MODE_BASELINE,
     MOVE_TO_ROAD_WAYPOINT,
     MOVE_TO_UAV_WAYPOINT,
     REJECT,
@@ -54,10 +58,43 @@ CENTRED_M = 30.0
 
 @dataclass(frozen=True)
 class Decision:
-    """One decision: an action and its argument ("" where it takes none)."""
+    """One decision: an action, its argument ("" where it takes none) and a message to the
+    teammate sent with it ("" none)."""
 
     action: str
     argument: str = ""
+    message: str = ""
+
+
+#: The place a Baseline message names, "(x, y)" in metres.
+_POINT = re.compile(r"\((-?\d+(?:\.\d+)?), (-?\d+(?:\.\d+)?)\)")
+
+
+def anchor_message(pose: Pose) -> str:
+    """The Baseline UAV's message over a centred match: its own position as an approximate
+    search anchor (AGOS-Bench, appendix A.4.2)."""
+    return f"clear match below me; search anchor ({pose.x:.1f}, {pose.y:.1f})"
+
+
+def rejection_message(point: tuple[float, float]) -> str:
+    """The Baseline UGV's message after rejecting the anchor at ``point``."""
+    return f"rejected: no matching vehicle near ({point[0]:.1f}, {point[1]:.1f})"
+
+
+def confirmation_message(pose: Pose) -> str:
+    """The Baseline UGV's message after confirming the target from ``pose``."""
+    return f"confirmed the target from ({pose.x:.1f}, {pose.y:.1f})"
+
+
+def message_point(text: str) -> tuple[float, float] | None:
+    """The (x, y) a message names, if any."""
+    found = _POINT.search(text)
+    return (float(found[1]), float(found[2])) if found else None
+
+
+def is_rejection(text: str) -> bool:
+    """Whether a message reports a rejected anchor (``rejection_message``)."""
+    return text.startswith("rejected:")
 
 
 def hsv(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -204,22 +241,29 @@ class UavSearchPolicy:
     """The UAV's search and handoff: on a target-coloured blob of a vehicle's size (away
     from rejected places) it first flies to the neighbour nearest to it while that brings it
     closer than ``CENTRED_M``, then annotates its cell (the paper's baseline UAV centres an
-    off-centre match too; the candidate is then good with or without E2A); without one it
-    flies to the unvisited neighbour with the most unvisited waypoints around it.
+    off-centre match too; the candidate is then good with or without E2A) or, in the
+    Baseline mode, waits over it and sends its own position as a search anchor; without one
+    it flies to the unvisited neighbour with the most unvisited waypoints around it.
 
     Args:
         town: the public town map.
         region: the episode region.
         signature: the target's colour and shape.
         seed: breaks ties between equally good waypoints.
+        mode: ``agent`` (annotate candidates) or ``baseline`` (messages).
+        annotation_budget: annotations allowed (0: no limit); once used, matches are passed
+            by and the search goes on.
     """
 
     town: TownMap
     region: Region
     signature: TargetSignature
     seed: int = 0
+    mode: str = MODE_AGENT
+    annotation_budget: int = 0
     visited: set[str] = field(default_factory=set)
     rejected: list[tuple[float, float]] = field(default_factory=list)
+    annotations: int = 0
     _annotated: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
@@ -238,7 +282,8 @@ class UavSearchPolicy:
         self.visited.add(here.waypoint_id)
         detection = self.detect(pose, nadir)
         options = grid.options(pose.x, pose.y, self.region)
-        if detection is not None:
+        exhausted = 0 < self.annotation_budget <= self.annotations
+        if detection is not None and not (self.mode == MODE_AGENT and exhausted):
             cell, ground = detection
             nearer = min(options, key=lambda w: math.dist((w.x, w.y), ground), default=None)
             if (
@@ -248,6 +293,9 @@ class UavSearchPolicy:
             ):
                 return Decision(MOVE_TO_UAV_WAYPOINT, nearer.waypoint_id)
             self._annotated = ground
+            if self.mode == MODE_BASELINE:
+                return Decision(WAIT, message=anchor_message(pose))
+            self.annotations += 1
             return Decision(ANNOTATE_CANDIDATE, cell)
         if not options:
             return Decision(WAIT)

@@ -147,6 +147,7 @@ class AgentNode(Node):
                 action=request.action,
                 magnitude=request.magnitude,
                 argument=request.argument,
+                teammate_message=request.teammate_message,
             )
         ).add_done_callback(lambda future: self._on_step_done(future, request, pose, task_key))
 

@@ -2,11 +2,14 @@
 map-frame odometry, the handoff topics and the step service (AGOS-Bench: two agents in
 separate processes that cooperate only through ``/agos/candidates`` and ``/agos/messages``).
 
-The task manager announces on ``/agos/turn`` whose decision comes next and which candidate
-is being verified; an agent decides only on its turn, once it holds every view of the stamp
-its own last step produced and the candidate the turn names, so its decision never depends
-on how fast the other process was. A subclass says which views an observation set holds
-after its last decision and turns one set into a decision (``decide``).
+The task manager announces on ``/agos/turn`` whose decision comes next, which candidate
+is being verified and how many messages the agent has been sent with decisions; an agent
+decides only on its turn, once it holds every view of the stamp its own last step produced,
+the candidate the turn names and every message the turn counts, so its decision never
+depends on how fast the other process was. The task's ``mode`` says whether the agents work
+as AGOS-Agent (candidates) or as the Baseline (messages only). A subclass says which views
+an observation set holds after its last decision and turns one set into a decision
+(``decide``).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from aerialdojo.agos.episodes import parse_task_text
 from aerialdojo.agos.grid import Region
 from aerialdojo.agos.policies import CandidateView, TargetSignature
 from aerialdojo.agos.town import TownMap, town_map
+from aerialdojo.agos.vocabulary import MODE_AGENT
 from aerialdojo.image_codec import image_to_array
 from aerialdojo.nodes.agent_node import AgentNode
 from aerialdojo.nodes.common import param
@@ -45,6 +49,13 @@ class AgosAgentNode(AgentNode):
         self.town: TownMap | None = None
         self.region: Region | None = None
         self.actions: tuple[str, ...] = ()
+        # Action -> most uses per episode (the annotation and confirmation budgets).
+        self.limits: dict[str, int] = {}
+        self.mode = MODE_AGENT
+        # (episode id, sequence) -> text of the messages the other agent sent this one with
+        # its decisions; they may arrive before the task does.
+        self._inbox: dict[tuple[str, int], str] = {}
+        self._turn_messages = 0
         # (episode id, candidate id) -> newest view: a candidate of the next episode may
         # arrive before its task does.
         self._candidates: dict[tuple[str, str], CandidateView] = {}
@@ -61,7 +72,8 @@ class AgosAgentNode(AgentNode):
     # -- for subclasses ----------------------------------------------------------------
 
     def start_episode(self, signature: TargetSignature) -> None:
-        """A new episode began; ``self.town``, ``region`` and ``actions`` are set."""
+        """A new episode began; ``self.town``, ``region``, ``actions``, ``limits`` and
+        ``mode`` are set."""
         raise NotImplementedError
 
     def ready(self) -> bool:
@@ -93,10 +105,14 @@ class AgosAgentNode(AgentNode):
     def begin_episode(self, task: TaskSpec) -> None:
         self.town = town_map(task.scene)
         self.region = parse_task_text(task.goal.description)
-        self.actions = tuple(spec.name for spec in task.actions if spec.agent == self.agent)
+        own = [spec for spec in task.actions if spec.agent == self.agent]
+        self.actions = tuple(spec.name for spec in own)
+        self.limits = {spec.name: spec.max_uses for spec in own if spec.max_uses}
+        self.mode = task.mode or MODE_AGENT
         self._candidates = {
             key: view for key, view in self._candidates.items() if key[0] == task.episode_id
         }
+        self._inbox = {key: text for key, text in self._inbox.items() if key[0] == task.episode_id}
         references = [image_to_array(image).copy() for image in task.goal.reference_images]
         self.start_episode(TargetSignature.from_references(references))
         self.get_logger().info(f"episode {task.episode_id}: {len(references)} reference views")
@@ -106,6 +122,8 @@ class AgosAgentNode(AgentNode):
             return False
         if self._turn_candidate and self._turn_candidate not in self.candidates:
             return False  # the candidate messages of the other agent's decision are on their way
+        if len(self.inbox) < self._turn_messages:
+            return False  # so are the messages the other agent's decisions carried
         return self.ready()
 
     def try_act(self) -> None:
@@ -130,6 +148,15 @@ class AgosAgentNode(AgentNode):
             if episode_id == self.episode_id
         }
 
+    @property
+    def inbox(self) -> list[str]:
+        """This episode's messages from the other agent's decisions, in the order sent."""
+        return [
+            text
+            for (episode_id, _), text in sorted(self._inbox.items())
+            if episode_id == self.episode_id
+        ]
+
     def active_candidate(self) -> CandidateView | None:
         """The candidate being verified, as the current turn names it."""
         return self.candidates.get(self._turn_candidate) if self._turn_candidate else None
@@ -152,10 +179,15 @@ class AgosAgentNode(AgentNode):
         self._waiting_since = time.monotonic()
         if msg.receiver == self.agent:
             self._turn_episode, self._turn_candidate = msg.episode_id, msg.candidate_id
+            self._turn_messages = msg.sequence
             self.try_act()
         else:
             self._turn_episode = ""
 
     def _on_message(self, msg: AgentMessage) -> None:
-        if msg.sender != self.agent:
-            self.get_logger().info(f"message from {msg.sender}: {msg.text}")
+        if msg.sender == self.agent:
+            return
+        self.get_logger().info(f"message from {msg.sender}: {msg.text}")
+        if msg.sequence and msg.receiver == self.agent:
+            self._inbox[(msg.episode_id, msg.sequence)] = msg.text
+            self.try_act()

@@ -5,7 +5,9 @@ Subscribes to ``camera/down/*``, ``odom`` (map frame), the task, ``/agos/candida
 ``/agos/messages`` and ``/agos/turn``; calls ``/aerialdojo/step``. The task manager gives it
 no turn while a candidate it proposed is being verified (it is frozen); its next turn means
 the UGV rejected the candidate. Messages: the initial position exchange, and an inspection
-request naming each new candidate.
+request naming each new candidate. In the Baseline mode it has no candidates: it waits over
+a match and sends its position with that decision, and learns of a rejection from the
+UGV's messages.
 
 A separate executable rather than a role of ``uav_agent``: the AerialDojo node acts on four
 odometry-relative views with magnitude actions and no teammate; this one on one map-frame
@@ -19,9 +21,14 @@ from aerialdojo_interfaces.msg import AgentMessage
 from rclpy.executors import ExternalShutdownException
 
 from aerialdojo.agents.observation import ViewData
-from aerialdojo.agos.policies import CandidateView, TargetSignature, UavSearchPolicy
+from aerialdojo.agos.policies import (
+    CandidateView,
+    TargetSignature,
+    UavSearchPolicy,
+    is_rejection,
+)
 from aerialdojo.agos.sensors import UAV_VIEW
-from aerialdojo.agos.vocabulary import ANNOTATE_CANDIDATE, UAV, UGV
+from aerialdojo.agos.vocabulary import ANNOTATE_CANDIDATE, MODE_BASELINE, UAV, UGV
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.agos_agent import AgosAgentNode
 from aerialdojo.nodes.common import param
@@ -42,15 +49,24 @@ class AgosUavAgent(AgosAgentNode):
         self._outstanding: str | None = None
         self._requested: set[str] = set()
         self._greeted = False
+        self._read = 0
 
     def start_episode(self, signature: TargetSignature) -> None:
         assert self.town is not None and self.region is not None
         policy = _POLICIES[param(self, "policy")]
-        self._policy = policy(self.town, self.region, signature, seed=self.seed)
+        self._policy = policy(
+            self.town,
+            self.region,
+            signature,
+            seed=self.seed,
+            mode=self.mode,
+            annotation_budget=self.limits.get(ANNOTATE_CANDIDATE, 0),
+        )
         self._annotations = 0
         self._outstanding = None
         self._requested = set()
         self._greeted = False
+        self._read = 0
 
     def expected_views(self) -> tuple[str, ...]:
         return (UAV_VIEW,)
@@ -60,13 +76,23 @@ class AgosUavAgent(AgosAgentNode):
         if not self._greeted:
             self._greeted = True
             self.send(AgentMessage.INITIAL, f"UAV at ({pose.x:.1f}, {pose.y:.1f})", UGV)
-        if self._outstanding is not None:
+        if self.mode == MODE_BASELINE:
+            # The UGV's messages say whether the anchor the UAV sent was rejected.
+            if any(is_rejection(text) for text in self.inbox[self._read :]):
+                self._policy.candidate_rejected()
+            self._read = len(self.inbox)
+        elif self._outstanding is not None:
             # The UAV gets no turn while its candidate is verified, and a CONFIRM ends the
             # episode: this candidate was rejected.
             self._policy.candidate_rejected()
             self._outstanding = None
         decision = self._policy.act(pose, views[UAV_VIEW])
-        return StepRequest(agent=self.agent, action=decision.action, argument=decision.argument)
+        return StepRequest(
+            agent=self.agent,
+            action=decision.action,
+            argument=decision.argument,
+            teammate_message=decision.message,
+        )
 
     def stepped(self, decision: StepRequest, pose: Pose) -> None:
         if decision.action == ANNOTATE_CANDIDATE:

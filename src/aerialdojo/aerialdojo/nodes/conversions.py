@@ -10,7 +10,7 @@ from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Point32, Polygon, TransformStamped
 from geometry_msgs.msg import Pose as PoseMsg
 from PIL import Image as PILImage
-from sensor_msgs.msg import CameraInfo
+from sensor_msgs.msg import CameraInfo, Image
 from std_msgs.msg import Header
 
 from aerialdojo.agos.vocabulary import STATUS_ACTIVE, STATUS_CONFIRMED
@@ -126,10 +126,17 @@ def task_spec_msg(task: TaskDescription, header: Header) -> TaskSpec:
                 magnitudes=list(action.magnitudes),
                 unit=action.unit,
                 takes_argument=action.takes_argument,
+                max_uses=action.max_uses,
             )
             for action in task.actions
         ],
         action_budget=task.action_budget,
         success_radius_m=task.success_radius_m,
         global_localization=task.global_localization,
+        views=list(task.views),
+        odometry=task.odometry,
+        mode=task.mode,
+        map_image=array_to_image(task.map_image, "rgb8", Header(frame_id="map"))
+        if task.map_image is not None
+        else Image(),
     )

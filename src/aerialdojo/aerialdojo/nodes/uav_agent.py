@@ -6,7 +6,9 @@ Subscribes (relative to its namespace, e.g. ``/uav``): ``camera/<view>/image``,
 and the task services: the same node runs against a real robot's drivers.
 
 Each step returns the stamp of the observation set it produced; the node waits until every
-view of that stamp has arrived, then asks the policy for the next action.
+view of that stamp the task names has arrived, then asks the policy for the next action.
+The policy is given only what the task allows (``TaskSpec.views``, ``TaskSpec.odometry``;
+AerialDojo-200K's protocol: the front view, no odometry), whatever the node subscribes to.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from rclpy.executors import ExternalShutdownException
 from aerialdojo.agents.colour_seeker import ColourSeekerPolicy
 from aerialdojo.agents.observation import AgentObservation, GoalDescription, Policy, ViewData
 from aerialdojo.agents.oracle import ReferenceReplayPolicy
+from aerialdojo.errors import ConfigError
 from aerialdojo.geometry import Pose
 from aerialdojo.image_codec import image_to_array
 from aerialdojo.nodes.agent_node import AgentNode
@@ -40,6 +43,8 @@ class UavAgent(AgentNode):
         privileged = bool(getattr(self._policy, "privileged", False))
         suite = f"reference actions of {param(self, 'oracle_suite')}" if privileged else ""
         self.announce(name, privileged=privileged, description=suite)
+        self._views: tuple[str, ...] = tuple(param(self, "views"))
+        self._odometry = False
 
     def _configured_policy(self) -> Policy:
         if param(self, "policy") == "oracle":
@@ -50,14 +55,33 @@ class UavAgent(AgentNode):
         return list(param(self, "views"))
 
     def begin_episode(self, task: TaskSpec) -> None:
+        """Take the task's goal, and the views and odometry it gives the policy.
+
+        Raises:
+            ConfigError: the task names a view this node does not subscribe to (its
+                ``views`` parameter); the node cannot observe the episode.
+        """
+        subscribed = tuple(param(self, "views"))
+        self._views = tuple(task.views) or subscribed
+        missing = [view for view in self._views if view not in subscribed]
+        if missing:
+            raise ConfigError(
+                f"uav_agent.views {list(subscribed)} lacks {missing}, which the task of "
+                f"episode {task.episode_id} gives the agent"
+            )
+        self._odometry = task.odometry
         self._policy.reset(_goal(task.episode_id, task.goal))
-        self.get_logger().info(f"episode {task.episode_id}: {task.goal.object_name!r}")
+        self.get_logger().info(
+            f"episode {task.episode_id}: {task.goal.object_name!r}; views "
+            f"{', '.join(self._views)}, odometry {'on' if self._odometry else 'off'}"
+        )
 
     def expected_views(self) -> tuple[str, ...]:
-        return tuple(param(self, "views"))
+        return self._views
 
     def decide(self, pose: Pose, views: dict[str, ViewData]) -> StepRequest:
-        action = self._policy.act(AgentObservation(views=views, odometry=pose))
+        observation = AgentObservation(views=views, odometry=pose if self._odometry else None)
+        action = self._policy.act(observation)
         return StepRequest(agent=self.agent, action=action.name, magnitude=action.magnitude)
 
 
