@@ -218,13 +218,14 @@ class _CellGrid:
         """Number of cells."""
         return (2 * self.horizontal_reach + 1) ** 2 * (2 * self.vertical_reach + 1)
 
-    def keys(self, x: np.ndarray, y: np.ndarray, z: np.ndarray) -> np.ndarray:
-        """The number of each cell, from whole-valued cell offsets from the start's cell."""
+    def keys(self, cells: np.ndarray) -> np.ndarray:
+        """The number of each cell from (N, 3) whole-valued offsets from the start's cell
+        (exact in floats: every number stays far below 2**53)."""
         width = 2 * self.horizontal_reach + 1
         height = 2 * self.vertical_reach + 1
-        reach = self.horizontal_reach
-        number = ((x + reach) * width + (y + reach)) * height + (z + self.vertical_reach)
-        return np.asarray(number.astype(np.int64))
+        weights = np.array((width * height, height, 1.0))
+        first = (self.horizontal_reach * width + self.horizontal_reach) * height
+        return np.asarray((cells @ weights + (first + self.vertical_reach)).astype(np.int64))
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,9 +241,9 @@ class _SearchResult(Generic[StateT]):
 class _Bundle:
     """The queued successors of one expanded node, best first.
 
-    Table rows are [f, heuristic, cost, length, label]; only the bundle's next
-    row sits in the heap, so an expansion costs one heap entry however many successors it
-    has, and a row becomes Python values only when it reaches the heap.
+    Table rows are [f, heuristic, cost, length, label]; only the bundle's next row sits in
+    the heap, so an expansion costs one heap entry however many successors it has, and a
+    row becomes Python values only when it reaches the heap.
     """
 
     parent: int
@@ -519,19 +520,29 @@ class _HybridSpace:
             )
             if macro.share_of_ray == 1.0
         }
-        # Contact fraction (inf: free) of the longest move along a ray from a position, and
-        # failing that, the largest share of it known free and the smallest known blocked.
-        self._contacts: dict[tuple[float, float, float, int], float] = {}
-        self._verdicts: dict[tuple[float, float, float, int], list[float]] = {}
+        # Per ray from a position: the largest share of its longest move known free and the
+        # smallest known blocked.
+        self._known: dict[tuple[float, float, float, int], list[float]] = {}
         self._screen = world if isinstance(world, MotionScreen) else None
-        self._motions: dict[tuple[int, float], tuple[float, float, float]] = {}
+        # Per heading and label: the move's ray, its share of the ray, its displacement.
+        self._moves: list[list[tuple[int, float, tuple[float, float, float]]]] = [
+            [
+                (
+                    macro.ray,
+                    macro.share_of_ray,
+                    _as_point(self._longest_move[macro.ray] * macro.share_of_ray),
+                )
+                for macro in macros
+            ]
+            for macros in self.macros
+        ]
 
     def keys(self, positions: np.ndarray) -> np.ndarray:
         """Closed-set keys of (N, 3) positions: ``cell_m`` cells horizontally, whole metres
         vertically, counted from the start."""
         offset = positions - self._origin
-        cells = np.floor(offset[:, :2] / self._config.cell_m + 0.5)
-        return self.cells.keys(cells[:, 0], cells[:, 1], np.rint(offset[:, 2]))
+        horizontal = np.floor(offset[:, :2] / self._config.cell_m + 0.5)
+        return self.cells.keys(np.column_stack((horizontal, np.rint(offset[:, 2]))))
 
     def _metric(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(N of the horizontal, |vertical|) offset from each position to the goal."""
@@ -602,31 +613,24 @@ class _HybridSpace:
         """Whether the move into ``state`` is free. Moves of 1, 3 and 5 m from one position in
         one direction share a ray: a free move frees the shorter ones, a blocked move blocks
         the longer ones, and one exact sweep of the longest decides all three."""
-        macro = self.macros[parent[3]][label]
-        share = macro.share_of_ray
-        key = (parent[0], parent[1], parent[2], macro.ray)
-        contact = self._contacts.get(key)
-        if contact is not None:
-            return share < contact
-        known = self._verdicts.get(key)
+        ray, share, motion = self._moves[parent[3]][label]
+        key = (parent[0], parent[1], parent[2], ray)
+        known = self._known.get(key)
         if known is None:
-            known = self._verdicts[key] = [0.0, math.inf]
+            known = self._known[key] = [0.0, math.inf]
         elif share <= known[0] or share >= known[1]:
             return share <= known[0]
         origin = np.array(parent[:3])
         radius = self._config.collision_radius_m
         if self._screen is not None:
-            motion = self._motions.get((macro.ray, share))
-            if motion is None:
-                motion = (share * self._longest_move[macro.ray]).tolist()
-                self._motions[(macro.ray, share)] = motion = (motion[0], motion[1], motion[2])
             verdict = self._screen.motion_verdict(origin, motion, radius)
             if verdict is not None:
                 known[0 if verdict else 1] = share
                 return verdict
-        hit = self._world.sweep_sphere(origin, origin + self._longest_move[macro.ray], radius)
+        hit = self._world.sweep_sphere(origin, origin + self._longest_move[ray], radius)
         contact = math.inf if hit is None else hit.fraction
-        self._contacts[key] = contact
+        # Free exactly below the contact fraction: up to the float just under it.
+        known[:] = [math.nextafter(contact, -math.inf), contact]
         return share < contact
 
 
@@ -850,7 +854,7 @@ class _GridSpace:
         inside = np.flatnonzero(np.all((centres >= self._low) & (centres <= self._high), axis=1))
         distance = np.linalg.norm(centres[inside] - self._goal, axis=1)
         return _Successors(
-            keys=self.cells.keys(*voxels[inside].T),
+            keys=self.cells.keys(voxels[inside].astype(np.float64)),
             step_cost=self._step[inside],
             step_length=self._step[inside],
             labels=inside,
@@ -905,7 +909,7 @@ def plan_grid(
     if not world.sphere_is_free(np.array(start_point), config.collision_radius_m):
         return PointPlan(found=False, points=(), length_m=0.0, stats=_stats(None, began))
     space = _GridSpace(world, start_point, _as_point(goal), bounds, config)
-    start_key = int(space.cells.keys(*np.zeros((3, 1), dtype=np.int64))[0])
+    start_key = int(space.cells.keys(np.zeros((1, 3)))[0])
     result = _lazy_astar(space, (0, 0, 0), start_key, config)
     if result.path is None:
         return PointPlan(found=False, points=(), length_m=0.0, stats=_stats(result, began))
