@@ -84,6 +84,7 @@ class CapsuleScreen:
         model.endModel()
         self._mesh = fcl.CollisionObject(model, fcl.Transform())
         self._request = fcl.CollisionRequest()
+        self._result = fcl.CollisionResult()
         self._capsules: dict[tuple[float, ...], tuple[fcl.CollisionObject, np.ndarray]] = {}
         self.exact_sweeps = 0
         self.capsule_tests = 0
@@ -114,7 +115,12 @@ class CapsuleScreen:
         capsule, half = cached
         capsule.setTranslation(start + half)
         self.capsule_tests += 1
-        return bool(fcl.collide(capsule, self._mesh, self._request, fcl.CollisionResult()))
+        if not fcl.collide(capsule, self._mesh, self._request, self._result):
+            return False
+        # One result object for every test (building one costs as much as a test of open
+        # space); python-fcl appends the contact it found, so drop it.
+        self._result.contacts.clear()
+        return True
 
     def motion_verdict(
         self, start: np.ndarray, motion: tuple[float, float, float], radius: float

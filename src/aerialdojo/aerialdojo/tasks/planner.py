@@ -173,19 +173,21 @@ class _SearchSpace(Protocol[StateT]):
 _MAX_CLOSED_CELLS = 1 << 27
 
 
-@dataclass(frozen=True, slots=True)
 class _CellGrid:
     """The closed-set cells a search can reach, numbered for a dense closed set: one byte
     per cell, tested a row at a time and a whole expansion at once (a Python set of tuples
     cost more than the rest of the bookkeeping together).
 
-    Attributes:
+    Args:
         horizontal_reach: cells either side of the start in x and in y.
         vertical_reach: cells either side of the start in z.
     """
 
-    horizontal_reach: int
-    vertical_reach: int
+    def __init__(self, horizontal_reach: int, vertical_reach: int) -> None:
+        width, height = 2 * horizontal_reach + 1, 2 * vertical_reach + 1
+        self.size = width * width * height
+        self._horizontal_weights = np.array((width * height, height), dtype=np.float64)
+        self._first = float((horizontal_reach * width + horizontal_reach) * height + vertical_reach)
 
     @classmethod
     def around(
@@ -202,10 +204,7 @@ class _CellGrid:
                 smaller than the length cap).
         """
         reach = config.max_length_m + longest_move
-        grid = cls(
-            horizontal_reach=math.ceil(reach / horizontal_cell) + 2,
-            vertical_reach=math.ceil(reach / vertical_cell) + 2,
-        )
+        grid = cls(math.ceil(reach / horizontal_cell) + 2, math.ceil(reach / vertical_cell) + 2)
         if grid.size > _MAX_CLOSED_CELLS:
             raise ConfigError(
                 f"planner: cell_m={config.cell_m} is too fine for max_length_m="
@@ -213,19 +212,11 @@ class _CellGrid:
             )
         return grid
 
-    @property
-    def size(self) -> int:
-        """Number of cells."""
-        return (2 * self.horizontal_reach + 1) ** 2 * (2 * self.vertical_reach + 1)
-
-    def keys(self, cells: np.ndarray) -> np.ndarray:
-        """The number of each cell from (N, 3) whole-valued offsets from the start's cell
-        (exact in floats: every number stays far below 2**53)."""
-        width = 2 * self.horizontal_reach + 1
-        height = 2 * self.vertical_reach + 1
-        weights = np.array((width * height, height, 1.0))
-        first = (self.horizontal_reach * width + self.horizontal_reach) * height
-        return np.asarray((cells @ weights + (first + self.vertical_reach)).astype(np.int64))
+    def keys(self, horizontal: np.ndarray, vertical: np.ndarray) -> np.ndarray:
+        """The number of each cell from whole-valued offsets from the start's cell: (N, 2)
+        in x and y, (N,) in z (exact in floats: every number stays far below 2**53)."""
+        number = horizontal @ self._horizontal_weights + vertical + self._first
+        return np.asarray(number.astype(np.int64))
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,7 +331,7 @@ def _lazy_astar(
             & (closed_cells[successors.keys] == 0)
         )
         order = order[np.lexsort((order, successors.to_go[order], f[order]))]
-        table = np.column_stack((f, successors.to_go, cost, length, successors.labels))[order]
+        table = np.array((f, successors.to_go, cost, length, successors.labels)).T[order]
         # Appended even when empty: the bundle's index also numbers its terminal entry.
         bundles.append(_Bundle(parent=node, table=table, keys=successors.keys[order].tolist()))
         if len(order):
@@ -476,8 +467,10 @@ class _HybridSpace:
         self._world = world
         self._start = start
         self._goal = np.asarray(goal)
+        self._goal_point = goal
         self._low, self._high = _bounds_arrays(bounds)
-        self._low_list, self._high_list = self._low.tolist(), self._high.tolist()
+        margins = np.array(_LONGEST_MOVE_PER_AXIS) + 1e-6
+        self._inner_bounds = ((self._low + margins).tolist(), (self._high - margins).tolist())
         self._origin = np.array((start.x, start.y, start.z))
         self.cells = _CellGrid.around(config, config.cell_m, 1.0, _LONGEST_HORIZONTAL_M)
         self._config = config
@@ -542,7 +535,7 @@ class _HybridSpace:
         vertically, counted from the start."""
         offset = positions - self._origin
         horizontal = np.floor(offset[:, :2] / self._config.cell_m + 0.5)
-        return self.cells.keys(np.column_stack((horizontal, np.rint(offset[:, 2]))))
+        return self.cells.keys(horizontal, np.rint(offset[:, 2]))
 
     def _metric(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(N of the horizontal, |vertical|) offset from each position to the goal."""
@@ -589,14 +582,12 @@ class _HybridSpace:
         )
 
     def _near_bounds(self, state: _HybridState) -> bool:
-        """Whether some move from ``state`` may leave the bounds (rounding is monotonic, so
-        a position a whole move inside them keeps every successor inside)."""
-        return not all(
-            low < value - reach and value + reach < high
-            for low, value, reach, high in zip(
-                self._low_list, state[:3], _LONGEST_MOVE_PER_AXIS, self._high_list, strict=True
-            )
-        )
+        """Whether some move from ``state`` may leave the bounds. Inside the bounds shrunk by
+        the longest move and a micrometre no successor can leave them: rounding is
+        monotonic, so a successor is at least the position less a whole move."""
+        (x_low, y_low, z_low), (x_high, y_high, z_high) = self._inner_bounds
+        x, y, z = state[0], state[1], state[2]
+        return not (x_low < x < x_high and y_low < y < y_high and z_low < z < z_high)
 
     def successor(self, state: _HybridState, label: int) -> _HybridState:
         # The same additions as ``expand``'s array, one float at a time.
@@ -604,7 +595,7 @@ class _HybridSpace:
         return (state[0] + dx, state[1] + dy, state[2] + dz, self._heading_rows[state[3]][label])
 
     def terminal_cost(self, state: _HybridState) -> float | None:
-        if math.dist(state[:3], self._goal) > self._config.goal_tolerance_m:
+        if math.dist(state[:3], self._goal_point) > self._config.goal_tolerance_m:
             return None
         polygonal, vertical = self._metric(np.array([state[:3]]))
         return float(polygonal[0] + vertical[0])
@@ -854,7 +845,7 @@ class _GridSpace:
         inside = np.flatnonzero(np.all((centres >= self._low) & (centres <= self._high), axis=1))
         distance = np.linalg.norm(centres[inside] - self._goal, axis=1)
         return _Successors(
-            keys=self.cells.keys(voxels[inside].astype(np.float64)),
+            keys=self.cells.keys(voxels[inside, :2].astype(np.float64), voxels[inside, 2]),
             step_cost=self._step[inside],
             step_length=self._step[inside],
             labels=inside,
@@ -909,7 +900,7 @@ def plan_grid(
     if not world.sphere_is_free(np.array(start_point), config.collision_radius_m):
         return PointPlan(found=False, points=(), length_m=0.0, stats=_stats(None, began))
     space = _GridSpace(world, start_point, _as_point(goal), bounds, config)
-    start_key = int(space.cells.keys(np.zeros((1, 3)))[0])
+    start_key = int(space.cells.keys(np.zeros((1, 2)), np.zeros(1))[0])
     result = _lazy_astar(space, (0, 0, 0), start_key, config)
     if result.path is None:
         return PointPlan(found=False, points=(), length_m=0.0, stats=_stats(result, began))
