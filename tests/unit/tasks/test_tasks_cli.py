@@ -130,15 +130,19 @@ def test_scenes_render_and_generate_know_the_agos_towns(tmp_path: Path) -> None:
     assert "AGOS towns" in helped.stdout and "--per-setting" in helped.stdout
     out = tmp_path / "towns"
     generated = _aerialdojo(
-        "tasks", "generate", "--out", out, "--scenes", "AgosTown_1", "--per-setting", "1",
-        "--seed", "4",
+        "tasks", "generate", "--out", out, "--scenes", "AgosTown_1", "--per-setting", "2",
+        "--seed", "0",
     )  # fmt: skip
     assert generated.returncode == 0, generated.stderr
-    assert "AgosTown_1: done, 3/3 episodes" in generated.stdout
-    suite = load_agos_suite(out / "suite.json")
-    assert suite.name == "towns"
-    assert [episode.setting for episode in suite.episodes] == ["easy", "mid", "hard"]
+    assert "AgosTown_1: done, 6/6 episodes" in generated.stdout
+    assert load_agos_suite(out / "suite.json").name == "towns"  # not the shipped suite's
     assert _aerialdojo("tasks", "validate", out).returncode == 0
+    # The shipped agos_mini is this command's output under its own name.
+    shipped = resolve_suite("agos_mini")
+    ours, theirs = (json.loads(path.read_text()) for path in (out / "suite.json", shipped))
+    assert {**ours, "name": "agos_mini"} == theirs
+    for image in (shipped.parent / "references").iterdir():
+        assert (out / "references" / image.name).read_bytes() == image.read_bytes()
     wrong = _aerialdojo(
         "tasks", "generate", "--out", tmp_path / "x", "--scenes", "AgosTown_1", "--per-scene", "2"
     )

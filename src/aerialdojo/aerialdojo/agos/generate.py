@@ -270,7 +270,10 @@ def generate_suite(
         ConfigError: no towns, or a non-positive ``per_setting`` or ``workers``.
     """
     if not towns or per_setting < 1:
-        raise ConfigError(f"AGOS generation: towns={list(towns)} and per_setting={per_setting}")
+        raise ConfigError(
+            f"AGOS generation needs at least one town and per_setting >= 1; got towns="
+            f"{list(towns)}, per_setting={per_setting}"
+        )
     for town in towns:
         town_map(town)  # an unknown town fails here, before any worker starts
     out_dir.mkdir(parents=True, exist_ok=True)
