@@ -98,39 +98,90 @@ def _parser() -> argparse.ArgumentParser:
     )
     diff.set_defaults(handler=_cmd_compare)
 
-    scenes = commands.add_parser("scenes", help="the embedded simulator's scenes")
-    scenes_commands = scenes.add_subparsers(dest="scenes_command", required=True)
-    scenes_commands.add_parser("list", help="print every scene name").set_defaults(
-        handler=_cmd_scenes_list
+    scenes = commands.add_parser(
+        "scenes", help="the embedded simulator's scenes: AerialDojo scenes and AGOS towns"
     )
+    scenes_commands = scenes.add_subparsers(dest="scenes_command", required=True)
+    scenes_commands.add_parser(
+        "list", help="print every scene: name, benchmark, family, distribution"
+    ).set_defaults(handler=_cmd_scenes_list)
 
-    render = commands.add_parser("render", help="write a PNG montage of a scene's views")
-    render.add_argument("--scene", required=True, help="scene name, e.g. Mall_0")
+    render = commands.add_parser(
+        "render", help="write a PNG montage of a scene's views (AerialDojo scene or AGOS town)"
+    )
+    render.add_argument("--scene", required=True, help="scene name, e.g. Mall_0 or AgosTown_1")
     render.add_argument("--out", type=Path, required=True, help="PNG file to write")
-    render.add_argument("--seed", type=int, default=0, help="scene generation seed")
-    render.add_argument("--size", type=int, default=320, help="pixels per side of each view")
+    render.add_argument(
+        "--seed", type=int, default=0, help="scene generation seed (AerialDojo scenes; default 0)"
+    )
+    render.add_argument(
+        "--size", type=int, default=320, help="pixels per side of each view (default 320)"
+    )
     render.set_defaults(handler=_cmd_render)
 
     tasks = commands.add_parser("tasks", help="generate, inspect and validate task suites")
     tasks_commands = tasks.add_subparsers(dest="tasks_command", required=True)
     generate = tasks_commands.add_parser(
-        "generate", help="plan tasks with Hybrid A* references on embedded scenes"
+        "generate",
+        help="generate a suite: AerialDojo scenes (Hybrid A* references) or AGOS towns",
+        description=(
+            "Generate a task suite into --out (suite.json and its images). AerialDojo "
+            "scenes get object-goal tasks with Hybrid A* reference trajectories "
+            "(docs/tasks.md); AGOS towns get search-handoff-verify episodes (docs/agos.md). "
+            "Shows progress per scene; --workers shards the scenes over Ray."
+        ),
     )
-    generate.add_argument("--out", type=Path, required=True, help="suite directory to write")
-    generate.add_argument("--scenes", nargs="*", default=[], help="scene names (default: all 42)")
-    generate.add_argument("--seed", type=int, default=0, help="candidate order and splits")
-    generate.add_argument("--per-scene", type=int, help="navigation tasks per scene (default: all)")
-    generate.add_argument("--max-candidates", type=int, help="candidate pairs planned per scene")
-    generate.add_argument("--workers", type=int, default=1, help="scenes planned in parallel")
     generate.add_argument(
+        "--out", type=Path, required=True, help="suite directory to write (created if missing)"
+    )
+    generate.add_argument(
+        "--scenes",
+        nargs="+",
+        required=True,
+        metavar="SCENE",
+        help="AerialDojo scenes or AGOS towns (aerialdojo scenes list); 'all' for every "
+        "AerialDojo scene",
+    )
+    generate.add_argument("--name", help="suite name (default: the --out directory's name)")
+    generate.add_argument(
+        "--seed", type=int, default=0, help="candidate order and splits (default 0)"
+    )
+    generate.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="scenes generated in parallel on a local Ray instance (default 1: in this process)",
+    )
+    generate.add_argument(
+        "--ray-address", help="generate on this Ray cluster instead (auto, or HOST:PORT)"
+    )
+    aerialdojo_options = generate.add_argument_group("AerialDojo scenes")
+    aerialdojo_options.add_argument(
+        "--per-scene", type=int, help="navigation tasks per scene (default: every one found)"
+    )
+    aerialdojo_options.add_argument(
+        "--max-candidates", type=int, help="candidate pairs planned per scene (default: all)"
+    )
+    aerialdojo_options.add_argument(
         "--record-views", action="store_true", help="record the four views along each reference"
     )
+    agos_options = generate.add_argument_group("AGOS towns")
+    agos_options.add_argument(
+        "--per-setting", type=int, help="episodes per setting, easy, mid and hard (default 2)"
+    )
+    agos_options.add_argument(
+        "--split", choices=("train", "val", "test"), help="split of every episode (default test)"
+    )
     generate.set_defaults(handler=_cmd_tasks_generate)
-    stats = tasks_commands.add_parser("stats", help="Table 7 statistics of a suite")
+    stats = tasks_commands.add_parser(
+        "stats", help="statistics of a suite (AerialDojo: Table 7 columns; AGOS: per setting)"
+    )
     stats.add_argument("suite", help="suite.json, its directory, or a shipped suite name")
-    stats.add_argument("--csv", type=Path, help="also write the per-scene rows as CSV here")
+    stats.add_argument("--csv", type=Path, help="also write the rows as CSV here")
     stats.set_defaults(handler=_cmd_tasks_stats)
-    validate = tasks_commands.add_parser("validate", help="list every problem of a suite file")
+    validate = tasks_commands.add_parser(
+        "validate", help="list every problem of a suite file (AerialDojo or AGOS)"
+    )
     validate.add_argument("suite", help="suite.json, its directory, or a shipped suite name")
     validate.set_defaults(handler=_cmd_tasks_validate)
 
@@ -306,55 +357,124 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_scenes_list(_: argparse.Namespace) -> int:
+    from aerialdojo.agos.town import TOWN_NAMES  # noqa: PLC0415
+    from aerialdojo.citynav.city import CITY_NAMES  # noqa: PLC0415
     from aerialdojo.sim.embedded.scenes import SCENE_TYPES, scene_names  # noqa: PLC0415
 
     families = {scene_type.name: scene_type.family for scene_type in SCENE_TYPES}
     for name in scene_names():
         scene_type, _, instance = name.rpartition("_")
         split = "in distribution" if instance == "0" else "out of distribution"
-        print(f"{name:<20} {families[scene_type]:<15} {split}")
-    from aerialdojo.citynav.city import CITY_NAMES  # noqa: PLC0415
-
-    for name in CITY_NAMES:
-        print(f"{name:<20} {'citynav':<15} CityNav city (sim_bridge.backend: citynav)")
+        print(f"{name:<20} {'aerialdojo':<11} {families[scene_type]:<15} {split}")
+    for town in TOWN_NAMES:
+        print(f"{town:<20} {'agos':<11} {'urban':<15} town for UAV + UGV search")
+    for city in CITY_NAMES:
+        print(f"{city:<20} {'citynav':<11} {'urban':<15} city for aerial language navigation")
     return 0
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
+    from aerialdojo.agos.town import TOWN_NAMES, load_town  # noqa: PLC0415
     from aerialdojo.citynav.city import CITY_NAMES  # noqa: PLC0415
+    from aerialdojo.sim.embedded.montage import write_montage, write_scene_montage  # noqa: PLC0415
 
     if args.scene in CITY_NAMES:
         from aerialdojo.citynav.overview import write_city_overview  # noqa: PLC0415
 
         print(write_city_overview(args.scene, args.out, size=args.size))
         return 0
-    from aerialdojo.sim.embedded.montage import write_montage  # noqa: PLC0415
 
-    print(write_montage(args.scene, args.out, seed=args.seed, size=args.size))
+    if args.scene in TOWN_NAMES:
+        print(write_scene_montage(load_town(args.scene).scene, args.out, size=args.size))
+    else:
+        print(write_montage(args.scene, args.out, seed=args.seed, size=args.size))
     return 0
 
 
 def _cmd_tasks_generate(args: argparse.Namespace) -> int:
-    from aerialdojo.tasks.embedded import generate_suite  # noqa: PLC0415
+    from aerialdojo.agos.town import TOWN_NAMES  # noqa: PLC0415
+    from aerialdojo.errors import UnknownSceneError  # noqa: PLC0415
+    from aerialdojo.sim.embedded.scenes import scene_names  # noqa: PLC0415
+    from aerialdojo.tasks.progress import console_progress  # noqa: PLC0415
 
-    path = generate_suite(
-        args.scenes,
-        args.out,
-        seed=args.seed,
-        per_scene=args.per_scene,
-        max_candidates=args.max_candidates,
-        workers=args.workers,
-        record_views=args.record_views,
-    )
+    known = scene_names()
+    scenes = known if args.scenes == ["all"] else list(args.scenes)
+    unknown = [scene for scene in scenes if scene not in known and scene not in TOWN_NAMES]
+    if unknown:
+        raise UnknownSceneError(
+            f"--scenes: unknown {', '.join(unknown)}; AerialDojo scenes: {', '.join(known)}; "
+            f"AGOS towns: {', '.join(TOWN_NAMES)} (aerialdojo scenes list)"
+        )
+    towns = [scene for scene in scenes if scene in TOWN_NAMES]
+    if towns and len(towns) < len(scenes):
+        raise ConfigError(
+            f"--scenes mixes AGOS towns ({', '.join(towns)}) with AerialDojo scenes: a suite "
+            "holds one benchmark"
+        )
+    options = {
+        "AerialDojo scenes": {
+            "--per-scene": args.per_scene,
+            "--max-candidates": args.max_candidates,
+            "--record-views": args.record_views or None,
+        },
+        "AGOS towns": {"--per-setting": args.per_setting, "--split": args.split},
+    }
+    other = "AerialDojo scenes" if towns else "AGOS towns"
+    misplaced = [option for option, value in options[other].items() if value is not None]
+    if misplaced:
+        raise ConfigError(f"{', '.join(misplaced)}: only for {other}")
+    name = args.name or args.out.resolve().name
+    unit = "episodes" if towns else "candidate pairs"
+    with console_progress(scenes, unit=unit) as progress:
+        if towns:
+            from aerialdojo.agos.generate import generate_suite as generate_agos  # noqa: PLC0415
+
+            path = generate_agos(
+                args.out,
+                towns=towns,
+                per_setting=args.per_setting or 2,
+                split=args.split or "test",
+                seed=args.seed,
+                name=name,
+                workers=args.workers,
+                ray_address=args.ray_address,
+                progress=progress,
+            )
+        else:
+            from aerialdojo.tasks.embedded import generate_suite  # noqa: PLC0415
+
+            path = generate_suite(
+                scenes,
+                args.out,
+                seed=args.seed,
+                per_scene=args.per_scene,
+                name=name,
+                max_candidates=args.max_candidates,
+                workers=args.workers,
+                ray_address=args.ray_address,
+                record_views=args.record_views,
+                progress=progress,
+            )
     print(path)
     return 0
 
 
+def _suite_argument(text: str) -> tuple[Path, str]:
+    """The suite file a command-line argument names, and how to name it in messages: as
+    typed, with shipped suites by name rather than by their install path."""
+    from aerialdojo.tasks.suite import resolve_suite, shipped_suites_dir  # noqa: PLC0415
+
+    path = resolve_suite(text)
+    if path.resolve().is_relative_to(shipped_suites_dir().resolve()):
+        return path, f"{path.parent.name} (shipped suite)"
+    return path, str(path)
+
+
 def _cmd_tasks_stats(args: argparse.Namespace) -> int:
     from aerialdojo.tasks.stats import suite_stats  # noqa: PLC0415
-    from aerialdojo.tasks.suite import resolve_suite  # noqa: PLC0415
 
-    markdown, csv = suite_stats(resolve_suite(args.suite))
+    path, label = _suite_argument(args.suite)
+    markdown, csv = suite_stats(path, source=label)
     print(markdown)
     if args.csv is not None:
         args.csv.write_text(csv, encoding="utf-8")
@@ -362,13 +482,13 @@ def _cmd_tasks_stats(args: argparse.Namespace) -> int:
 
 
 def _cmd_tasks_validate(args: argparse.Namespace) -> int:
-    from aerialdojo.tasks.suite import resolve_suite, validate_suite  # noqa: PLC0415
+    from aerialdojo.tasks.suite import validate_suite  # noqa: PLC0415
 
-    path = resolve_suite(args.suite)
-    problems = validate_suite(path)
+    path, label = _suite_argument(args.suite)
+    problems = validate_suite(path, source=label)
     for problem in problems:
         print(problem)
-    print(f"{path}: {'ok' if not problems else f'{len(problems)} problem(s)'}", file=sys.stderr)
+    print(f"{label}: {'ok' if not problems else f'{len(problems)} problem(s)'}", file=sys.stderr)
     return EXIT_FAILED if problems else 0
 
 

@@ -82,7 +82,7 @@ def test_oracle_sees_a_vehicle_from_above_and_not_through_a_building(town: Town)
 
 
 def test_generated_suite_loads_and_episodes_are_solvable(tmp_path: Path) -> None:
-    path = generate_suite(tmp_path, town_name="AgosTown_1", per_setting=1, split="test", seed=4,
+    path = generate_suite(tmp_path, towns=["AgosTown_1"], per_setting=1, split="test", seed=4,
                           name="tiny")  # fmt: skip
     suite = load_agos_suite(path)
     assert [e.setting for e in suite.episodes] == ["easy", "mid", "hard"]
@@ -101,7 +101,7 @@ def test_generated_suite_loads_and_episodes_are_solvable(tmp_path: Path) -> None
 
 
 def test_a_broken_suite_names_file_episode_and_field(tmp_path: Path) -> None:
-    path = generate_suite(tmp_path, town_name="AgosTown_1", per_setting=1, split="test", seed=4,
+    path = generate_suite(tmp_path, towns=["AgosTown_1"], per_setting=1, split="test", seed=4,
                           name="tiny")  # fmt: skip
     document = json.loads(path.read_text())
     document["episodes"][0]["setting"] = "extreme"

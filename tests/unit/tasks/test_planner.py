@@ -11,7 +11,6 @@ from task_worlds import BoxWorld
 
 from aerialdojo.actions import STOP, Action, check_action, target_pose
 from aerialdojo.geometry import Pose
-from aerialdojo.tasks.freespace import FreeSpaceFilter
 from aerialdojo.tasks.planner import (
     ActionPlan,
     PlannerConfig,
@@ -144,35 +143,6 @@ def test_grid_baseline_finds_a_free_polyline_around_the_wall() -> None:
     polyline = sum(math.dist(a, b) for a, b in zip(plan.points, plan.points[1:], strict=False))
     assert plan.length_m == pytest.approx(polyline)
     assert plan.length_m >= 2 * math.hypot(4.5, 6.25) - 1.0
-
-
-def test_free_space_filter_answers_exactly_like_the_world() -> None:
-    world = BoxWorld([((4.0, -6.0, 0.0), (5.0, 6.0, 6.0)), ((-8.0, 3.0, 0.0), (-5.0, 9.0, 3.0))])
-    screened = FreeSpaceFilter(world, world.triangles, *OPEN_BOUNDS, radius_m=0.25, voxel_m=0.5)
-    rng = np.random.default_rng(3)
-    low, high = np.array(OPEN_BOUNDS[0]), np.array(OPEN_BOUNDS[1])
-    compared = 0
-    while compared < 2000:
-        start = rng.uniform(low, high)
-        end = np.clip(start + rng.normal(scale=3.0, size=3), low, high)
-        if not world.sphere_is_free(start, 0.25):
-            continue  # agents never start inside geometry
-        compared += 1
-        assert (screened.sweep_sphere(start, end, 0.25) is None) == (
-            world.sweep_sphere(start, end, 0.25) is None
-        )
-    assert screened.filtered_sweeps > 0
-    assert screened.exact_sweeps > 0
-
-
-def test_planning_through_the_filter_gives_the_same_plan() -> None:
-    world = BoxWorld([((4.0, -6.0, 0.0), (5.0, 6.0, 20.0))])
-    screened = FreeSpaceFilter(world, world.triangles, *OPEN_BOUNDS, radius_m=0.25)
-    start, goal = Pose(0.0, 0.0, 2.0, 0.0), (10.0, 0.0, 2.0)
-    direct = plan_actions(world, start, goal, bounds=OPEN_BOUNDS)
-    filtered = plan_actions(screened, start, goal, bounds=OPEN_BOUNDS)
-    assert filtered.actions == direct.actions
-    assert screened.exact_sweeps < direct.stats.collision_checks
 
 
 def test_actions_are_the_agents_own() -> None:

@@ -250,21 +250,26 @@ def is_agos_suite(path: Path) -> bool:
         return False
 
 
-def load_agos_suite(path: str | Path) -> AgosSuite:
+def load_agos_suite(path: str | Path, *, source: str | None = None) -> AgosSuite:
     """Load and validate an AGOS suite file.
+
+    Args:
+        path: the suite file.
+        source: how problems name the file (default: ``path``).
 
     Raises:
         TaskFileError: unreadable, not JSON, or invalid; every problem is listed.
     """
     path = Path(path)
+    label = source or str(path)
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
-        raise TaskFileError(str(path), [f"{path}: cannot read as JSON: {error}"]) from error
+        raise TaskFileError(label, [f"{label}: cannot read as JSON: {error}"]) from error
     problems: list[str] = []
-    top = _Reader(document, str(path), problems)
+    top = _Reader(document, label, problems)
     if top.get("benchmark", lambda v: v == BENCHMARK, f"{BENCHMARK!r}") is None:
-        raise TaskFileError(str(path), problems)
+        raise TaskFileError(label, problems)
     top.get("schema_version", lambda v: v == SCHEMA_VERSION, str(SCHEMA_VERSION))
     name = top.get("name", lambda v: isinstance(v, str) and bool(v), "a suite name")
     selection = top.get("default_selection", _strings, "a list of episode ids")
@@ -272,24 +277,24 @@ def load_agos_suite(path: str | Path) -> AgosSuite:
     episodes = []
     for index, raw in enumerate(raw_episodes or []):
         identity = raw.get("episode_id", f"#{index}") if isinstance(raw, dict) else f"#{index}"
-        episode = episode_from_json(raw, f"{path}: episode {identity}", problems)
+        episode = episode_from_json(raw, f"{label}: episode {identity}", problems)
         if episode is not None:
             episodes.append(episode)
             missing = [
                 image for image in episode.reference_images if not (path.parent / image).is_file()
             ]
             if missing:
-                problems.append(f"{path}: episode {identity}: reference_images: missing {missing}")
+                problems.append(f"{label}: episode {identity}: reference_images: missing {missing}")
     ids = [episode.episode_id for episode in episodes]
     repeated = sorted({i for i in ids if ids.count(i) > 1})
     if repeated:
-        problems.append(f"{path}: episode ids repeat: {repeated}")
+        problems.append(f"{label}: episode ids repeat: {repeated}")
     unknown = sorted(set(selection or []) - set(ids))
     if unknown:
-        problems.append(f"{path}: default_selection names unknown episodes {unknown}")
-    problems += _shared_test_towns(path, episodes)
+        problems.append(f"{label}: default_selection names unknown episodes {unknown}")
+    problems += _shared_test_towns(label, episodes)
     if problems:
-        raise TaskFileError(str(path), problems)
+        raise TaskFileError(label, problems)
     return AgosSuite(
         path=path,
         name=name,
@@ -299,13 +304,13 @@ def load_agos_suite(path: str | Path) -> AgosSuite:
     )
 
 
-def _shared_test_towns(path: Path, episodes: list[AgosEpisode]) -> list[str]:
+def _shared_test_towns(label: str, episodes: list[AgosEpisode]) -> list[str]:
     """Towns holding test episodes and training or validation episodes too: AGOS-Bench
     tests on "a disjoint town"."""
     test = {episode.scene for episode in episodes if episode.split == "test"}
     other = {episode.scene for episode in episodes if episode.split != "test"}
     return [
-        f"{path}: town {town} holds test and train/val episodes; test towns must be disjoint"
+        f"{label}: town {town} holds test and train/val episodes; test towns must be disjoint"
         for town in sorted(test & other)
     ]
 

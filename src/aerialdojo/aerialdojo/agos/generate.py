@@ -1,14 +1,15 @@
 """Generate AGOS episodes on the towns: target and distractor choice by setting, regions,
 start poses, solvability (a reachable anchor that verifies the target), reference images.
 
-    python -m aerialdojo.agos.generate --out DIR [--town AgosTown_1] [--per-setting 2]
+``aerialdojo tasks generate --scenes AgosTown_1 --out DIR [--per-setting 2]`` calls
+``generate_suite``.
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -19,12 +20,13 @@ from aerialdojo.agos.grid import Region
 from aerialdojo.agos.oracle import TownOracle
 from aerialdojo.agos.planning import UGV_HEIGHT_M
 from aerialdojo.agos.sensors import uav_rig, ugv_ring
-from aerialdojo.agos.town import SPLIT_TOWNS, Town, load_town, shape_class
+from aerialdojo.agos.town import SPLIT_TOWNS, Town, load_town, shape_class, town_map
 from aerialdojo.errors import ConfigError
 from aerialdojo.geometry import Pose
 from aerialdojo.sim.annotations import TargetObject
 from aerialdojo.sim.backend import CameraSpec
 from aerialdojo.sim.embedded.renderer import render_views
+from aerialdojo.tasks.shards import ProgressSink, ShardProgress, run_shards
 
 #: Reference views: (azimuth deg from +x, distance m, height m, pitch deg).
 REFERENCE_VIEWS = ((45.0, 7.0, 2.4, -12.0), (160.0, 7.0, 2.4, -12.0), (270.0, 7.0, 2.4, -12.0))
@@ -209,63 +211,115 @@ def check_split_town(split: str, town_name: str) -> None:
         )
 
 
-def generate_suite(
-    out_dir: Path, *, town_name: str, per_setting: int, split: str, seed: int, name: str
-) -> Path:
-    """Write ``out_dir/suite.json`` with ``per_setting`` episodes of every setting.
+@dataclass(frozen=True, kw_only=True)
+class _TownJob:
+    """One town's share of ``generate_suite``, picklable for Ray workers."""
 
-    Raises:
-        ConfigError: ``town_name`` is not a town of ``split`` (``check_split_town``).
-    """
-    check_split_town(split, town_name)
-    town = load_town(town_name)
-    rng = np.random.default_rng(seed)
+    town: str
+    out_dir: Path
+    per_setting: int
+    split: str
+    seed: int
+
+
+def _generate_town(job: _TownJob, progress: ProgressSink) -> list[AgosEpisode]:
+    """``per_setting`` episodes of every setting on one town (its images written to
+    ``job.out_dir``), drawn from a generator seeded by ``job.seed`` alone."""
+    town = load_town(job.town)
+    rng = np.random.default_rng(job.seed)
+    total = job.per_setting * len(SETTINGS)
     episodes: list[AgosEpisode] = []
     for setting in SETTINGS:
         made = 0
         for _ in range(2000):
-            if made == per_setting:
+            if made == job.per_setting:
                 break
             episode = generate_episode(
-                town, setting, index=made + 1, split=split, rng=rng, out_dir=out_dir
+                town, setting, index=made + 1, split=job.split, rng=rng, out_dir=job.out_dir
             )
             if episode is not None:
                 episodes.append(episode)
                 made += 1
+                progress(
+                    ShardProgress(
+                        shard=job.town, done=len(episodes), total=total, kept=len(episodes)
+                    )
+                )
+    progress(
+        ShardProgress(
+            shard=job.town, done=len(episodes), total=total, kept=len(episodes), finished=True
+        )
+    )
+    return episodes
+
+
+def generate_suite(
+    out_dir: Path,
+    *,
+    towns: Sequence[str],
+    per_setting: int,
+    split: str,
+    seed: int,
+    name: str,
+    workers: int = 1,
+    ray_address: str | None = None,
+    progress: ProgressSink | None = None,
+) -> Path:
+    """Write ``out_dir/suite.json`` with ``per_setting`` episodes of every setting per town.
+
+    Each town's episodes are drawn with the same ``seed`` (towns differ, so do their
+    episodes), so a town's episodes do not depend on which other towns are generated nor on
+    the number of workers.
+
+    Args:
+        out_dir: the suite directory (reference images go to ``references/``).
+        towns: AGOS towns (``agos.town.TOWN_NAMES``).
+        per_setting: episodes per setting (easy, mid, hard) and town.
+        split: the split of every episode.
+        seed: the draws' seed.
+        name: the suite's name.
+        workers: towns generated in parallel (``tasks.shards.run_shards``).
+        ray_address: generate on this Ray cluster instead.
+        progress: receives each town's progress.
+
+    Raises:
+        UnknownSceneError: a town that does not exist.
+        ConfigError: no towns, a town ``split`` does not use (``check_split_town``), or a
+            non-positive ``per_setting`` or ``workers``.
+    """
+    if not towns or per_setting < 1:
+        raise ConfigError(
+            f"AGOS generation needs at least one town and per_setting >= 1; got towns="
+            f"{list(towns)}, per_setting={per_setting}"
+        )
+    for town in towns:
+        town_map(town)  # an unknown town fails here, before any worker starts
+        check_split_town(split, town)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    jobs = [
+        _TownJob(town=town, out_dir=out_dir, per_setting=per_setting, split=split, seed=seed)
+        for town in towns
+    ]
+    episodes = [
+        episode
+        for town_episodes in run_shards(
+            _generate_town, jobs, workers=workers, ray_address=ray_address, progress=progress
+        )
+        for episode in town_episodes
+    ]
     return save_agos_suite(
         out_dir / "suite.json",
         name=name,
-        description=f"AGOS episodes on {town_name}: {per_setting} per setting (easy, mid, hard)",
+        description=(
+            f"AGOS episodes on {', '.join(towns)}: {per_setting} per setting (easy, mid, hard)"
+        ),
         episodes=episodes,
         # Interleaved by setting, so that the first N of a run cover every setting.
         default_selection=[
             e.episode_id
             for e in sorted(
-                episodes, key=lambda e: (int(e.episode_id[-4:]), SETTINGS.index(e.setting))
+                episodes,
+                key=lambda e: (int(e.episode_id[-4:]), SETTINGS.index(e.setting), e.scene),
             )
         ],
     )
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--town", default="AgosTown_1")
-    parser.add_argument("--per-setting", type=int, default=2)
-    parser.add_argument("--split", default="test")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--name", default="agos_mini")
-    args = parser.parse_args(argv)
-    path = generate_suite(
-        args.out,
-        town_name=args.town,
-        per_setting=args.per_setting,
-        split=args.split,
-        seed=args.seed,
-        name=args.name,
-    )
-    print(path)
-
-
-if __name__ == "__main__":
-    main()

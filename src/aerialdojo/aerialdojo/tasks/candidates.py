@@ -97,9 +97,10 @@ def plan_task(
 ) -> NavigationTask | None:
     """Plan the reference from one object's anchor to another's and apply the paper's filters.
 
-    Pairs whose anchors are 3 m apart or less, or 100 m or more, cannot pass the filters and
-    are rejected before planning; so are pairs whose ``direct_route`` is free and already
-    within the detour ratio (near-straight whatever a search would add).
+    Pairs whose anchors are 3 m apart or less, or 100 m / 1.05 (95.24 m) or more, cannot
+    pass the filters (L < 100 m and L >= 1.05 d_E) and are rejected before planning; so are
+    pairs whose ``direct_route`` is free and already within the detour ratio (near-straight
+    whatever a search would add).
 
     Args:
         world: collision queries of the scene.
@@ -118,6 +119,10 @@ def plan_task(
     anchor = written_pose(target_object.anchor)
     euclidean = written_value(math.dist(start.position, anchor.position))
     if not MIN_EUCLIDEAN_M < euclidean < MAX_LENGTH_M:
+        return None
+    # From this far, a route of the detour ratio would reach the length cap: no route the
+    # filters keep exists (the margin leaves rounding to the full check).
+    if euclidean * MIN_DETOUR_RATIO >= MAX_LENGTH_M * (1.0 + 1e-9):
         return None
     bounds = (annotations.bounds_min, annotations.bounds_max)
     direct = direct_route(world, start, anchor.position, config=config, bounds=bounds)

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import math
-import multiprocessing
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,11 +15,12 @@ from aerialdojo.sim.annotations import TargetObject
 from aerialdojo.sim.backend import CameraFrame, CameraSpec, aerialdojo_uav_rig
 from aerialdojo.sim.embedded.renderer import render_views
 from aerialdojo.sim.embedded.scenes import EmbeddedScene, load_scene, scene_names
+from aerialdojo.tasks.capsules import CapsuleScreen
 from aerialdojo.tasks.episode import REPRESENTATION_SEMANTIC
-from aerialdojo.tasks.freespace import FreeSpaceFilter
 from aerialdojo.tasks.generate import SceneSource, SceneTasks, assemble_suite, plan_scene
 from aerialdojo.tasks.planner import PlannerConfig
 from aerialdojo.tasks.recording import ViewRenderer, record_reference
+from aerialdojo.tasks.shards import ProgressSink, run_shards
 from aerialdojo.tasks.suite import SUITE_FILE, ReferenceImageSpec, load_suite
 
 #: Reference images: one view from the target's anchor, turned and pitched at its centroid.
@@ -61,16 +60,15 @@ def reference_camera(image_size: int) -> ReferenceImageSpec:
     )
 
 
-def embedded_source(scene: EmbeddedScene, *, radius_m: float, image_size: int) -> SceneSource:
+def embedded_source(scene: EmbeddedScene, *, image_size: int) -> SceneSource:
     """A generation source over an embedded scene: its exact collision world behind a
-    ``FreeSpaceFilter``, and ``reference_view`` for the images."""
+    ``CapsuleScreen``, and ``reference_view`` for the images."""
     annotations = scene.annotations
-    world = FreeSpaceFilter(
+    world = CapsuleScreen(
         scene.collision,
         scene.collision.triangles,
         annotations.bounds_min,
         annotations.bounds_max,
-        radius_m=radius_m,
     )
     return SceneSource(
         annotations=annotations,
@@ -82,7 +80,7 @@ def embedded_source(scene: EmbeddedScene, *, radius_m: float, image_size: int) -
 
 @dataclass(frozen=True, kw_only=True)
 class _SceneJob:
-    """One scene's share of ``generate_suite``, picklable for worker processes."""
+    """One scene's share of ``generate_suite``, picklable for Ray workers."""
 
     scene: str
     out: Path
@@ -94,18 +92,16 @@ class _SceneJob:
     max_candidates: int | None
 
 
-def _plan_embedded_scene(job: _SceneJob) -> SceneTasks:
+def _plan_embedded_scene(job: _SceneJob, progress: ProgressSink) -> SceneTasks:
     scene = load_scene(job.scene, job.scene_seed, agent_radius_m=job.config.collision_radius_m)
-    source = embedded_source(
-        scene, radius_m=job.config.collision_radius_m, image_size=job.image_size
-    )
     return plan_scene(
-        source,
+        embedded_source(scene, image_size=job.image_size),
         job.out,
         seed=job.seed,
         per_scene=job.per_scene,
         config=job.config,
         max_candidates=job.max_candidates,
+        progress=progress,
     )
 
 
@@ -121,15 +117,20 @@ def generate_suite(
     image_size: int = 256,
     max_candidates: int | None = None,
     workers: int = 1,
+    ray_address: str | None = None,
     config: PlannerConfig | None = None,
     record_views: bool = False,
     record_size: int = 640,
+    progress: ProgressSink | None = None,
 ) -> Path:
     """Generate a suite on embedded scenes and write it to ``out/suite.json`` (+ ``images/``).
 
+    Scenes are independent shards (``tasks.shards.run_shards``): the suite is the same file
+    whatever ``workers`` or the cluster.
+
     Args:
-        scenes: scene names (``sim.embedded.scenes.scene_names()``); empty for all 42.
-        out: output directory.
+        scenes: scene names (``sim.embedded.scenes.scene_names()``), at least one.
+        out: output directory (on a cluster, a directory every worker writes to).
         seed: suite seed: candidate order, splits.
         per_scene: navigation tasks per scene, shared evenly between the three settings
             (each task gives a SemanticOGS and an ImageOGS episode); None keeps every task.
@@ -138,28 +139,29 @@ def generate_suite(
         scene_seed: the seed the scenes are generated with (must match evaluation).
         image_size: edge of the square reference images in pixels.
         max_candidates: plan at most this many candidate pairs per scene.
-        workers: scenes planned in parallel processes.
+        workers: scenes planned in parallel on a local Ray instance (1: in this process).
+        ray_address: plan the scenes on this Ray cluster instead.
         config: planner parameters (its collision radius is also the agent's).
         record_views: also record the four views along every reference
             (``record_suite``, into ``out/recordings``).
         record_size: edge of the recorded square images in pixels.
+        progress: receives every scene's progress (pairs planned, tasks kept).
 
     Returns:
         Path of the written ``suite.json``.
 
     Raises:
         UnknownSceneError: an unknown scene name.
-        ConfigError: non-positive ``workers``, ``image_size`` or ``per_scene``.
+        ConfigError: no scenes, or non-positive ``workers``, ``image_size`` or ``per_scene``.
         TaskFileError: the result does not validate (a bug; nothing is written).
     """
-    if workers < 1 or image_size < 1 or (per_scene is not None and per_scene < 1):
+    if not scenes or workers < 1 or image_size < 1 or (per_scene is not None and per_scene < 1):
         raise ConfigError(
-            f"generate_suite: workers={workers}, image_size={image_size} and "
-            f"per_scene={per_scene} must be positive"
+            f"generate_suite: scenes={list(scenes)} must not be empty; workers={workers}, "
+            f"image_size={image_size} and per_scene={per_scene} must be positive"
         )
     known = scene_names()
-    names = list(scenes) or known
-    unknown = [scene for scene in names if scene not in known]
+    unknown = [scene for scene in scenes if scene not in known]
     if unknown:
         raise UnknownSceneError(f"unknown scenes {unknown}; known: {', '.join(known)}")
     config = config or PlannerConfig()
@@ -175,16 +177,11 @@ def generate_suite(
             image_size=image_size,
             max_candidates=max_candidates,
         )
-        for scene in names
+        for scene in scenes
     ]
-    if workers == 1:
-        planned = [_plan_embedded_scene(job) for job in jobs]
-    else:
-        # Fresh interpreters: a forked child would inherit the parent's renderer threads
-        # (and their held locks) and could hang.
-        spawn = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=spawn) as pool:
-            planned = list(pool.map(_plan_embedded_scene, jobs))
+    planned = run_shards(
+        _plan_embedded_scene, jobs, workers=workers, ray_address=ray_address, progress=progress
+    )
     suite = assemble_suite(
         planned,
         out / SUITE_FILE,

@@ -28,6 +28,7 @@ from aerialdojo.tasks.candidates import NavigationTask, plan_task, start_pose_fo
 from aerialdojo.tasks.episode import REPRESENTATION_IMAGE, REPRESENTATION_SEMANTIC, Episode
 from aerialdojo.tasks.planner import CollisionWorld, PlannerConfig
 from aerialdojo.tasks.settings import SETTINGS, assign_splits
+from aerialdojo.tasks.shards import ProgressSink, ShardProgress
 from aerialdojo.tasks.suite import (
     SUITE_FILE,
     GenerationInfo,
@@ -97,6 +98,7 @@ def choose_scene_tasks(
     per_scene: int | None,
     config: PlannerConfig,
     max_candidates: int | None = None,
+    progress: ProgressSink | None = None,
 ) -> tuple[list[NavigationTask], int]:
     """Plan candidate pairs of a scene in a seeded random order and keep the tasks that pass.
 
@@ -111,13 +113,17 @@ def choose_scene_tasks(
         per_scene: navigation tasks wanted; None keeps every task found (full generation).
         config: planner parameters.
         max_candidates: plan at most this many pairs.
+        progress: told after every planned pair (``done`` counts planned pairs, ``total``
+            is the most it may plan, ``kept`` the tasks found so far).
 
     Returns:
         The chosen tasks in the order found, and how many pairs were planned.
     """
+    scene = source.annotations.scene
     objects = sorted(source.annotations.objects, key=lambda obj: obj.object_id)
     pairs = list(itertools.permutations(objects, 2))
-    random.Random(scene_seed(seed, source.annotations.scene)).shuffle(pairs)
+    random.Random(scene_seed(seed, scene)).shuffle(pairs)
+    most = len(pairs) if max_candidates is None else min(len(pairs), max_candidates)
     quotas = _setting_quotas(per_scene) if per_scene is not None else None
     counts: Counter[str] = Counter()
     chosen: list[NavigationTask] = []
@@ -140,13 +146,14 @@ def choose_scene_tasks(
         found = plan_task(
             source.world, source.annotations, start_object, target_object, config=config
         )
-        if found is None:
-            continue
-        if quotas is None or counts[found.setting.name] < quotas[found.setting.name]:
-            chosen.append(found)
-            counts[found.setting.name] += 1
-        else:
-            reserve.append(found)
+        if found is not None:
+            if quotas is None or counts[found.setting.name] < quotas[found.setting.name]:
+                chosen.append(found)
+                counts[found.setting.name] += 1
+            else:
+                reserve.append(found)
+        if progress is not None:
+            progress(ShardProgress(shard=scene, done=planned, total=most, kept=len(chosen)))
     if per_scene is not None:
         chosen.extend(reserve[: max(0, per_scene - len(chosen))])
     return chosen, planned
@@ -186,15 +193,28 @@ def plan_scene(
     per_scene: int | None,
     config: PlannerConfig,
     max_candidates: int | None = None,
+    progress: ProgressSink | None = None,
 ) -> SceneTasks:
-    """Choose a scene's tasks and write their reference images."""
+    """Choose a scene's tasks and write their reference images; ``progress`` hears of
+    every planned pair and, last, of the finished scene."""
     tasks, planned = choose_scene_tasks(
-        source, seed=seed, per_scene=per_scene, config=config, max_candidates=max_candidates
+        source,
+        seed=seed,
+        per_scene=per_scene,
+        config=config,
+        max_candidates=max_candidates,
+        progress=progress,
     )
+    images = write_reference_images(source, tasks, suite_dir)
+    if progress is not None:
+        scene = source.annotations.scene
+        progress(
+            ShardProgress(shard=scene, done=planned, total=planned, kept=len(tasks), finished=True)
+        )
     return SceneTasks(
         annotations=source.annotations,
         tasks=tasks,
-        images=write_reference_images(source, tasks, suite_dir),
+        images=images,
         candidates_planned=planned,
     )
 

@@ -11,13 +11,14 @@ import heapq
 import itertools
 import math
 import time
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
 from aerialdojo.actions import AERIALDOJO_ACTIONS, Action, target_pose
+from aerialdojo.errors import ConfigError
 from aerialdojo.geometry import Pose
 
 
@@ -39,6 +40,20 @@ class CollisionWorld(Protocol):
 
     def sphere_is_free(self, center: np.ndarray, radius: float) -> bool:
         """Whether a sphere at ``center`` touches no geometry."""
+        ...
+
+
+@runtime_checkable
+class MotionScreen(Protocol):
+    """A cheaper test a collision world may offer beside its exact sweep
+    (``tasks.capsules.CapsuleScreen``); the planners use it where it settles a query."""
+
+    def motion_verdict(
+        self, start: np.ndarray, motion: tuple[float, float, float], radius: float
+    ) -> bool | None:
+        """True if ``sweep_sphere(start, start + motion, radius)`` is certainly free, False
+        if it certainly reports a contact, None if only the exact sweep can tell. The sphere
+        is free at ``start``."""
         ...
 
 
@@ -125,17 +140,83 @@ Point = tuple[float, float, float]
 Bounds = tuple[Point, Point]
 StateT = TypeVar("StateT")
 
-# One successor: (state, closed-set key, step cost, step length, label, heuristic cost,
-# lower bound of the length still to go).
-_Successor = tuple[StateT, Hashable, float, float, int, float, float]
+
+class _Successors(NamedTuple):
+    """The successors of one expansion, one row each.
+
+    ``labels`` name them for the space's ``successor``; ``keys`` are closed-set keys
+    (``_CellGrid.keys``); ``to_go`` is the heuristic cost and ``length_to_go`` a lower bound
+    of the length still to travel.
+    """
+
+    keys: np.ndarray
+    step_cost: np.ndarray
+    step_length: np.ndarray
+    labels: np.ndarray
+    to_go: np.ndarray
+    length_to_go: np.ndarray
 
 
 class _SearchSpace(Protocol[StateT]):
-    def expand(self, state: StateT) -> list[_Successor[StateT]]: ...
+    cells: _CellGrid
+
+    def expand(self, state: StateT) -> _Successors: ...
+
+    def successor(self, state: StateT, label: int) -> StateT: ...
 
     def terminal_cost(self, state: StateT) -> float | None: ...
 
     def is_free(self, parent: StateT, state: StateT, label: int) -> bool: ...
+
+
+#: The dense closed set of one search may take at most this many bytes.
+_MAX_CLOSED_CELLS = 1 << 27
+
+
+class _CellGrid:
+    """The closed-set cells a search can reach, numbered for a dense closed set: one byte
+    per cell, tested a row at a time and a whole expansion at once (a Python set of tuples
+    cost more than the rest of the bookkeeping together).
+
+    Args:
+        horizontal_reach: cells either side of the start in x and in y.
+        vertical_reach: cells either side of the start in z.
+    """
+
+    def __init__(self, horizontal_reach: int, vertical_reach: int) -> None:
+        width, height = 2 * horizontal_reach + 1, 2 * vertical_reach + 1
+        self.size = width * width * height
+        self._horizontal_weights = np.array((width * height, height), dtype=np.float64)
+        self._first = float((horizontal_reach * width + horizontal_reach) * height + vertical_reach)
+
+    @classmethod
+    def around(
+        cls,
+        config: PlannerConfig,
+        horizontal_cell: float,
+        vertical_cell: float,
+        longest_move: float,
+    ) -> _CellGrid:
+        """Every cell a node within the length cap, or one move beyond it, can fall in.
+
+        Raises:
+            ConfigError: that needs more than ``_MAX_CLOSED_CELLS`` cells (cells far
+                smaller than the length cap).
+        """
+        reach = config.max_length_m + longest_move
+        grid = cls(math.ceil(reach / horizontal_cell) + 2, math.ceil(reach / vertical_cell) + 2)
+        if grid.size > _MAX_CLOSED_CELLS:
+            raise ConfigError(
+                f"planner: cell_m={config.cell_m} is too fine for max_length_m="
+                f"{config.max_length_m}: the closed set would need {grid.size} cells"
+            )
+        return grid
+
+    def keys(self, horizontal: np.ndarray, vertical: np.ndarray) -> np.ndarray:
+        """The number of each cell from whole-valued offsets from the start's cell: (N, 2)
+        in x and y, (N,) in z (exact in floats: every number stays far below 2**53)."""
+        number = horizontal @ self._horizontal_weights + vertical + self._first
+        return np.asarray(number.astype(np.int64))
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,8 +228,32 @@ class _SearchResult(Generic[StateT]):
     collision_checks: int
 
 
+@dataclass(frozen=True, slots=True)
+class _Bundle:
+    """The queued successors of one expanded node, best first.
+
+    Table rows are [f, heuristic, cost, length, label]; only the bundle's next row sits in
+    the heap, so an expansion costs one heap entry however many successors it has, and a
+    row becomes Python values only when it reaches the heap.
+    """
+
+    parent: int
+    table: np.ndarray
+    keys: list[int]
+
+
+# Heap entries: (f, heuristic, expansion, row index, row); row index -1 is the expansion's
+# terminal entry. (expansion, row index) is unique, so rows themselves are never compared.
+_Entry = tuple[float, float, int, int, list[float]]
+
+
+def _entry(bundles: list[_Bundle], expansion: int, index: int) -> _Entry:
+    row: list[float] = bundles[expansion].table[index].tolist()
+    return (row[0], row[1], expansion, index, row)
+
+
 def _lazy_astar(
-    space: _SearchSpace[StateT], start: StateT, start_key: Hashable, config: PlannerConfig
+    space: _SearchSpace[StateT], start: StateT, start_key: int, config: PlannerConfig
 ) -> _SearchResult[StateT]:
     """A* with collision checks deferred to expansion and a cap on translational length.
 
@@ -157,57 +262,80 @@ def _lazy_astar(
     queues a terminal entry priced at its exact total, and the search ends when a terminal
     entry is popped. Charging the offset, rather than treating the whole tolerance ball as
     free, lets the heuristic stay admissible without a slack that would widen the search.
-    Ties on f go to the entry nearer the goal (smaller heuristic).
+    Ties on f go to the entry nearer the goal (smaller heuristic), then to the earlier one.
+
+    Each expansion's successors are sorted once into a bundle whose best row alone is in
+    the heap (it is replaced by the bundle's next row when popped). Entries leave the heap
+    in exactly the order they would if every successor were pushed on its own, at a
+    fraction of the heap and Python work: most successors are never popped.
     """
-    states: list[StateT] = [start]
-    parents = [-1]
-    labels = [-1]
-    lengths = [0.0]
-    costs = [0.0]
-    keys: list[Hashable] = [start_key]
-    closed: set[Hashable] = set()
-    tie = itertools.count()
-    heap = [(0.0, 0.0, next(tie), 0, False)]
+    states: list[StateT] = []
+    parents: list[int] = []
+    labels: list[int] = []
+    lengths: list[float] = []
+    terminals: dict[int, int] = {}
+    closed = bytearray(space.cells.size)  # 1: closed
+    closed_cells = np.frombuffer(closed, dtype=np.uint8)
+    bundles = [_Bundle(parent=-1, table=np.array([[0.0, 0.0, 0.0, 0.0, -1.0]]), keys=[start_key])]
+    heap = [_entry(bundles, 0, 0)]
     expansions = 0
     checks = 0
     while heap and expansions < config.max_expansions:
-        *_, node, terminal = heapq.heappop(heap)
-        if terminal:
+        _, _, expansion, index, row = heap[0]
+        if index < 0:
+            end = walk = terminals[expansion]
             path = []
-            walk = node
             while walk >= 0:
                 path.append((states[walk], labels[walk]))
                 walk = parents[walk]
             path.reverse()
-            return _SearchResult(path, lengths[node], expansions, checks)
-        if keys[node] in closed:
+            return _SearchResult(path, lengths[end], expansions, checks)
+        bundle = bundles[expansion]
+        keys = bundle.keys
+        # The bundle's next row not already closed takes its place (closed keys stay closed).
+        following = index + 1
+        while following < len(keys) and closed[keys[following]]:
+            following += 1
+        if following < len(keys):
+            heapq.heapreplace(heap, _entry(bundles, expansion, following))
+        else:
+            heapq.heappop(heap)
+        if closed[keys[index]]:
             continue
-        state = states[node]
-        if parents[node] >= 0:
+        label = int(row[4])
+        if bundle.parent >= 0:
+            parent = states[bundle.parent]
+            state = space.successor(parent, label)
             checks += 1
-            if not space.is_free(states[parents[node]], state, labels[node]):
+            if not space.is_free(parent, state, label):
                 continue
-        closed.add(keys[node])
+        else:
+            state = start
+        closed[keys[index]] = 1
+        node = len(states)
+        states.append(state)
+        parents.append(bundle.parent)
+        labels.append(label)
+        lengths.append(row[3])
+        expansions += 1
         offset_cost = space.terminal_cost(state)
         if offset_cost is not None:
-            heapq.heappush(heap, (costs[node] + offset_cost, 0.0, next(tie), node, True))
-        expansions += 1
-        for successor, key, step_cost, step_length, label, to_go, length_to_go in space.expand(
-            state
-        ):
-            if key in closed:
-                continue
-            length = lengths[node] + step_length
-            if length + length_to_go >= config.max_length_m:
-                continue
-            cost = costs[node] + step_cost
-            states.append(successor)
-            parents.append(node)
-            labels.append(label)
-            lengths.append(length)
-            costs.append(cost)
-            keys.append(key)
-            heapq.heappush(heap, (cost + to_go, to_go, next(tie), len(states) - 1, False))
+            terminals[len(bundles)] = node
+            heapq.heappush(heap, (row[2] + offset_cost, 0.0, len(bundles), -1, []))
+        successors = space.expand(state)
+        length = row[3] + successors.step_length
+        cost = row[2] + successors.step_cost
+        f = cost + successors.to_go
+        order = np.flatnonzero(
+            (length + successors.length_to_go < config.max_length_m)
+            & (closed_cells[successors.keys] == 0)
+        )
+        order = order[np.lexsort((order, successors.to_go[order], f[order]))]
+        table = np.array((f, successors.to_go, cost, length, successors.labels)).T[order]
+        # Appended even when empty: the bundle's index also numbers its terminal entry.
+        bundles.append(_Bundle(parent=node, table=table, keys=successors.keys[order].tolist()))
+        if len(order):
+            heapq.heappush(heap, _entry(bundles, len(bundles) - 1, 0))
     return _SearchResult(None, 0.0, expansions, checks)
 
 
@@ -241,6 +369,7 @@ _HORIZONTAL_MAGNITUDES = _kind("MoveForward")
 _VERTICAL_MAGNITUDES = _kind("MoveUp")
 _LONGEST_HORIZONTAL_M = max(_HORIZONTAL_MAGNITUDES)
 _LONGEST_VERTICAL_M = max(_VERTICAL_MAGNITUDES)
+_LONGEST_MOVE_PER_AXIS = (_LONGEST_HORIZONTAL_M, _LONGEST_HORIZONTAL_M, _LONGEST_VERTICAL_M)
 _RAY_UP = _HEADINGS
 _RAY_DOWN = _HEADINGS + 1
 
@@ -338,7 +467,12 @@ class _HybridSpace:
         self._world = world
         self._start = start
         self._goal = np.asarray(goal)
+        self._goal_point = goal
         self._low, self._high = _bounds_arrays(bounds)
+        margins = np.array(_LONGEST_MOVE_PER_AXIS) + 1e-6
+        self._inner_bounds = ((self._low + margins).tolist(), (self._high - margins).tolist())
+        self._origin = np.array((start.x, start.y, start.z))
+        self.cells = _CellGrid.around(config, config.cell_m, 1.0, _LONGEST_HORIZONTAL_M)
         self._config = config
         tolerance = config.goal_tolerance_m
         self._half_step = math.radians(_TURN_STEP_DEG) / 2.0
@@ -368,6 +502,9 @@ class _HybridSpace:
             self._cost.append(
                 self._length[-1] + config.action_cost_m * np.array([m.turns + 1 for m in macros])
             )
+        self._all_labels = np.arange(len(self.macros[0]))
+        self._displacement_rows = [rows.tolist() for rows in self._displacement]
+        self._heading_rows = [headings.tolist() for headings in self._heading]
         self._longest_move = {
             macro.ray: displacement
             for heading in range(_HEADINGS)
@@ -376,14 +513,29 @@ class _HybridSpace:
             )
             if macro.share_of_ray == 1.0
         }
-        # Contact fraction (inf: free) of the longest move along a ray from a position.
-        self._contacts: dict[tuple[float, float, float, int], float] = {}
+        # Per ray from a position: the largest share of its longest move known free and the
+        # smallest known blocked.
+        self._known: dict[tuple[float, float, float, int], list[float]] = {}
+        self._screen = world if isinstance(world, MotionScreen) else None
+        # Per heading and label: the move's ray, its share of the ray, its displacement.
+        self._moves: list[list[tuple[int, float, tuple[float, float, float]]]] = [
+            [
+                (
+                    macro.ray,
+                    macro.share_of_ray,
+                    _as_point(self._longest_move[macro.ray] * macro.share_of_ray),
+                )
+                for macro in macros
+            ]
+            for macros in self.macros
+        ]
 
-    def key(self, position: np.ndarray) -> list[tuple[int, int, int]]:
-        offset = position - np.array((self._start.x, self._start.y, self._start.z))
-        cells = np.floor(offset[:, :2] / self._config.cell_m + 0.5).astype(np.int64)
-        levels = np.rint(offset[:, 2]).astype(np.int64)
-        return list(zip(cells[:, 0].tolist(), cells[:, 1].tolist(), levels.tolist(), strict=True))
+    def keys(self, positions: np.ndarray) -> np.ndarray:
+        """Closed-set keys of (N, 3) positions: ``cell_m`` cells horizontally, whole metres
+        vertically, counted from the start."""
+        offset = positions - self._origin
+        horizontal = np.floor(offset[:, :2] / self._config.cell_m + 0.5)
+        return self.cells.keys(horizontal, np.rint(offset[:, 2]))
 
     def _metric(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(N of the horizontal, |vertical|) offset from each position to the goal."""
@@ -408,53 +560,69 @@ class _HybridSpace:
         heuristic = offset + self._config.action_cost_m * actions
         return heuristic, np.maximum(0.0, offset - self._length_slack)
 
-    def expand(self, state: _HybridState) -> list[_Successor[_HybridState]]:
+    def expand(self, state: _HybridState) -> _Successors:
         heading = state[3]
         positions = np.array(state[:3]) + self._displacement[heading]
-        labels = np.flatnonzero(
-            np.all((positions >= self._low) & (positions <= self._high), axis=1)
-        )
-        positions = positions[labels]
+        costs, lengths = self._cost[heading], self._length[heading]
+        if self._near_bounds(state):
+            labels = np.flatnonzero(
+                np.all((positions >= self._low) & (positions <= self._high), axis=1)
+            )
+            positions, costs, lengths = positions[labels], costs[labels], lengths[labels]
+        else:
+            labels = self._all_labels
         to_go, length_to_go = self.lower_bounds(positions)
-        states = [
-            (x, y, z, turned)
-            for (x, y, z), turned in zip(
-                positions.tolist(), self._heading[heading][labels].tolist(), strict=True
-            )
-        ]
-        return list(
-            zip(
-                states,
-                self.key(positions),
-                self._cost[heading][labels].tolist(),
-                self._length[heading][labels].tolist(),
-                labels.tolist(),
-                to_go.tolist(),
-                length_to_go.tolist(),
-                strict=True,
-            )
+        return _Successors(
+            keys=self.keys(positions),
+            step_cost=costs,
+            step_length=lengths,
+            labels=labels,
+            to_go=to_go,
+            length_to_go=length_to_go,
         )
 
+    def _near_bounds(self, state: _HybridState) -> bool:
+        """Whether some move from ``state`` may leave the bounds. Inside the bounds shrunk by
+        the longest move and a micrometre no successor can leave them: rounding is
+        monotonic, so a successor is at least the position less a whole move."""
+        (x_low, y_low, z_low), (x_high, y_high, z_high) = self._inner_bounds
+        x, y, z = state[0], state[1], state[2]
+        return not (x_low < x < x_high and y_low < y < y_high and z_low < z < z_high)
+
+    def successor(self, state: _HybridState, label: int) -> _HybridState:
+        # The same additions as ``expand``'s array, one float at a time.
+        dx, dy, dz = self._displacement_rows[state[3]][label]
+        return (state[0] + dx, state[1] + dy, state[2] + dz, self._heading_rows[state[3]][label])
+
     def terminal_cost(self, state: _HybridState) -> float | None:
-        if math.dist(state[:3], self._goal) > self._config.goal_tolerance_m:
+        if math.dist(state[:3], self._goal_point) > self._config.goal_tolerance_m:
             return None
         polygonal, vertical = self._metric(np.array([state[:3]]))
         return float(polygonal[0] + vertical[0])
 
     def is_free(self, parent: _HybridState, state: _HybridState, label: int) -> bool:
         """Whether the move into ``state`` is free. Moves of 1, 3 and 5 m from one position in
-        one direction share a ray: one sweep of the longest decides all three."""
-        macro = self.macros[parent[3]][label]
-        key = (parent[0], parent[1], parent[2], macro.ray)
-        contact = self._contacts.get(key)
-        if contact is None:
-            origin = np.array(parent[:3])
-            hit = self._world.sweep_sphere(
-                origin, origin + self._longest_move[macro.ray], self._config.collision_radius_m
-            )
-            contact = math.inf if hit is None else hit.fraction
-            self._contacts[key] = contact
-        return bool(macro.share_of_ray < contact)
+        one direction share a ray: a free move frees the shorter ones, a blocked move blocks
+        the longer ones, and one exact sweep of the longest decides all three."""
+        ray, share, motion = self._moves[parent[3]][label]
+        key = (parent[0], parent[1], parent[2], ray)
+        known = self._known.get(key)
+        if known is None:
+            known = self._known[key] = [0.0, math.inf]
+        elif share <= known[0] or share >= known[1]:
+            return share <= known[0]
+        origin = np.array(parent[:3])
+        radius = self._config.collision_radius_m
+        if self._screen is not None:
+            verdict = self._screen.motion_verdict(origin, motion, radius)
+            if verdict is not None:
+                known[0 if verdict else 1] = share
+                return verdict
+        hit = self._world.sweep_sphere(origin, origin + self._longest_move[ray], radius)
+        contact = math.inf if hit is None else hit.fraction
+        # Free exactly below the contact fraction: up to the float just under it.
+        known[:] = [math.nextafter(contact, -math.inf), contact]
+        return share < contact
 
 
 def plan_actions(
@@ -490,7 +658,7 @@ def plan_actions(
         )
     space = _HybridSpace(world, start, _as_point(goal), bounds, config)
     origin: _HybridState = (start.x, start.y, start.z, 0)
-    result = _lazy_astar(space, origin, space.key(np.array([origin[:3]]))[0], config)
+    result = _lazy_astar(space, origin, int(space.keys(np.array([origin[:3]]))[0]), config)
     if result.path is None:
         return ActionPlan(
             found=False, actions=(), poses=(start,), length_m=0.0, stats=_stats(result, began)
@@ -545,21 +713,33 @@ def _legs_to(start: Pose, goal: Point, tolerance: float) -> tuple[int, int, int,
     return min(rows)[1] if rows else None
 
 
+def _motion_is_free(
+    world: CollisionWorld, start: np.ndarray, end: np.ndarray, radius: float
+) -> bool:
+    """The exact world's answer for one motion, from the world's screen where it settles it."""
+    if isinstance(world, MotionScreen):
+        motion = (end - start).tolist()
+        verdict = world.motion_verdict(start, (motion[0], motion[1], motion[2]), radius)
+        if verdict is not None:
+            return verdict
+    return world.sweep_sphere(start, end, radius) is None
+
+
 def _fly(
     world: CollisionWorld, start: Pose, actions: Sequence[Action], radius: float
 ) -> tuple[list[Pose] | None, int]:
     """The poses ``actions`` lead through (None at the first blocked translation), and
-    how many sweeps that took."""
+    how many translations were checked."""
     poses = [start]
-    sweeps = 0
+    checks = 0
     for action in actions:
         moved = target_pose(poses[-1], action)
         if (moved.x, moved.y, moved.z) != (poses[-1].x, poses[-1].y, poses[-1].z):
-            sweeps += 1
-            if world.sweep_sphere(poses[-1].position, moved.position, radius) is not None:
-                return None, sweeps
+            checks += 1
+            if not _motion_is_free(world, poses[-1].position, moved.position, radius):
+                return None, checks
         poses.append(moved)
-    return poses, sweeps
+    return poses, checks
 
 
 def direct_route(
@@ -633,6 +813,7 @@ _Voxel = tuple[int, int, int]
 _NEIGHBOURS = np.array(
     [offset for offset in itertools.product((-1, 0, 1), repeat=3) if offset != (0, 0, 0)]
 )
+_NEIGHBOUR_ROWS: list[tuple[int, int, int]] = [tuple(row) for row in _NEIGHBOURS.tolist()]
 
 
 class _GridSpace:
@@ -652,38 +833,40 @@ class _GridSpace:
         self._goal = np.asarray(goal)
         self._low, self._high = _bounds_arrays(bounds)
         self._config = config
-        self._step = (np.linalg.norm(_NEIGHBOURS, axis=1) * config.cell_m).tolist()
+        self._step = np.linalg.norm(_NEIGHBOURS, axis=1) * config.cell_m
+        self.cells = _CellGrid.around(config, config.cell_m, config.cell_m, config.cell_m)
 
     def centre(self, voxel: _Voxel) -> Point:
         return _as_point(self._start + np.array(voxel) * self._config.cell_m)
 
-    def expand(self, state: _Voxel) -> list[_Successor[_Voxel]]:
+    def expand(self, state: _Voxel) -> _Successors:
         voxels = np.array(state) + _NEIGHBOURS
         centres = self._start + voxels * self._config.cell_m
-        inside = np.all((centres >= self._low) & (centres <= self._high), axis=1)
-        distance = np.linalg.norm(centres - self._goal, axis=1)
-        to_go = distance.tolist()
-        length_to_go = np.maximum(0.0, distance - self._config.goal_tolerance_m).tolist()
-        rows = voxels.tolist()
-        successors: list[_Successor[_Voxel]] = []
-        for i in np.flatnonzero(inside).tolist():
-            voxel = (rows[i][0], rows[i][1], rows[i][2])
-            step = self._step[i]
-            successors.append((voxel, voxel, step, step, i, to_go[i], length_to_go[i]))
-        return successors
+        inside = np.flatnonzero(np.all((centres >= self._low) & (centres <= self._high), axis=1))
+        distance = np.linalg.norm(centres[inside] - self._goal, axis=1)
+        return _Successors(
+            keys=self.cells.keys(voxels[inside, :2].astype(np.float64), voxels[inside, 2]),
+            step_cost=self._step[inside],
+            step_length=self._step[inside],
+            labels=inside,
+            to_go=distance,
+            length_to_go=np.maximum(0.0, distance - self._config.goal_tolerance_m),
+        )
+
+    def successor(self, state: _Voxel, label: int) -> _Voxel:
+        dx, dy, dz = _NEIGHBOUR_ROWS[label]
+        return (state[0] + dx, state[1] + dy, state[2] + dz)
 
     def terminal_cost(self, state: _Voxel) -> float | None:
         distance = math.dist(self.centre(state), self._goal)
         return distance if distance <= self._config.goal_tolerance_m else None
 
     def is_free(self, parent: _Voxel, state: _Voxel, label: int) -> bool:
-        return (
-            self._world.sweep_sphere(
-                np.array(self.centre(parent)),
-                np.array(self.centre(state)),
-                self._config.collision_radius_m,
-            )
-            is None
+        return _motion_is_free(
+            self._world,
+            np.array(self.centre(parent)),
+            np.array(self.centre(state)),
+            self._config.collision_radius_m,
         )
 
 
@@ -717,7 +900,8 @@ def plan_grid(
     if not world.sphere_is_free(np.array(start_point), config.collision_radius_m):
         return PointPlan(found=False, points=(), length_m=0.0, stats=_stats(None, began))
     space = _GridSpace(world, start_point, _as_point(goal), bounds, config)
-    result = _lazy_astar(space, (0, 0, 0), (0, 0, 0), config)
+    start_key = int(space.cells.keys(np.zeros((1, 2)), np.zeros(1))[0])
+    result = _lazy_astar(space, (0, 0, 0), start_key, config)
     if result.path is None:
         return PointPlan(found=False, points=(), length_m=0.0, stats=_stats(result, began))
     points = tuple(space.centre(voxel) for voxel, _ in result.path)

@@ -9,6 +9,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from aerialdojo.agos.episodes import is_agos_suite, load_agos_suite
 from aerialdojo.errors import ConfigError, TaskFileError
 from aerialdojo.sim.annotations import FAMILIES
 from aerialdojo.tasks.episode import REPRESENTATION_SUFFIXES, Episode
@@ -216,44 +217,62 @@ def resolve_suite(name_or_path: str | Path) -> Path:
     )
 
 
-def _read_document(path: Path) -> tuple[Any, list[str]]:
+def _read_document(path: Path, source: str) -> tuple[Any, list[str]]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
-        return None, [f"{path}: cannot read: {error.strerror or error}"]
+        return None, [f"{source}: cannot read: {error.strerror or error}"]
     try:
         return json.loads(text), []
     except json.JSONDecodeError as error:
-        return None, [f"{path}: line {error.lineno} column {error.colno}: not JSON: {error.msg}"]
+        return None, [f"{source}: line {error.lineno} column {error.colno}: not JSON: {error.msg}"]
 
 
-def _checked_document(path: Path) -> tuple[Any, list[str]]:
-    document, problems = _read_document(path)
+def _checked_document(path: Path, source: str) -> tuple[Any, list[str]]:
+    document, problems = _read_document(path, source)
     if problems:
         return None, problems
-    return document, document_problems(document, source=str(path), base_dir=path.parent)
+    return document, document_problems(document, source=source, base_dir=path.parent)
 
 
-def validate_suite(path: str | Path) -> list[str]:
+def validate_suite(path: str | Path, *, source: str | None = None) -> list[str]:
     """Every problem of a suite file, one line each naming file, episode id and field.
 
-    Checks the JSON Schema, then the semantics (``tasks.validation``) and that every
-    reference image exists. An empty list means the file loads.
+    An AerialDojo suite is checked against its JSON Schema, then semantically
+    (``tasks.validation``) and for its reference images; an AGOS suite (``"benchmark":
+    "agos"``) by ``agos.episodes.load_agos_suite``. An empty list means the file loads.
+
+    Args:
+        path: the suite file.
+        source: how problems name the file (default: ``path``).
     """
-    _, problems = _checked_document(Path(path))
+    path = Path(path)
+    label = source or str(path)
+    if is_agos_suite(path):
+        try:
+            load_agos_suite(path, source=label)
+        except TaskFileError as error:
+            return list(error.problems)
+        return []
+    _, problems = _checked_document(path, label)
     return problems
 
 
-def load_suite(path: str | Path) -> Suite:
-    """Load and fully validate a suite file.
+def load_suite(path: str | Path, *, source: str | None = None) -> Suite:
+    """Load and fully validate an AerialDojo suite file.
+
+    Args:
+        path: the suite file.
+        source: how problems name the file (default: ``path``).
 
     Raises:
         TaskFileError: the file is unreadable or invalid; ``problems`` lists every problem.
     """
     path = Path(path)
-    document, problems = _checked_document(path)
+    label = source or str(path)
+    document, problems = _checked_document(path, label)
     if problems:
-        raise TaskFileError(str(path), problems)
+        raise TaskFileError(label, problems)
     return suite_from_json(document, path)
 
 

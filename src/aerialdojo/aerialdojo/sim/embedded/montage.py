@@ -60,9 +60,22 @@ def write_montage(scene: str, out: Path, *, seed: int = 0, size: int = 320) -> P
         UnknownSceneError: no such scene.
         CameraConfigError: ``size`` is not positive.
     """
+    _check_tile_size(size)
+    return write_scene_montage(load_scene(scene, seed), out, size=size)
+
+
+def _check_tile_size(size: int) -> None:
     if size <= 0:
         raise CameraConfigError(f"montage tile size {size} must be positive")
-    loaded = load_scene(scene, seed)
+
+
+def write_scene_montage(loaded: EmbeddedScene, out: Path, *, size: int = 320) -> Path:
+    """``write_montage`` of a scene already loaded (an AGOS town's, for one).
+
+    Raises:
+        CameraConfigError: ``size`` is not positive.
+    """
+    _check_tile_size(size)
     views = render_views(
         loaded,
         representative_pose(loaded),
@@ -78,6 +91,7 @@ def write_montage(scene: str, out: Path, *, seed: int = 0, size: int = 320) -> P
     tiles = [views[name].rgb for name in _VIEW_ORDER] + [overview.rgb]
     image = Image.fromarray(np.concatenate(tiles, axis=1))
     draw = ImageDraw.Draw(image)
+    scene = loaded.annotations.scene
     for index, label in enumerate((*_VIEW_ORDER, f"{scene} overview")):
         draw.text((index * size + 6, 4), label, fill=(255, 255, 255))
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,153 @@
+"""Capsule tests against a scene's triangles that settle most swept-sphere queries cheaply.
+
+A sphere of radius r swept along a segment covers exactly the capsule of radius r around
+the segment. So if the capsule of radius r + margin touches no triangle, the sweep is free;
+if the capsule of radius r - margin overlaps one, some position along the motion is inside
+geometry by more than the margin and the exact sweep reports a contact (provided the sphere
+is free at the start, as the planner's always is). Only motions whose clearance lies within
+the margin of r are left to the exact world. The tests run in FCL (the Flexible Collision
+Library, through python-fcl) against a bounding-volume hierarchy of the triangles: about
+10 us a test, where the exact numpy sweep costs about a millisecond.
+
+Profiling the generator showed why this matters: about 80% of its time was exact sweeps,
+and about nine in ten of those ran into geometry (the search pops successors facing walls
+and slopes first), so a filter that only clears free space could not remove them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import fcl
+import numpy as np
+
+from aerialdojo.errors import ConfigError
+from aerialdojo.tasks.planner import CollisionWorld, SweepHit
+
+#: Capsule tests are trusted only this far from the exact contact distance: three orders of
+#: magnitude above the exact world's contact tolerance and FCL's GJK tolerance (both 1e-6 m).
+#: About one query in a thousand falls within it and goes to the exact sweep.
+DEFAULT_MARGIN_M = 1e-3
+# Capsule shapes kept for reuse: the planner's moves come in a handful of lengths.
+_CAPSULE_CACHE_SIZE = 256
+
+
+def _rotation_from_z(direction: tuple[float, float, float]) -> tuple[float, float, float, float]:
+    """The unit quaternion (w, x, y, z) turning +z onto the unit vector ``direction``."""
+    dx, dy, dz = direction
+    if dz < -1.0 + 1e-12:
+        return (0.0, 1.0, 0.0, 0.0)  # half a turn about x
+    w, x, y = 1.0 + dz, -dy, dx
+    norm = math.sqrt(w * w + x * x + y * y)
+    return (w / norm, x / norm, y / norm, 0.0)
+
+
+class CapsuleScreen:
+    """Wraps an exact ``CollisionWorld``: same exact queries, plus ``motion_verdict``.
+
+    Args:
+        world: the exact collision world (its answers are the reference).
+        triangles: (T, 3, 3) every triangle the world collides with.
+        bounds_min: lower corner of the world's flyable box.
+        bounds_max: upper corner.
+        margin_m: how far from the contact distance a capsule test is trusted.
+
+    Raises:
+        ConfigError: a non-positive margin, or no triangles.
+    """
+
+    def __init__(
+        self,
+        world: CollisionWorld,
+        triangles: np.ndarray,
+        bounds_min: Sequence[float],
+        bounds_max: Sequence[float],
+        *,
+        margin_m: float = DEFAULT_MARGIN_M,
+    ) -> None:
+        triangles = np.ascontiguousarray(triangles, dtype=np.float64).reshape(-1, 3, 3)
+        if margin_m <= 0.0 or len(triangles) == 0:
+            raise ConfigError(
+                f"capsule screen: margin_m={margin_m} must be positive and the scene must "
+                f"have triangles (got {len(triangles)})"
+            )
+        self._world = world
+        self._margin = margin_m
+        # The box test keeps the margin too: a motion ending within it of the flyable box's
+        # faces is left to the exact world, which decides exits exactly.
+        self._inner_low = tuple(float(value) + margin_m for value in bounds_min)
+        self._inner_high = tuple(float(value) - margin_m for value in bounds_max)
+        model = fcl.BVHModel()
+        model.beginModel(3 * len(triangles), len(triangles))
+        model.addSubModel(triangles.reshape(-1, 3), np.arange(3 * len(triangles)).reshape(-1, 3))
+        model.endModel()
+        self._mesh = fcl.CollisionObject(model, fcl.Transform())
+        self._request = fcl.CollisionRequest()
+        self._result = fcl.CollisionResult()
+        self._capsules: dict[tuple[float, ...], tuple[fcl.CollisionObject, np.ndarray]] = {}
+        self.exact_sweeps = 0
+        self.capsule_tests = 0
+
+    def sweep_sphere(self, start: np.ndarray, end: np.ndarray, radius: float) -> SweepHit | None:
+        """The exact world's answer."""
+        self.exact_sweeps += 1
+        return self._world.sweep_sphere(start, end, radius)
+
+    def sphere_is_free(self, center: np.ndarray, radius: float) -> bool:
+        """The exact world's answer."""
+        return self._world.sphere_is_free(center, radius)
+
+    def _overlaps(
+        self, start: np.ndarray, motion: tuple[float, float, float], radius: float
+    ) -> bool:
+        """Whether the capsule of ``radius`` around the segment overlaps a triangle."""
+        key = (radius, *motion)
+        cached = self._capsules.get(key)
+        if cached is None:
+            if len(self._capsules) >= _CAPSULE_CACHE_SIZE:
+                self._capsules.clear()
+            length = math.sqrt(motion[0] ** 2 + motion[1] ** 2 + motion[2] ** 2)
+            direction = (motion[0] / length, motion[1] / length, motion[2] / length)
+            turned = fcl.Transform(_rotation_from_z(direction), [0.0, 0.0, 0.0])
+            capsule = fcl.CollisionObject(fcl.Capsule(radius, length), turned)
+            cached = self._capsules[key] = (capsule, np.array(motion) / 2.0)
+        capsule, half = cached
+        capsule.setTranslation(start + half)
+        self.capsule_tests += 1
+        if not fcl.collide(capsule, self._mesh, self._request, self._result):
+            return False
+        # One result object for every test (building one costs as much as a test of open
+        # space); python-fcl appends the contact it found, so drop it.
+        self._result.contacts.clear()
+        return True
+
+    def motion_verdict(
+        self, start: np.ndarray, motion: tuple[float, float, float], radius: float
+    ) -> bool | None:
+        """Whether ``sweep_sphere(start, start + motion, radius)`` is free, where capsule
+        tests settle it. The sphere must be free at ``start``.
+
+        Args:
+            start: (3,) float64 start of the sphere's centre.
+            motion: the displacement (a tuple: capsules are kept per displacement).
+            radius: sphere radius.
+
+        Returns:
+            True if the exact sweep is certainly free, False if it certainly reports a
+            contact, None if only the exact sweep can tell.
+        """
+        if motion == (0.0, 0.0, 0.0):
+            return None
+        # Blocked first: most motions the planner asks about run into geometry.
+        if radius > self._margin and self._overlaps(start, motion, radius - self._margin):
+            return False
+        x, y, z = start.tolist()
+        low, high = self._inner_low, self._inner_high
+        inside = all(
+            low[axis] < value < high[axis] and low[axis] < value + step < high[axis]
+            for axis, value, step in ((0, x, motion[0]), (1, y, motion[1]), (2, z, motion[2]))
+        )
+        if inside and not self._overlaps(start, motion, radius + self._margin):
+            return True
+        return None
