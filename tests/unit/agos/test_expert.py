@@ -45,7 +45,7 @@ def test_a_hard_expert_rejects_the_look_alike_it_marked_first(tmp_path: Path) ->
     # searching."
     suite = load_agos_suite(
         generate_suite(
-            tmp_path, town_name="AgosTown_0", per_setting=3, split="train", seed=1, name="expert"
+            tmp_path, towns=["AgosTown_0"], per_setting=3, split="train", seed=1, name="expert"
         )
     )
     town = load_town("AgosTown_0")

@@ -118,11 +118,11 @@ def test_a_broken_suite_names_file_episode_and_field(tmp_path: Path) -> None:
 def test_test_towns_stay_disjoint_from_training_towns(tmp_path: Path) -> None:
     # AGOS-Bench: "a 210-episode test split on a disjoint town".
     with pytest.raises(ConfigError, match="split test uses town"):
-        generate_suite(tmp_path, town_name="AgosTown_0", per_setting=1, split="test", seed=4,
+        generate_suite(tmp_path, towns=["AgosTown_0"], per_setting=1, split="test", seed=4,
                        name="leaky")  # fmt: skip
     with pytest.raises(ConfigError, match="split train uses town"):
         check_split_town("train", "AgosTown_1")
-    path = generate_suite(tmp_path, town_name="AgosTown_1", per_setting=1, split="test", seed=4,
+    path = generate_suite(tmp_path, towns=["AgosTown_1"], per_setting=1, split="test", seed=4,
                           name="tiny")  # fmt: skip
     document = json.loads(path.read_text())
     document["episodes"][0]["split"] = "train"
