@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,13 @@ from typing import Any
 from aerialdojo.agos.grid import Region
 from aerialdojo.errors import ConfigError, TaskFileError
 from aerialdojo.geometry import Pose
+from aerialdojo.tasks.records import (
+    FieldReader,
+    find_episode,
+    numbers,
+    select_episodes,
+    texts,
+)
 
 BENCHMARK = "agos"
 SCHEMA_VERSION = 1
@@ -101,39 +107,9 @@ def _pose_list(pose: Pose) -> list[float]:
     return [round(pose.x, 4), round(pose.y, 4), round(pose.z, 4), round(pose.yaw, 6)]
 
 
-class _Reader:
-    """Reads fields of one JSON object, collecting problems that name file, episode, field."""
-
-    def __init__(self, raw: Any, where: str, problems: list[str]) -> None:
-        self.raw = raw if isinstance(raw, dict) else {}
-        self.where = where
-        self.problems = problems
-        if not isinstance(raw, dict):
-            problems.append(f"{where}: expected an object, got {type(raw).__name__}")
-
-    def get(self, name: str, check: Callable[[Any], bool], expected: str) -> Any:
-        value = self.raw.get(name)
-        if value is None or not check(value):
-            self.problems.append(f"{self.where}: {name}: expected {expected}, got {value!r}")
-            return None
-        return value
-
-
-def _numbers(count: int) -> Callable[[Any], bool]:
-    return lambda value: (
-        isinstance(value, list)
-        and len(value) == count
-        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
-    )
-
-
-def _strings(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(v, str) for v in value)
-
-
 def episode_from_json(raw: Any, where: str, problems: list[str]) -> AgosEpisode | None:
     """The episode of a JSON object, or None with every problem appended to ``problems``."""
-    read = _Reader(raw, where, problems)
+    read = FieldReader(raw, where, problems)
     count = len(problems)
     text = lambda v: isinstance(v, str) and bool(v)  # noqa: E731
     positive = lambda v: isinstance(v, int | float) and not isinstance(v, bool) and v > 0  # noqa: E731
@@ -142,14 +118,14 @@ def episode_from_json(raw: Any, where: str, problems: list[str]) -> AgosEpisode 
         "scene": read.get("scene", text, "a town name"),
         "split": read.get("split", text, "a split name"),
         "setting": read.get("setting", lambda v: v in SETTINGS, f"one of {', '.join(SETTINGS)}"),
-        "region": read.get("region", _numbers(4), "[x_min, y_min, x_max, y_max]"),
-        "uav_start": read.get("uav_start", _numbers(4), "[x, y, z, yaw]"),
-        "ugv_start": read.get("ugv_start", _numbers(4), "[x, y, z, yaw]"),
+        "region": read.get("region", numbers(4), "[x_min, y_min, x_max, y_max]"),
+        "uav_start": read.get("uav_start", numbers(4), "[x, y, z, yaw]"),
+        "ugv_start": read.get("ugv_start", numbers(4), "[x, y, z, yaw]"),
         "target_object_id": read.get("target_object_id", text, "a vehicle id"),
         "target_name": read.get("target_name", text, "a non-empty string"),
-        "target_center": read.get("target_center", _numbers(3), "[x, y, z]"),
-        "distractor_ids": read.get("distractor_ids", _strings, "a list of vehicle ids"),
-        "reference_images": read.get("reference_images", _strings, "a list of image paths"),
+        "target_center": read.get("target_center", numbers(3), "[x, y, z]"),
+        "distractor_ids": read.get("distractor_ids", texts, "a list of vehicle ids"),
+        "reference_images": read.get("reference_images", texts, "a list of image paths"),
         "reference_length_m": read.get("reference_length_m", positive, "a length > 0"),
         "action_budget": read.get(
             "action_budget", lambda v: isinstance(v, int) and v > 0, "an integer > 0"
@@ -208,10 +184,7 @@ class AgosSuite:
         Raises:
             KeyError: no such episode; ``args[0]`` names it.
         """
-        for episode in self.episodes:
-            if episode.episode_id == episode_id:
-                return episode
-        raise KeyError(f"suite {self.name}: no episode {episode_id!r}")
+        return find_episode(self.name, self.episodes, episode_id)
 
     def select(self, text: str = "") -> list[str]:
         """Ids of the episodes a filter selects: ``""`` the default selection, ``"all"``
@@ -220,22 +193,9 @@ class AgosSuite:
         Raises:
             ConfigError: a malformed clause or an unknown key.
         """
-        text = text.strip()
-        if not text:
-            return list(self.default_selection)
-        if text == "all":
-            return [episode.episode_id for episode in self.episodes]
-        chosen = list(self.episodes)
-        for clause in text.split(","):
-            key, equals, value = clause.strip().partition("=")
-            if not equals or key.strip() not in ("scene", "split", "setting"):
-                raise ConfigError(
-                    f"filter {text!r}: clause {clause!r} is not key=value with key one of "
-                    "scene, split, setting"
-                )
-            wanted = {v.strip() for v in value.split("|")}
-            chosen = [e for e in chosen if getattr(e, key.strip()) in wanted]
-        return [episode.episode_id for episode in chosen]
+        return select_episodes(
+            self.episodes, self.default_selection, text, ("scene", "split", "setting")
+        )
 
     def reference_image_paths(self, episode: AgosEpisode) -> list[Path]:
         """Absolute paths of an episode's reference images."""
@@ -267,12 +227,12 @@ def load_agos_suite(path: str | Path, *, source: str | None = None) -> AgosSuite
     except (OSError, ValueError) as error:
         raise TaskFileError(label, [f"{label}: cannot read as JSON: {error}"]) from error
     problems: list[str] = []
-    top = _Reader(document, label, problems)
+    top = FieldReader(document, label, problems)
     if top.get("benchmark", lambda v: v == BENCHMARK, f"{BENCHMARK!r}") is None:
         raise TaskFileError(label, problems)
     top.get("schema_version", lambda v: v == SCHEMA_VERSION, str(SCHEMA_VERSION))
     name = top.get("name", lambda v: isinstance(v, str) and bool(v), "a suite name")
-    selection = top.get("default_selection", _strings, "a list of episode ids")
+    selection = top.get("default_selection", texts, "a list of episode ids")
     raw_episodes = top.get("episodes", lambda v: isinstance(v, list), "a list of episodes")
     episodes = []
     for index, raw in enumerate(raw_episodes or []):

@@ -13,8 +13,17 @@ from typing import Any
 from aerialdojo.actions import CITYNAV_ACTIONS, STOP, Action, check_action, translational_length
 from aerialdojo.citynav.city import GOAL_KINDS, CityMap, load_city_map
 from aerialdojo.citynav.reference import Reference, replay
-from aerialdojo.errors import AerialDojoError, ConfigError, InvalidActionError, TaskFileError
+from aerialdojo.errors import AerialDojoError, InvalidActionError, TaskFileError
 from aerialdojo.geometry import Pose
+from aerialdojo.tasks.records import (
+    FieldReader,
+    find_episode,
+    is_number,
+    is_text,
+    numbers,
+    select_episodes,
+    texts,
+)
 
 BENCHMARK = "citynav"
 SCHEMA_VERSION = 1
@@ -118,40 +127,6 @@ def episode_to_json(episode: CityNavEpisode) -> dict[str, Any]:
     }
 
 
-class _Reader:
-    """Reads fields of one JSON object; each problem names file, episode and field."""
-
-    def __init__(self, raw: Any, where: str, problems: list[str]) -> None:
-        self.raw = raw if isinstance(raw, dict) else {}
-        self.where = where
-        self.problems = problems
-        if not isinstance(raw, dict):
-            problems.append(f"{where}: expected an object, got {type(raw).__name__}")
-
-    def get(self, name: str, check: Callable[[Any], bool], expected: str) -> Any:
-        value = self.raw.get(name)
-        if value is None or not check(value):
-            self.problems.append(f"{self.where}: {name}: expected {expected}, got {value!r}")
-            return None
-        return value
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _numbers(count: int) -> Callable[[Any], bool]:
-    return lambda v: isinstance(v, list) and len(v) == count and all(map(_number, v))
-
-
-def _text(value: Any) -> bool:
-    return isinstance(value, str) and bool(value.strip())
-
-
-def _strings(value: Any) -> bool:
-    return isinstance(value, list) and all(_text(v) for v in value)
-
-
 def _actions(names: list[str]) -> tuple[Action, ...]:
     """CityNav actions by name, each with its one magnitude.
 
@@ -182,26 +157,26 @@ def episode_from_json(
         problems: collects the problems.
         city: the public map of a scene (its ground height and landmark names).
     """
-    read = _Reader(raw, where, problems)
+    read = FieldReader(raw, where, problems)
     count = len(problems)
-    positive = lambda v: _number(v) and v > 0  # noqa: E731
+    positive = lambda v: is_number(v) and v > 0  # noqa: E731
     fields = {
-        "episode_id": read.get("episode_id", _text, "a non-empty string"),
-        "scene": read.get("scene", _text, "a scene name"),
+        "episode_id": read.get("episode_id", is_text, "a non-empty string"),
+        "scene": read.get("scene", is_text, "a scene name"),
         "split": read.get("split", lambda v: v in SPLITS, f"one of {', '.join(SPLITS)}"),
         "setting": read.get("setting", lambda v: v in SETTINGS, f"one of {', '.join(SETTINGS)}"),
-        "start": read.get("start", _numbers(5), "the 5D pose [x, y, z, pitch, yaw]"),
-        "description": read.get("description", _text, "a non-empty description"),
+        "start": read.get("start", numbers(5), "the 5D pose [x, y, z, pitch, yaw]"),
+        "description": read.get("description", is_text, "a non-empty description"),
         "goal_kind": read.get("goal_kind", lambda v: v in GOAL_KINDS, f"one of {GOAL_KINDS}"),
-        "goal_name": read.get("goal_name", _text, "a non-empty string"),
-        "target_object_id": read.get("target_object_id", _text, "an object id"),
-        "target_position": read.get("target_position", _numbers(3), "[x, y, z]"),
+        "goal_name": read.get("goal_name", is_text, "a non-empty string"),
+        "target_object_id": read.get("target_object_id", is_text, "an object id"),
+        "target_position": read.get("target_position", numbers(3), "[x, y, z]"),
         "landmark_names": read.get(
-            "landmark_names", lambda v: _strings(v) and bool(v), "a non-empty list of names"
+            "landmark_names", lambda v: texts(v) and bool(v), "a non-empty list of names"
         ),
-        "reference_actions": read.get("reference_actions", _strings, "a list of action names"),
+        "reference_actions": read.get("reference_actions", texts, "a list of action names"),
         "reference_length_m": read.get(
-            "reference_length_m", lambda v: _number(v) and v >= 0, "a length >= 0"
+            "reference_length_m", lambda v: is_number(v) and v >= 0, "a length >= 0"
         ),
         "action_budget": read.get(
             "action_budget", lambda v: isinstance(v, int) and v > 0, "an integer > 0"
@@ -294,10 +269,7 @@ class CityNavSuite:
         Raises:
             KeyError: no such episode; ``args[0]`` names it.
         """
-        for episode in self.episodes:
-            if episode.episode_id == episode_id:
-                return episode
-        raise KeyError(f"suite {self.name}: no episode {episode_id!r}")
+        return find_episode(self.name, self.episodes, episode_id)
 
     def select(self, text: str = "") -> list[str]:
         """Ids of the episodes a filter selects: ``""`` the default selection, ``"all"``
@@ -307,23 +279,9 @@ class CityNavSuite:
         Raises:
             ConfigError: a malformed clause or an unknown key.
         """
-        text = text.strip()
-        if not text:
-            return list(self.default_selection)
-        if text == "all":
-            return [episode.episode_id for episode in self.episodes]
-        keys = ("scene", "split", "setting", "goal_kind")
-        chosen = list(self.episodes)
-        for clause in text.split(","):
-            key, equals, value = clause.strip().partition("=")
-            if not equals or key.strip() not in keys:
-                raise ConfigError(
-                    f"filter {text!r}: clause {clause!r} is not key=value with key one of "
-                    f"{', '.join(keys)}"
-                )
-            wanted = {v.strip() for v in value.split("|")}
-            chosen = [e for e in chosen if getattr(e, key.strip()) in wanted]
-        return [episode.episode_id for episode in chosen]
+        return select_episodes(
+            self.episodes, self.default_selection, text, ("scene", "split", "setting", "goal_kind")
+        )
 
     def city_map(self, scene: str) -> CityMap:
         """The public map of one of the suite's scenes.
@@ -351,12 +309,12 @@ def load_citynav_suite(path: str | Path) -> CityNavSuite:
     except (OSError, ValueError) as error:
         raise TaskFileError(str(path), [f"{path}: cannot read as JSON: {error}"]) from error
     problems: list[str] = []
-    top = _Reader(document, str(path), problems)
+    top = FieldReader(document, str(path), problems)
     if top.get("benchmark", lambda v: v == BENCHMARK, f"{BENCHMARK!r}") is None:
         raise TaskFileError(str(path), problems)
     top.get("schema_version", lambda v: v == SCHEMA_VERSION, str(SCHEMA_VERSION))
-    name = top.get("name", _text, "a suite name")
-    selection = top.get("default_selection", _strings, "a list of episode ids")
+    name = top.get("name", is_text, "a suite name")
+    selection = top.get("default_selection", texts, "a list of episode ids")
     maps_dir = document.get("maps_dir", "")
     if not isinstance(maps_dir, str):
         problems.append(f"{path}: maps_dir: expected a directory path, got {maps_dir!r}")
@@ -393,15 +351,6 @@ def load_citynav_suite(path: str | Path) -> CityNavSuite:
         default_selection=tuple(selection),
         episodes=tuple(episodes),
     )
-
-
-def validate_citynav_suite(path: Path) -> list[str]:
-    """Every problem of a CityNav suite file; empty when it loads."""
-    try:
-        load_citynav_suite(path)
-    except TaskFileError as error:
-        return list(error.problems)
-    return []
 
 
 def save_citynav_suite(

@@ -23,7 +23,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from aerialdojo.errors import ConfigError, MetricsError
+from aerialdojo.errors import ConfigError, MetricsError, TaskFileError
 
 if TYPE_CHECKING:
     from aerialdojo.events import TraceBuilder
@@ -95,6 +95,20 @@ class EpisodeRules:
     describe_task: Callable[[Any, Any, Mapping[str, Any]], TaskDescription]
     ground_truth_record: Callable[[Any], dict[str, Any]] | None = None
     check_settings: Callable[[Mapping[str, Any]], list[str]] | None = None
+
+
+def problems_when_loaded(load: Callable[[Path], object]) -> Callable[[Path], list[str]]:
+    """A suite validator for a loader that lists every problem it finds in its
+    ``TaskFileError``: the problems of loading, none when the file loads."""
+
+    def problems(path: Path) -> list[str]:
+        try:
+            load(path)
+        except TaskFileError as error:
+            return list(error.problems)
+        return []
+
+    return problems
 
 
 def _no_sections(_: RunMetrics) -> list[str]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from aerialdojo.agos.episodes import AgosEpisode, AgosSuite, load_agos_suite, task_text
@@ -31,13 +30,18 @@ from aerialdojo.agos.vocabulary import (
     action_set,
     settings_problems,
 )
-from aerialdojo.errors import MetricsError, TaskFileError
+from aerialdojo.errors import MetricsError
 from aerialdojo.events import EventLike
 from aerialdojo.metrics import agos as metrics
 from aerialdojo.metrics.aggregate import RULE_EPISODE_POOLED, RunMetrics
 from aerialdojo.metrics.scores import EpisodeScore, MetricSpec
 from aerialdojo.metrics.trace import AgosCandidate, AgosRecord, EpisodeTrace, Point3
-from aerialdojo.protocols import BenchmarkProtocol, EpisodeRules, register
+from aerialdojo.protocols import (
+    BenchmarkProtocol,
+    EpisodeRules,
+    problems_when_loaded,
+    register,
+)
 from aerialdojo.protocols.referee import Referee
 from aerialdojo.protocols.task import ActionDescription, TaskDescription
 
@@ -188,14 +192,6 @@ def _referee(episode: AgosEpisode, _suite: Any, settings: Mapping[str, Any]) -> 
     from aerialdojo.agos.town import load_town  # noqa: PLC0415
 
     return AgosReferee(episode, load_town(episode.scene), **run_settings(settings))
-
-
-def _validate_suite(path: Path) -> list[str]:
-    try:
-        load_agos_suite(path)
-    except TaskFileError as error:
-        return list(error.problems)
-    return []
 
 
 #: Table 4's columns: (metric key, header, format: "%" rate as percent, "r" rate as 0.xxx,
@@ -368,7 +364,7 @@ PROTOCOL = register(
         condition_labels={"mode": MODE_LABELS, "ablation": {NO_TOOLS: "–"}},
         episodes=EpisodeRules(
             load_suite=load_agos_suite,
-            validate_suite=_validate_suite,
+            validate_suite=problems_when_loaded(load_agos_suite),
             referee=_referee,
             describe_task=describe_task,
             check_settings=check_settings,

@@ -22,14 +22,18 @@ from aerialdojo.citynav.episodes import (
     CityNavSuite,
     ground_truth_record,
     load_citynav_suite,
-    validate_citynav_suite,
 )
 from aerialdojo.errors import InvalidActionError, MetricsError
 from aerialdojo.events import EventKind, PoseTraceBuilder
 from aerialdojo.metrics import citynav as metrics
 from aerialdojo.metrics.aggregate import RULE_EPISODE_POOLED, RunMetrics, aggregate_group
 from aerialdojo.metrics.scores import KIND_RATE
-from aerialdojo.protocols import BenchmarkProtocol, EpisodeRules, register
+from aerialdojo.protocols import (
+    BenchmarkProtocol,
+    EpisodeRules,
+    problems_when_loaded,
+    register,
+)
 from aerialdojo.protocols.referee import (
     PlannedStep,
     SimCommand,
@@ -236,7 +240,7 @@ PROTOCOL = register(
         paper_table=table2,
         episodes=EpisodeRules(
             load_suite=load_citynav_suite,
-            validate_suite=validate_citynav_suite,
+            validate_suite=problems_when_loaded(load_citynav_suite),
             referee=_referee,
             describe_task=describe_task,
             ground_truth_record=ground_truth_record,
