@@ -12,6 +12,7 @@ from typing import Any
 from aerialdojo.agos.grid import Region
 from aerialdojo.errors import ConfigError, TaskFileError
 from aerialdojo.geometry import Pose
+from aerialdojo.tasks.suite import check_suite_file
 
 BENCHMARK = "agos"
 SCHEMA_VERSION = 1
@@ -257,6 +258,7 @@ def load_agos_suite(path: str | Path) -> AgosSuite:
         TaskFileError: unreadable, not JSON, or invalid; every problem is listed.
     """
     path = Path(path)
+    check_suite_file(path)  # size and shape before the file is read whole
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:

@@ -81,3 +81,12 @@ SENSOR_QOS = sensor_qos(reliable=True)
 #: Who acts for each agent (``/aerialdojo/agents``): one latched message per agent node. A
 #: reader's depth holds the messages of all its writers together, so it is room for several.
 AGENTS_QOS = latched_qos(depth=10)
+
+#: The task manager's services (``/aerialdojo/step`` and the others): every request is
+#: answered. The default service QoS keeps the last ten requests, so of 200 concurrent step
+#: calls 189 were dropped without an answer or a log line; these queue them all.
+SERVICE_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_ALL,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.VOLATILE,
+)
