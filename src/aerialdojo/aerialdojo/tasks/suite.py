@@ -220,11 +220,11 @@ def resolve_suite(name_or_path: str | Path) -> Path:
 
 
 def check_suite_file(path: Path) -> None:
-    """Check a suite file's size and shape before anything reads it whole: at most
-    ``MAX_SUITE_BYTES``, UTF-8 text, a JSON object.
+    """Check a suite file before anything reads it whole: at most ``MAX_SUITE_BYTES`` of
+    UTF-8 text.
 
     Raises:
-        TaskFileError: it cannot be read, or is too large, not text, or not a JSON object.
+        TaskFileError: it cannot be read, or is too large or not text.
     """
     try:
         size = path.stat().st_size
@@ -238,11 +238,9 @@ def check_suite_file(path: Path) -> None:
             [f"{path}: {size / 2**20:.0f} MiB is larger than a suite file can be "
              f"({MAX_SUITE_BYTES // 2**20} MiB); split the suite"],
         )  # fmt: skip
-    text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    text = head.decode("utf-8", errors="replace")
     if "\ufffd" in text[:-4] or "\x00" in text:
         raise TaskFileError(str(path), [f"{path}: not a text file (not UTF-8 JSON)"])
-    if not text.startswith("{"):
-        raise TaskFileError(str(path), [f"{path}: not a suite: a suite file is one JSON object"])
 
 
 def _read_document(path: Path) -> tuple[Any, list[str]]:
