@@ -137,3 +137,19 @@ def test_every_parameter_is_documented_and_its_default_valid() -> None:
             assert spec.description, f"{node}.{spec.name} has no description"
             if spec.default != []:
                 assert spec.check(spec.default, f"{node}.{spec.name}") == spec.default
+
+
+def test_a_repeated_or_unknown_episode_id_is_refused_before_start() -> None:
+    # Issue 15, row 1: a duplicate id in task_manager.episodes hung the run.
+    from aerialdojo.graph import selected_episodes
+    from aerialdojo.protocols import load_suite
+    from aerialdojo.tasks.suite import resolve_suite
+
+    _, suite = load_suite(resolve_suite("aerialdojo_mini"))
+    first, second = suite.select()[:2]
+    assert selected_episodes(suite, {"episodes": [second, first]}) == [second, first]
+    assert selected_episodes(suite, {"max_episodes": 1}) == [first]
+    with pytest.raises(ConfigError, match=f"task_manager.episodes: {first} listed twice"):
+        selected_episodes(suite, {"episodes": [first, second, first]})
+    with pytest.raises(ConfigError, match="task_manager.episodes: suite .*: no episode 'nope'"):
+        selected_episodes(suite, {"episodes": ["nope"]})
