@@ -167,8 +167,6 @@ def _parser() -> argparse.ArgumentParser:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from aerialdojo.graph import default_run_id, run_specs  # noqa: PLC0415
-    from aerialdojo.protocols import load_suite  # noqa: PLC0415
-    from aerialdojo.tasks.suite import resolve_suite  # noqa: PLC0415
 
     run_id = args.run_id or default_run_id()
     specs = run_specs(
@@ -282,15 +280,15 @@ def _run_graph(specs: list[NodeSpec], timeout_s: float) -> int:
 
     from aerialdojo.graph import config_of  # noqa: PLC0415
     from aerialdojo.nodes.progress_monitor import ProgressMonitor  # noqa: PLC0415
-    from aerialdojo.runner import (  # noqa: PLC0415
+    from aerialdojo.runner import (  # noqa: PLC0415  # noqa: PLC0415
         log_tail,
+        remove_dead_segments,
         run_domain_id,
+        shm_segments,
         start_graph,
         stop_graph,
         wait_for_graph,
     )
-
-    from aerialdojo.runner import remove_dead_segments, shm_segments  # noqa: PLC0415
 
     evaluator = next(spec for spec in specs if spec.name == "evaluator").parameters
     run_dir = Path(str(evaluator["output_dir"])) / str(evaluator["run_id"])

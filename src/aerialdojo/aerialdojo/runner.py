@@ -61,7 +61,9 @@ class NodeProcess:
     def restart(self) -> None:
         """Start the node again with the same command and environment."""
         self.restarts += 1
-        self.log_file.write(f"\n[aerialdojo] restart {self.restarts} of {self.spec.name}\n".encode())
+        self.log_file.write(
+            f"\n[aerialdojo] restart {self.restarts} of {self.spec.name}\n".encode()
+        )
         self.log_file.flush()
         self.process = _popen(self.command, self.log_file, self.env)
 

@@ -104,7 +104,9 @@ def test_overrides_are_validated_like_the_file(tmp_path: Path) -> None:
             r"\(down, front, left, right\)",
         ),
         (
-            MINIMAL.replace("{ros__parameters: {}}", "{ros__parameters: {record_image_views: [rear]}}"),
+            MINIMAL.replace(
+                "{ros__parameters: {}}", "{ros__parameters: {record_image_views: [rear]}}"
+            ),
             r"evaluator.record_image_views: 'rear' is not a view",
         ),
         (MINIMAL.replace("evaluator: {ros__parameters: {}}", ""), "needs a evaluator section"),
@@ -151,5 +153,5 @@ def test_a_repeated_or_unknown_episode_id_is_refused_before_start() -> None:
     assert selected_episodes(suite, {"max_episodes": 1}) == [first]
     with pytest.raises(ConfigError, match=f"task_manager.episodes: {first} listed twice"):
         selected_episodes(suite, {"episodes": [first, second, first]})
-    with pytest.raises(ConfigError, match="task_manager.episodes: suite .*: no episode 'nope'"):
+    with pytest.raises(ConfigError, match=r"task_manager.episodes: suite .*: no episode 'nope'"):
         selected_episodes(suite, {"episodes": ["nope"]})

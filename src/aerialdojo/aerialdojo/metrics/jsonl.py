@@ -340,8 +340,6 @@ class _LogReading:
             self.traces.append(trace)
 
 
-
-
 def score_jsonl(path: Path, radii: Sequence[float] | None = None) -> RunMetrics:
     """Score a trajectory log with the evaluator's code (``scoring.score_run``).
 

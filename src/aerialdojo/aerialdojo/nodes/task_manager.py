@@ -167,9 +167,7 @@ class TaskManager(Node):
             response.stamp = attempt.stamp
         return response
 
-    def start(
-        self, episode: EpisodeLike, *, index: int, count: int
-    ) -> tuple[_Attempt | None, str]:
+    def start(self, episode: EpisodeLike, *, index: int, count: int) -> tuple[_Attempt | None, str]:
         """Reset the simulator for the next attempt of ``episode`` and announce it; returns
         the attempt, or None and the reason it could not start."""
         with self._lock:

@@ -231,7 +231,9 @@ def check_suite_file(path: Path) -> None:
         with path.open("rb") as stream:
             head = stream.read(4096)
     except OSError as error:
-        raise TaskFileError(str(path), [f"{path}: cannot read: {error.strerror or error}"]) from error
+        raise TaskFileError(
+            str(path), [f"{path}: cannot read: {error.strerror or error}"]
+        ) from error
     if size > MAX_SUITE_BYTES:
         raise TaskFileError(
             str(path),

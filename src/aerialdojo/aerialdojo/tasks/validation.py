@@ -311,7 +311,9 @@ def _oversized_lists(raw_episodes: Any) -> list[str]:
             found.append(f"{where}: {len(value)} items; at most {MAX_EPISODE_LIST}")
         else:
             pending += [
-                (f"{where}[{i}]", item) for i, item in enumerate(value) if isinstance(item, dict | list)
+                (f"{where}[{i}]", item)
+                for i, item in enumerate(value)
+                if isinstance(item, dict | list)
             ]
     return sorted(found)
 
