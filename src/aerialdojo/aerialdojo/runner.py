@@ -229,37 +229,46 @@ def shm_segments(directory: Path = SHM_DIR) -> set[str]:
     return {path.name for path in directory.iterdir() if _SEGMENT.match(path.name)}
 
 
+def segment_owner_alive(name: str, directory: Path = SHM_DIR) -> bool:
+    """Whether a live process holds the Fast DDS segment ``name``: Fast DDS holds an
+    exclusive ``flock`` on ``<segment>_el`` for the life of its owner
+    (``RobustExclusiveLock`` in its SHM transport). True where that cannot be told (no lock
+    file, a lock file younger than ``_NEWBORN_S``: its owner may be about to take it)."""
+    lock_path = directory / f"{name}_el"
+    try:
+        if time.time() - lock_path.stat().st_mtime < _NEWBORN_S:
+            return True
+        descriptor = os.open(lock_path, os.O_RDONLY)
+    except OSError:
+        return True
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.flock(descriptor, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(descriptor)
+
+
 def remove_dead_segments(before: set[str], directory: Path = SHM_DIR) -> list[str]:
     """Remove the Fast DDS segments created since ``before`` whose owner has died.
 
     A participant killed outright never removes its segment (64 MB with the shipped transport
-    profile), and RAM-backed ``/dev/shm`` keeps it until reboot. Fast DDS holds an exclusive
-    ``flock`` on ``<segment>_el`` for the life of the owner (``RobustExclusiveLock`` in its SHM
-    transport), so a segment whose lock can be taken belongs to no live process; segments
-    older than the run (other users') are left alone.
+    profile), and RAM-backed ``/dev/shm`` keeps it until reboot. Segments older than the run
+    (other users') are left alone, and so is every segment a live process holds.
 
     Returns:
         The names removed.
     """
     removed = []
     for name in sorted(shm_segments(directory) - before):
-        lock_path = directory / f"{name}_el"
-        try:
-            if time.time() - lock_path.stat().st_mtime < _NEWBORN_S:
-                continue  # its owner may be between creating the lock and taking it
-            descriptor = os.open(lock_path, os.O_RDONLY)
-        except OSError:
-            continue  # no lock file: not a segment this rule knows
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            continue  # held: its owner is alive
-        else:
-            for path in (directory / name, lock_path):
-                path.unlink(missing_ok=True)
-            removed.append(name)
-        finally:
-            os.close(descriptor)
+        if segment_owner_alive(name, directory):
+            continue
+        for path in (directory / name, directory / f"{name}_el"):
+            path.unlink(missing_ok=True)
+        removed.append(name)
     return removed
 
 
