@@ -143,3 +143,22 @@ def test_tasks_generate_writes_a_suite_that_validates(
     args = ["tasks", "generate", "--out", str(tmp_path / "s"), "--scenes", "Flood_0"]
     assert main([*args, "--per-scene", "3", "--max-candidates", "20"]) == 0
     assert main(["tasks", "validate", str(tmp_path / "s")]) == 0
+
+
+def test_bad_input_is_refused_with_a_message_not_a_traceback(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    # Issue 15, row 8: raw tracebacks for these.
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    code = main(["eval", "--config", str(repo / "config" / "eval.yaml"), "--output", str(blocker)])
+    assert code == EXIT_USAGE
+    assert "evaluator.output_dir: cannot create the run directory" in capsys.readouterr().err
+    binary = tmp_path / "run.yaml"
+    binary.write_bytes(bytes(range(256)))
+    assert main(["eval", "--config", str(binary)]) == EXIT_USAGE
+    assert "run.yaml: not a text file" in capsys.readouterr().err
+    noise = tmp_path / "suite.json"
+    noise.write_bytes(bytes(range(256)) * 8)
+    assert main(["tasks", "validate", str(noise)]) == 1
+    assert "not a text file" in capsys.readouterr().out
