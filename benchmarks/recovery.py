@@ -101,7 +101,7 @@ def _interrupted_run(rng: random.Random, config: Path, runs: Path, run_id: str) 
     if status is None:
         return f"{what}: the episodes are not all accounted for"
     if status["complete"]:
-        return "recovered"
+        return f"{what}: recovered, complete without a rerun"
     rerun = subprocess.run(
         [sys.executable, "-m", "aerialdojo.cli", "rerun", str(run_dir)],
         capture_output=True, text=True, timeout=900, check=False,
@@ -109,7 +109,7 @@ def _interrupted_run(rng: random.Random, config: Path, runs: Path, run_id: str) 
     combined = _accounted(runs / f"{run_id}-rerun" / "combined")
     if rerun.returncode != 0 or combined is None or not combined["complete"]:
         return f"{what}: the rerun did not complete it (exit {rerun.returncode})"
-    return "recovered"
+    return f"{what}: recovered by a rerun"
 
 
 def main() -> None:
@@ -123,7 +123,7 @@ def main() -> None:
         config = _config(Path(directory))
         for index in range(args.runs):
             outcome = _interrupted_run(rng, config, Path(directory) / "runs", f"run{index}")
-            recovered += outcome == "recovered"
+            recovered += "recovered" in outcome
             print(f"run {index + 1}/{args.runs}: {outcome}", flush=True)
     fraction = recovered / args.runs
     print(f"RESULT recovery_complete_runs value={fraction:.2f} baseline=1.0 ratio={fraction:.2f}")
