@@ -1,4 +1,4 @@
-"""How often an interrupted run can be completed: N runs of ``aerialdojo eval`` (two
+"""How often an interrupted run can be completed: N runs of ``aerialdojo eval`` (three
 episodes each), each hit once by a random signal (SIGINT, SIGTERM, SIGKILL, or SIGSTOP held
 past the task manager's simulator timeout) sent to a random process (a node, or the CLI
 itself) at a random moment of the first episodes. A run counts as recovered when its
@@ -68,12 +68,12 @@ def _interrupted_run(rng: random.Random, config: Path, runs: Path, run_id: str) 
     """Run, interrupt and (where needed) rerun; returns ``recovered`` or why not."""
     cli = subprocess.Popen(
         [sys.executable, "-m", "aerialdojo.cli", "eval", "--config", str(config),
-         "--episodes", "2", "--output", str(runs), "--run-id", run_id],
+         "--episodes", "3", "--output", str(runs), "--run-id", run_id],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
     run_dir = runs / run_id
     target, name = rng.choice(TARGETS), rng.choice(SIGNALS)
-    moment_s = rng.uniform(0.0, 10.0)
+    moment_s = rng.uniform(0.0, 5.0)  # within the first episodes
     log = run_dir / "logs" / "task_manager.log"
     deadline = time.monotonic() + 600
     while not (log.exists() and "started (attempt 0)" in log.read_text(errors="replace")):
