@@ -34,9 +34,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``aerialdojo`` console script."""
     parser = _parser()
     args = parser.parse_args(argv)
-    # SIGTERM (a job scheduler, a CI timeout) ends the command like Ctrl-C does: its clean-up
-    # runs (nodes stopped in order, the report written, shared memory removed).
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    # SIGINT and SIGTERM (a job scheduler, a CI timeout) end the command like Ctrl-C does:
+    # its clean-up runs (nodes stopped in order, the report written, shared memory removed).
+    # SIGINT too: a shell starts background commands with it ignored, and so would they be.
+    for stop in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(stop, signal.default_int_handler)
     try:
         return int(args.handler(args))
     except AerialDojoError as error:
