@@ -8,6 +8,7 @@ failures rather than agent failures.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from pathlib import Path
@@ -22,7 +23,7 @@ from sensor_msgs.msg import Image
 from tf2_msgs.msg import TFMessage
 
 from aerialdojo.nodes.conversions import pose_from_msg
-from aerialdojo.nodes.qos import EVENTS_QOS, SENSOR_QOS, STATE_QOS, TASK_QOS
+from aerialdojo.nodes.qos import EVENTS_QOS, SENSOR_QOS, SERVICE_QOS, STATE_QOS, TASK_QOS
 from aerialdojo.protocols.aerialdojo import GEOFENCE_NOTE
 from aerialdojo.tasks.suite import load_suite, resolve_suite
 from aerialdojo.tf_tree import FrameTransform
@@ -244,3 +245,71 @@ def test_auto_run_serves_exactly_the_listed_episodes(tmp_path: Path) -> None:
             lambda: any(e.kind == EpisodeEvent.RUN_FINISHED for e in events), timeout_s=30.0
         )
     client.close()
+
+
+def test_every_one_of_200_concurrent_steps_is_answered(client: RosClient, tmp_path: Path) -> None:
+    # Issue 15, row 6: 11 of 200 concurrent calls were answered, 189 never were and nothing
+    # was logged (the service kept the last ten requests). Also row 3: starting an episode
+    # that ended is its next attempt, which supersedes the first.
+    events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
+    with running(_graph(), tmp_path):
+        episode_id = _first_episode()
+        started = client.call(
+            StartEpisode, "/aerialdojo/start_episode", StartEpisode.Request(episode_id=episode_id)
+        )
+        assert started.success, started.message
+        # A client that sends many requests at once keeps them all too (SERVICE_QOS): a
+        # KEEP_LAST writer may drop its own unacknowledged requests.
+        step = client.node.create_client(Step, "/aerialdojo/step", qos_profile=SERVICE_QOS)
+        assert step.wait_for_service(timeout_sec=30.0)
+        turn = Step.Request(agent="uav", action="TurnLeft", magnitude=15.0)
+        refused = Step.Request(agent="uav", action="MoveForward", magnitude=2.0)
+        futures = [step.call_async(turn if i % 10 == 0 else refused) for i in range(200)]
+        assert client.spin_until(lambda: all(f.done() for f in futures), timeout_s=300.0), (
+            f"{sum(f.done() for f in futures)} of 200 answered"
+        )
+        answers = [f.result() for f in futures]
+        accepted = [a for a in answers if a.accepted]
+        assert sorted(a.steps_used for a in accepted) == list(range(1, 21))
+        assert all("does not take" in a.message for a in answers if not a.accepted)
+
+        client.call(Step, "/aerialdojo/step", Step.Request(agent="uav", action="Stop"))
+        again = client.call(
+            StartEpisode, "/aerialdojo/start_episode", StartEpisode.Request(episode_id=episode_id)
+        )
+        assert again.success, again.message
+        assert client.spin_until(
+            lambda: sum(e.kind == EpisodeEvent.STARTED for e in events) == 2, timeout_s=10.0
+        )
+        assert [e.attempt for e in events if e.kind == EpisodeEvent.STARTED] == [0, 1]
+
+
+def test_an_agent_that_never_acts_ends_the_attempt_which_is_rerun(tmp_path: Path) -> None:
+    # Issue 15, row 1: an agent that never acted (it had ignored the rerun's task) held the
+    # run until the CLI's one-hour timeout.
+    client = RosClient(namespace="uav")  # listens to the task and never steps
+    events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
+    client.collect(TaskSpec, "/aerialdojo/task", TASK_QOS)
+    episode_id = _first_episode()
+    graph = specs_for(
+        {
+            "sim_bridge": BRIDGE,
+            "task_manager": {"episodes": [episode_id], "agent_timeout_s": 3.0, "max_attempts": 2},
+        }
+    )
+    with running(graph, tmp_path):
+        assert client.spin_until(
+            lambda: any(e.kind == EpisodeEvent.RUN_FINISHED for e in events), timeout_s=120.0
+        ), (tmp_path / "logs" / "task_manager.log").read_text()
+    client.close()
+    kinds = [(e.kind, e.attempt) for e in events]
+    assert kinds == [
+        (EpisodeEvent.RUN_STARTED, 0),
+        (EpisodeEvent.STARTED, 0),
+        (EpisodeEvent.INFRA_FAILURE, 0),
+        (EpisodeEvent.STARTED, 1),
+        (EpisodeEvent.INFRA_FAILURE, 1),
+        (EpisodeEvent.RUN_FINISHED, 0),
+    ]
+    assert events[2].message == "no action from the agents for 3 s"
+    assert json.loads(events[0].episode_json) == {"selection": [episode_id]}

@@ -20,6 +20,29 @@ BACKENDS = ("embedded", "projectairsim", "carla_air", "agos", "citynav", "pointc
 BACKEND_VENVS = {"projectairsim": ".venv-projectairsim", "carla_air": ".venv-carla-air"}
 
 
+def camera_views(name: str, agents: Sequence[str]) -> dict[str, list[str]] | None:
+    """The view names of each agent's camera rig on backend ``name``, for checking a config
+    before anything starts; None for the remote backends, whose classes load only in their
+    own venvs (their bridge checks at start).
+
+    Raises:
+        ConfigError: an agent the backend has no rig for.
+    """
+    backend_class: type[SimulatorBackend]
+    if name == "embedded":
+        from aerialdojo.sim.embedded.backend import EmbeddedBackend  # noqa: PLC0415
+
+        backend_class = EmbeddedBackend
+    elif name == "agos":
+        from aerialdojo.agos.backend import AgosBackend  # noqa: PLC0415
+
+        backend_class = AgosBackend
+    else:
+        return None
+    rigs = backend_class.camera_rigs(agents, 1, 1, 90.0)
+    return {agent: [camera.name for camera in rig] for agent, rig in rigs.items()}
+
+
 def create_backend(
     name: str,
     *,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,13 +13,19 @@ from typing import TYPE_CHECKING
 
 import yaml
 
-from aerialdojo.errors import AerialDojoError, ConfigError
+from aerialdojo.errors import AerialDojoError, ConfigError, MetricsError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from aerialdojo.graph import NodeSpec
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1
+#: The run ended with a report, but some selected episodes were excluded or never started;
+#: ``aerialdojo rerun`` runs them.
+EXIT_INCOMPLETE = 3
+EXIT_INTERRUPTED = 130
 #: The effective config of a run, saved in its directory (``aerialdojo rerun`` reads it).
 RUN_CONFIG = "config.yaml"
 
@@ -27,13 +34,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``aerialdojo`` console script."""
     parser = _parser()
     args = parser.parse_args(argv)
+    # SIGINT and SIGTERM (a job scheduler, a CI timeout) end the command like Ctrl-C does:
+    # its clean-up runs (nodes stopped in order, the report written, shared memory removed).
+    # SIGINT too: a shell starts background commands with it ignored, and so would they be.
+    for stop in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(stop, signal.default_int_handler)
     try:
         return int(args.handler(args))
     except AerialDojoError as error:
         print(f"aerialdojo: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -57,7 +69,13 @@ def _parser() -> argparse.ArgumentParser:
     replay = commands.add_parser(
         "evaluate-bag", help="recompute a run's metrics from its bag alone"
     )
-    replay.add_argument("bag", type=Path, help="rosbag2 directory (runs/<id>/bag)")
+    replay.add_argument(
+        "bag",
+        type=Path,
+        nargs="+",
+        help="rosbag2 directory (runs/<id>/bag); several (a run, then its reruns) are scored "
+        "as one run, a later attempt of an episode superseding an earlier one",
+    )
     replay.add_argument("--radius", type=float, action="append", help="success radius, metres")
     replay.add_argument("--out", type=Path, help="write metrics.json and report.md here")
     replay.add_argument(
@@ -186,7 +204,9 @@ def _parser() -> argparse.ArgumentParser:
     validate.set_defaults(handler=_cmd_tasks_validate)
 
     rerun = commands.add_parser(
-        "rerun", help="run again the episodes a run lost to infrastructure failures"
+        "rerun",
+        help="run the episodes a run excluded as infrastructure failures or never started, "
+        "then score the whole run",
     )
     rerun.add_argument("run_dir", type=Path, help="a run directory (runs/<id>)")
     rerun.add_argument("--dry-run", action="store_true", help="only list what would run")
@@ -203,8 +223,6 @@ def _parser() -> argparse.ArgumentParser:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from aerialdojo.graph import default_run_id, run_specs  # noqa: PLC0415
-    from aerialdojo.protocols import load_suite  # noqa: PLC0415
-    from aerialdojo.tasks.suite import resolve_suite  # noqa: PLC0415
 
     run_id = args.run_id or default_run_id()
     specs = run_specs(
@@ -213,30 +231,104 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         output_dir=str(args.output) if args.output else None,
         episodes=args.episodes,
     )
-    task_manager = next(spec for spec in specs if spec.name == "task_manager")
-    # Fail here, naming the file and field, rather than in a node's log.
-    load_suite(resolve_suite(str(task_manager.parameters["suite"])))
+    _check_selection(specs, args.config)
     return _run_graph(specs, args.timeout)
+
+
+def _check_selection(specs: list[NodeSpec], source: Path) -> None:
+    """Load the suite and select its episodes as the task manager will, so that a bad suite,
+    an unknown or repeated episode id, or an episode needing an agent the bridge does not
+    publish fails here, naming the file and field, rather than in a node's log."""
+    from aerialdojo.graph import selected_episodes  # noqa: PLC0415
+    from aerialdojo.protocols import load_suite  # noqa: PLC0415
+    from aerialdojo.tasks.suite import resolve_suite  # noqa: PLC0415
+
+    parameters = {spec.name: spec.parameters for spec in specs}
+    task_manager = parameters["task_manager"]
+    _, suite = load_suite(resolve_suite(str(task_manager["suite"])))
+    try:
+        selection = selected_episodes(suite, task_manager)
+    except ConfigError as error:
+        raise ConfigError(f"{source}: {error}") from None
+    bridged = set(parameters["sim_bridge"].get("agents", ["uav"]))  # type: ignore[arg-type]
+    for episode_id in selection:
+        missing = sorted(set(suite.episode(episode_id).agents) - bridged)
+        if missing:
+            raise ConfigError(
+                f"{source}: sim_bridge.agents: episode {episode_id} needs {', '.join(missing)}, "
+                f"which the bridge does not publish"
+            )
 
 
 def _cmd_rerun(args: argparse.Namespace) -> int:
     from aerialdojo.graph import run_specs  # noqa: PLC0415
-    from aerialdojo.report.run import METRICS_JSON  # noqa: PLC0415
+    from aerialdojo.report.run import STATUS_JSON  # noqa: PLC0415
 
-    metrics_file = args.run_dir / METRICS_JSON
+    status_file = args.run_dir / STATUS_JSON
     config_file = args.run_dir / RUN_CONFIG
-    for needed in (metrics_file, config_file):
+    for needed in (status_file, config_file):
         if not needed.is_file():
-            raise ConfigError(f"{args.run_dir} is not a finished run directory: no {needed.name}")
-    excluded = sorted({e["episode_id"] for e in json.loads(metrics_file.read_text())["excluded"]})
-    if not excluded:
-        print(f"{args.run_dir}: no episode was lost to an infrastructure failure")
+            raise ConfigError(f"{args.run_dir} is not a run directory: no {needed.name}")
+    status = _read_status(status_file)
+    missing = [e["episode_id"] for e in status["excluded"]] + list(status["not_started"])
+    if not missing:
+        print(f"{args.run_dir}: complete, every selected episode was scored; nothing to rerun")
         return 0
-    print(f"rerunning {len(excluded)} episode(s): {', '.join(excluded)}")
+    print(f"rerunning {len(missing)} episode(s): {', '.join(missing)}")
     if args.dry_run:
         return 0
-    specs = run_specs(config_file, run_id=f"{args.run_dir.name}-rerun", episode_ids=excluded)
-    return _run_graph(specs, args.timeout)
+    run_id = _free_run_id(args.run_dir.parent, f"{args.run_dir.name}-rerun")
+    specs = run_specs(
+        config_file, run_id=run_id, output_dir=str(args.run_dir.parent), episode_ids=missing
+    )
+    code = _run_graph(specs, args.timeout)
+    bags = [directory / "bag" for directory in (args.run_dir, args.run_dir.parent / run_id)]
+    if code == EXIT_INTERRUPTED or not all(bag.exists() for bag in bags):
+        return code
+    # The run and its rerun scored as one: the rerun's attempts supersede the lost ones.
+    combined = args.run_dir.parent / run_id / "combined"
+    print(f"the whole run, {args.run_dir.name} with this rerun: {combined}")
+    return _score_bags(bags, _radii_of(specs), combined)
+
+
+def _read_status(path: Path) -> dict[str, object]:
+    try:
+        status: dict[str, object] = json.loads(path.read_text(encoding="utf-8"))
+        return status
+    except (OSError, ValueError) as error:
+        raise ConfigError(f"{path}: not a readable run status: {error}") from error
+
+
+def _free_run_id(output_dir: Path, base: str) -> str:
+    """``base``, or ``base-2``, ``base-3``... whichever names no existing run directory."""
+    run_id, number = base, 1
+    while (output_dir / run_id).exists():
+        number += 1
+        run_id = f"{base}-{number}"
+    return run_id
+
+
+def _radii_of(specs: list[NodeSpec]) -> list[float] | None:
+    evaluator = next(spec for spec in specs if spec.name == "evaluator").parameters
+    radii = evaluator.get("success_radii_m") or []
+    return [float(radius) for radius in radii] or None  # type: ignore[union-attr]
+
+
+def _score_bags(bags: list[Path], radii: list[float] | None, out: Path | None) -> int:
+    """Score bags as one run (``evaluate-bag``); print it; the exit status says whether every
+    selected episode was scored."""
+    from aerialdojo.bags.replay import assemble_bags  # noqa: PLC0415
+    from aerialdojo.report.run import score_assembled, write_run  # noqa: PLC0415
+
+    replayed = assemble_bags(bags)
+    result = score_assembled(replayed.assembler, radii, replayed.warnings)
+    if out is not None:
+        write_run(out, result)
+    print(result.summary_table)
+    print(result.accounting)
+    if result.metrics is None:
+        return EXIT_FAILED
+    return 0 if result.complete else EXIT_INCOMPLETE
 
 
 def _run_graph(specs: list[NodeSpec], timeout_s: float) -> int:
@@ -244,9 +336,11 @@ def _run_graph(specs: list[NodeSpec], timeout_s: float) -> int:
 
     from aerialdojo.graph import config_of  # noqa: PLC0415
     from aerialdojo.nodes.progress_monitor import ProgressMonitor  # noqa: PLC0415
-    from aerialdojo.runner import (  # noqa: PLC0415
+    from aerialdojo.runner import (  # noqa: PLC0415  # noqa: PLC0415
         log_tail,
+        remove_dead_segments,
         run_domain_id,
+        shm_segments,
         start_graph,
         stop_graph,
         wait_for_graph,
@@ -254,8 +348,14 @@ def _run_graph(specs: list[NodeSpec], timeout_s: float) -> int:
 
     evaluator = next(spec for spec in specs if spec.name == "evaluator").parameters
     run_dir = Path(str(evaluator["output_dir"])) / str(evaluator["run_id"])
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / RUN_CONFIG).write_text(yaml.safe_dump(config_of(specs), sort_keys=False))
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / RUN_CONFIG).write_text(yaml.safe_dump(config_of(specs), sort_keys=False))
+    except OSError as error:
+        raise ConfigError(
+            f"evaluator.output_dir: cannot create the run directory {run_dir}: "
+            f"{error.strerror or error}"
+        ) from error
     # Set before the monitor joins the graph: it must listen in the nodes' domain.
     os.environ["ROS_DOMAIN_ID"] = run_domain_id(os.environ)
     console = Console(stderr=True)
@@ -263,29 +363,59 @@ def _run_graph(specs: list[NodeSpec], timeout_s: float) -> int:
         f"[bold]aerialdojo eval[/]: {len(specs)} nodes on ROS_DOMAIN_ID="
         f"{os.environ['ROS_DOMAIN_ID']}, run directory {run_dir}"
     )
+    segments_before = shm_segments()
     monitor = ProgressMonitor(lambda done, total, line: console.print(f"  [{done}/{total}] {line}"))
     nodes = start_graph(specs, run_dir, env=os.environ)
+    interrupted = False
     try:
         outcome = wait_for_graph(nodes, timeout_s)
     except KeyboardInterrupt:
         console.print("interrupted: stopping the nodes (the evaluator reports what ended)")
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut this short
         stop_graph(nodes)
-        raise
+        interrupted = True
     finally:
         monitor.close()
-    if not outcome.finished:
+        remove_dead_segments(segments_before)
+    for node in nodes:
+        if node.restarts:
+            console.print(f"{node.spec.name} died and was restarted {node.restarts} time(s)")
+    if not interrupted and not outcome.finished:
         console.print(f"[red]run failed[/]: {outcome.message}")
         if outcome.failed_node:
             failed = next(node for node in nodes if node.spec.name == outcome.failed_node)
             console.print(log_tail(failed.log_path))
-        return EXIT_FAILED
-    report = run_dir / "report.md"
-    notes = (run_dir / "run_notes.md").read_text() if (run_dir / "run_notes.md").exists() else ""
+    code = _report_of(run_dir, _radii_of(specs), console)
+    return EXIT_INTERRUPTED if interrupted else code
+
+
+def _report_of(run_dir: Path, radii: list[float] | None, console: Console) -> int:
+    """Print the report of a run that ended; score its bag where the evaluator wrote none (it
+    died). The exit status says whether every selected episode was scored."""
+    from aerialdojo.errors import BagError  # noqa: PLC0415
+    from aerialdojo.report.run import NOTES_FILE, REPORT_MD, STATUS_JSON  # noqa: PLC0415
+
+    if not (run_dir / STATUS_JSON).exists():
+        if not (run_dir / "bag").exists():
+            console.print("[red]no report[/]: the evaluator wrote none and recorded no bag")
+            return EXIT_FAILED
+        console.print("the evaluator wrote no report: scoring its bag")
+        try:
+            _score_bags([run_dir / "bag"], radii, run_dir)
+        except (BagError, MetricsError) as error:
+            console.print(f"[red]no report[/]: {error}")
+            return EXIT_FAILED
+    report = run_dir / REPORT_MD
     if report.exists():
         print(_summary_section(report.read_text()))
-    print(notes, end="")
+    notes = run_dir / NOTES_FILE
+    print(notes.read_text() if notes.exists() else "", end="")
     print(f"report: {report}\nbag: {run_dir / 'bag'}")
-    return 0
+    status = _read_status(run_dir / STATUS_JSON)
+    if status["complete"]:
+        return 0
+    console.print(f"[yellow]run incomplete[/]: `aerialdojo rerun {run_dir}` runs the rest")
+    return EXIT_INCOMPLETE
 
 
 def _summary_section(report_md: str) -> str:
@@ -296,7 +426,7 @@ def _summary_section(report_md: str) -> str:
 
 
 def _cmd_evaluate_bag(args: argparse.Namespace) -> int:
-    from aerialdojo.bags.replay import assemble_bag, read_pose_track  # noqa: PLC0415
+    from aerialdojo.bags.replay import assemble_bags, read_pose_track  # noqa: PLC0415
     from aerialdojo.report.run import score_assembled, write_run  # noqa: PLC0415
 
     records = None
@@ -304,15 +434,20 @@ def _cmd_evaluate_bag(args: argparse.Namespace) -> int:
         records = _task_file_records(args.task_file)
     track = None
     if args.pose_topic:
+        if len(args.bag) > 1:
+            raise ConfigError("--pose-topic scores one bag at a time")
         track = read_pose_track(
-            args.bag, args.pose_topic, relative_to_start=args.pose_frame == "start"
+            args.bag[0], args.pose_topic, relative_to_start=args.pose_frame == "start"
         )
-    replayed = assemble_bag(args.bag, records, track)
+    replayed = assemble_bags(args.bag, records, track)
     result = score_assembled(replayed.assembler, args.radius, replayed.warnings)
     if args.out is not None:
         write_run(args.out, result)
     print(result.summary_table)
-    return 0 if result.metrics is not None else EXIT_FAILED
+    print(result.accounting)
+    if result.metrics is None:
+        return EXIT_FAILED
+    return 0 if result.complete else EXIT_INCOMPLETE
 
 
 def _task_file_records(path: Path) -> dict[str, dict[str, object]]:

@@ -44,6 +44,7 @@ class EventKind(IntEnum):
     BUDGET_EXHAUSTED = 4
     INFRA_FAILURE = 5
     RUN_FINISHED = 6
+    RUN_STARTED = 7
 
 
 _TERMINATIONS = {
@@ -146,6 +147,27 @@ class InfraFailure:
     reason: str
 
 
+@dataclass(frozen=True)
+class SupersededAttempt:
+    """An attempt whose outcome a later attempt of the same episode replaced.
+
+    Attributes:
+        episode_id: the episode.
+        attempt: the replaced attempt (0-based, as events number them).
+        outcome: what it had ended in, e.g. ``"scored (stopped)"``.
+    """
+
+    episode_id: str
+    attempt: int
+    outcome: str
+
+
+#: Why an attempt that started and never ended is excluded.
+CUT_SHORT = "cut short: the run ended during this attempt"
+#: Why an attempt that another attempt's start interrupted is excluded.
+CUT_OFF = "cut short: another attempt started before it ended"
+
+
 class TraceBuilder(Protocol):
     """Folds the events of one episode into what its trace needs (a benchmark's own).
 
@@ -196,11 +218,18 @@ class _OpenEpisode:
 class EpisodeAssembler:
     """Folds an ordered stream of episode events into finished ``EpisodeTrace``s.
 
+    Every episode has one outcome, that of its last attempt: a later attempt of an episode
+    supersedes the earlier one (``superseded`` lists what it replaced), so no episode is
+    scored twice. An attempt that starts while another is open cuts that one short.
+
     Attributes:
         records: ground-truth records by episode id, for events that carry none (bags
             recorded on a real robot, scored against a task file).
-        traces: finished episodes, in the order they finished.
-        infra_failures: attempts that ended in an infrastructure failure.
+        traces: scored episodes, one per episode, in the order they finished.
+        infra_failures: every attempt that ended in an infrastructure failure.
+        superseded: attempts whose outcome a later attempt replaced.
+        selection: the episodes the run selected (RUN_STARTED), in order; several runs
+            folded one after another (a run and its reruns) select their union.
         run_summary: the RUN_FINISHED message, once it arrived.
         track: where positions come from instead of the events' poses, if given.
         agents: who acted for each agent (``add_agent_info``), by agent name.
@@ -210,9 +239,12 @@ class EpisodeAssembler:
     track: PoseTrack | None = None
     traces: list[EpisodeTrace] = field(default_factory=list)
     infra_failures: list[InfraFailure] = field(default_factory=list)
+    superseded: list[SupersededAttempt] = field(default_factory=list)
+    selection: list[str] = field(default_factory=list)
     run_summary: str | None = None
     agents: dict[str, AgentRecord] = field(default_factory=dict)
     _open: _OpenEpisode | None = None
+    _outcomes: dict[str, tuple[int, EpisodeTrace | InfraFailure]] = field(default_factory=dict)
 
     def add_agent_info(self, info: Any) -> None:
         """Take an ``AgentInfo`` message; the last one per agent counts."""
@@ -233,10 +265,27 @@ class EpisodeAssembler:
         """The id of an episode that started and has not ended (e.g. a bag cut short)."""
         return self._open.record["episode_id"] if self._open else None
 
+    def excluded(self) -> list[InfraFailure]:
+        """Episodes whose last attempt failed for reasons outside the agent, or is still
+        open (cut short when the stream ends here), by episode id."""
+        failures = {
+            episode_id: outcome
+            for episode_id, (_, outcome) in self._outcomes.items()
+            if isinstance(outcome, InfraFailure)
+        }
+        if self._open is not None:
+            episode_id = self._open.record["episode_id"]
+            failures[episode_id] = InfraFailure(episode_id, self._open.attempt, CUT_SHORT)
+        return [failures[episode_id] for episode_id in sorted(failures)]
+
     def excluded_episodes(self) -> list[str]:
-        """Episodes whose every attempt failed for infrastructure reasons."""
-        scored = {trace.episode_id for trace in self.traces}
-        return sorted({f.episode_id for f in self.infra_failures} - scored)
+        """Ids of the ``excluded`` episodes."""
+        return [failure.episode_id for failure in self.excluded()]
+
+    def not_started(self) -> list[str]:
+        """Selected episodes with no attempt at all, in selection order."""
+        attempted = set(self._outcomes) | set(filter(None, [self.open_episode]))
+        return [episode_id for episode_id in self.selection if episode_id not in attempted]
 
     def add(self, event: EventLike) -> EpisodeTrace | None:
         """Take the next event; returns the trace of the episode it finished, if any.
@@ -249,14 +298,27 @@ class EpisodeAssembler:
         if kind is EventKind.RUN_FINISHED:
             self.run_summary = event.message
             return None
+        if kind is EventKind.RUN_STARTED:
+            selected = json.loads(event.episode_json)["selection"]
+            self.selection += [e for e in selected if e not in self.selection]
+            return None
         if kind is EventKind.STARTED:
             record = self._record(event)
+            if self._open is not None:
+                cut = self._open
+                self._conclude(InfraFailure(cut.record["episode_id"], cut.attempt, CUT_OFF))
+            self._supersede(record["episode_id"])
             builder = protocol(record["benchmark"]).trace_builder(record, event_position(event))
             self._open = _OpenEpisode(record, event.attempt, event_stamp_ns(event), builder)
             return None
         if kind is EventKind.INFRA_FAILURE:
-            self.infra_failures.append(InfraFailure(event.episode_id, event.attempt, event.message))
-            self._open = None
+            failure = InfraFailure(event.episode_id, event.attempt, event.message)
+            self.infra_failures.append(failure)
+            if self._open is not None and self._open.record["episode_id"] == event.episode_id:
+                self._open = None
+            else:  # a reset that failed: the attempt never started
+                self._supersede(event.episode_id)
+            self._outcomes[event.episode_id] = (event.attempt, failure)
             return None
         current = self._open
         if current is None or current.record["episode_id"] != event.episode_id:
@@ -281,7 +343,27 @@ class EpisodeAssembler:
                 )
         trace = _trace(current, positions, kind, event)
         self.traces.append(trace)
+        self._outcomes[trace.episode_id] = (current.attempt, trace)
         return trace
+
+    def _conclude(self, failure: InfraFailure) -> None:
+        self.infra_failures.append(failure)
+        self._outcomes[failure.episode_id] = (failure.attempt, failure)
+        self._open = None
+
+    def _supersede(self, episode_id: str) -> None:
+        """Drop the outcome of an earlier attempt of ``episode_id``, which a new one
+        replaces."""
+        previous = self._outcomes.pop(episode_id, None)
+        if previous is None:
+            return
+        attempt, outcome = previous
+        if isinstance(outcome, InfraFailure):
+            return  # a failure is what a rerun is for; no need to list it again
+        self.traces.remove(outcome)
+        self.superseded.append(
+            SupersededAttempt(episode_id, attempt, f"scored ({outcome.termination})")
+        )
 
     def _record(self, event: EventLike) -> dict[str, Any]:
         if event.episode_json:

@@ -12,13 +12,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from aerialdojo.backends import BACKEND_VENVS
+from aerialdojo.backends import BACKEND_VENVS, camera_views
 from aerialdojo.errors import ConfigError
 from aerialdojo.params import NODE_PARAMETERS, ParamValue, validate_parameters
+
+if TYPE_CHECKING:
+    from aerialdojo.protocols import SuiteLike
 
 PACKAGE = "aerialdojo"
 
@@ -74,9 +77,11 @@ def load_config(path: Path) -> dict[str, dict[str, ParamValue]]:
             the message names the file and the field.
     """
     try:
-        document = yaml.safe_load(path.read_text())
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as error:
         raise ConfigError(f"{path}: cannot read config: {error.strerror}") from error
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: not a text file (byte {error.start} is not UTF-8)") from error
     except yaml.YAMLError as error:
         raise ConfigError(f"{path}: not valid YAML: {error}") from error
     if not isinstance(document, dict) or not document:
@@ -98,7 +103,49 @@ def load_config(path: Path) -> dict[str, dict[str, ParamValue]]:
     for required in ("sim_bridge", "task_manager", "evaluator"):
         if required not in config:
             raise ConfigError(f"{path}: the graph needs a {required} section")
+    _check_names(config, str(path))
     return config
+
+
+#: Agents with nodes in this harness: a name outside these would never act or be recorded.
+AGENTS = tuple(sorted(set(NAMESPACES.values()) - {""}))
+#: The agent whose camera views each node's view list names.
+_VIEW_LISTS = {("uav_agent", "views"): "uav", ("evaluator", "record_image_views"): None}
+
+
+def _check_names(config: Mapping[str, Mapping[str, ParamValue]], source: str) -> None:
+    """Agent and view names must be ones the graph publishes: a misspelt view would leave an
+    agent waiting for frames that never come."""
+
+    def value(node: str, name: str) -> Any:
+        return config.get(node, {}).get(name, _default(node, name))
+
+    bridged = [str(agent) for agent in value("sim_bridge", "agents")]
+    for node, name in (("sim_bridge", "agents"), ("evaluator", "agents")):
+        for agent in value(node, name):
+            if agent not in AGENTS:
+                raise ConfigError(
+                    f"{source}: {node}.{name}: {agent!r} is not an agent aerialdojo runs "
+                    f"({', '.join(AGENTS)})"
+                )
+    backend = str(value("sim_bridge", "backend"))
+    try:
+        views = camera_views(backend, bridged)
+    except ConfigError as error:
+        raise ConfigError(f"{source}: sim_bridge.agents: {error}") from None
+    if views is None:
+        return
+    for (node, name), agent in _VIEW_LISTS.items():
+        if node not in config:
+            continue
+        owners = [agent] if agent else bridged
+        known = sorted({view for owner in owners for view in views.get(owner, [])})
+        for view in value(node, name):
+            if view not in known:
+                raise ConfigError(
+                    f"{source}: {node}.{name}: {view!r} is not a view of the "
+                    f"{' or '.join(owners)} on the {backend} backend ({', '.join(known)})"
+                )
 
 
 def apply_overrides(
@@ -140,6 +187,39 @@ def node_specs(config: Mapping[str, Mapping[str, ParamValue]]) -> list[NodeSpec]
             NodeSpec(executable=node, name=node, namespace=NAMESPACES[node], parameters=parameters)
         )
     return specs
+
+
+def selected_episodes(suite: SuiteLike, task_manager: Mapping[str, ParamValue]) -> list[str]:
+    """The episode ids a task manager with these parameters runs, in order.
+
+    Args:
+        suite: the task manager's suite.
+        task_manager: its parameters (``episodes``, ``filter``, ``max_episodes``; missing
+            ones take their defaults).
+
+    Raises:
+        ConfigError: an unknown or repeated id in ``episodes`` (a repeat would run an
+            episode twice in one run), or a bad filter.
+    """
+
+    def value(name: str) -> Any:
+        return task_manager.get(name, _default("task_manager", name))
+
+    explicit = [str(episode_id) for episode_id in value("episodes")]
+    if explicit:
+        repeated = sorted({e for e in explicit if explicit.count(e) > 1})
+        if repeated:
+            raise ConfigError(f"task_manager.episodes: {', '.join(repeated)} listed twice")
+        for episode_id in explicit:
+            try:
+                suite.episode(episode_id)
+            except KeyError as error:
+                raise ConfigError(f"task_manager.episodes: {error.args[0]}") from None
+        selection = explicit
+    else:
+        selection = suite.select(str(value("filter")))
+    limit = int(value("max_episodes"))
+    return selection[:limit] if limit else selection
 
 
 def _default(node: str, name: str) -> ParamValue:

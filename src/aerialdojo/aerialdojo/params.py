@@ -44,7 +44,8 @@ class ParamSpec:
             list); an empty default otherwise stands for a list of strings.
 
     Every number must be finite: NaN or infinity in a config is a mistake, refused before
-    anything starts rather than failing a node mid-run.
+    anything starts rather than failing a node mid-run; every integer must fit the 64 bits
+    a ROS parameter carries.
     """
 
     name: str
@@ -78,6 +79,10 @@ class ParamSpec:
                 continue
             if not math.isfinite(number):
                 raise ConfigError(f"{where}: {number!r} is not a finite number")
+            if isinstance(number, int) and not _INT64_MIN <= number <= _INT64_MAX:
+                raise ConfigError(
+                    f"{where}: {number!r} does not fit the 64-bit integer of a ROS parameter"
+                )
             if self.minimum is not None and number < self.minimum:
                 raise ConfigError(f"{where}: {number!r} is below the minimum {self.minimum:g}")
             if self.above is not None and number <= self.above:
@@ -114,6 +119,7 @@ def _coerce(default: ParamValue, value: Any, where: str) -> ParamValue:
     raise ConfigError(f"{where}: expected {expected}, got {type(value).__name__} {value!r}")
 
 
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _EXAMPLE: dict[str, ParamValue] = {"str": "", "float": 0.0, "int": 0, "bool": False}
 #: What the elements of a list parameter with an empty default look like, by ``item_type``.
 _EMPTY_LIST_EXAMPLES: dict[type, ParamValue] = {str: [""], float: [0.0], int: [0]}
@@ -365,6 +371,13 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             default=60.0,
             minimum=0.1,
             description="Longest wait for the simulator bridge to answer, seconds",
+        ),
+        P(
+            name="agent_timeout_s",
+            default=300.0,
+            minimum=1.0,
+            description="Longest wait for the agents' next action, wall seconds, before the "
+            "attempt ends as an infrastructure failure and is rerun",
         ),
         P(
             name="max_attempts",

@@ -3,13 +3,17 @@
 This is what ``aerialdojo eval`` does where ``ros2 launch`` is not installed: the same node
 specs as ``launch/eval.launch.py``, each node in its own process (they talk over DDS, not
 in-process calls), logs per node, and an orderly shutdown when the evaluator has written its
-report or when any node dies.
+report or when any node dies; a bridge that dies is started again (the task manager reruns
+the episode it was in), and whatever ends the run, the shared memory of its dead processes
+is removed.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -27,16 +31,41 @@ from aerialdojo.nodes.lifetime import LAUNCHER_PID_ENV
 
 #: The node whose exit means the run is over (it exits after writing the report).
 FINISHING_NODE = "evaluator"
+#: Nodes started again when they die, and how often per run: the bridge holds no state the
+#: run needs (the task manager resets it for every attempt and reruns the episode it lost).
+RESTARTABLE = {"sim_bridge": 3}
 
 
 @dataclass
 class NodeProcess:
-    """A started node."""
+    """A started node.
+
+    Attributes:
+        spec: what it runs.
+        process: its current process (a restart replaces it).
+        log_path: its log; a restarted node appends to it.
+        log_file: the open log.
+        command: its command line.
+        env: its environment.
+        restarts: how often it was started again.
+    """
 
     spec: NodeSpec
     process: subprocess.Popen[bytes]
     log_path: Path
     log_file: IO[bytes]
+    command: list[str]
+    env: dict[str, str]
+    restarts: int = 0
+
+    def restart(self) -> None:
+        """Start the node again with the same command and environment."""
+        self.restarts += 1
+        self.log_file.write(
+            f"\n[aerialdojo] restart {self.restarts} of {self.spec.name}\n".encode()
+        )
+        self.log_file.flush()
+        self.process = _popen(self.command, self.log_file, self.env)
 
 
 @dataclass(frozen=True)
@@ -115,15 +144,20 @@ def start_graph(
         params_file = write_params_file(spec, run_dir / "params")
         log_path = run_dir / "logs" / f"{spec.name}.log"
         log_file = log_path.open("wb")
-        process = subprocess.Popen(
-            node_command(spec, params_file),
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-            env=child_env,
-            start_new_session=True,  # a Ctrl-C reaches the CLI, which stops nodes in order
-        )
-        started.append(NodeProcess(spec, process, log_path, log_file))
+        command = node_command(spec, params_file)
+        process = _popen(command, log_file, child_env)
+        started.append(NodeProcess(spec, process, log_path, log_file, command, child_env))
     return started
+
+
+def _popen(command: list[str], log_file: IO[bytes], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        command,
+        stdout=log_file,
+        stderr=subprocess.STDOUT,
+        env=env,
+        start_new_session=True,  # a Ctrl-C reaches the CLI, which stops nodes in order
+    )
 
 
 def wait_for_graph(
@@ -132,7 +166,8 @@ def wait_for_graph(
     on_tick: Callable[[], None] | None = None,
 ) -> GraphOutcome:
     """Wait until the evaluator exits, a node dies, or ``timeout_s`` passes; then stop the
-    rest (SIGINT, then SIGTERM, then SIGKILL) and report how it ended."""
+    rest (SIGINT, then SIGTERM, then SIGKILL) and report how it ended. A node of
+    ``RESTARTABLE`` that dies is started again while it has restarts left."""
     deadline = time.monotonic() + timeout_s
     failed: str | None = None
     finished = False
@@ -146,6 +181,9 @@ def wait_for_graph(
                 continue
             if node.spec.name == FINISHING_NODE and code == 0:
                 finished, message = True, "run finished"
+            elif node.restarts < RESTARTABLE.get(node.spec.name, 0):
+                node.restart()
+                continue
             else:
                 failed = node.spec.name
                 message = f"node {failed} exited with status {code}; see {node.log_path}"
@@ -176,6 +214,62 @@ def stop_graph(nodes: Sequence[NodeProcess], grace_s: float = 10.0) -> None:
             except subprocess.TimeoutExpired:
                 continue
         node.log_file.close()
+
+
+#: A Fast DDS shared-memory segment; ``<segment>_el`` is the lock its owner holds while alive.
+_SEGMENT = re.compile(r"^fastdds_[0-9a-f]{16}$")
+SHM_DIR = Path("/dev/shm")
+_NEWBORN_S = 2.0
+
+
+def shm_segments(directory: Path = SHM_DIR) -> set[str]:
+    """Names of the Fast DDS shared-memory segments in ``directory``."""
+    if not directory.is_dir():
+        return set()
+    return {path.name for path in directory.iterdir() if _SEGMENT.match(path.name)}
+
+
+def segment_owner_alive(name: str, directory: Path = SHM_DIR) -> bool:
+    """Whether a live process holds the Fast DDS segment ``name``: Fast DDS holds an
+    exclusive ``flock`` on ``<segment>_el`` for the life of its owner
+    (``RobustExclusiveLock`` in its SHM transport). True where that cannot be told (no lock
+    file, a lock file younger than ``_NEWBORN_S``: its owner may be about to take it)."""
+    lock_path = directory / f"{name}_el"
+    try:
+        if time.time() - lock_path.stat().st_mtime < _NEWBORN_S:
+            return True
+        descriptor = os.open(lock_path, os.O_RDONLY)
+    except OSError:
+        return True
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.flock(descriptor, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(descriptor)
+
+
+def remove_dead_segments(before: set[str], directory: Path = SHM_DIR) -> list[str]:
+    """Remove the Fast DDS segments created since ``before`` whose owner has died.
+
+    A participant killed outright never removes its segment (64 MB with the shipped transport
+    profile), and RAM-backed ``/dev/shm`` keeps it until reboot. Segments older than the run
+    (other users') are left alone, and so is every segment a live process holds.
+
+    Returns:
+        The names removed.
+    """
+    removed = []
+    for name in sorted(shm_segments(directory) - before):
+        if segment_owner_alive(name, directory):
+            continue
+        for path in (directory / name, directory / f"{name}_el"):
+            path.unlink(missing_ok=True)
+        removed.append(name)
+    return removed
 
 
 def log_tail(path: Path, lines: int = 20) -> str:

@@ -102,7 +102,7 @@ def test_a_bag_whose_writer_was_killed_yields_its_complete_episodes(tmp_path: Pa
     assert result.metrics is not None and len(result.metrics.episodes) == 1
     assert any("never closed" in warning for warning in result.warnings)
     # The cut episode's events came after the last checkpoint and never reached the file.
-    assert result.cut_short is None
+    assert result.excluded == ()
 
 
 def _odometry(stamp_s: float, x: float, y: float) -> object:
@@ -174,3 +174,41 @@ def test_a_robot_bag_is_scored_from_its_odometry_and_a_task_file(tmp_path: Path)
     assert score.values["sr_3m"] == 1.0
     with pytest.raises(BagError, match="no pose topic /robot/odom"):
         read_pose_track(tmp_path / "bag", "/robot/odom", relative_to_start=True)
+
+
+def test_a_bag_cut_in_half_gives_back_the_episodes_before_the_cut(tmp_path: Path) -> None:
+    # Issue 15, row 10: with its metadata.yaml present, such a bag gave "File end magic is
+    # invalid" and nothing; without it, the warning said "0 bytes incomplete".
+    recorder = BagRecorder(tmp_path / "bag", TYPESTORE)
+    recorder.add_topic(EVENTS_TOPIC, EVENT_TYPE)
+    stream = [e for name in "abcdef" for e in straight_episode(name, EventKind.STOPPED, [4, 8])]
+    for index, e in enumerate(stream):
+        recorder.write(EVENTS_TOPIC, index, TYPESTORE.serialize_cdr(e, EVENT_TYPE))
+        if e.kind == EventKind.STOPPED:
+            recorder.checkpoint()
+    recorder.close()
+    (mcap,) = (tmp_path / "bag").glob("*.mcap")
+    whole = mcap.read_bytes()
+    mcap.write_bytes(whole[: len(whole) // 2])
+
+    replayed = assemble_bag(tmp_path / "bag")
+    scored = [trace.episode_id for trace in replayed.assembler.traces]
+    assert 1 <= len(scored) < 6 and scored == list("abcdef"[: len(scored)])
+    lost = int(replayed.warnings[-1].split(" bytes at its end")[0].rsplit(" ", 1)[1])
+    assert 0 < lost < len(whole) // 2
+
+
+def test_an_mcap_of_json_channels_is_refused_by_name(tmp_path: Path) -> None:
+    # Issue 15, row 8: a raw traceback from the message parser.
+    from mcap.writer import Writer
+
+    (tmp_path / "bag").mkdir()
+    with (tmp_path / "bag" / "other.mcap").open("wb") as stream:
+        writer = Writer(stream)
+        writer.start()
+        schema = writer.register_schema("Event", "jsonschema", b'{"type": "object"}')
+        channel = writer.register_channel(EVENTS_TOPIC, "json", schema)
+        writer.add_message(channel, log_time=0, data=b"{}", publish_time=0)
+        writer.finish()
+    with pytest.raises(BagError, match="encoded as 'jsonschema', not as ROS 2 messages"):
+        assemble_bag(tmp_path / "bag")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -100,22 +101,27 @@ def test_a_saved_run_config_gives_back_the_same_graph(repo: Path, tmp_path: Path
     assert task_manager.parameters["episodes"] == ["a", "b"]
 
 
-def test_rerun_lists_the_episodes_lost_to_infrastructure_failures(
+def test_rerun_lists_the_excluded_and_the_never_started_episodes(
     repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
+    # Issue 15, row 2: rerun said no episode was lost when one was cut short, and never
+    # listed the episodes that did not start.
     run_dir = tmp_path / "r1"
     assert main(["rerun", str(run_dir)]) == EXIT_USAGE
-    assert "no metrics.json" in capsys.readouterr().err
+    assert "no run_status.json" in capsys.readouterr().err
     assembler = EpisodeAssembler()
+    selection = json.dumps({"selection": ["a", "b", "c", "d"]})
+    assembler.add(event(EventKind.RUN_STARTED, episode_json=selection))
     for e in straight_episode("a", EventKind.STOPPED, [5]):
         assembler.add(e)
     assembler.add(straight_episode("b", EventKind.STOPPED, [5])[0])
     assembler.add(event(EventKind.INFRA_FAILURE, "b", message="simulator died"))
+    assembler.add(straight_episode("c", EventKind.STOPPED, [5])[0])  # cut short
     write_run(run_dir, score_assembled(assembler, None))
     specs = run_specs(repo / "config" / "eval.yaml", run_id="r1", output_dir=str(tmp_path))
     (run_dir / "config.yaml").write_text(yaml.safe_dump(config_of(specs)))
     assert main(["rerun", str(run_dir), "--dry-run"]) == 0
-    assert "rerunning 1 episode(s): b" in capsys.readouterr().out
+    assert "rerunning 3 episode(s): b, c, d" in capsys.readouterr().out
 
 
 def test_a_run_keeps_the_users_domain_or_takes_a_private_one() -> None:
@@ -145,3 +151,22 @@ def test_tasks_generate_writes_a_suite_that_validates(
     args = ["tasks", "generate", "--out", str(tmp_path / "s"), "--scenes", "Flood_0"]
     assert main([*args, "--per-scene", "3", "--max-candidates", "20"]) == 0
     assert main(["tasks", "validate", str(tmp_path / "s")]) == 0
+
+
+def test_bad_input_is_refused_with_a_message_not_a_traceback(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    # Issue 15, row 8: raw tracebacks for these.
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    code = main(["eval", "--config", str(repo / "config" / "eval.yaml"), "--output", str(blocker)])
+    assert code == EXIT_USAGE
+    assert "evaluator.output_dir: cannot create the run directory" in capsys.readouterr().err
+    binary = tmp_path / "run.yaml"
+    binary.write_bytes(bytes(range(256)))
+    assert main(["eval", "--config", str(binary)]) == EXIT_USAGE
+    assert "run.yaml: not a text file" in capsys.readouterr().err
+    noise = tmp_path / "suite.json"
+    noise.write_bytes(bytes(range(256)) * 8)
+    assert main(["tasks", "validate", str(noise)]) == 1
+    assert "not a text file" in capsys.readouterr().out

@@ -27,3 +27,12 @@ def test_a_clock_that_goes_back_mid_episode_is_a_simulator_fault() -> None:
     clock.stamp(5.0, reset=True)
     with pytest.raises(SimulatorFaultError, match=r"went back from 5\.000 s to 5\.000 s"):
         clock.stamp(5.0, reset=False)
+
+
+def test_a_restarted_bridge_continues_the_runs_clock() -> None:
+    # Issue 15, row 2: a dead bridge is restarted; its first stamp must come after every stamp
+    # the run has seen, or agents take the retried task for one they already had.
+    restarted = BridgeClock(step_s=1.0)
+    assert restarted.stamp(0.0, reset=True, after_s=41.0) == 42.0
+    assert restarted.stamp(1.0, reset=False) == 43.0
+    assert BridgeClock(step_s=1.0).stamp(0.0, reset=True) == 0.0

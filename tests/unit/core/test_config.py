@@ -85,6 +85,30 @@ def test_overrides_are_validated_like_the_file(tmp_path: Path) -> None:
             ),
             r"evaluator.success_radii_m\[1\]: expected float",
         ),
+        # Issue 15, row 7: values that passed validation and killed a node later.
+        (
+            MINIMAL.replace("image_width: 64", "seed: 100000000000000000000"),
+            r"sim_bridge.seed: 100000000000000000000 does not fit the 64-bit integer",
+        ),
+        (
+            MINIMAL.replace("suite: aerialdojo_mini", "sim_timeout_s: .inf"),
+            r"task_manager.sim_timeout_s: inf is not a finite",
+        ),
+        (
+            MINIMAL.replace("image_width: 64", "agents: [uav, drone]"),
+            r"sim_bridge.agents: 'drone' is not an agent aerialdojo runs \(uav, ugv\)",
+        ),
+        (
+            MINIMAL.replace("seed: 3", "views: [front, back]"),
+            r"uav_agent.views: 'back' is not a view of the uav on the embedded backend "
+            r"\(down, front, left, right\)",
+        ),
+        (
+            MINIMAL.replace(
+                "{ros__parameters: {}}", "{ros__parameters: {record_image_views: [rear]}}"
+            ),
+            r"evaluator.record_image_views: 'rear' is not a view",
+        ),
         (MINIMAL.replace("evaluator: {ros__parameters: {}}", ""), "needs a evaluator section"),
         (
             MINIMAL.replace("suite: aerialdojo_mini", "mode: baseline, ablation: no_rgpp"),
@@ -101,6 +125,14 @@ def test_malformed_configs_name_file_and_field(tmp_path: Path, text: str, fragme
     assert str(path) in str(error.value)
 
 
+def test_a_binary_config_file_is_refused_with_its_name(tmp_path: Path) -> None:
+    # Issue 15, row 8: a raw UnicodeDecodeError traceback.
+    path = tmp_path / "run.yaml"
+    path.write_bytes(bytes(range(256)) * 4)
+    with pytest.raises(ConfigError, match=r"run.yaml: not a text file"):
+        load_config(path)
+
+
 def test_missing_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"missing.yaml: cannot read config"):
         load_config(tmp_path / "missing.yaml")
@@ -112,3 +144,19 @@ def test_every_parameter_is_documented_and_its_default_valid() -> None:
             assert spec.description, f"{node}.{spec.name} has no description"
             if spec.default != []:
                 assert spec.check(spec.default, f"{node}.{spec.name}") == spec.default
+
+
+def test_a_repeated_or_unknown_episode_id_is_refused_before_start() -> None:
+    # Issue 15, row 1: a duplicate id in task_manager.episodes hung the run.
+    from aerialdojo.graph import selected_episodes
+    from aerialdojo.protocols import load_suite
+    from aerialdojo.tasks.suite import resolve_suite
+
+    _, suite = load_suite(resolve_suite("aerialdojo_mini"))
+    first, second = suite.select()[:2]
+    assert selected_episodes(suite, {"episodes": [second, first]}) == [second, first]
+    assert selected_episodes(suite, {"max_episodes": 1}) == [first]
+    with pytest.raises(ConfigError, match=f"task_manager.episodes: {first} listed twice"):
+        selected_episodes(suite, {"episodes": [first, second, first]})
+    with pytest.raises(ConfigError, match=r"task_manager.episodes: suite .*: no episode 'nope'"):
+        selected_episodes(suite, {"episodes": ["nope"]})

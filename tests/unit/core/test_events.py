@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from eventstream import event, record, straight_episode
 
@@ -73,3 +75,55 @@ def test_records_from_a_task_file_stand_in_for_missing_ground_truth() -> None:
     assembler = EpisodeAssembler(records={"robot-1": record("robot-1")})
     assembler.add(bare_start)
     assert assembler.open_episode == "robot-1"
+
+
+def _accounting(assembler: EpisodeAssembler) -> tuple[list[str], list[str], list[str]]:
+    return (
+        [trace.episode_id for trace in assembler.traces],
+        [failure.episode_id for failure in assembler.excluded()],
+        assembler.not_started(),
+    )
+
+
+def test_a_second_attempt_supersedes_the_first_instead_of_duplicating_it() -> None:
+    # Issue 15, row 3: start_episode ran an episode that had already finished; the run then
+    # held it twice and nothing could be scored.
+    assembler = EpisodeAssembler()
+    for e in straight_episode("e1", EventKind.STOPPED, [5, 8]):
+        assembler.add(e)
+    rerun = straight_episode("e1", EventKind.COLLIDED, [2])
+    rerun[0].attempt = rerun[1].attempt = 1
+    for e in rerun:
+        assembler.add(e)
+    (trace,) = assembler.traces
+    assert trace.termination == "collided"
+    assert [(s.episode_id, s.attempt, s.outcome) for s in assembler.superseded] == [
+        ("e1", 0, "scored (stopped)")
+    ]
+
+
+def test_every_selected_episode_is_scored_excluded_or_not_started() -> None:
+    # Issue 15, row 2: the episode running when the run was cut was "cut short" and listed
+    # nowhere a rerun could find it; episodes that never started were not listed at all.
+    assembler = EpisodeAssembler()
+    assembler.add(
+        event(EventKind.RUN_STARTED, episode_json=json.dumps({"selection": ["a", "b", "c", "d"]}))
+    )
+    for e in straight_episode("a", EventKind.STOPPED, [5]):
+        assembler.add(e)
+    assembler.add(straight_episode("b", EventKind.STOPPED, [5])[0])
+    assembler.add(event(EventKind.INFRA_FAILURE, "b", message="no answer from /sim/execute"))
+    for e in straight_episode("c", EventKind.STOPPED, [5, 6])[:2]:
+        assembler.add(e)
+    assert _accounting(assembler) == (["a"], ["b", "c"], ["d"])
+    reasons = {failure.episode_id: failure.reason for failure in assembler.excluded()}
+    assert reasons["b"] == "no answer from /sim/execute"
+    assert "cut short" in reasons["c"]
+
+
+def test_an_episode_left_open_by_the_next_start_is_cut_short() -> None:
+    assembler = EpisodeAssembler()
+    assembler.add(straight_episode("a", EventKind.STOPPED, [5])[0])
+    for e in straight_episode("b", EventKind.STOPPED, [5]):
+        assembler.add(e)
+    assert _accounting(assembler) == (["b"], ["a"], [])

@@ -129,3 +129,56 @@ def test_a_log_without_episodes_cannot_be_scored(tmp_path: Path) -> None:
 def test_a_missing_file_is_reported(tmp_path: Path) -> None:
     with pytest.raises(TrajectoryLogError, match="cannot read"):
         load_trajectory_log(tmp_path / "absent.jsonl")
+
+
+def test_impossible_records_are_refused(make_trace: Factory, tmp_path: Path) -> None:
+    # Issue 15, row 9: each of these was scored.
+    good = trace_to_record(make_trace(episode_id="good"))
+    agos = trace_to_record(
+        make_trace(
+            benchmark="agos",
+            agos=AgosRecord(
+                uav_decisions=2, ugv_decisions=2, uav_budget=40,
+                oracle_visible_uav_step=None, confirmations=1,
+            ),
+        )
+    )  # fmt: skip
+    path = _write_lines(
+        tmp_path / "impossible.jsonl",
+        [
+            {**good, "episode_id": "budget", "steps_used": 1_000_000},  # line 1
+            {**good, "episode_id": "still", "steps_used": 90, "positions": [[1, 0, 10]]},  # 2
+            good,  # line 3
+            {"schema_version": "1.0", "record": "excluded", "episode_id": "good",
+             "attempt": 1, "reason": "timeout"},  # line 4
+            {**agos, "episode_id": "blind",
+             "agos": {**agos["agos"], "confirmation_valid": True}},  # line 5
+            {**agos, "episode_id": "silent", "agos": {**agos["agos"], "confirmations": 0}},  # 6
+        ],
+    )  # fmt: skip
+    with pytest.raises(TrajectoryLogError) as caught:
+        load_trajectory_log(path)
+    problems = "\n".join(caught.value.problems)
+    assert f"{path}:1: episode 'budget': steps_used=1000000 exceeds action_budget=90" in problems
+    assert f"{path}:2: episode 'still': positions: 1 for 90 actions; expected 90" in problems
+    assert f"{path}:4: episode_id: 'good' is scored on line 3 and excluded here" in problems
+    assert f"{path}:5: episode 'blind': agos.confirmation_valid without ground_observation" in (
+        problems
+    )
+    assert f"{path}:6: episode 'silent': stop_called=True with agos.confirmations=0" in problems
+
+
+def test_a_huge_line_is_refused_unread_and_problems_are_capped(tmp_path: Path) -> None:
+    # Issue 15, row 4: a log is read one line at a time, never whole.
+    from aerialdojo.metrics import jsonl
+
+    path = tmp_path / "huge.jsonl"
+    with path.open("w", encoding="utf-8") as stream:
+        stream.write("x" * (jsonl.MAX_LINE_BYTES + 10) + "\n")
+        stream.writelines("{}\n" for _ in range(jsonl.MAX_PROBLEMS * 2))
+    with pytest.raises(TrajectoryLogError) as caught:
+        load_trajectory_log(path)
+    problems = caught.value.problems
+    assert problems[0] == f"{path}:1: (line): longer than {jsonl.MAX_LINE_BYTES} bytes"
+    assert len(problems) == jsonl.MAX_PROBLEMS + 1
+    assert problems[-1].endswith("more problems")

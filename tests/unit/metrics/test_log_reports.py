@@ -30,7 +30,7 @@ def write_jsonl_report(path: Path, out_dir: Path) -> None:
 
 def test_metrics_table_scores_at_the_requested_radii(make_trace: Factory, tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
-    write_trajectory_log(path, [make_trace(positions=((10, 0, 10), (4, 0, 10)))])
+    write_trajectory_log(path, [make_trace(positions=((10, 0, 10), (4, 0, 10)), steps_used=2)])
     default = metrics_table(path)
     assert "aerialdojo, 1 episode(s) scored, 0 excluded; success radii: 3 m, 5 m" in default
     assert "| Overall | 1 | 0.00 | 0.00 | 0.00 | 100.00 |" in default
@@ -48,7 +48,7 @@ def test_metrics_table_lists_bad_lines(tmp_path: Path) -> None:
 
 def test_jsonl_report_and_compare(make_trace: Factory, tmp_path: Path) -> None:
     log_a, log_b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-    write_trajectory_log(log_a, [make_trace(positions=((10, 0, 10), (4, 0, 10)))])
+    write_trajectory_log(log_a, [make_trace(positions=((10, 0, 10), (4, 0, 10)), steps_used=2)])
     write_trajectory_log(log_b, [make_trace()])
     write_jsonl_report(log_a, tmp_path / "run_a")
     write_jsonl_report(log_b, tmp_path / "run_b")
@@ -59,6 +59,7 @@ def test_jsonl_report_and_compare(make_trace: Factory, tmp_path: Path) -> None:
         "radius_sweep.png",
         "report.md",
         "run_notes.md",
+        "run_status.json",
     ]
     assert "![radar.png](radar.png)" in (tmp_path / "run_a" / "report.md").read_text()
     table = compare_table(tmp_path / "run_a", tmp_path / "run_b")

@@ -12,7 +12,5 @@ from aerialdojo.report.run import RunResult, write_run
 
 def write_report(run: RunMetrics, out_dir: Path, traces: Sequence[EpisodeTrace] = ()) -> None:
     """Every file of a finished run of ``run``'s metrics in ``out_dir``."""
-    result = RunResult(
-        metrics=run, finished=True, cut_short=None, excluded=run.excluded, traces=tuple(traces)
-    )
+    result = RunResult(metrics=run, finished=True, excluded=run.excluded, traces=tuple(traces))
     write_run(out_dir, result)

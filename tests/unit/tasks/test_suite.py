@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 from task_worlds import make_courtyard
 
-from aerialdojo.errors import ConfigError
+from aerialdojo.errors import AerialDojoError, ConfigError, TaskFileError
 from aerialdojo.geometry import COMPASS_DIRECTIONS, compass_direction, wrap_angle
 from aerialdojo.tasks.episode import make_episode_id
 from aerialdojo.tasks.serialization import episode_from_json, episode_to_json
@@ -195,3 +195,56 @@ def test_resolve_suite(yard_suite_path: Path, tmp_path: Path) -> None:
 
 def test_suite_document_is_what_the_file_holds(yard_suite_path: Path) -> None:
     assert suite_to_json(load_suite(yard_suite_path)) == json.loads(yard_suite_path.read_text())
+
+
+def test_a_malformed_suite_is_refused_in_bounded_memory(tmp_path: Path) -> None:
+    # Issue 15, row 4: a 3 MB suite whose reference had 600,000 short poses took 2.3 GB and
+    # minutes to list 600,048 problems (a 52 MB one took 23 GB and was killed).
+    import subprocess
+    import sys
+
+    document = json.loads(resolve_suite("aerialdojo_mini").read_text())
+    document["episodes"][0]["reference"]["poses_xyz_m_yaw_deg"] = [[0]] * 600_000
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps(document))
+    script = (
+        "import resource, sys; from aerialdojo.tasks.suite import validate_suite; "
+        f"problems = validate_suite({str(path)!r}); "
+        "print(len(problems), problems[-1]); "
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    listed, peak_kib = run.stdout.splitlines()
+    assert listed.startswith("1 ") and "poses_xyz_m_yaw_deg: 600000 items; at most" in listed
+    assert int(peak_kib) < 1_000_000  # KiB: under 1 GB, where it took 2.3 GB
+
+
+@pytest.mark.parametrize(
+    ("content", "fragment"),
+    [
+        (bytes(range(256)) * 64, "not a text file"),  # row 8: random bytes, a raw traceback
+        (b"\x00" * 64, "not a text file"),
+    ],
+)
+def test_a_file_that_is_no_suite_is_refused_before_it_is_read(
+    tmp_path: Path, content: bytes, fragment: str
+) -> None:
+    from aerialdojo.protocols import load_suite as load_any_suite
+
+    path = tmp_path / "suite.json"
+    path.write_bytes(content)
+    with pytest.raises(AerialDojoError, match=fragment):
+        load_any_suite(path)
+    assert any(fragment in problem for problem in validate_suite(path))
+
+
+def test_a_suite_file_too_large_is_refused_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from aerialdojo.tasks import suite as suite_module
+
+    monkeypatch.setattr(suite_module, "MAX_SUITE_BYTES", 1000)
+    path = tmp_path / "suite.json"
+    path.write_text("{" + " " * 2000 + "}")
+    with pytest.raises(TaskFileError, match="larger than a suite file can be"):
+        load_suite(path)

@@ -18,6 +18,7 @@ from aerialdojo.tasks.records import (
     select_episodes,
     texts,
 )
+from aerialdojo.tasks.suite import check_suite_file
 
 BENCHMARK = "agos"
 SCHEMA_VERSION = 1
@@ -222,6 +223,7 @@ def load_agos_suite(path: str | Path, *, source: str | None = None) -> AgosSuite
     """
     path = Path(path)
     label = source or str(path)
+    check_suite_file(path, label)  # size and shape before the file is read whole
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:

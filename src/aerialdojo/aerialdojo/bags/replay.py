@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import io
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,33 +61,49 @@ def read_events(bag: Path, topic: str = EVENTS_TOPIC, *, required: bool = True) 
         raise BagError(f"{bag}: cannot read bag: {error}") from error
 
 
+#: The MCAP schema encoding of ROS 2 message definitions (what rosbag2 writes).
+ROS2_SCHEMA_ENCODING = "ros2msg"
+
+
 def salvage_events(mcap_file: Path, topic: str = EVENTS_TOPIC) -> tuple[list[Any], int]:
     """The events of an MCAP file whose writer never closed it (no summary, no footer, no
-    metadata.yaml), read record by record until the file ends or breaks off.
+    metadata.yaml) or that was cut short, read record by record, without holding more than
+    one record in memory, until the file ends or breaks off.
 
     Returns:
-        The events in the order they were written, and the bytes left unread at the end.
+        The events in the order they were written, and the bytes after the last whole record.
+
+    Raises:
+        BagError: ``topic`` is not encoded as ROS 2 messages (e.g. a JSON-schema channel).
     """
-    data = mcap_file.read_bytes()
-    stream = io.BytesIO(data)
     typestore = get_typestore(Stores.EMPTY)
     schemas: dict[int, Schema] = {}
     wanted: dict[int, str] = {}
     raw_events: list[tuple[str, bytes]] = []
-    try:
-        for record in StreamReader(stream).records:
-            if isinstance(record, Schema):
-                schemas[record.id] = record
-            elif isinstance(record, Channel) and record.topic == topic:
-                schema = schemas[record.schema_id]
-                typestore.register(get_types_from_msg(schema.data.decode(), schema.name))
-                wanted[record.id] = schema.name
-            elif isinstance(record, Message) and record.channel_id in wanted:
-                raw_events.append((wanted[record.channel_id], record.data))
-    except (McapError, EOFError, ValueError):
-        pass  # the writer died here; everything before it is whole
+    size = mcap_file.stat().st_size
+    whole = 0  # the end of the last record read whole
+    with mcap_file.open("rb") as stream:
+        try:
+            for record in StreamReader(stream, record_size_limit=size).records:
+                whole = stream.tell()
+                if isinstance(record, Schema):
+                    schemas[record.id] = record
+                elif isinstance(record, Channel) and record.topic == topic:
+                    schema = schemas.get(record.schema_id)
+                    if schema is None or schema.encoding != ROS2_SCHEMA_ENCODING:
+                        encoding = schema.encoding if schema else "no schema"
+                        raise BagError(
+                            f"{mcap_file}: {topic} is encoded as {encoding!r}, not as ROS 2 "
+                            "messages: not an aerialdojo bag"
+                        )
+                    typestore.register(get_types_from_msg(schema.data.decode(), schema.name))
+                    wanted[record.id] = schema.name
+                elif isinstance(record, Message) and record.channel_id in wanted:
+                    raw_events.append((wanted[record.channel_id], record.data))
+        except (McapError, EOFError, ValueError):
+            pass  # the writer died here; everything before it is whole
     events = [typestore.deserialize_cdr(raw, msgtype) for msgtype, raw in raw_events]
-    return events, len(data) - stream.tell()
+    return events, size - whole
 
 
 def read_pose_track(bag: Path, topic: str, *, relative_to_start: bool) -> PoseTrack:
@@ -144,9 +159,6 @@ def assemble_bag(
 ) -> ReplayedBag:
     """Fold every episode event of ``bag`` into finished traces.
 
-    A bag whose writer was killed (no ``metadata.yaml``) is salvaged: its complete chunks are
-    read and the warnings name what was lost.
-
     Args:
         bag: a rosbag2 directory.
         records: ground-truth records by episode id, for bags whose events carry none.
@@ -155,26 +167,57 @@ def assemble_bag(
     Raises:
         BagError: neither a readable bag nor a salvageable MCAP file.
     """
+    return assemble_bags([bag], records, track)
+
+
+def assemble_bags(
+    bags: Sequence[Path],
+    records: dict[str, dict[str, Any]] | None = None,
+    track: PoseTrack | None = None,
+) -> ReplayedBag:
+    """Fold the episode events of ``bags``, one after another, into one run: a run and its
+    reruns, where a later attempt of an episode supersedes an earlier one.
+
+    A bag whose writer was killed (no ``metadata.yaml``) or whose file was cut short is
+    salvaged: its complete records are read and the warnings name what was lost.
+
+    Raises:
+        BagError: a bag that is neither readable nor a salvageable MCAP file.
+    """
     replayed = ReplayedBag(EpisodeAssembler(records=dict(records or {}), track=track))
-    if bag.is_dir() and not (bag / "metadata.yaml").exists():
-        mcap_files = sorted(bag.glob("*.mcap"))
-        if not mcap_files:
-            raise BagError(f"{bag}: no metadata.yaml and no .mcap file: not a bag")
-        events: list[Any] = []
-        for mcap_file in mcap_files:
-            salvaged, lost_bytes = salvage_events(mcap_file)
-            events += salvaged
-            replayed.warnings.append(
-                f"{mcap_file.name} was never closed (writer killed?): read {len(salvaged)} "
-                f"events, {lost_bytes} bytes at its end were incomplete"
-            )
-        for mcap_file in mcap_files:
-            for info in salvage_events(mcap_file, AGENTS_TOPIC)[0]:
-                replayed.assembler.add_agent_info(info)
-    else:
-        events = list(read_events(bag))
-        for info in read_events(bag, AGENTS_TOPIC, required=False):
-            replayed.assembler.add_agent_info(info)
-    for event in events:
-        replayed.assembler.add(event)
+    for bag in bags:
+        for event in _bag_events(bag, replayed):
+            replayed.assembler.add(event)
     return replayed
+
+
+def _bag_events(bag: Path, replayed: ReplayedBag) -> list[Any]:
+    """The episode events of one bag; takes its agent infos and warnings into ``replayed``."""
+    if bag.is_dir() and (bag / "metadata.yaml").exists():
+        try:
+            events = list(read_events(bag))
+            infos = list(read_events(bag, AGENTS_TOPIC, required=False))
+        except BagError as error:
+            if not any(bag.glob("*.mcap")) or "no /aerialdojo" in str(error):
+                raise
+            replayed.warnings.append(f"{bag} is damaged ({error}); salvaging its records")
+        else:
+            for info in infos:
+                replayed.assembler.add_agent_info(info)
+            return events
+    elif not bag.is_dir():
+        raise BagError(f"{bag}: cannot read bag: not a bag directory (runs/<id>/bag)")
+    mcap_files = sorted(bag.glob("*.mcap"))
+    if not mcap_files:
+        raise BagError(f"{bag}: no metadata.yaml and no .mcap file: not a bag")
+    events = []
+    for mcap_file in mcap_files:
+        salvaged, lost_bytes = salvage_events(mcap_file)
+        events += salvaged
+        replayed.warnings.append(
+            f"{mcap_file.name} was never closed or was cut short: read {len(salvaged)} "
+            f"events, {lost_bytes} bytes at its end were incomplete"
+        )
+        for info in salvage_events(mcap_file, AGENTS_TOPIC)[0]:
+            replayed.assembler.add_agent_info(info)
+    return events

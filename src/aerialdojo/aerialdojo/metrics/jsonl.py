@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,11 @@ from aerialdojo.metrics.trace import AgosCandidate, AgosRecord, EpisodeTrace
 SCHEMA_VERSION = "1.0"
 RECORD_EPISODE = "episode"
 RECORD_EXCLUDED = "excluded"
+#: The longest line read: an episode of 10,000 positions is about 0.6 MB; a longer line is
+#: not a trajectory record (a file read whole by mistake) and is refused unread.
+MAX_LINE_BYTES = 16 * 2**20
+#: Problems listed before the rest are only counted, so a wrong file gives a readable error.
+MAX_PROBLEMS = 100
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -185,12 +190,75 @@ def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def load_trajectory_log(path: Path) -> TrajectoryLog:
-    """Read and validate every line of a trajectory log.
+def plausibility_problems(trace: EpisodeTrace) -> list[str]:
+    """What a recorded episode could not have done, beyond ``EpisodeTrace``'s own rules.
 
-    Blank lines are skipped. Each line is checked against the schema and then against the
-    consistency rules of ``EpisodeTrace``; episode ids must be unique. Every problem of
-    every line is collected before raising.
+    - More actions than the budget allows.
+    - Where positions follow the actions (every benchmark but the air-ground ones): one
+      position per executed action that is not Stop, after the start.
+    - AGOS (AGOS-Bench, appendix A.2.3): a CONFIRM ends the episode, so there is at most
+      one, and it is how the UGV stops; a valid CONFIRM saw the target in the UGV's six
+      views, so the ground observation supports it.
+    """
+    problems = []
+    where = f"episode {trace.episode_id!r}"
+    if trace.steps_used > trace.action_budget:
+        problems.append(
+            f"{where}: steps_used={trace.steps_used} exceeds action_budget={trace.action_budget}"
+        )
+    agos = trace.agos
+    if agos is None:
+        expected = trace.steps_used + 1 - int(trace.stop_called)
+        if len(trace.path) != expected:
+            problems.append(
+                f"{where}: positions: {len(trace.path)} for {trace.steps_used} actions; "
+                f"expected {expected} (the start, then one per action but Stop)"
+            )
+        return problems
+    if agos.confirmations > 1:
+        problems.append(f"{where}: agos.confirmations={agos.confirmations}: a CONFIRM ends it")
+    if trace.stop_called != (agos.confirmations == 1):
+        problems.append(
+            f"{where}: stop_called={trace.stop_called} with agos.confirmations="
+            f"{agos.confirmations}: the UGV stops by CONFIRM, and only so"
+        )
+    if agos.confirmation_valid and not agos.ground_observation_support:
+        problems.append(
+            f"{where}: agos.confirmation_valid without ground_observation_support: a valid "
+            "CONFIRM sees the target in the UGV's six views"
+        )
+    return problems
+
+
+def _lines(path: Path) -> Iterable[tuple[int, str | None]]:
+    """(line number, text) of every line, read one at a time; None for a line too long to be
+    a record (its text is skipped unread).
+
+    Raises:
+        OSError, UnicodeDecodeError: the file cannot be read as UTF-8 text.
+    """
+    with path.open("rb") as stream:
+        number = 0
+        while True:
+            raw = stream.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                return
+            number += 1
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                while raw and not raw.endswith(b"\n"):
+                    raw = stream.readline(MAX_LINE_BYTES)
+                yield number, None
+                continue
+            yield number, raw.decode("utf-8")
+
+
+def load_trajectory_log(path: Path) -> TrajectoryLog:
+    """Read and validate every line of a trajectory log, one line at a time.
+
+    Blank lines are skipped. Each line is checked against the schema, then against the
+    consistency rules of ``EpisodeTrace`` and ``plausibility_problems``; episode ids must be
+    unique and no episode both scored and excluded. Every problem of every line is
+    collected before raising (the first ``MAX_PROBLEMS`` listed, the rest counted).
 
     Args:
         path: the ``.jsonl`` file.
@@ -199,50 +267,82 @@ def load_trajectory_log(path: Path) -> TrajectoryLog:
         TrajectoryLogError: one or more bad lines, each listed as ``file:line: field:
             problem``; or the file cannot be read.
     """
+    reading = _LogReading(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        for number, line in _lines(path):
+            if line is None:
+                reading.problems.append(
+                    f"{path}:{number}: (line): longer than {MAX_LINE_BYTES} bytes"
+                )
+            elif line.strip():
+                reading.take(number, line)
     except (OSError, UnicodeDecodeError) as error:
         raise TrajectoryLogError(str(path), [f"{path}: cannot read: {error}"]) from error
-    problems: list[str] = []
-    traces: list[EpisodeTrace] = []
-    excluded: list[ExcludedEpisode] = []
-    first_line_of: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
+    problems = reading.problems
+    scored, excluded = reading.first_line_of, reading.excluded_line_of
+    for episode_id in sorted(set(scored) & set(excluded)):
+        problems.append(
+            f"{path}:{excluded[episode_id]}: episode_id: {episode_id!r} is scored on "
+            f"line {scored[episode_id]} and excluded here"
+        )
+    if problems:
+        if len(problems) > MAX_PROBLEMS:
+            more = len(problems) - MAX_PROBLEMS
+            problems = [*problems[:MAX_PROBLEMS], f"{path}: ... and {more} more problems"]
+        raise TrajectoryLogError(str(path), problems)
+    return TrajectoryLog(traces=tuple(reading.traces), excluded=tuple(reading.excluded))
+
+
+@dataclass
+class _LogReading:
+    """What the lines of a log read so far hold."""
+
+    path: Path
+    problems: list[str] = field(default_factory=list)
+    traces: list[EpisodeTrace] = field(default_factory=list)
+    excluded: list[ExcludedEpisode] = field(default_factory=list)
+    first_line_of: dict[str, int] = field(default_factory=dict)
+    excluded_line_of: dict[str, int] = field(default_factory=dict)
+
+    def take(self, number: int, line: str) -> None:
+        """Validate one line and keep its record, or its problems."""
+        problems, first_line_of = self.problems, self.first_line_of
+        where = f"{self.path}:{number}"
         try:
             document = json.loads(line, parse_constant=_reject_constant)
         except ValueError as error:  # JSONDecodeError is a ValueError
             problems.append(f"{where}: (line): not valid JSON: {error}")
-            continue
+            return
         schema_problems = _schema_problems(document)
         if schema_problems:
             problems += [f"{where}: {problem}" for problem in schema_problems]
-            continue
+            return
         if document.get("record", RECORD_EPISODE) == RECORD_EXCLUDED:
-            excluded.append(
+            self.excluded.append(
                 ExcludedEpisode(
                     episode_id=document["episode_id"],
                     attempt=document["attempt"],
                     reason=document["reason"],
                 )
             )
-            continue
+            self.excluded_line_of.setdefault(document["episode_id"], number)
+            return
         episode_id = document["episode_id"]
         if episode_id in first_line_of:
             problems.append(
                 f"{where}: episode_id: {episode_id!r} repeats line {first_line_of[episode_id]}"
             )
-            continue
+            return
         first_line_of[episode_id] = number
         try:
-            traces.append(record_to_trace(document))
+            trace = record_to_trace(document)
         except MetricsError as error:
             problems.append(f"{where}: {error}")
-    if problems:
-        raise TrajectoryLogError(str(path), problems)
-    return TrajectoryLog(traces=tuple(traces), excluded=tuple(excluded))
+            return
+        implausible = plausibility_problems(trace)
+        problems += [f"{where}: {problem}" for problem in implausible]
+        if not implausible:
+            self.traces.append(trace)
 
 
 def score_jsonl(path: Path, radii: Sequence[float] | None = None) -> RunMetrics:

@@ -10,6 +10,7 @@ On RUN_FINISHED it writes ``metrics.json``, ``report.md`` and the CSV, then exit
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import rclpy
@@ -157,11 +158,9 @@ class Evaluator(Node):
 
     def _on_event(self, event: EpisodeEvent) -> None:
         trace = self._assembler.add(event)
-        if self._recorder is not None and event.kind not in (
-            EpisodeEvent.STARTED,
-            EpisodeEvent.STEP,
-        ):
-            # An episode ended: make it survive a crash of this process from here on.
+        if self._recorder is not None and event.kind != EpisodeEvent.STEP:
+            # The selection, a start, an end: make it survive a crash of this process, so a
+            # salvaged bag still says which episodes were running and which never started.
             self._recorder.checkpoint()
         if trace is not None:
             self.get_logger().info(
@@ -207,8 +206,11 @@ def main(args: list[str] | None = None) -> None:
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
         finally:
-            # Whatever ended the process, the bag is closed readable and what was scored
-            # is reported.
+            # Whatever ended the process, the bag is closed readable and what was scored is
+            # reported. A terminal's Ctrl-C reaches the whole process group and ros2 launch
+            # forwards a second SIGINT (then SIGTERM): none may cut the bag's close() short.
+            for stop in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(stop, signal.SIG_IGN)
             node.finish()
 
 

@@ -85,3 +85,14 @@ GSM_QOS = latched_qos(depth=1)
 #: Who acts for each agent (``/aerialdojo/agents``): one latched message per agent node. A
 #: reader's depth holds the messages of all its writers together, so it is room for several.
 AGENTS_QOS = latched_qos(depth=10)
+
+#: The task manager's services (``/aerialdojo/step`` and the others): every request is
+#: answered. The default service QoS keeps the last ten requests, so of 200 concurrent step
+#: calls 189 were dropped without an answer or a log line; these queue them all. A client
+#: that sends many requests at once needs it as well: its own KEEP_LAST writer may drop
+#: requests not yet acknowledged.
+SERVICE_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_ALL,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.VOLATILE,
+)

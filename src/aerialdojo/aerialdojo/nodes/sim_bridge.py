@@ -31,7 +31,7 @@ from aerialdojo.actions import Action
 from aerialdojo.backends import create_backend
 from aerialdojo.errors import AerialDojoError, SimulatorFaultError
 from aerialdojo.geometry import Pose
-from aerialdojo.nodes.common import declare_node_parameters, param, time_msg
+from aerialdojo.nodes.common import declare_node_parameters, param, time_msg, time_ns
 from aerialdojo.nodes.conversions import camera_info_msg, pose_from_msg, pose_msg, transform_msg
 from aerialdojo.nodes.frame_publisher import FramePublisher
 from aerialdojo.nodes.images import array_to_image
@@ -142,7 +142,9 @@ class SimBridge(Node):
         }
         try:
             self._backend.reset(request.scene, poses)
-            stamp = self._publish_observations(list(poses), reset=True)
+            stamp = self._publish_observations(
+                list(poses), reset=True, after_s=time_ns(request.after) / 1e9
+            )
         except AerialDojoError as error:
             response.message = f"reset of {request.scene!r} failed: {error}"
             self.get_logger().error(response.message)
@@ -176,13 +178,15 @@ class SimBridge(Node):
         response.pose = pose_msg(outcome.pose)
         return response
 
-    def _publish_observations(self, agents: list[str], reset: bool = False) -> Time:
+    def _publish_observations(
+        self, agents: list[str], reset: bool = False, after_s: float = 0.0
+    ) -> Time:
         """Render every view of ``agents`` and queue the messages for publishing; returns the
         shared stamp. Publishing runs on the frame publisher's thread, so the service answers
         without waiting for the images to be serialized (agents wait for them by stamp)."""
         observations = {agent: self._backend.observe(agent) for agent in agents}
         sim_time = max(observation.sim_time_s for observation in observations.values())
-        stamp = time_msg(self._clock.stamp(sim_time, reset=reset))
+        stamp = time_msg(self._clock.stamp(sim_time, reset=reset, after_s=after_s))
         batch: list[tuple[Publisher, object]] = [(self._clock_pub, Clock(clock=stamp))]
         transforms = []
         for agent, observation in observations.items():
@@ -226,8 +230,12 @@ class SimBridge(Node):
         return [*messages, (self._odom_pubs[agent], odom), (self._truth_pubs[agent], truth)]
 
     def destroy_node(self) -> None:
-        self._frame_publisher.close()
-        self._backend.close()
+        # A constructor that failed (a bad parameter) left these unset; its own error is the
+        # one to see, not an AttributeError from here.
+        if hasattr(self, "_frame_publisher"):
+            self._frame_publisher.close()
+        if hasattr(self, "_backend"):
+            self._backend.close()
         super().destroy_node()
 
 

@@ -5,7 +5,13 @@ Topics: ``/aerialdojo/task`` (TaskSpec, latched) and ``/aerialdojo/episode_event
 (EpisodeEvent, evaluator only). It enforces the action set, the budget and termination
 (Stop, collision, budget) on top of the bridge's ``/sim/reset`` and ``/sim/execute``. A bridge
 that fails or does not answer ends the attempt as an infrastructure failure, which is rerun,
-never scored against the agent. Invalid requests are answered with a reason.
+never scored against the agent; so do agents that send no action for ``agent_timeout_s``.
+A second attempt of an episode (a rerun, or ``start_episode`` of an episode that ended)
+carries the next attempt number and supersedes the first. Invalid requests are answered with
+a reason; every request is queued and answered (``SERVICE_QOS``).
+
+In an automatic run, ``RUN_STARTED`` names the selection before the first episode, so that
+whoever scores the run can list the episodes that never started.
 
 The rules are not here: the suite's benchmark protocol (``aerialdojo.protocols``) gives each
 episode a referee that plans every requested action (refusals use no budget) and applies
@@ -37,10 +43,11 @@ from std_msgs.msg import Header
 
 from aerialdojo.errors import AerialDojoError, ConfigError
 from aerialdojo.geometry import Pose
+from aerialdojo.graph import selected_episodes
 from aerialdojo.nodes.common import declare_node_parameters, param, wait_for_future
 from aerialdojo.nodes.conversions import candidate_msg, pose_from_msg, pose_msg, task_spec_msg
 from aerialdojo.nodes.lifetime import exit_with_launcher
-from aerialdojo.nodes.qos import EVENTS_QOS, HANDOFF_QOS, TASK_QOS
+from aerialdojo.nodes.qos import EVENTS_QOS, HANDOFF_QOS, SERVICE_QOS, TASK_QOS
 from aerialdojo.params import NODE_PARAMETERS
 from aerialdojo.protocols import EpisodeLike, load_suite
 from aerialdojo.protocols.referee import (
@@ -75,6 +82,8 @@ class _Attempt:
     stamp: Time
     termination: int | None = None
     finished: threading.Event = field(default_factory=threading.Event)
+    #: When the agents last asked for a step or got an answer (monotonic seconds).
+    last_activity: float = field(default_factory=time.monotonic)
 
     @property
     def pose(self) -> Pose:
@@ -97,10 +106,13 @@ class TaskManager(Node):
         problems = self._rules.check_settings(self._settings) if self._rules.check_settings else []
         if problems:
             raise ConfigError(f"task_manager: {'; '.join(problems)}")
-        self._selection = self._select_episodes()
+        self._selection = selected_episodes(self._suite, self._settings)
         self._sim_timeout_s = float(param(self, "sim_timeout_s"))
+        self._agent_timeout_s = float(param(self, "agent_timeout_s"))
         self._lock = threading.Lock()
         self._attempt: _Attempt | None = None
+        self._attempts: dict[str, int] = {}  # attempts so far, by episode id
+        self._last_stamp = Time()  # the latest stamp the bridge gave; resets must be later
 
         # Service callbacks wait on the bridge's answers, which another executor thread
         # delivers: clients must not share the services' mutually exclusive group.
@@ -117,30 +129,20 @@ class TaskManager(Node):
         self._events_pub = self.create_publisher(
             EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS
         )
-        self.create_service(
-            ListEpisodes, "/aerialdojo/list_episodes", self._on_list, callback_group=services
-        )
-        self.create_service(
-            StartEpisode, "/aerialdojo/start_episode", self._on_start, callback_group=services
-        )
-        self.create_service(Step, "/aerialdojo/step", self._on_step, callback_group=services)
+        for srv_type, name, callback in (
+            (ListEpisodes, "/aerialdojo/list_episodes", self._on_list),
+            (StartEpisode, "/aerialdojo/start_episode", self._on_start),
+            (Step, "/aerialdojo/step", self._on_step),
+        ):
+            self.create_service(
+                srv_type, name, callback, qos_profile=SERVICE_QOS, callback_group=services
+            )
         self.get_logger().info(
             f"suite {self._suite.name} ({self._protocol.title}): "
             f"{len(self._selection)} episodes selected"
         )
 
     # -- episode selection --------------------------------------------------------------
-
-    def _select_episodes(self) -> list[str]:
-        explicit = list(param(self, "episodes"))
-        if explicit:
-            for episode_id in explicit:
-                self._suite.episode(episode_id)  # raises, naming the unknown id
-            selection = explicit
-        else:
-            selection = self._suite.select(param(self, "filter"))
-        limit = int(param(self, "max_episodes"))
-        return selection[:limit] if limit else selection
 
     def _on_list(
         self, request: ListEpisodes.Request, response: ListEpisodes.Response
@@ -163,7 +165,7 @@ class TaskManager(Node):
         except KeyError as error:
             response.message = str(error.args[0])
             return response
-        attempt, message = self.start(episode, attempt=0, index=0, count=1)
+        attempt, message = self.start(episode, index=0, count=1)
         response.message = message
         if attempt is not None:
             response.success = True
@@ -171,23 +173,24 @@ class TaskManager(Node):
             response.stamp = attempt.stamp
         return response
 
-    def start(
-        self, episode: EpisodeLike, *, attempt: int, index: int, count: int
-    ) -> tuple[_Attempt | None, str]:
-        """Reset the simulator for ``episode`` and announce it; returns the attempt, or None
-        and the reason it could not start."""
+    def start(self, episode: EpisodeLike, *, index: int, count: int) -> tuple[_Attempt | None, str]:
+        """Reset the simulator for the next attempt of ``episode`` and announce it; returns
+        the attempt, or None and the reason it could not start."""
         with self._lock:
             if self._attempt is not None and self._attempt.termination is None:
                 return None, (
                     f"episode {self._attempt.episode.episode_id} is still running; "
                     "finish it (Stop) before starting another"
                 )
+            attempt = self._attempts.get(episode.episode_id, 0)
+            self._attempts[episode.episode_id] = attempt + 1
             referee = self._rules.referee(episode, self._suite, self._settings)
             request = SimReset.Request(
                 episode_id=episode.episode_id,
                 scene=episode.scene,
                 agents=list(referee.starts),
                 poses=[pose_msg(pose) for pose in referee.starts.values()],
+                after=self._last_stamp,
             )
             result = self._call(self._reset_client, request)
             if result is None or not result.success:
@@ -198,6 +201,7 @@ class TaskManager(Node):
                     message=reason,
                 )
                 return None, f"simulator reset failed: {reason}"
+            self._last_stamp = result.stamp
             started = _Attempt(episode, referee, attempt, index, count, result.stamp)
             self._attempt = started
             self._publish_event(
@@ -222,31 +226,40 @@ class TaskManager(Node):
             if attempt is None or attempt.termination is not None:
                 response.message = "no episode is running; start one first"
                 return response
-            referee = attempt.referee
-            asked = StepRequest(
-                agent=request.agent,
-                action=request.action,
-                magnitude=request.magnitude,
-                argument=request.argument,
-                teammate_message=request.teammate_message,
-            )
+            attempt.last_activity = time.monotonic()
             try:
-                planned = referee.plan(asked)
-            except AerialDojoError as error:
-                response.message = str(error)
-                response.steps_used = referee.steps_used
-                response.steps_left = referee.steps_left
-                return response
-            response.accepted = True
-            kind, reason = self._execute(attempt, request, planned)
-            response.collided = kind == EpisodeEvent.COLLIDED
-            response.done = kind != EpisodeEvent.STEP
-            response.termination = kind if response.done else 0
+                return self._step(attempt, request, response)
+            finally:
+                attempt.last_activity = time.monotonic()
+
+    def _step(
+        self, attempt: _Attempt, request: Step.Request, response: Step.Response
+    ) -> Step.Response:
+        referee = attempt.referee
+        asked = StepRequest(
+            agent=request.agent,
+            action=request.action,
+            magnitude=request.magnitude,
+            argument=request.argument,
+            teammate_message=request.teammate_message,
+        )
+        try:
+            planned = referee.plan(asked)
+        except AerialDojoError as error:
+            response.message = str(error)
             response.steps_used = referee.steps_used
             response.steps_left = referee.steps_left
-            response.stamp = attempt.stamp
-            response.message = ": ".join(filter(None, (_TERMINAL_NAMES.get(kind, ""), reason)))
             return response
+        response.accepted = True
+        kind, reason = self._execute(attempt, request, planned)
+        response.collided = kind == EpisodeEvent.COLLIDED
+        response.done = kind != EpisodeEvent.STEP
+        response.termination = kind if response.done else 0
+        response.steps_used = referee.steps_used
+        response.steps_left = referee.steps_left
+        response.stamp = attempt.stamp
+        response.message = ": ".join(filter(None, (_TERMINAL_NAMES.get(kind, ""), reason)))
+        return response
 
     def _execute(
         self, attempt: _Attempt, request: Step.Request, planned: PlannedStep
@@ -269,7 +282,7 @@ class TaskManager(Node):
                 reason = "no answer from /sim/execute" if result is None else result.message
                 self._finish(attempt, EpisodeEvent.INFRA_FAILURE, request, message=reason)
                 return EpisodeEvent.INFRA_FAILURE, reason
-            attempt.stamp = result.stamp
+            attempt.stamp = self._last_stamp = result.stamp
             outcome = SimOutcome(
                 pose=pose_from_msg(result.pose),
                 collided=result.collided,
@@ -409,6 +422,13 @@ class TaskManager(Node):
     def run_selection(self) -> None:
         """Serve every selected episode in turn, rerunning infrastructure failures, then
         announce the end of the run. Runs on its own thread while the executor spins."""
+        self._events_pub.publish(
+            EpisodeEvent(
+                kind=EpisodeEvent.RUN_STARTED,
+                episode_count=len(self._selection),
+                episode_json=json.dumps({"selection": self._selection}),
+            )
+        )
         if not self._wait_until_ready(float(param(self, "ready_timeout_s"))):
             self._publish_finished("not started: agents, evaluator or bridge never appeared")
             return
@@ -417,11 +437,9 @@ class TaskManager(Node):
         for index, episode_id in enumerate(self._selection):
             episode = self._suite.episode(episode_id)
             for attempt_number in range(max_attempts):
-                attempt, reason = self.start(
-                    episode, attempt=attempt_number, index=index, count=len(self._selection)
-                )
+                attempt, reason = self.start(episode, index=index, count=len(self._selection))
                 if attempt is not None:
-                    attempt.finished.wait()
+                    self._wait_for_end(attempt)
                     if attempt.termination != EpisodeEvent.INFRA_FAILURE:
                         break
                     reason = "infrastructure failure during the episode"
@@ -435,6 +453,22 @@ class TaskManager(Node):
             f"{len(self._selection) - len(failed)} of {len(self._selection)} episodes ran"
             + (f"; infrastructure failures: {', '.join(failed)}" if failed else "")
         )
+
+    def _wait_for_end(self, attempt: _Attempt) -> None:
+        """Wait until ``attempt`` ends; end it as an infrastructure failure when the agents
+        send no action for ``agent_timeout_s`` (wall time: a stalled agent stops no clock)."""
+        while not attempt.finished.wait(timeout=1.0):
+            idle_s = time.monotonic() - attempt.last_activity
+            if idle_s < self._agent_timeout_s:
+                continue
+            with self._lock:
+                if attempt.termination is None:
+                    self._finish(
+                        attempt,
+                        EpisodeEvent.INFRA_FAILURE,
+                        None,
+                        message=f"no action from the agents for {self._agent_timeout_s:g} s",
+                    )
 
     def _wait_until_ready(self, timeout_s: float) -> bool:
         # Wall time: simulation time stands still until the bridge publishes /clock.

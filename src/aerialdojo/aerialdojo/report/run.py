@@ -4,12 +4,14 @@ written in one pass: shared by the evaluator node (live), ``aerialdojo evaluate-
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from aerialdojo.errors import MetricsError
-from aerialdojo.events import AgentRecord, EpisodeAssembler
+from aerialdojo.events import AgentRecord, EpisodeAssembler, SupersededAttempt
 from aerialdojo.metrics.aggregate import ExcludedEpisode, RunMetrics
 from aerialdojo.metrics.jsonl import load_trajectory_log
 from aerialdojo.metrics.scoring import score_run
@@ -27,6 +29,9 @@ METRICS_JSON = "metrics.json"
 REPORT_MD = "report.md"
 EPISODES_CSV = "episodes.csv"
 NOTES_FILE = "run_notes.md"
+#: What became of every selected episode; written for every run, scored or not
+#: (``aerialdojo rerun`` reads it).
+STATUS_JSON = "run_status.json"
 #: Where bag bytes recorded outside any episode are counted.
 BETWEEN_EPISODES = "(between episodes)"
 
@@ -35,23 +40,62 @@ BETWEEN_EPISODES = "(between episodes)"
 class RunResult:
     """A run as scored.
 
+    Every selected episode is in exactly one of ``traces`` (scored), ``excluded`` and
+    ``not_started``.
+
     Attributes:
         metrics: the aggregated metrics; None when no episode finished.
         finished: the run announced its end (RUN_FINISHED).
-        cut_short: the episode that started but never ended (run interrupted, bag cut).
-        excluded: episodes lost to infrastructure failures on every attempt.
+        excluded: episodes whose last attempt failed for reasons outside the agent (an
+            infrastructure failure, or cut short by the end of the run), with the reason.
         traces: the scored episodes' traces (for the success-radius sweep plot).
+        not_started: selected episodes that never started.
+        selected: the run's selection; empty when the record does not say (then the
+            episodes that started are all there is to account for).
+        superseded: earlier attempts a later attempt of the same episode replaced.
         source_notes: what reading the run's record revealed (e.g. a bag never closed).
         agents: who acted for each agent, as the agent nodes announced it.
     """
 
     metrics: RunMetrics | None
     finished: bool
-    cut_short: str | None
     excluded: tuple[ExcludedEpisode, ...]
     traces: tuple[EpisodeTrace, ...]
+    not_started: tuple[str, ...] = ()
+    selected: tuple[str, ...] = ()
+    superseded: tuple[SupersededAttempt, ...] = ()
     source_notes: tuple[str, ...] = ()
     agents: tuple[AgentRecord, ...] = ()
+
+    @property
+    def complete(self) -> bool:
+        """Every selected episode was scored: nothing is left to rerun."""
+        return bool(self.traces) and not self.excluded and not self.not_started
+
+    @property
+    def accounting(self) -> str:
+        """One line: how many of the selected episodes were scored, excluded, not started."""
+        total = len(self.selected) or len(self.traces) + len(self.excluded)
+        return (
+            f"{total} episode(s) selected: {len(self.traces)} scored, {len(self.excluded)} "
+            f"excluded as infrastructure failures, {len(self.not_started)} not started"
+        )
+
+    def status(self) -> dict[str, Any]:
+        """What ``run_status.json`` holds: the accounting of every selected episode."""
+        return {
+            "format": "aerialdojo-run-status/1",
+            "complete": self.complete,
+            "finished": self.finished,
+            "selected": list(self.selected),
+            "scored": sorted(trace.episode_id for trace in self.traces),
+            "excluded": [entry.to_dict() for entry in self.excluded],
+            "not_started": list(self.not_started),
+            "superseded": [
+                {"episode_id": s.episode_id, "attempt": s.attempt + 1, "outcome": s.outcome}
+                for s in self.superseded
+            ],
+        }
 
     @property
     def privileged(self) -> list[AgentRecord]:
@@ -69,8 +113,19 @@ class RunResult:
         notes += self.source_notes
         if not self.finished:
             notes.append("the run did not finish: only episodes that ended are scored")
-        if self.cut_short:
-            notes.append(f"episode {self.cut_short} was cut short and is not scored")
+        notes += [
+            f"episode {entry.episode_id} is excluded (attempt {entry.attempt}): {entry.reason}"
+            for entry in self.excluded
+        ]
+        if self.not_started:
+            notes.append(f"episodes never started: {', '.join(self.not_started)}")
+        notes += [
+            f"episode {s.episode_id}: attempt {s.attempt + 1} ({s.outcome}) was superseded by "
+            "a later attempt"
+            for s in self.superseded
+        ]
+        if self.excluded or self.not_started:
+            notes.append(f"{self.accounting}; `aerialdojo rerun` runs the missing ones")
         if self.metrics is None:
             notes.append("no episode finished; there is nothing to score")
         return notes
@@ -92,22 +147,19 @@ def score_assembled(
         radii: success radii in metres; None for the benchmark's defaults.
         notes: warnings about the record the events came from, passed on to the report.
     """
-    last_failure = {f.episode_id: f for f in assembler.infra_failures}
     excluded = tuple(
-        ExcludedEpisode(
-            episode_id=episode_id,
-            attempt=last_failure[episode_id].attempt + 1,
-            reason=last_failure[episode_id].reason,
-        )
-        for episode_id in assembler.excluded_episodes()
+        ExcludedEpisode(episode_id=f.episode_id, attempt=f.attempt + 1, reason=f.reason)
+        for f in assembler.excluded()
     )
     metrics = score_run(assembler.traces, radii, excluded) if assembler.traces else None
     return RunResult(
         metrics=metrics,
         finished=assembler.finished,
-        cut_short=assembler.open_episode,
         excluded=excluded,
         traces=tuple(assembler.traces),
+        not_started=tuple(assembler.not_started()),
+        selected=tuple(assembler.selection),
+        superseded=tuple(assembler.superseded),
         source_notes=tuple(notes),
         agents=tuple(assembler.agents[name] for name in sorted(assembler.agents)),
     )
@@ -127,7 +179,6 @@ def score_trajectory_log(path: Path, radii: Sequence[float] | None = None) -> Ru
     return RunResult(
         metrics=metrics,
         finished=True,
-        cut_short=None,
         excluded=metrics.excluded,
         traces=tuple(log.traces),
         source_notes=(f"scored from the trajectory log {path}",),
@@ -149,7 +200,7 @@ def headline(result: RunResult, source: Path) -> str:
 def write_run(run_dir: Path, result: RunResult, bag_bytes: Mapping[str, int] | None = None) -> None:
     """Write every file of a run into ``run_dir`` in one pass: when anything was scored,
     the plots, ``metrics.json``, ``episodes.csv`` and ``report.md`` (with the benchmark's
-    own sections and the recording's); always the run notes.
+    own sections and the recording's); always the run notes and ``run_status.json``.
 
     Args:
         run_dir: created if missing.
@@ -161,7 +212,8 @@ def write_run(run_dir: Path, result: RunResult, bag_bytes: Mapping[str, int] | N
     metrics = result.metrics
     if metrics is not None:
         images = write_plots(metrics, run_dir, result.traces)
-        sections = [_agents_section(result.agents)] if result.agents else []
+        sections = [_accounting_section(result)]
+        sections += [_agents_section(result.agents)] if result.agents else []
         sections += protocol(metrics.benchmark).report_sections(metrics)
         if bag_bytes:
             sections.append(_bag_section(bag_bytes))
@@ -171,8 +223,21 @@ def write_run(run_dir: Path, result: RunResult, bag_bytes: Mapping[str, int] | N
         (run_dir / REPORT_MD).write_text(
             render_report_md(metrics, images, sections, result.warnings), encoding="utf-8"
         )
-    notes = result.warnings or ["the run finished and every started episode was scored"]
+    notes = result.warnings or [f"the run is complete: {result.accounting}"]
     (run_dir / NOTES_FILE).write_text("".join(f"- {note}\n" for note in notes), encoding="utf-8")
+    (run_dir / STATUS_JSON).write_text(
+        json.dumps(result.status(), indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
+
+
+def _accounting_section(result: RunResult) -> str:
+    rows = "".join(
+        f"| {entry.episode_id} | excluded (attempt {entry.attempt}): {entry.reason} |\n"
+        for entry in result.excluded
+    )
+    rows += "".join(f"| {episode_id} | not started |\n" for episode_id in result.not_started)
+    table = "| Episode | Outcome |\n| --- | --- |\n" + rows if rows else ""
+    return f"## Episodes\n\n{result.accounting}.\n\n{table}"
 
 
 def _agents_section(agents: Sequence[AgentRecord]) -> str:

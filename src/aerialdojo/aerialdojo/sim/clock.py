@@ -15,9 +15,19 @@ class BridgeClock:
         self._offset_s = 0.0
         self._last_s: float | None = None
 
-    def stamp(self, backend_time_s: float, *, reset: bool) -> float:
-        """The published time of an observation the backend took at ``backend_time_s``."""
+    def stamp(self, backend_time_s: float, *, reset: bool, after_s: float = 0.0) -> float:
+        """The published time of an observation the backend took at ``backend_time_s``.
+
+        Args:
+            backend_time_s: the backend's own time of the observation.
+            reset: the observation starts an episode (the backend's clock may restart).
+            after_s: at a reset, a time the stamp must exceed: a restarted bridge continues
+                the run's clock from the last stamp the task manager saw.
+        """
         published = backend_time_s + self._offset_s
+        if reset and after_s > 0.0 and published <= after_s:
+            self._offset_s += after_s + self._step_s - published
+            published = after_s + self._step_s
         if self._last_s is not None and published <= self._last_s:
             if not reset:
                 raise SimulatorFaultError(

@@ -7,6 +7,7 @@ place of the id for suite-level fields), and every problem is reported, not just
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
 from collections.abc import Iterable, Iterator
@@ -30,6 +31,12 @@ from aerialdojo.tasks.settings import (
 )
 
 SUITE_LEVEL = "(suite)"
+#: Schema violations listed before the rest are cut off (and the semantic checks skipped).
+MAX_SCHEMA_PROBLEMS = 100
+#: The longest list inside one episode (reference poses and actions): far above any
+#: budget, and the schema validator is never handed a list that could yield millions of
+#: errors (600,000 short poses took it 2.3 GB and minutes).
+MAX_EPISODE_LIST = 10_000
 
 # Written values are rounded to DECIMALS (4) places; a stored statistic may differ from one
 # recomputed from stored values by about that much, a tampered one by more.
@@ -79,10 +86,13 @@ def _schema_problems(document: Any) -> Iterator[tuple[int | None, str, str]]:
     """(episode index or None, field, message) of every schema violation, in document order.
 
     jsonschema-rs rather than jsonschema: the same Draft 2020-12 checks, every error listed,
-    but about 700 times faster, which makes a 10,000-episode suite load in seconds.
+    but about 700 times faster, which makes a 10,000-episode suite load in seconds. At most
+    ``MAX_SCHEMA_PROBLEMS + 1`` errors are taken: a malformed 3 MB file with 600,000 short
+    poses took 2.3 GB and minutes to list every error, and a 52 MB one 23 GB.
     """
     errors = sorted(
-        _schema_validator().iter_errors(document), key=lambda e: list(map(str, e.instance_path))
+        itertools.islice(_schema_validator().iter_errors(document), MAX_SCHEMA_PROBLEMS + 1),
+        key=lambda e: list(map(str, e.instance_path)),
     )
     for error in errors:
         path = list(error.instance_path)
@@ -282,6 +292,37 @@ def _twin_problems(
                 yield image, field, f"differs from its twin {semantic}"
 
 
+def _oversized_lists(raw_episodes: Any) -> list[str]:
+    """``episodes[i].field: N items`` for every list inside an episode longer than
+    ``MAX_EPISODE_LIST`` (the first ``MAX_SCHEMA_PROBLEMS``)."""
+    if not isinstance(raw_episodes, list):
+        return []
+    found: list[str] = []
+    pending: list[tuple[str, Any]] = [(f"episodes[{i}]", raw) for i, raw in enumerate(raw_episodes)]
+    while pending and len(found) < MAX_SCHEMA_PROBLEMS:
+        where, value = pending.pop()
+        if isinstance(value, dict):
+            pending += [
+                (f"{where}.{key}", item)
+                for key, item in value.items()
+                if isinstance(item, dict | list)
+            ]
+        elif len(value) > MAX_EPISODE_LIST:
+            found.append(f"{where}: {len(value)} items; at most {MAX_EPISODE_LIST}")
+        else:
+            pending += [
+                (f"{where}[{i}]", item)
+                for i, item in enumerate(value)
+                if isinstance(item, dict | list)
+            ]
+    return sorted(found)
+
+
+def _shortened(message: str, limit: int = 300) -> str:
+    """A message cut to ``limit`` characters: jsonschema's quote the offending value whole."""
+    return message if len(message) <= limit else f"{message[:limit]}... ({len(message)} chars)"
+
+
 def document_problems(document: Any, *, source: str, base_dir: Path | None = None) -> list[str]:
     """Every problem of a parsed suite document, one line each.
 
@@ -291,8 +332,11 @@ def document_problems(document: Any, *, source: str, base_dir: Path | None = Non
         base_dir: directory that reference image paths are relative to; None skips
             checking that the images exist.
     """
-    schema_problems = list(_schema_problems(document))
     raw_episodes = document.get("episodes") if isinstance(document, dict) else None
+    oversized = _oversized_lists(raw_episodes)
+    if oversized:
+        return [f"{source}: {problem}" for problem in oversized]
+    schema_problems = list(_schema_problems(document))
 
     def episode_label(index: int | None) -> str:
         if index is None:
@@ -303,9 +347,11 @@ def document_problems(document: Any, *, source: str, base_dir: Path | None = Non
         return f"episodes[{index}]"
 
     problems = [
-        f"{source}: {episode_label(index)}: {field}: {message}"
-        for index, field, message in schema_problems
+        f"{source}: {episode_label(index)}: {field}: {_shortened(message)}"
+        for index, field, message in schema_problems[:MAX_SCHEMA_PROBLEMS]
     ]
+    if len(schema_problems) > MAX_SCHEMA_PROBLEMS:
+        return [*problems, f"{source}: {SUITE_LEVEL}: more problems not listed; fix these first"]
     blocking = [
         field
         for index, field, _ in schema_problems

@@ -1,0 +1,106 @@
+"""The real ``ros2 launch`` route (issue 15): ``eval.launch.py`` and ``agos.launch.py`` run to
+the end with the metrics of ``aerialdojo eval``, byte for byte, and a Ctrl-C that reaches the
+launch's whole process group (as a terminal's does; launch forwards a second SIGINT to each
+node) still leaves a readable bag and a report. Launch is not on PyPI: the vendored sources
+are installed into a temporary directory (``ros2_launch_route``), or the tests skip."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from ros2_launch_route import find_tarball, install
+from rosbags.highlevel import AnyReader
+
+pytestmark = [pytest.mark.ros, pytest.mark.e2e]
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def launch_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    tarball = find_tarball()
+    if tarball is None:
+        pytest.skip(
+            "no shared/vendor/ros2_launch_sources.tar.gz beside the checkout (or in "
+            "$AERIALDOJO_VENDOR_DIR): the ros2 launch route cannot be installed here"
+        )
+    return install(tarball, tmp_path_factory.mktemp("ros2_launch"))
+
+
+def _config(tmp_path: Path, name: str) -> Path:
+    config = yaml.safe_load((REPO / "config" / name).read_text())
+    if name == "eval.yaml":
+        config["sim_bridge"]["ros__parameters"].update(image_width=96, image_height=96)
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def _launch_command(config: Path, episodes: int, output: Path, run_id: str) -> list[str]:
+    launch_file = "agos.launch.py" if config.name == "agos.yaml" else "eval.launch.py"
+    return ["ros2", "launch", "aerialdojo", launch_file, f"config:={config}",
+            f"episodes:={episodes}", f"output_dir:={output}", f"run_id:={run_id}"]  # fmt: skip
+
+
+@pytest.mark.parametrize("config_name", ["eval.yaml", "agos.yaml"])
+def test_ros2_launch_gives_the_metrics_of_aerialdojo_eval(
+    launch_env: dict[str, str], tmp_path: Path, config_name: str
+) -> None:
+    config = _config(tmp_path, config_name)
+    launched = subprocess.run(
+        _launch_command(config, 1, tmp_path / "runs", "launched"),
+        env=launch_env, capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    assert launched.returncode == 0, launched.stdout[-3000:] + launched.stderr[-3000:]
+    evaluated = subprocess.run(
+        [sys.executable, "-m", "aerialdojo.cli", "eval", "--config", str(config),
+         "--episodes", "1", "--output", str(tmp_path / "runs"), "--run-id", "evaluated"],
+        capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    assert evaluated.returncode == 0, evaluated.stderr[-3000:]
+    runs = tmp_path / "runs"
+    launched_metrics = (runs / "launched" / "metrics.json").read_bytes()
+    assert launched_metrics == (runs / "evaluated" / "metrics.json").read_bytes()
+    assert json.loads((runs / "launched" / "run_status.json").read_text())["complete"]
+
+
+def test_ctrl_c_to_the_launch_process_group_leaves_a_readable_bag_and_a_report(
+    launch_env: dict[str, str], tmp_path: Path
+) -> None:
+    # Issue 15, row 13: the second SIGINT interrupted the evaluator inside the bag writer's
+    # close(): a 43-byte bag.mcap, no metadata.yaml, no report.
+    run_dir = tmp_path / "runs" / "interrupted"
+    output = tmp_path / "launch.log"
+    with output.open("wb") as log:
+        launch = subprocess.Popen(
+            _launch_command(_config(tmp_path, "eval.yaml"), 3, tmp_path / "runs", run_dir.name),
+            env=launch_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 600
+            while "[1/3]" not in output.read_text(errors="replace"):
+                assert launch.poll() is None, output.read_text(errors="replace")[-3000:]
+                assert time.monotonic() < deadline, "the first episode never ended"
+                time.sleep(0.5)
+            os.killpg(launch.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+            launch.wait(timeout=120)
+        finally:
+            if launch.poll() is None:
+                os.killpg(launch.pid, signal.SIGKILL)
+                launch.wait()
+    assert (run_dir / "bag" / "metadata.yaml").is_file(), output.read_text()[-3000:]
+    with AnyReader([run_dir / "bag"]) as reader:
+        assert any(c.topic == "/aerialdojo/episode_events" for c in reader.connections)
+    status = json.loads((run_dir / "run_status.json").read_text())
+    assert status["scored"] and not status["complete"]
+    accounted = [*status["scored"], *(e["episode_id"] for e in status["excluded"])]
+    assert sorted(accounted + status["not_started"]) == sorted(status["selected"])
+    assert (run_dir / "report.md").is_file()

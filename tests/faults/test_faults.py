@@ -1,0 +1,223 @@
+"""Faults injected as a user meets them (issue 15, rows 1, 2, 3, 5 and 13): signals to the
+real processes of an ``aerialdojo eval`` run, real service calls. Whatever happens, every
+selected episode ends scored, excluded with a reason, or not started; ``aerialdojo rerun``
+runs the last two; the exit status says whether the run is complete; no dead process's
+shared memory is left behind. (The ``ros2 launch`` route's Ctrl-C: tests/e2e/test_ros2_launch.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from rosbags.highlevel import AnyReader
+
+from aerialdojo.cli import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_USAGE
+from aerialdojo.runner import SHM_DIR, segment_owner_alive, shm_segments
+
+pytestmark = [pytest.mark.ros, pytest.mark.e2e]
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _config(tmp_path: Path, **task_manager: object) -> Path:
+    config = yaml.safe_load((REPO / "config" / "eval.yaml").read_text())
+    config["sim_bridge"]["ros__parameters"].update(image_width=64, image_height=64)
+    config["task_manager"]["ros__parameters"].update(task_manager)
+    path = tmp_path / "eval.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def _eval(config: Path, tmp_path: Path, run_id: str, episodes: int) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "aerialdojo.cli", "eval", "--config", str(config),
+         "--episodes", str(episodes), "--output", str(tmp_path / "runs"), "--run-id", run_id],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+
+
+def _aerialdojo(*args: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "aerialdojo.cli", *map(str, args)],
+        capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+
+
+def _node_pid(run_dir: Path, node: str) -> int:
+    """The pid of a node of the run (its command line names the run's params file)."""
+    params = str(run_dir / "params" / f"{node}.yaml")
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if params in command:
+                return int(entry.name)
+    raise AssertionError(f"no {node} process for {run_dir}")
+
+
+def _wait_for(log: Path, text: str, cli: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 600
+    while not (log.exists() and text in log.read_text(errors="replace")):
+        assert cli.poll() is None, cli.communicate()[1][-3000:]
+        assert time.monotonic() < deadline, f"{log} never showed {text!r}"
+        time.sleep(0.3)
+
+
+def _finish(cli: subprocess.Popen[str]) -> str:
+    try:
+        return cli.communicate(timeout=600)[1]
+    finally:
+        if cli.poll() is None:
+            os.killpg(cli.pid, signal.SIGKILL)
+            cli.wait()
+
+
+def _status(run_dir: Path) -> dict:
+    status = json.loads((run_dir / "run_status.json").read_text())
+    accounted = [*status["scored"], *(e["episode_id"] for e in status["excluded"])]
+    # Every selected episode in exactly one of the three.
+    assert sorted(accounted + status["not_started"]) == sorted(status["selected"])
+    return status
+
+
+def test_a_hung_bridge_is_survived_and_its_episode_rerun(tmp_path: Path) -> None:
+    # Row 1: the rerun after the hang waited for the CLI's one-hour timeout.
+    run_dir = tmp_path / "runs" / "hung"
+    cli = _eval(_config(tmp_path, sim_timeout_s=5.0), tmp_path, "hung", 2)
+    _wait_for(run_dir / "logs" / "task_manager.log", "started (attempt 0)", cli)
+    bridge = _node_pid(run_dir, "sim_bridge")
+    os.kill(bridge, signal.SIGSTOP)
+    time.sleep(7.0)
+    os.kill(bridge, signal.SIGCONT)
+    stderr = _finish(cli)
+    assert cli.returncode == 0, stderr[-3000:]
+    status = _status(run_dir)
+    assert status["complete"] and len(status["scored"]) == 2
+
+
+def test_a_killed_bridge_is_restarted_and_its_episode_rerun(tmp_path: Path) -> None:
+    # Row 2: a dead bridge ended the run.
+    run_dir = tmp_path / "runs" / "killed"
+    segments_before = shm_segments()
+    cli = _eval(_config(tmp_path, sim_timeout_s=20.0), tmp_path, "killed", 2)
+    _wait_for(run_dir / "logs" / "task_manager.log", "started (attempt 0)", cli)
+    live = {name for name in shm_segments() - segments_before if segment_owner_alive(name)}
+    bridge = _node_pid(run_dir, "sim_bridge")
+    os.kill(bridge, signal.SIGKILL)
+    while Path(f"/proc/{bridge}").exists():
+        time.sleep(0.1)
+    # The segments freed by the kill: the bridge's (other users' processes may come and go).
+    freed = {name for name in live if not segment_owner_alive(name)}
+    stderr = _finish(cli)
+    assert cli.returncode == 0, stderr[-3000:]
+    assert "sim_bridge died and was restarted 1 time(s)" in stderr
+    assert _status(run_dir)["complete"]
+    # Row 5: the killed bridge's 64 MB segment went with the run.
+    assert freed and not any((SHM_DIR / name).exists() for name in freed)
+
+
+def test_ctrl_c_leaves_a_rerunnable_run_and_the_rerun_completes_it(tmp_path: Path) -> None:
+    # Rows 2 and 13: the running episode was "cut short" and listed nowhere, the others
+    # nowhere at all.
+    run_dir = tmp_path / "runs" / "stopped"
+    cli = _eval(_config(tmp_path), tmp_path, "stopped", 3)
+    _wait_for(run_dir / "logs" / "evaluator.log", "[1/3]", cli)
+    os.killpg(cli.pid, signal.SIGINT)  # a terminal's Ctrl-C, pressed twice
+    time.sleep(0.2)
+    os.killpg(cli.pid, signal.SIGINT)
+    stderr = _finish(cli)
+    assert cli.returncode == EXIT_INTERRUPTED, stderr[-3000:]
+    with AnyReader([run_dir / "bag"]) as reader:  # closed readable
+        assert reader.message_count > 0
+    status = _status(run_dir)
+    assert status["scored"] and not status["complete"]
+    missing = [e["episode_id"] for e in status["excluded"]] + status["not_started"]
+    assert missing
+
+    rerun = _aerialdojo("rerun", run_dir)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    combined = _status(tmp_path / "runs" / "stopped-rerun" / "combined")
+    assert combined["complete"] and sorted(combined["scored"]) == sorted(status["selected"])
+
+
+def test_a_killed_evaluator_still_leaves_a_report_and_a_rerun(tmp_path: Path) -> None:
+    # Row 2: with the evaluator dead, rerun refused (no metrics.json).
+    run_dir = tmp_path / "runs" / "blind"
+    cli = _eval(_config(tmp_path), tmp_path, "blind", 3)
+    _wait_for(run_dir / "logs" / "evaluator.log", "[1/3]", cli)
+    os.kill(_node_pid(run_dir, "evaluator"), signal.SIGKILL)
+    stderr = _finish(cli)
+    assert cli.returncode == EXIT_INCOMPLETE, stderr[-3000:]
+    assert "scoring its bag" in stderr
+    status = _status(run_dir)
+    assert status["scored"] and not status["complete"]
+    dry = _aerialdojo("rerun", run_dir, "--dry-run")
+    assert dry.returncode == 0 and "rerunning" in dry.stdout
+
+
+def test_a_repeated_episode_id_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    # Row 1: a duplicate id in task_manager.episodes hung the run.
+    config = _config(tmp_path, episodes=["Mall_0-base-0000-sem", "Mall_0-base-0000-sem"])
+    run = _aerialdojo("eval", "--config", config, "--output", tmp_path / "runs")
+    assert run.returncode == EXIT_USAGE
+    assert "task_manager.episodes: Mall_0-base-0000-sem listed twice" in run.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_an_episode_started_twice_is_scored_once(tmp_path: Path) -> None:
+    # Row 3: start_episode accepted an episode that had finished; the evaluator and
+    # evaluate-bag then refused the whole run ("scored more than once").
+    from aerialdojo_interfaces.srv import StartEpisode, Step
+
+    sys.path.insert(0, str(REPO / "tests" / "node"))
+    from rostest import RosClient, running, specs_for
+
+    from aerialdojo.protocols import load_suite
+    from aerialdojo.tasks.suite import resolve_suite
+
+    episode_id = load_suite(resolve_suite("aerialdojo_mini"))[1].select()[0]
+    graph = specs_for(
+        {
+            "sim_bridge": {"image_width": 48, "image_height": 48},
+            "task_manager": {"auto_run": False},
+            "evaluator": {"output_dir": str(tmp_path), "run_id": "twice"},
+        }
+    )
+    client = RosClient()
+    try:
+        with running(graph, tmp_path):
+            for action in ("Stop", "TurnLeft"):
+                started = client.call(
+                    StartEpisode,
+                    "/aerialdojo/start_episode",
+                    StartEpisode.Request(episode_id=episode_id),
+                )
+                assert started.success, started.message
+                magnitude = 15.0 if action == "TurnLeft" else 0.0
+                client.call(
+                    Step,
+                    "/aerialdojo/step",
+                    Step.Request(agent="uav", action=action, magnitude=magnitude),
+                )
+            client.call(Step, "/aerialdojo/step", Step.Request(agent="uav", action="Stop"))
+            time.sleep(2.0)  # let the evaluator record the last events before it is stopped
+    finally:
+        client.close()
+    run_dir = tmp_path / "twice"
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert [(e["episode_id"], e["steps_used"]) for e in metrics["episodes"]] == [(episode_id, 2)]
+    assert "attempt 1 (scored (stopped)) was superseded" in (run_dir / "run_notes.md").read_text()
+    replay = _aerialdojo("evaluate-bag", run_dir / "bag", "--out", tmp_path / "replay")
+    assert replay.returncode == 0, replay.stderr
+    assert (tmp_path / "replay" / "metrics.json").read_bytes() == (
+        run_dir / "metrics.json"
+    ).read_bytes()
