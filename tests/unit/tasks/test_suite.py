@@ -241,9 +241,9 @@ def test_a_file_that_is_no_suite_is_refused_before_it_is_read(
 def test_a_suite_file_too_large_is_refused_unread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from aerialdojo.tasks import suite as suite_module
+    from aerialdojo.tasks import records
 
-    monkeypatch.setattr(suite_module, "MAX_SUITE_BYTES", 1000)
+    monkeypatch.setattr(records, "MAX_SUITE_BYTES", 1000)
     path = tmp_path / "suite.json"
     path.write_text("{" + " " * 2000 + "}")
     with pytest.raises(TaskFileError, match="larger than a suite file can be"):

@@ -13,12 +13,12 @@ from aerialdojo.errors import ConfigError, TaskFileError
 from aerialdojo.geometry import Pose
 from aerialdojo.tasks.records import (
     FieldReader,
+    check_suite_file,
     find_episode,
     numbers,
     select_episodes,
     texts,
 )
-from aerialdojo.tasks.suite import check_suite_file
 
 BENCHMARK = "agos"
 SCHEMA_VERSION = 1

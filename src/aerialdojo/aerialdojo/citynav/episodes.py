@@ -17,6 +17,7 @@ from aerialdojo.errors import AerialDojoError, InvalidActionError, TaskFileError
 from aerialdojo.geometry import Pose
 from aerialdojo.tasks.records import (
     FieldReader,
+    check_suite_file,
     find_episode,
     is_number,
     is_text,
@@ -304,6 +305,7 @@ def load_citynav_suite(path: str | Path) -> CityNavSuite:
         TaskFileError: unreadable, not JSON, or invalid; every problem is listed.
     """
     path = Path(path)
+    check_suite_file(path)  # size and shape before the file is read whole
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:

@@ -249,7 +249,7 @@ def suite_protocol(path: Path) -> BenchmarkProtocol:
         ConfigError: unreadable, not a JSON object, no or an unknown ``benchmark``, or a
             benchmark whose episodes the task manager cannot run.
     """
-    from aerialdojo.tasks.suite import check_suite_file  # noqa: PLC0415 - heavy, not at import
+    from aerialdojo.tasks.records import check_suite_file  # noqa: PLC0415 - heavy, not at import
 
     check_suite_file(path)  # size and shape before the file is read whole
     try:

@@ -13,6 +13,7 @@ from aerialdojo.agos.episodes import is_agos_suite, load_agos_suite
 from aerialdojo.errors import ConfigError, TaskFileError
 from aerialdojo.sim.annotations import FAMILIES
 from aerialdojo.tasks.episode import REPRESENTATION_SUFFIXES, Episode
+from aerialdojo.tasks.records import check_suite_file
 from aerialdojo.tasks.serialization import (
     SCHEMA_VERSION,
     JsonObject,
@@ -23,9 +24,6 @@ from aerialdojo.tasks.settings import SETTINGS_BY_NAME, SPLIT_PERCENTAGES
 from aerialdojo.tasks.validation import document_problems
 
 SUITE_FILE = "suite.json"
-#: The largest suite file read: parsed JSON takes about 15 times its size in memory, and
-#: AerialDojo-200K's full test set (about 200,000 episodes) stays well under it.
-MAX_SUITE_BYTES = 512 * 2**20
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -218,37 +216,6 @@ def resolve_suite(name_or_path: str | Path) -> Path:
         f"suite {str(name_or_path)!r} is neither a suite file nor a shipped suite "
         f"({', '.join(names) or 'none shipped'})"
     )
-
-
-def check_suite_file(path: Path, source: str | None = None) -> None:
-    """Check a suite file before anything reads it whole: at most ``MAX_SUITE_BYTES`` of
-    UTF-8 text.
-
-    Args:
-        path: the file.
-        source: how problems name the file (default: ``path``).
-
-    Raises:
-        TaskFileError: it cannot be read, or is too large or not text.
-    """
-    label = source or str(path)
-    try:
-        size = path.stat().st_size
-        with path.open("rb") as stream:
-            head = stream.read(4096)
-    except OSError as error:
-        raise TaskFileError(
-            label, [f"{label}: cannot read: {error.strerror or error}"]
-        ) from error
-    if size > MAX_SUITE_BYTES:
-        raise TaskFileError(
-            label,
-            [f"{label}: {size / 2**20:.0f} MiB is larger than a suite file can be "
-             f"({MAX_SUITE_BYTES // 2**20} MiB); split the suite"],
-        )  # fmt: skip
-    text = head.decode("utf-8", errors="replace")
-    if "\ufffd" in text[:-4] or "\x00" in text:
-        raise TaskFileError(label, [f"{label}: not a text file (not UTF-8 JSON)"])
 
 
 def _read_document(path: Path, source: str) -> tuple[Any, list[str]]:
