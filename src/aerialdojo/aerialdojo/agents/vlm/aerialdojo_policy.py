@@ -1,0 +1,222 @@
+"""The AerialDojo-200K model agent: the fixed prompt of appendix A around the current RGB-D
+views, the goal, the termination conditions and the interaction history (section 3.3,
+"Benchmark framework"), one single-action JSON reply per step."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from aerialdojo.actions import AERIALDOJO_ACTIONS, Action, ActionType
+from aerialdojo.agents.observation import AgentObservation, GoalDescription
+from aerialdojo.agents.vlm.client import Message
+from aerialdojo.agents.vlm.images import EncodedImage, encode_depth, encode_rgb
+from aerialdojo.agents.vlm.parsing import parse_aerialdojo_action
+from aerialdojo.agents.vlm.prompts import PromptSet
+from aerialdojo.agents.vlm.session import ModelSession
+from aerialdojo.errors import ConfigError
+
+#: The embodiment the prompt states (AerialDojo-200K, section 3.1, "Aerial embodiment").
+WHEELBASE_MM = 250
+COLLISION_RADIUS_MM = 250
+#: The prompt's radius when the task does not say (section 3.2: Stop within 3 m).
+DEFAULT_RADIUS_M = 3.0
+REPLY_FORMAT = (
+    '{"action": "<action name>", "magnitude": <one of its magnitudes>}\n'
+    'For Stop: {"action": "Stop"}'
+)
+
+_SYSTEM_FIELDS = frozenset(
+    {
+        "views_description",
+        "depth_max_m",
+        "action_list",
+        "wheelbase_mm",
+        "collision_radius_mm",
+        "budget",
+        "success_radius_m",
+        "reply_format",
+    }
+)
+_USER_FIELDS = frozenset(
+    {
+        "object_name",
+        "landmark_name",
+        "direction",
+        "description",
+        "step",
+        "budget",
+        "steps_left",
+        "history",
+        "odometry",
+    }
+)
+#: File stem -> the placeholders the code fills (docs/vlm_agents.md lists them).
+TEMPLATE_FIELDS: dict[str, frozenset[str]] = {
+    "system": _SYSTEM_FIELDS,
+    "user_semantic": _USER_FIELDS,
+    "user_image": _USER_FIELDS - {"description"},
+    "repair": frozenset({"error", "reply_format"}),
+}
+
+
+def action_list(action_set: Sequence[ActionType] = AERIALDOJO_ACTIONS) -> str:
+    """The action set as the prompt lists it: each name with its magnitudes."""
+    lines = []
+    for kind in action_set:
+        if kind.magnitudes:
+            magnitudes = " or ".join(f"{m:g}" for m in kind.magnitudes)
+            lines.append(f"- {kind.name}: magnitude {magnitudes} ({kind.unit})")
+        else:
+            lines.append(f"- {kind.name}: no magnitude; declares that you have found the target")
+    return "\n".join(lines)
+
+
+def parse_fallback(text: str) -> Action:
+    """``"Stop"`` or ``"<Action> <magnitude>"`` (e.g. ``"TurnLeft 15"``) as an Action.
+
+    Raises:
+        ConfigError: not a legal AerialDojo action.
+    """
+    name, _, magnitude = text.strip().partition(" ")
+    try:
+        return parse_aerialdojo_action(
+            f'{{"action": "{name}", "magnitude": {magnitude.strip() or "null"}}}'
+        )
+    except Exception as error:
+        raise ConfigError(f"vlm_fallback {text!r} is not a legal action: {error}") from error
+
+
+def describe_action(action: Action) -> dict[str, Any]:
+    """An action as transcripts record it."""
+    return {"action": action.name, "magnitude": action.magnitude}
+
+
+@dataclass
+class VlmAerialDojoPolicy:
+    """A ``Policy`` that asks a vision-language model for every action.
+
+    Args:
+        session: the model conversation (live or replayed).
+        prompts: the templates of ``TEMPLATE_FIELDS``.
+        views: the camera views shown, each as RGB and rendered depth (the paper's prompt:
+            the front view).
+        image_format: ``png`` or ``jpeg`` for RGB (depth is always PNG).
+        depth_max_m: the depth rendering's far limit, as the prompt states it.
+        history: previous actions shown (the interaction history's window).
+        fallback: the action taken when no reply is legal within the repair turns.
+    """
+
+    session: ModelSession
+    prompts: PromptSet
+    views: tuple[str, ...] = ("front",)
+    image_format: str = "png"
+    depth_max_m: float = 50.0
+    history: int = 8
+    fallback: Action = field(default_factory=lambda: Action("Stop"))
+    _goal: GoalDescription | None = None
+    _actions: list[str] = field(default_factory=list)
+    _references: list[EncodedImage] = field(default_factory=list)
+    _system: str = ""
+
+    def reset(self, goal: GoalDescription) -> None:
+        """Start a new episode (or a rerun of one) with ``goal``."""
+        self._goal = goal
+        self._actions = []
+        self._references = [encode_rgb(image, self.image_format) for image in goal.reference_images]
+        self.session.start_episode(goal.episode_id)
+        self._system = self.prompts.render(
+            "system",
+            {
+                "views_description": self._views_description(),
+                "depth_max_m": f"{self.depth_max_m:g}",
+                "action_list": action_list(),
+                "wheelbase_mm": WHEELBASE_MM,
+                "collision_radius_mm": COLLISION_RADIUS_MM,
+                "budget": goal.action_budget or "the assigned number of",
+                "success_radius_m": f"{goal.success_radius_m or DEFAULT_RADIUS_M:g}",
+                "reply_format": REPLY_FORMAT,
+            },
+        )
+
+    def act(self, observation: AgentObservation) -> Action:
+        """Ask the model for the next action.
+
+        Raises:
+            ModelServerError: the server failed (an infrastructure failure).
+        """
+        goal = self._goal
+        if goal is None:
+            raise RuntimeError("act() before reset()")
+        outcome = self.session.decide(
+            self.messages(observation),
+            parse_aerialdojo_action,
+            lambda error: self.prompts.render(
+                "repair", {"error": error, "reply_format": REPLY_FORMAT}
+            ),
+            self.fallback,
+            describe_action,
+        )
+        action = outcome.value
+        note = " (fallback: no legal reply)" if outcome.fallback else ""
+        magnitude = f" {action.magnitude:g}" if action.name != "Stop" else ""
+        self._actions.append(f"{action.name}{magnitude}{note}")
+        return action
+
+    def messages(self, observation: AgentObservation) -> list[Message]:
+        """The request of one decision: system prompt, user prompt, images."""
+        goal = self._goal
+        assert goal is not None
+        step = len(self._actions) + 1
+        shown = self._actions[-self.history :] if self.history else []
+        first = step - len(shown)
+        history = "\n".join(f"{first + k}. {text}" for k, text in enumerate(shown)) or "(none)"
+        odometry = observation.odometry
+        image_goal = bool(self._references)
+        text = self.prompts.render(
+            "user_image" if image_goal else "user_semantic",
+            {
+                "object_name": goal.object_name,
+                "landmark_name": goal.landmark_name,
+                "direction": goal.direction,
+                "description": goal.description,
+                "step": step,
+                "budget": goal.action_budget or "?",
+                "steps_left": max(goal.action_budget - step + 1, 0) if goal.action_budget else "?",
+                "history": history,
+                "odometry": (
+                    f"x {odometry.x:.1f} m forward, y {odometry.y:.1f} m left, "
+                    f"z {odometry.z:.1f} m up of the start"
+                ),
+            },
+        )
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+        for index, image in enumerate(self._references, start=1):
+            content += _labelled(f"Reference image {index} of the target:", image)
+        for name in self.views:
+            view = observation.views.get(name)
+            if view is None:
+                raise ConfigError(f"vlm_views: the observation has no {name!r} view")
+            content += _labelled(f"{name} view, RGB:", encode_rgb(view.rgb, self.image_format))
+            content += _labelled(
+                f"{name} view, depth:", encode_depth(view.depth, self.depth_max_m)
+            )
+        return [
+            {"role": "system", "content": self._system},
+            {"role": "user", "content": content},
+        ]
+
+    def _views_description(self) -> str:
+        names = ", ".join(self.views)
+        return (
+            f"- RGB and depth images from your {names} camera(s): 90-degree field of view, "
+            "taken after your last action."
+        )
+
+
+def _labelled(label: str, image: EncodedImage) -> list[dict[str, Any]]:
+    return [
+        {"type": "text", "text": label},
+        {"type": "image_url", "image_url": {"url": image.data_url()}},
+    ]
