@@ -218,7 +218,7 @@ def _handler_class(server: ChatServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: Any) -> None:
             pass  # quiet: tests read server.received instead
 
         def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:

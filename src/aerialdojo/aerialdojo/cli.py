@@ -234,6 +234,7 @@ def _summary_section(report_md: str) -> str:
 
 
 def _cmd_evaluate_bag(args: argparse.Namespace) -> int:
+    from aerialdojo.agents.vlm.transcript import TRANSCRIPTS_DIR  # noqa: PLC0415
     from aerialdojo.bags.replay import assemble_bag, read_pose_track  # noqa: PLC0415
     from aerialdojo.run_report import score_assembled, write_run  # noqa: PLC0415
 
@@ -252,7 +253,8 @@ def _cmd_evaluate_bag(args: argparse.Namespace) -> int:
     replayed = assemble_bag(args.bag, records, track)
     result = score_assembled(replayed.assembler, args.radius, replayed.warnings)
     if args.out is not None:
-        write_run(args.out, result)
+        # A live run's transcripts sit beside its bag: account them the same way.
+        write_run(args.out, result, transcripts_dir=args.bag.parent / TRANSCRIPTS_DIR)
     print(result.summary_table)
     return 0 if result.metrics is not None else EXIT_FAILED
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from aerialdojo.agents.vlm.usage import model_usage, usage_section
 from aerialdojo.agos.report import ablation_table
 from aerialdojo.events import EpisodeAssembler
 from aerialdojo.metrics.aggregate import ExcludedEpisode, RunMetrics
@@ -89,7 +90,12 @@ def score_assembled(
     )
 
 
-def write_run(run_dir: Path, result: RunResult, bag_bytes: Mapping[str, int] | None = None) -> None:
+def write_run(
+    run_dir: Path,
+    result: RunResult,
+    bag_bytes: Mapping[str, int] | None = None,
+    transcripts_dir: Path | None = None,
+) -> None:
     """Write ``metrics.json``, ``report.md``, ``episodes.csv`` and the plots (when anything
     was scored) and the run notes into ``run_dir``.
 
@@ -98,11 +104,22 @@ def write_run(run_dir: Path, result: RunResult, bag_bytes: Mapping[str, int] | N
         result: the scored run.
         bag_bytes: serialized bytes the bag holds per episode id (``BETWEEN_EPISODES`` for the
             rest), listed in the report; None when no bag was recorded.
+        transcripts_dir: the run's model transcripts, whose usage (tokens, latency, cost,
+            repairs, fallbacks) goes into ``metrics.json`` and the report; None or empty: no
+            model agent ran.
     """
     run_dir.mkdir(parents=True, exist_ok=True)
     if result.metrics is not None:
         plots = write_plots(result.metrics, run_dir, result.traces)
-        write_report(result.metrics, run_dir, plots)
+        usage = (
+            model_usage(transcripts_dir, [trace.episode_id for trace in result.traces])
+            if transcripts_dir is not None
+            else None
+        )
+        write_report(result.metrics, run_dir, plots, {"model_usage": usage} if usage else None)
+        if usage:
+            with (run_dir / REPORT_MD).open("a", encoding="utf-8") as report:
+                report.write("\n" + usage_section(usage))
         if result.metrics.benchmark == "agos":
             with (run_dir / REPORT_MD).open("a", encoding="utf-8") as report:
                 report.write("\n" + _agos_section(result.metrics))

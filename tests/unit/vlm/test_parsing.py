@@ -11,8 +11,8 @@ from aerialdojo.agents.vlm.parsing import (
     MALFORMED,
     UNKNOWN_ACTION,
     ReplyError,
-    parse_agos_reply,
     parse_aerialdojo_action,
+    parse_agos_reply,
 )
 
 

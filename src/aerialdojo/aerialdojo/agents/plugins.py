@@ -14,7 +14,6 @@ from aerialdojo.errors import ConfigError
 from aerialdojo.params import PLUGIN_PATTERN
 
 
-
 def is_plugin_name(name: str) -> bool:
     """Whether ``name`` has the form ``package.module:ClassName``."""
     return re.fullmatch(PLUGIN_PATTERN, name) is not None

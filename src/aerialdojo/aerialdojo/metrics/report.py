@@ -173,15 +173,21 @@ def render_report_md(run: RunMetrics, images: Sequence[str] = ()) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def metrics_json_text(run: RunMetrics) -> str:
+def metrics_json_text(run: RunMetrics, extra: Mapping[str, Any] | None = None) -> str:
     """``metrics.json`` content: sorted keys, plain numbers, no NaN, so that two runs with the
-    same episodes give byte-identical files (live metrics are tested equal to bag metrics)."""
-    return json.dumps(run.to_dict(), sort_keys=True, indent=2, allow_nan=False) + "\n"
+    same episodes give byte-identical files (live metrics are tested equal to bag metrics).
+
+    Args:
+        run: the aggregated run.
+        extra: further top-level sections (e.g. ``model_usage``).
+    """
+    document = {**run.to_dict(), **(extra or {})}
+    return json.dumps(document, sort_keys=True, indent=2, allow_nan=False) + "\n"
 
 
-def write_metrics_json(run: RunMetrics, path: Path) -> None:
-    """Write ``metrics_json_text(run)`` to ``path``."""
-    path.write_text(metrics_json_text(run), encoding="utf-8")
+def write_metrics_json(run: RunMetrics, path: Path, extra: Mapping[str, Any] | None = None) -> None:
+    """Write ``metrics_json_text(run, extra)`` to ``path``."""
+    path.write_text(metrics_json_text(run, extra), encoding="utf-8")
 
 
 def write_episodes_csv(run: RunMetrics, path: Path) -> None:
@@ -198,16 +204,22 @@ def write_episodes_csv(run: RunMetrics, path: Path) -> None:
             )
 
 
-def write_report(run: RunMetrics, out_dir: Path, images: Sequence[str] = ()) -> None:
+def write_report(
+    run: RunMetrics,
+    out_dir: Path,
+    images: Sequence[str] = (),
+    extra: Mapping[str, Any] | None = None,
+) -> None:
     """Write ``metrics.json``, ``report.md`` and ``episodes.csv`` into ``out_dir``.
 
     Args:
         run: the aggregated run.
         out_dir: created if missing.
         images: plot file names already in ``out_dir`` to embed in the report.
+        extra: further top-level sections of ``metrics.json``.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_metrics_json(run, out_dir / METRICS_JSON)
+    write_metrics_json(run, out_dir / METRICS_JSON, extra)
     write_episodes_csv(run, out_dir / EPISODES_CSV)
     (out_dir / REPORT_MD).write_text(render_report_md(run, images), encoding="utf-8")
 

@@ -23,6 +23,7 @@ from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import CompressedImage, Image
 from tf2_msgs.msg import TFMessage
 
+from aerialdojo.agents.vlm.transcript import TRANSCRIPTS_DIR
 from aerialdojo.bags.recorder import BagRecorder
 from aerialdojo.bags.typestore import aerialdojo_typestore
 from aerialdojo.events import EpisodeAssembler
@@ -160,7 +161,12 @@ class Evaluator(Node):
         if self._recorder is not None:
             self._recorder.close()
         self.result = score_assembled(self._assembler, self._radii)
-        write_run(self.run_dir, self.result, self.bag_bytes if self._recorder else None)
+        write_run(
+            self.run_dir,
+            self.result,
+            self.bag_bytes if self._recorder else None,
+            self.run_dir / TRANSCRIPTS_DIR,
+        )
         self.get_logger().info(f"report written to {self.run_dir}\n{self.result.summary_table}")
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from aerialdojo.actions import AERIALDOJO_ACTIONS, Action, ActionType
 from aerialdojo.agents.observation import AgentObservation, GoalDescription
-from aerialdojo.agents.vlm.client import Message
+from aerialdojo.agents.vlm.chat import Message
 from aerialdojo.agents.vlm.images import EncodedImage, encode_depth, encode_rgb
 from aerialdojo.agents.vlm.parsing import parse_aerialdojo_action
 from aerialdojo.agents.vlm.prompts import PromptSet

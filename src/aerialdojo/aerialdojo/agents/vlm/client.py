@@ -14,23 +14,16 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import openai
 
-from aerialdojo.errors import AerialDojoError, ConfigError
+from aerialdojo.agents.vlm.chat import ChatReply, Message, ModelServerError
+from aerialdojo.errors import ConfigError
 
 #: Sent when the key variable is unset: local servers started without ``--api-key`` accept
 #: any key, and the SDK refuses to send none.
 NO_KEY = "EMPTY"
-
-Message = dict[str, Any]
-
-
-class ModelServerError(AerialDojoError):
-    """The model server failed every attempt (down, hanging, overloaded, refusing): an
-    infrastructure failure of the episode, rerun, never scored against the agent."""
-
 
 @dataclass(frozen=True, kw_only=True)
 class ServerSettings:
@@ -72,38 +65,6 @@ class ServerSettings:
                 f"{where}.vlm_api_key_env: {self.api_key_env!r} is not an environment variable "
                 "name (give the variable's NAME, never the key)"
             )
-
-
-@dataclass(frozen=True, kw_only=True)
-class ChatReply:
-    """One answered request.
-
-    Attributes:
-        text: the assistant message's content.
-        prompt_tokens: input tokens the server counted (0 if it did not say).
-        completion_tokens: output tokens.
-        latency_s: wall time of the answered attempt.
-        attempts: requests sent, the answered one included.
-        waited_s: time spent between attempts (backoff and Retry-After).
-    """
-
-    text: str
-    prompt_tokens: int
-    completion_tokens: int
-    latency_s: float
-    attempts: int = 1
-    waited_s: float = 0.0
-
-
-class ChatClient(Protocol):
-    """Anything that answers a chat: the live server, or a run's transcripts on replay."""
-
-    def complete(self, messages: Sequence[Message]) -> ChatReply:
-        """The assistant's reply to ``messages``.
-
-        Raises:
-            ModelServerError: no usable reply (an infrastructure failure).
-        """
 
 
 _LIMITS: dict[str, threading.BoundedSemaphore] = {}

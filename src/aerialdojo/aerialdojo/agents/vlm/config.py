@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aerialdojo.agents.vlm.client import ChatClient, OpenAIChatClient, ServerSettings
+from aerialdojo.agents.vlm.chat import ChatClient
+from aerialdojo.agents.vlm.client import OpenAIChatClient, ServerSettings
 from aerialdojo.agents.vlm.images import IMAGE_FORMATS
 from aerialdojo.agents.vlm.session import ModelSession
 from aerialdojo.agents.vlm.transcript import ReplayChatClient, TranscriptWriter

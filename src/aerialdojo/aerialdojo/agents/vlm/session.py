@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
-from aerialdojo.agents.vlm.client import ChatClient, ChatReply, Message, ModelServerError
+from aerialdojo.agents.vlm.chat import ChatClient, ChatReply, Message, ModelServerError
 from aerialdojo.agents.vlm.parsing import ReplyError
 from aerialdojo.agents.vlm.transcript import TranscriptWriter, stored_messages
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from aerialdojo.agents.vlm.client import ChatReply, Message, ModelServerError
+from aerialdojo.agents.vlm.chat import ChatReply, Message, ModelServerError
 from aerialdojo.errors import AerialDojoError, ConfigError
 
 TRANSCRIPTS_DIR = "transcripts"
