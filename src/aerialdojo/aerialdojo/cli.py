@@ -52,6 +52,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--timeout", type=float, default=3600.0, help="give up after this many seconds"
     )
+    run.add_argument(
+        "--replay-transcripts",
+        type=Path,
+        metavar="RUN_DIR",
+        help="replay the model replies recorded in RUN_DIR/transcripts instead of asking a "
+        "server (same actions, same metrics.json)",
+    )
     run.set_defaults(handler=_cmd_eval)
 
     replay = commands.add_parser(
@@ -149,11 +156,17 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         run_id=run_id,
         output_dir=str(args.output) if args.output else None,
         episodes=args.episodes,
+        replay_transcripts=str(args.replay_transcripts) if args.replay_transcripts else None,
     )
     task_manager = next(spec for spec in specs if spec.name == "task_manager")
     # Fail here, naming the file and field, rather than in a node's log.
     suite = resolve_suite(str(task_manager.parameters["suite"]))
     load_agos_suite(suite) if is_agos_suite(suite) else load_suite(suite)
+    for spec in specs:
+        if spec.name == "uav_agent":
+            from aerialdojo.agents.plugins import uav_policy  # noqa: PLC0415
+
+            uav_policy(dict(spec.parameters), f"{args.config}: uav_agent")
     return _run_graph(specs, args.timeout)
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from aerialdojo.agents.vlm.transcript import TRANSCRIPTS_DIR
 from aerialdojo.errors import ConfigError
 from aerialdojo.params import NODE_PARAMETERS, ParamValue, validate_parameters
 from aerialdojo.sim.factory import BACKEND_VENVS
@@ -42,6 +43,9 @@ START_ORDER = (
     "agos_uav_agent",
     "ugv_agent",
 )
+
+#: The agent nodes: their model transcripts go into the run directory.
+AGENT_NODES = ("uav_agent", "agos_uav_agent", "ugv_agent")
 
 #: The bridge owns the clock; every other node runs on simulation time.
 CLOCK_OWNER = "sim_bridge"
@@ -123,6 +127,13 @@ def node_specs(config: Mapping[str, Mapping[str, ParamValue]]) -> list[NodeSpec]
         if node == "evaluator" and "agents" in config["sim_bridge"]:
             # The evaluator records what the bridge publishes; one list, not two to keep equal.
             declared["agents"] = config["sim_bridge"]["agents"]
+        if node in AGENT_NODES:
+            # Model transcripts belong to the run, beside its bag and report.
+            evaluator = {
+                spec.name: spec.default for spec in NODE_PARAMETERS["evaluator"]
+            } | dict(config.get("evaluator", {}))
+            run = Path(str(evaluator["output_dir"])) / str(evaluator["run_id"] or "")
+            declared["transcript_dir"] = str(run / TRANSCRIPTS_DIR) if evaluator["run_id"] else ""
         # Every parameter explicit, so both entry points pass the same complete set; empty
         # lists are left to the node's default because rcl cannot carry them.
         parameters = {
@@ -147,6 +158,7 @@ def run_specs(
     output_dir: str | None = None,
     episodes: int | None = None,
     episode_ids: Sequence[str] = (),
+    replay_transcripts: str | None = None,
     source: str = "command line",
 ) -> list[NodeSpec]:
     """The node specs of one run: the config file plus the options every entry point offers.
@@ -157,6 +169,7 @@ def run_specs(
         output_dir: replaces the config's evaluator ``output_dir`` when given.
         episodes: caps the task manager's selection (``max_episodes``) when given.
         episode_ids: run exactly these episodes when given (e.g. a rerun of failures).
+        replay_transcripts: a recorded run directory whose model replies the agents replay.
         source: what to name in errors about the options.
 
     Raises:
@@ -169,7 +182,14 @@ def run_specs(
         overrides.setdefault("task_manager", {})["max_episodes"] = episodes
     if episode_ids:
         overrides.setdefault("task_manager", {})["episodes"] = list(episode_ids)
-    return node_specs(apply_overrides(load_config(config_path), overrides, source))
+    config = load_config(config_path)
+    if replay_transcripts:
+        agents = [node for node in AGENT_NODES if node in config]
+        if not agents:
+            raise ConfigError(f"{config_path}: --replay-transcripts needs an agent node")
+        for node in agents:
+            overrides[node] = {"replay_transcripts": replay_transcripts}
+    return node_specs(apply_overrides(config, overrides, source))
 
 
 def config_of(specs: Sequence[NodeSpec]) -> dict[str, dict[str, dict[str, ParamValue]]]:

@@ -12,6 +12,7 @@ from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from rclpy.timer import Timer
 
@@ -33,6 +34,12 @@ STATE_QOS = latched_qos(depth=10)
 #: AGOS handoff (``/agos/candidates``, ``/agos/messages``): every candidate and message
 #: matters to the other agent, and one that starts late must still see the episode's history.
 HANDOFF_QOS = latched_qos(depth=100)
+
+#: Agent faults (``/aerialdojo/agent_faults``: a model server that died or hangs): reliable,
+#: and volatile, so that a fault of one attempt can never reach the task manager as the fault
+#: of a rerun.
+AGENT_FAULTS_TOPIC = "/aerialdojo/agent_faults"
+FAULTS_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 
 #: Camera streams: reliable and transient local, because an agent waits for the frames its
 #: step produced.
@@ -80,6 +87,11 @@ def _descriptor(spec: ParamSpec) -> ParameterDescriptor:
         additional_constraints=", ".join(constraints),
         read_only=True,
     )
+
+
+def parameters_of(node: Node, table: str) -> dict[str, Any]:
+    """Every declared parameter of ``table`` with its value (for ROS-free constructors)."""
+    return {spec.name: param(node, spec.name) for spec in NODE_PARAMETERS[table]}
 
 
 def param(node: Node, name: str) -> Any:

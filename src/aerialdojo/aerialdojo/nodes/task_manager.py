@@ -42,7 +42,9 @@ from aerialdojo.errors import AerialDojoError, InvalidActionError
 from aerialdojo.events import ground_truth_record
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.common import (
+    AGENT_FAULTS_TOPIC,
     EVENTS_QOS,
+    FAULTS_QOS,
     HANDOFF_QOS,
     TASK_QOS,
     declare_node_parameters,
@@ -124,6 +126,9 @@ class TaskManager(Node):
             StartEpisode, "/aerialdojo/start_episode", self._on_start, callback_group=services
         )
         self.create_service(Step, "/aerialdojo/step", self._on_step, callback_group=services)
+        self.create_subscription(
+            AgentMessage, AGENT_FAULTS_TOPIC, self._on_agent_fault, FAULTS_QOS
+        )
         self.get_logger().info(
             f"suite {self._suite.name}: {len(self._suite.episodes)} episodes, "
             f"{len(self._selection)} selected"
@@ -365,6 +370,21 @@ class TaskManager(Node):
         response.stamp = attempt.stamp
         response.message = ": ".join(filter(None, (_TERMINAL_NAMES.get(kind, ""), reason)))
         return response
+
+    def _on_agent_fault(self, fault: AgentMessage) -> None:
+        """An agent could not decide for reasons outside it (its model server died or hangs):
+        the running attempt of that episode ends as an infrastructure failure and is rerun."""
+        with self._lock:
+            attempt = self._attempt
+            if (
+                attempt is None
+                or attempt.termination is not None
+                or attempt.episode.episode_id != fault.episode_id
+            ):
+                return
+            self._finish(
+                attempt, EpisodeEvent.INFRA_FAILURE, None, message=f"{fault.sender}: {fault.text}"
+            )
 
     def _publish_turn(self, attempt: _Attempt) -> None:
         """Announce whose decision comes next, with the candidate under verification, after

@@ -6,7 +6,9 @@ Subscribes (relative to its namespace, e.g. ``/uav``): ``camera/<view>/image``,
 and the task services: the same node runs against a real robot's drivers.
 
 Each step returns the stamp of the observation set it produced; the node waits until every
-view of that stamp has arrived, then asks the policy for the next action.
+view of that stamp has arrived, then asks the policy for the next action. A policy whose model
+server fails (``ModelServerError``) makes the attempt an infrastructure failure: the node says
+so on ``/aerialdojo/agent_faults`` and the task manager reruns the episode.
 """
 
 from __future__ import annotations
@@ -14,22 +16,35 @@ from __future__ import annotations
 import time
 
 import rclpy
-from aerialdojo_interfaces.msg import GoalSpec, TaskSpec
+from aerialdojo_interfaces.msg import AgentMessage, TaskSpec
 from aerialdojo_interfaces.srv import Step
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.task import Future
+from std_msgs.msg import Header
 
-from aerialdojo.agents.colour_seeker import ColourSeekerPolicy
 from aerialdojo.agents.observation import AgentObservation, GoalDescription, Policy
-from aerialdojo.nodes.common import TASK_QOS, declare_node_parameters, param, time_ns, wall_timer
+from aerialdojo.agents.plugins import uav_policy
+from aerialdojo.agents.vlm.chat import ModelServerError
+from aerialdojo.agents.vlm.transcript import ReplayError
+from aerialdojo.nodes.common import (
+    AGENT_FAULTS_TOPIC,
+    FAULTS_QOS,
+    TASK_QOS,
+    declare_node_parameters,
+    param,
+    parameters_of,
+    time_ns,
+    wall_timer,
+)
 from aerialdojo.nodes.sensor_sync import ObservationSync
 from aerialdojo.runner import exit_with_launcher
 from aerialdojo.transport import image_to_array
 
 
 class UavAgent(Node):
-    """Runs a policy (by default the ``ColourSeekerPolicy``) on the UAV's observation sets."""
+    """Runs a policy (the ``policy`` parameter's: the colour seeker, a vision-language model,
+    or a plug-in class) on the UAV's observation sets."""
 
     def __init__(self, policy: Policy | None = None) -> None:
         """Args:
@@ -39,14 +54,16 @@ class UavAgent(Node):
         declare_node_parameters(self, "uav_agent")
         self._agent = self.get_namespace().strip("/") or "uav"
         self._views: list[str] = list(param(self, "views"))
-        self._policy = policy or ColourSeekerPolicy(seed=param(self, "seed"))
+        self._policy = policy or uav_policy(parameters_of(self, "uav_agent"), "uav_agent")
         self._timeout_s = float(param(self, "observation_timeout_s"))
         self._episode_id = ""
+        self._task_stamp = -1
         self._expected_ns: int | None = None
         self._waiting_since = time.monotonic()
         self._step_pending = False
         self._sensors = ObservationSync(self, self._views, self._try_act)
         self._step_client = self.create_client(Step, "/aerialdojo/step")
+        self._faults = self.create_publisher(AgentMessage, AGENT_FAULTS_TOPIC, FAULTS_QOS)
         self._subscribe_to_tasks = wall_timer(self, 0.1, self._subscribe_when_sensors_match)
         wall_timer(self, 5.0, self._warn_if_starved)
 
@@ -58,11 +75,17 @@ class UavAgent(Node):
             self.create_subscription(TaskSpec, "/aerialdojo/task", self._on_task, TASK_QOS)
 
     def _on_task(self, task: TaskSpec) -> None:
-        if self._agent not in task.agents or task.episode_id == self._episode_id:
+        # A rerun of an episode has the same id and a new stamp; the latched task may arrive
+        # twice with the same stamp.
+        stamp = time_ns(task.header.stamp)
+        if self._agent not in task.agents or (task.episode_id, stamp) == (
+            self._episode_id,
+            self._task_stamp,
+        ):
             return
-        self._episode_id = task.episode_id
-        self._policy.reset(_goal(task.goal))
-        self._expected_ns = time_ns(task.header.stamp)
+        self._episode_id, self._task_stamp = task.episode_id, stamp
+        self._policy.reset(_goal(task))
+        self._expected_ns = stamp
         self._waiting_since = time.monotonic()
         self.get_logger().info(f"episode {task.episode_id}: {task.goal.object_name!r}")
         self._try_act()
@@ -76,7 +99,11 @@ class UavAgent(Node):
             return
         odometry, views = observed
         self._sensors.forget_before(stamp)
-        action = self._policy.act(AgentObservation(views=views, odometry=odometry))
+        try:
+            action = self._policy.act(AgentObservation(views=views, odometry=odometry))
+        except (ModelServerError, ReplayError) as error:
+            self._report_fault(str(error))
+            return
         self._step_pending = True
         request = Step.Request(agent=self._agent, action=action.name, magnitude=action.magnitude)
         self._step_client.call_async(request).add_done_callback(self._on_step_done)
@@ -96,6 +123,21 @@ class UavAgent(Node):
         self._waiting_since = time.monotonic()
         self._try_act()
 
+    def _report_fault(self, reason: str) -> None:
+        """End this attempt as an infrastructure failure (the task manager reruns it)."""
+        self.get_logger().error(f"episode {self._episode_id}: {reason}")
+        self._expected_ns = None
+        self._faults.publish(
+            AgentMessage(
+                header=Header(stamp=self.get_clock().now().to_msg()),
+                episode_id=self._episode_id,
+                sender=self._agent,
+                receiver="task_manager",
+                kind=AgentMessage.FREE_TEXT,
+                text=reason,
+            )
+        )
+
     def _warn_if_starved(self) -> None:
         if self._step_pending:
             return
@@ -105,13 +147,17 @@ class UavAgent(Node):
             self.get_logger().warning(warning)
 
 
-def _goal(goal: GoalSpec) -> GoalDescription:
+def _goal(task: TaskSpec) -> GoalDescription:
+    goal = task.goal
     return GoalDescription(
         object_name=goal.object_name,
         landmark_name=goal.landmark_name,
         direction=goal.direction,
         description=goal.description,
         reference_images=[image_to_array(image).copy() for image in goal.reference_images],
+        action_budget=int(task.action_budget),
+        success_radius_m=float(task.success_radius_m),
+        episode_id=task.episode_id,
     )
 
 
