@@ -44,8 +44,8 @@ START_ORDER = (
     "ugv_agent",
 )
 
-#: The agent nodes: their model transcripts go into the run directory.
-AGENT_NODES = ("uav_agent", "agos_uav_agent", "ugv_agent")
+#: The agent nodes that can run a model agent: their transcripts go into the run directory.
+AGENT_NODES = ("uav_agent",)
 
 #: The bridge owns the clock; every other node runs on simulation time.
 CLOCK_OWNER = "sim_bridge"

@@ -115,12 +115,7 @@ P = ParamSpec
 def _agos_agent_parameters(policy: str) -> tuple[ParamSpec, ...]:
     """The parameters both AGOS agent nodes declare; ``policy`` describes the policy."""
     return (
-        P(
-            name="policy",
-            default="colour_shape",
-            choices=("colour_shape", "vlm", "vlm_baseline"),
-            description=policy,
-        ),
+        P(name="policy", default="colour_shape", choices=("colour_shape",), description=policy),
         P(name="seed", default=0, minimum=0, description="Seed of the policy's choices"),
         P(
             name="observation_timeout_s",
@@ -128,12 +123,11 @@ def _agos_agent_parameters(policy: str) -> tuple[ParamSpec, ...]:
             minimum=0.1,
             description="Longest wait for the observation set a step produced, seconds",
         ),
-        *_vlm_parameters("WAIT"),
     )
 
 
 def _vlm_parameters(fallback: str) -> tuple[ParamSpec, ...]:
-    """The model agent's parameters (``policy: vlm``; docs/vlm_agents.md), every agent node's."""
+    """The model agent's parameters (``policy: vlm``; docs/vlm_agents.md)."""
     return (
         P(
             name="vlm_base_url",
@@ -451,12 +445,11 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         ),
     ),
     "agos_uav_agent": _agos_agent_parameters(
-        "AGOS UAV policy acting on the nadir view and the reference images: colour_shape, vlm "
-        "(AGOS-Agent prompts) or vlm_baseline (the paper's Baseline prompts)"
+        "AGOS UAV policy acting on the nadir view and the reference images"
     ),
     "ugv_agent": _agos_agent_parameters(
         "AGOS UGV policy acting on its front view, six-view ring, the candidates and the "
-        "reference images: colour_shape, vlm or vlm_baseline"
+        "reference images"
     ),
     "evaluator": (
         P(name="output_dir", default="runs", description="Directory that receives runs/<run_id>/"),
