@@ -63,7 +63,10 @@ def main() -> None:
     )  # fmt: skip
     reply = Reply(text='{"action": "TurnLeft", "magnitude": 15}')
     adapter_ms, baseline_ms = [], []
-    with ChatServer(Script.sequence([], then=reply)) as server, tempfile.TemporaryDirectory() as out:
+    with (
+        ChatServer(Script.sequence([], then=reply)) as server,
+        tempfile.TemporaryDirectory() as out,
+    ):
         values = {spec.name: spec.default for spec in NODE_PARAMETERS["uav_agent"]}
         values.update(
             policy="vlm",

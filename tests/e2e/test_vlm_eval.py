@@ -19,7 +19,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fakes.chat_server import ChatServer, Reply, Script  # noqa: E402
+from fakes.chat_server import ChatServer, Reply, Script
 
 pytestmark = [pytest.mark.ros, pytest.mark.e2e]
 
@@ -130,7 +130,8 @@ def test_a_server_killed_mid_episode_is_an_infrastructure_failure_and_rerun(
     repo: Path, tmp_path: Path
 ) -> None:
     port = _free_port()
-    slow = {"routes": [{"replies": [], "then": {"text": '{"action": "TurnLeft", "magnitude": 15}', "delay_s": 0.3}}]}  # fmt: skip
+    turn = {"text": '{"action": "TurnLeft", "magnitude": 15}', "delay_s": 0.3}
+    slow = {"routes": [{"replies": [], "then": turn}]}
     first = _serve(port, slow, tmp_path / "slow.json")
     config = _config(
         repo, tmp_path, f"http://127.0.0.1:{port}/v1", vlm_max_retries=1, vlm_backoff_s=0.5

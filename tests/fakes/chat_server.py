@@ -243,7 +243,9 @@ def _handler_class(server: ChatServer) -> type[BaseHTTPRequestHandler]:
             if not self._authorized():
                 return
             if self.path.rstrip("/") == "/v1/models":
-                self._send(200, {"object": "list", "data": [{"id": server.model, "object": "model"}]})
+                self._send(
+                    200, {"object": "list", "data": [{"id": server.model, "object": "model"}]}
+                )
             else:
                 self._send(404, {"detail": "Not Found"})
 
@@ -283,7 +285,9 @@ def _handler_class(server: ChatServer) -> type[BaseHTTPRequestHandler]:
                 return
             if reply.status != 200:
                 headers = (
-                    {"Retry-After": f"{reply.retry_after:g}"} if reply.retry_after is not None else {}
+                    {"Retry-After": f"{reply.retry_after:g}"}
+                    if reply.retry_after is not None
+                    else {}
                 )
                 kind = "RateLimitError" if reply.status == 429 else "InternalServerError"
                 self._send(reply.status, _error("scripted fault", kind, reply.status), headers)

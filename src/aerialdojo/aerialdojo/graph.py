@@ -129,9 +129,9 @@ def node_specs(config: Mapping[str, Mapping[str, ParamValue]]) -> list[NodeSpec]
             declared["agents"] = config["sim_bridge"]["agents"]
         if node in AGENT_NODES:
             # Model transcripts belong to the run, beside its bag and report.
-            evaluator = {
-                spec.name: spec.default for spec in NODE_PARAMETERS["evaluator"]
-            } | dict(config.get("evaluator", {}))
+            evaluator = {spec.name: spec.default for spec in NODE_PARAMETERS["evaluator"]} | dict(
+                config.get("evaluator", {})
+            )
             run = Path(str(evaluator["output_dir"])) / str(evaluator["run_id"] or "")
             declared["transcript_dir"] = str(run / TRANSCRIPTS_DIR) if evaluator["run_id"] else ""
         # Every parameter explicit, so both entry points pass the same complete set; empty

@@ -53,12 +53,10 @@ class ParamSpec:
             ConfigError: wrong type, empty list, a choice or bound violated.
         """
         checked = _coerce(self.default, value, where)
-        if self.choices and checked not in self.choices:
-            if not (self.pattern and re.fullmatch(self.pattern, str(checked))):
-                also = f", or {self.pattern_text}" if self.pattern else ""
-                raise ConfigError(
-                    f"{where}: {checked!r} is not one of {', '.join(self.choices)}{also}"
-                )
+        matches = bool(self.pattern) and re.fullmatch(self.pattern, str(checked)) is not None
+        if self.choices and checked not in self.choices and not matches:
+            also = f", or {self.pattern_text}" if self.pattern else ""
+            raise ConfigError(f"{where}: {checked!r} is not one of {', '.join(self.choices)}{also}")
         numbers = checked if isinstance(checked, list) else [checked]
         for number in numbers:
             if isinstance(number, bool) or not isinstance(number, int | float):
@@ -68,7 +66,6 @@ class ParamSpec:
             if self.maximum is not None and number > self.maximum:
                 raise ConfigError(f"{where}: {number!r} is above the maximum {self.maximum:g}")
         return checked
-
 
     @property
     def pattern_text(self) -> str:

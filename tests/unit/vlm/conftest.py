@@ -29,7 +29,9 @@ def view(size: int = 64, seed: int = 0) -> ViewData:
 
 
 def observation(size: int = 64, seed: int = 0) -> AgentObservation:
-    views = {name: view(size, seed + k) for k, name in enumerate(("front", "left", "right", "down"))}
+    views = {
+        name: view(size, seed + k) for k, name in enumerate(("front", "left", "right", "down"))
+    }
     return AgentObservation(views=views, odometry=Pose(1.0, 2.0, 3.0, 0.0))
 
 

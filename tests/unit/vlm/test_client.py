@@ -18,7 +18,7 @@ def _client(server: ChatServer, waits: list[float], **settings: object) -> OpenA
     return OpenAIChatClient(
         ServerSettings(base_url=server.base_url, model="test-vlm", **options),  # type: ignore[arg-type]
         environ={},
-        sleep=lambda s: waits.append(s),
+        sleep=waits.append,
     )
 
 
@@ -81,8 +81,10 @@ def test_a_wrong_model_or_key_is_not_retried() -> None:
 
 
 def test_settings_refuse_a_key_given_as_the_variable_name() -> None:
-    settings = ServerSettings(base_url="http://127.0.0.1:8000/v1", model="m", api_key_env="sk-abc.def")
-    with pytest.raises(ConfigError, match="uav_agent.vlm_api_key_env"):
+    settings = ServerSettings(
+        base_url="http://127.0.0.1:8000/v1", model="m", api_key_env="sk-abc.def"
+    )
+    with pytest.raises(ConfigError, match=r"uav_agent\.vlm_api_key_env"):
         settings.check("uav_agent")
-    with pytest.raises(ConfigError, match="uav_agent.vlm_model"):
+    with pytest.raises(ConfigError, match=r"uav_agent\.vlm_model"):
         ServerSettings(base_url="http://127.0.0.1:8000/v1", model="").check("uav_agent")

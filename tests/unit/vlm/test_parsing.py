@@ -37,7 +37,11 @@ def test_legal_replies_give_their_action(text: str, expected: Action) -> None:
         ('{"action": "MoveForward", "magnitude": 3', MALFORMED, "no JSON object"),
         ('{"move": "MoveForward"}', MALFORMED, '"action"'),
         ('{"action": "Stop"} {"action": "MoveLeft", "magnitude": 1}', MALFORMED, "more than one"),
-        ('{"action": "MoveBackward", "magnitude": 1}', UNKNOWN_ACTION, "legal actions: MoveForward"),
+        (
+            '{"action": "MoveBackward", "magnitude": 1}',
+            UNKNOWN_ACTION,
+            "legal actions: MoveForward",
+        ),
         ('{"action": "MoveForward", "magnitude": 4}', ILLEGAL_MAGNITUDE, "allowed: 1, 3, 5 m"),
         ('{"action": "MoveUp", "magnitude": 5}', ILLEGAL_MAGNITUDE, "allowed: 1, 2 m"),
         ('{"action": "TurnLeft", "magnitude": 90}', ILLEGAL_MAGNITUDE, "allowed: 15 deg"),
@@ -53,12 +57,20 @@ def test_illegal_replies_say_why(text: str, kind: str, says: str) -> None:
 
 
 def test_agos_replies_need_an_argument_from_the_options() -> None:
-    arguments = {"MOVE_TO_UAV_WAYPOINT": ["U3_4", "U3_5"], "ANNOTATE_CANDIDATE": ["C3"], "WAIT": None}
+    arguments = {
+        "MOVE_TO_UAV_WAYPOINT": ["U3_4", "U3_5"],
+        "ANNOTATE_CANDIDATE": ["C3"],
+        "WAIT": None,
+    }
     reply = parse_agos_reply(
         '{"action": "MOVE_TO_UAV_WAYPOINT", "argument": "U3_5", "message": "heading east"}',
         arguments,
     )
-    assert (reply.action, reply.argument, reply.message) == ("MOVE_TO_UAV_WAYPOINT", "U3_5", "heading east")
+    assert (reply.action, reply.argument, reply.message) == (
+        "MOVE_TO_UAV_WAYPOINT",
+        "U3_5",
+        "heading east",
+    )
     assert parse_agos_reply('{"action": "WAIT", "argument": "x"}', arguments).argument == ""
     with pytest.raises(ReplyError) as raised:
         parse_agos_reply('{"action": "MOVE_TO_UAV_WAYPOINT", "argument": "U9_9"}', arguments)

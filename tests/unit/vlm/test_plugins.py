@@ -11,7 +11,7 @@ from aerialdojo.agents.plugins import uav_policy
 from aerialdojo.errors import ConfigError
 from aerialdojo.params import NODE_PARAMETERS, validate_parameters
 
-PLUGIN = '''
+PLUGIN = """
 from aerialdojo.actions import Action
 
 
@@ -28,7 +28,7 @@ class Spinner:
 
 class NotAPolicy:
     pass
-'''
+"""
 
 
 @pytest.fixture
@@ -65,5 +65,5 @@ def test_a_bad_plugin_is_a_config_error(plugin_module: str, name: str, says: str
 
 def test_the_config_accepts_plugin_names_and_refuses_others() -> None:
     assert validate_parameters("uav_agent", {"policy": "pkg.mod:Cls"}, "eval.yaml")
-    with pytest.raises(ConfigError, match="or package.module:ClassName"):
+    with pytest.raises(ConfigError, match=r"or package\.module:ClassName"):
         validate_parameters("uav_agent", {"policy": "pkg.mod.Cls"}, "eval.yaml")

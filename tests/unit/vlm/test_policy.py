@@ -29,7 +29,9 @@ def _parameters(**changes: object) -> dict[str, object]:
 def test_a_decision_shows_the_papers_prompt_and_the_front_rgbd(
     goal: GoalDescription, tmp_path: Path
 ) -> None:
-    with ChatServer(Script.sequence([Reply(text='{"action": "MoveForward", "magnitude": 5}')])) as server:
+    with ChatServer(
+        Script.sequence([Reply(text='{"action": "MoveForward", "magnitude": 5}')])
+    ) as server:
         policy = uav_policy(_parameters(vlm_base_url=server.base_url), "uav_agent")
         policy.reset(goal)
         assert policy.act(observation()) == Action("MoveForward", 5.0)
@@ -87,7 +89,12 @@ def test_malformed_and_illegal_replies_get_repair_turns_then_the_fallback(
     usage = model_usage(transcripts, ["ep-1"])
     assert usage is not None
     total = usage["total"]
-    assert (total["decisions"], total["requests"], total["repairs"], total["fallbacks"]) == (2, 6, 4, 1)
+    assert (total["decisions"], total["requests"], total["repairs"], total["fallbacks"]) == (
+        2,
+        6,
+        4,
+        1,
+    )
     assert total["refused_by_kind"] == {
         "malformed": 2,
         "unknown_action": 1,

@@ -45,7 +45,7 @@ def load_policy_class(name: str, where: str) -> Callable[..., Any]:
             f"{where}: {name} does not implement the Policy protocol "
             f"(aerialdojo.agents.observation.Policy): no {' or '.join(missing)}() method"
         )
-    return cls  # type: ignore[no-any-return]
+    return cls
 
 
 def make_plugin_policy(name: str, seed: int, where: str) -> Policy:
@@ -102,7 +102,9 @@ def uav_policy(values: dict[str, Any], where: str) -> Policy:
         raise ConfigError(f"{where}.{error}") from error
     return VlmAerialDojoPolicy(
         session=settings.session("uav"),
-        prompts=PromptSet.load(prompt_directory(settings.prompt_dir, "aerialdojo"), TEMPLATE_FIELDS),
+        prompts=PromptSet.load(
+            prompt_directory(settings.prompt_dir, "aerialdojo"), TEMPLATE_FIELDS
+        ),
         views=settings.views,
         image_format=settings.image_format,
         depth_max_m=settings.depth_max_m,

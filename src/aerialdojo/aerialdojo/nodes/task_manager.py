@@ -126,9 +126,7 @@ class TaskManager(Node):
             StartEpisode, "/aerialdojo/start_episode", self._on_start, callback_group=services
         )
         self.create_service(Step, "/aerialdojo/step", self._on_step, callback_group=services)
-        self.create_subscription(
-            AgentMessage, AGENT_FAULTS_TOPIC, self._on_agent_fault, FAULTS_QOS
-        )
+        self.create_subscription(AgentMessage, AGENT_FAULTS_TOPIC, self._on_agent_fault, FAULTS_QOS)
         self.get_logger().info(
             f"suite {self._suite.name}: {len(self._suite.episodes)} episodes, "
             f"{len(self._selection)} selected"

@@ -199,9 +199,7 @@ class VlmAerialDojoPolicy:
             if view is None:
                 raise ConfigError(f"vlm_views: the observation has no {name!r} view")
             content += _labelled(f"{name} view, RGB:", encode_rgb(view.rgb, self.image_format))
-            content += _labelled(
-                f"{name} view, depth:", encode_depth(view.depth, self.depth_max_m)
-            )
+            content += _labelled(f"{name} view, depth:", encode_depth(view.depth, self.depth_max_m))
         return [
             {"role": "system", "content": self._system},
             {"role": "user", "content": content},

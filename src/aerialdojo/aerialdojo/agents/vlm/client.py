@@ -25,6 +25,7 @@ from aerialdojo.errors import ConfigError
 #: any key, and the SDK refuses to send none.
 NO_KEY = "EMPTY"
 
+
 @dataclass(frozen=True, kw_only=True)
 class ServerSettings:
     """How to reach one model server.

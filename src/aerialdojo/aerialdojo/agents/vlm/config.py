@@ -105,7 +105,9 @@ class VlmSettings:
             if self.replay_run
             else OpenAIChatClient(self.server)
         )
-        transcript = TranscriptWriter(Path(self.transcript_dir), agent) if self.transcript_dir else None
+        transcript = (
+            TranscriptWriter(Path(self.transcript_dir), agent) if self.transcript_dir else None
+        )
         header = {
             "base_url": self.server.base_url,
             "model": self.server.model,

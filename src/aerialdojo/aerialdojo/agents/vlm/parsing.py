@@ -93,7 +93,7 @@ def parse_aerialdojo_action(
         return Action(kind.name)
     allowed = ", ".join(f"{m:g}" for m in kind.magnitudes)
     try:
-        magnitude = float(raw)
+        magnitude = float(raw)  # type: ignore[arg-type]  # None and junk raise, below
     except (TypeError, ValueError):
         raise ReplyError(
             ILLEGAL_MAGNITUDE,

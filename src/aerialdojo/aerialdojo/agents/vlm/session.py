@@ -173,4 +173,3 @@ class ModelSession:
         self.transcript.write(
             {**record, "agent": self.agent, "episode_id": self.episode_id, "attempt": self.attempt}
         )
-

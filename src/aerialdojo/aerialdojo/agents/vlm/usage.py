@@ -49,13 +49,13 @@ def _tally(exchanges: Sequence[dict[str, Any]], prices: tuple[float, float]) -> 
         if not legal and not any(r["server_error"] for r in exchanges if r["decision"] == decision)
     )
     latencies = list(per_decision.values())
-    cost = (
-        counts["prompt_tokens"] * prices[0] + counts["completion_tokens"] * prices[1]
-    ) / 1e6
+    cost = (counts["prompt_tokens"] * prices[0] + counts["completion_tokens"] * prices[1]) / 1e6
     return {
         **counts,
         "refused_by_kind": refused,
-        "latency_s_per_decision_mean": round(sum(latencies) / len(latencies), 6) if latencies else None,
+        "latency_s_per_decision_mean": round(sum(latencies) / len(latencies), 6)
+        if latencies
+        else None,
         "latency_s_per_decision_max": round(max(latencies), 6) if latencies else None,
         "latency_s_total": round(sum(latencies), 6),
         "cost": round(cost, 6),
