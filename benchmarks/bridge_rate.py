@@ -36,10 +36,10 @@ from fakes import carla_standin  # noqa: E402
 from fakes.airsim_server import FakeAirSim  # noqa: E402
 
 from aerialdojo.geometry import Pose  # noqa: E402
+from aerialdojo.nodes.images import array_to_image  # noqa: E402
 from aerialdojo.sim.backend import aerialdojo_uav_rig  # noqa: E402
 from aerialdojo.sim.carla_air import CarlaAirBackend  # noqa: E402
 from aerialdojo.sim.remote.settings import CarlaAirSettings  # noqa: E402
-from aerialdojo.transport import array_to_image  # noqa: E402
 
 
 def rate(work: Callable[[], object], seconds: float) -> float:

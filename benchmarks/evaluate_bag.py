@@ -28,7 +28,7 @@ from aerialdojo.bags.recorder import BagRecorder
 from aerialdojo.bags.replay import EVENTS_TOPIC, assemble_bag
 from aerialdojo.bags.typestore import aerialdojo_typestore
 from aerialdojo.events import EventKind
-from aerialdojo.run_report import score_assembled
+from aerialdojo.report.run import score_assembled
 
 MSG_DIR = Path(__file__).resolve().parents[1] / "src" / "aerialdojo_interfaces" / "msg"
 EVENT = "aerialdojo_interfaces/msg/EpisodeEvent"

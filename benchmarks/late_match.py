@@ -37,7 +37,7 @@ from sensor_msgs.msg import Image
 
 # Measure this checkout's helpers, not whatever version the install/ overlay last built.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src" / "aerialdojo"))
-from aerialdojo.transport import sensor_qos
+from aerialdojo.nodes.qos import sensor_qos
 
 CONFIGS = ("volatile", "shipped")
 WAIT_S = 2.0

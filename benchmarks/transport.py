@@ -41,11 +41,9 @@ from sensor_msgs.msg import Image
 
 # Measure this checkout's helpers, not whatever version the install/ overlay last built.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src" / "aerialdojo"))
-from aerialdojo.transport import (
-    array_to_image,
-    sensor_qos,
-    transport_profile_path,
-)
+from aerialdojo.dds import transport_profile_path
+from aerialdojo.nodes.images import array_to_image
+from aerialdojo.nodes.qos import sensor_qos
 
 VIEWS = ("front", "left", "right", "down")
 SIZE = 640

@@ -25,8 +25,8 @@ from launch.events import Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
+from aerialdojo.dds import transport_environment
 from aerialdojo.graph import PACKAGE, default_run_id, node_interpreter, run_specs
-from aerialdojo.transport import transport_environment
 
 SHARE = Path(get_package_share_directory(PACKAGE))
 #: The checkout (or image workdir) holding backend venvs: install/aerialdojo/share/aerialdojo

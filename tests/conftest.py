@@ -13,8 +13,10 @@ REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "src" / "aerialdojo"
 
 # Test nodes must not hear (or answer) any other graph on this machine: another test run, a
-# user's robot, an evaluation left running. Fast DDS accepts domains 0-232.
-os.environ["ROS_DOMAIN_ID"] = str(random.SystemRandom().randint(1, 232))
+# user's robot, an evaluation left running. Tests take domains 1-50 and runs 51-101
+# (``runner.PRIVATE_DOMAINS``): on Linux only 0-101 are clear of the ephemeral port range that
+# higher domains' ports fall into (ROS 2 documentation, "The ROS_DOMAIN_ID").
+os.environ["ROS_DOMAIN_ID"] = str(random.SystemRandom().randint(1, 50))
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [str(SOURCE), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
 )

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from rosbags.highlevel import AnyReader
 
-from aerialdojo.agos.report import ablation_table, read_metrics
+from aerialdojo.report.compare import paper_table
 
 pytestmark = [pytest.mark.ros, pytest.mark.e2e]
 
@@ -113,7 +113,7 @@ def test_a_rerun_decides_the_same_and_the_ablation_reports_like_table_4(
     ablated = _run(repo, tmp_path, "no_rgpp", 1)
     episodes = json.loads((ablated / "metrics.json").read_text())["episodes"]
     assert len(episodes) == 1
-    table = ablation_table({"full": read_metrics(full), "no_rgpp": read_metrics(ablated)})
+    table = paper_table({"full": full, "no_rgpp": ablated})
     lines = table.splitlines()
     assert lines[0].startswith("| Condition | Diff. | SR ↑ | OSR ↑ | SPL ↑ | NE ↓ | ASE ↑")
     assert lines[2].startswith("| full | Easy (1) |") and lines[4].startswith(

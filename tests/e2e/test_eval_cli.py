@@ -17,7 +17,7 @@ import pytest
 import yaml
 from rosbags.highlevel import AnyReader
 
-from aerialdojo.transport import compressed_to_array
+from aerialdojo.image_codec import compressed_to_array
 
 pytestmark = [pytest.mark.ros, pytest.mark.e2e]
 

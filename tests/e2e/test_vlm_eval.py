@@ -79,7 +79,7 @@ def test_a_model_episode_replays_with_no_server_and_leaks_no_key(
     metrics = json.loads((live / "metrics.json").read_text())
     (episode,) = metrics["episodes"]
     assert episode["termination"] == "stopped" and episode["steps_used"] == 4
-    usage = metrics["model_usage"]["total"]
+    usage = metrics["run"]["model_usage"]["total"]
     assert (usage["decisions"], usage["requests"], usage["repairs"], usage["fallbacks"]) == (
         4, 6, 2, 0,
     )  # fmt: skip
@@ -87,6 +87,11 @@ def test_a_model_episode_replays_with_no_server_and_leaks_no_key(
     assert usage["refused_by_kind"]["illegal_magnitude"] == 1
     assert usage["prompt_tokens"] > 0 and usage["cost"] > 0
     assert "## Model usage" in (live / "report.md").read_text()
+    (agent,) = metrics["run"]["agents"]
+    assert (agent["policy"], agent["description"]) == (
+        "vlm",
+        f"model test-vlm at {server.base_url}",
+    )
 
     # The key reached the server, and nothing of the run: logs, parameter files, the saved
     # config, transcripts, report, bag.
@@ -174,4 +179,4 @@ def test_a_server_killed_mid_episode_is_an_infrastructure_failure_and_rerun(
     records = [json.loads(line) for line in transcript.read_text().splitlines()]
     assert any(r.get("server_error") for r in records if r.get("attempt") == 0)
     # The scored attempt's usage only: one decision, Stop.
-    assert metrics["model_usage"]["total"]["decisions"] == 1
+    assert metrics["run"]["model_usage"]["total"]["decisions"] == 1

@@ -17,7 +17,7 @@ from sensor_msgs.msg import Image
 
 from aerialdojo.agos.episodes import load_agos_suite
 from aerialdojo.agos.sensors import RING_VIEWS
-from aerialdojo.nodes.common import EVENTS_QOS, HANDOFF_QOS, SENSOR_QOS, STATE_QOS, TASK_QOS
+from aerialdojo.nodes.qos import EVENTS_QOS, HANDOFF_QOS, SENSOR_QOS, STATE_QOS, TASK_QOS
 from aerialdojo.tasks.suite import resolve_suite
 
 pytestmark = pytest.mark.ros

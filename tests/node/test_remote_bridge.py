@@ -24,9 +24,9 @@ from aerialdojo_interfaces.srv import Step
 from rostest import RosClient, specs_for
 from sensor_msgs.msg import Image
 
-from aerialdojo.nodes.common import EVENTS_QOS, SENSOR_QOS, TASK_QOS
+from aerialdojo.image_codec import image_to_array
+from aerialdojo.nodes.qos import EVENTS_QOS, SENSOR_QOS, TASK_QOS
 from aerialdojo.runner import start_graph, stop_graph
-from aerialdojo.transport import image_to_array
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))

@@ -21,9 +21,9 @@ from rostest import RosClient, running, specs_for
 from sensor_msgs.msg import Image
 from tf2_msgs.msg import TFMessage
 
-from aerialdojo.nodes.common import EVENTS_QOS, SENSOR_QOS, STATE_QOS, TASK_QOS
 from aerialdojo.nodes.conversions import pose_from_msg
-from aerialdojo.nodes.task_manager import GEOFENCE_NOTE
+from aerialdojo.nodes.qos import EVENTS_QOS, SENSOR_QOS, STATE_QOS, TASK_QOS
+from aerialdojo.protocols.aerialdojo import GEOFENCE_NOTE
 from aerialdojo.tasks.suite import load_suite, resolve_suite
 from aerialdojo.tf_tree import FrameTransform
 

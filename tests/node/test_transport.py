@@ -26,14 +26,11 @@ from rclpy.node import Node
 from sensor_msgs.msg import Image
 from std_msgs.msg import Header, String
 
+from aerialdojo.dds import transport_profile_path
 from aerialdojo.errors import TransportError
-from aerialdojo.transport import (
-    FramePublisher,
-    array_to_image,
-    latched_qos,
-    sensor_qos,
-    transport_profile_path,
-)
+from aerialdojo.nodes.frame_publisher import FramePublisher
+from aerialdojo.nodes.images import array_to_image
+from aerialdojo.nodes.qos import latched_qos, sensor_qos
 
 pytestmark = pytest.mark.ros
 

@@ -7,15 +7,10 @@ from xml.etree import ElementTree
 import pytest
 from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
 
+from aerialdojo.dds import TRANSPORT_PROFILES, transport_environment, transport_profile_path
 from aerialdojo.errors import ConfigError
-from aerialdojo.transport import (
-    TRANSPORT_PROFILES,
-    FramePublisher,
-    latched_qos,
-    sensor_qos,
-    transport_environment,
-    transport_profile_path,
-)
+from aerialdojo.nodes.frame_publisher import FramePublisher
+from aerialdojo.nodes.qos import latched_qos, sensor_qos
 
 NAMESPACE = {"dds": "http://www.eprosima.com"}
 # Four views of rgb8 and 32FC1 depth at 640x640 (AerialDojo-200K, section 3.1).

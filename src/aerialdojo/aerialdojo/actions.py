@@ -9,6 +9,7 @@ position.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from aerialdojo.errors import InvalidActionError
@@ -86,6 +87,12 @@ def check_action(action: Action, action_set: tuple[ActionType, ...] = AERIALDOJO
             )
     elif action.magnitude != 0.0:
         raise InvalidActionError(f"{action.name} takes no magnitude, got {action.magnitude:g}")
+
+
+def translational_length(actions: Iterable[Action]) -> float:
+    """L of an action sequence (AerialDojo-200K, eq. 2): the sum of its translations'
+    magnitudes, exactly; turns and Stop add nothing."""
+    return float(sum(action.magnitude for action in actions if action.name in _TRANSLATIONS))
 
 
 def target_pose(pose: Pose, action: Action) -> Pose:

@@ -91,9 +91,18 @@ def _parser() -> argparse.ArgumentParser:
     log.add_argument("--out", type=Path, help="write the full report and plots here")
     log.set_defaults(handler=_cmd_metrics)
 
-    diff = commands.add_parser("compare", help="per-metric deltas between two run directories")
-    diff.add_argument("run_a", type=Path)
-    diff.add_argument("run_b", type=Path)
+    diff = commands.add_parser(
+        "compare",
+        help="per-metric deltas between two run directories, or several runs laid out like "
+        "their paper's results table",
+    )
+    diff.add_argument(
+        "runs",
+        nargs="+",
+        metavar="RUN",
+        help="two run directories (A then B), or NAME=RUN_DIR pairs (e.g. full=runs/a "
+        "no_e2a=runs/b) for the results-table layout (AGOS-Bench Table 4)",
+    )
     diff.set_defaults(handler=_cmd_compare)
 
     scenes = commands.add_parser("scenes", help="the embedded simulator's scenes")
@@ -146,9 +155,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from aerialdojo.agos.episodes import is_agos_suite, load_agos_suite  # noqa: PLC0415
-    from aerialdojo.graph import default_run_id, run_specs  # noqa: PLC0415
-    from aerialdojo.tasks.suite import load_suite, resolve_suite  # noqa: PLC0415
+    from aerialdojo.agents.plugins import agent_policy  # noqa: PLC0415
+    from aerialdojo.graph import AGENT_NODES, default_run_id, run_specs  # noqa: PLC0415
+    from aerialdojo.protocols import load_suite  # noqa: PLC0415
+    from aerialdojo.tasks.suite import resolve_suite  # noqa: PLC0415
 
     run_id = args.run_id or default_run_id()
     specs = run_specs(
@@ -160,19 +170,18 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     )
     task_manager = next(spec for spec in specs if spec.name == "task_manager")
     # Fail here, naming the file and field, rather than in a node's log.
-    suite = resolve_suite(str(task_manager.parameters["suite"]))
-    load_agos_suite(suite) if is_agos_suite(suite) else load_suite(suite)
+    load_suite(resolve_suite(str(task_manager.parameters["suite"])))
     for spec in specs:
-        if spec.name == "uav_agent":
-            from aerialdojo.agents.plugins import uav_policy  # noqa: PLC0415
-
-            uav_policy(dict(spec.parameters), f"{args.config}: uav_agent")
+        if spec.name in AGENT_NODES:
+            # A policy that cannot be built (a plug-in that does not import, a model agent
+            # without a model, a run to replay without transcripts) fails here, not in a log.
+            agent_policy(spec.name, dict(spec.parameters), f"{args.config}: {spec.name}")
     return _run_graph(specs, args.timeout)
 
 
 def _cmd_rerun(args: argparse.Namespace) -> int:
     from aerialdojo.graph import run_specs  # noqa: PLC0415
-    from aerialdojo.metrics.report import METRICS_JSON  # noqa: PLC0415
+    from aerialdojo.report.run import METRICS_JSON  # noqa: PLC0415
 
     metrics_file = args.run_dir / METRICS_JSON
     config_file = args.run_dir / RUN_CONFIG
@@ -249,15 +258,11 @@ def _summary_section(report_md: str) -> str:
 def _cmd_evaluate_bag(args: argparse.Namespace) -> int:
     from aerialdojo.agents.vlm.transcript import TRANSCRIPTS_DIR  # noqa: PLC0415
     from aerialdojo.bags.replay import assemble_bag, read_pose_track  # noqa: PLC0415
-    from aerialdojo.run_report import score_assembled, write_run  # noqa: PLC0415
+    from aerialdojo.report.run import score_assembled, write_run  # noqa: PLC0415
 
     records = None
     if args.task_file is not None:
-        from aerialdojo.events import ground_truth_record  # noqa: PLC0415
-        from aerialdojo.tasks.suite import load_suite  # noqa: PLC0415
-
-        suite = load_suite(args.task_file)
-        records = {episode.episode_id: ground_truth_record(episode) for episode in suite.episodes}
+        records = _task_file_records(args.task_file)
     track = None
     if args.pose_topic:
         track = read_pose_track(
@@ -272,20 +277,44 @@ def _cmd_evaluate_bag(args: argparse.Namespace) -> int:
     return 0 if result.metrics is not None else EXIT_FAILED
 
 
-def _cmd_metrics(args: argparse.Namespace) -> int:
-    from aerialdojo.metrics.cli_support import metrics_table, write_jsonl_report  # noqa: PLC0415
+def _task_file_records(path: Path) -> dict[str, dict[str, object]]:
+    """The STARTED records of a suite's episodes, for bags whose events carry none."""
+    from aerialdojo.protocols import load_suite  # noqa: PLC0415
+    from aerialdojo.tasks.suite import resolve_suite  # noqa: PLC0415
 
-    print(metrics_table(args.log, args.radius), end="")
+    protocol, suite = load_suite(resolve_suite(path))
+    assert protocol.episodes is not None
+    record = protocol.episodes.ground_truth_record
+    if record is None:
+        raise ConfigError(f"{path}: {protocol.title} episodes cannot be scored from a task file")
+    return {episode_id: record(suite.episode(episode_id)) for episode_id in suite.select("all")}
+
+
+def _cmd_metrics(args: argparse.Namespace) -> int:
+    from aerialdojo.report.markdown import summary_table  # noqa: PLC0415
+    from aerialdojo.report.run import headline, score_trajectory_log, write_run  # noqa: PLC0415
+
+    result = score_trajectory_log(args.log, args.radius)
+    assert result.metrics is not None
+    print(f"{headline(result, args.log)}\n\n{summary_table(result.metrics)}")
     if args.out is not None:
-        write_jsonl_report(args.log, args.out, args.radius)
+        write_run(args.out, result)
         print(f"report: {args.out / 'report.md'}")
     return 0
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from aerialdojo.metrics.cli_support import compare_table  # noqa: PLC0415
+    from aerialdojo.report.compare import compare_table, paper_table  # noqa: PLC0415
 
-    print(compare_table(args.run_a, args.run_b), end="")
+    named = [run.partition("=") for run in args.runs]
+    if all(equals for _, equals, _ in named):
+        print(paper_table({name: Path(directory) for name, _, directory in named}), end="")
+        return 0
+    if len(args.runs) != 2 or any(equals for _, equals, _ in named):
+        raise ConfigError(
+            "compare takes two run directories, or NAME=RUN_DIR pairs for a results table"
+        )
+    print(compare_table(Path(args.runs[0]), Path(args.runs[1])), end="")
     return 0
 
 

@@ -4,32 +4,33 @@ The evaluator node feeds it live ``EpisodeEvent`` messages; ``aerialdojo evaluat
 it the same messages read back from a bag. Both get identical traces, hence identical metrics.
 Events are duck-typed (rclpy messages and rosbags dataclasses have the same fields).
 
-AGOS events carry, in ``episode_json`` of every decision's event, the task manager's
-ground-truth facts of that decision (``agos.protocol.AgosReferee.apply``); the trace's
-positions are the UGV's (its start, then every fine-graph point it drove through) and its
-``AgosRecord`` is tallied from those facts.
+How one episode's events become its trace is the benchmark's (``protocols``): its
+``trace_builder`` takes the STARTED record and then every later event of the episode. The
+default, ``PoseTraceBuilder``, takes the positions the events carry; AGOS folds the facts
+its referee put in each decision's ``episode_json`` (``protocols.agos``).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Protocol
 
 import numpy as np
 
+from aerialdojo.actions import STOP
 from aerialdojo.errors import MetricsError
 from aerialdojo.geometry import Pose
 from aerialdojo.metrics.trace import (
     TERMINATION_BUDGET_EXHAUSTED,
     TERMINATION_COLLIDED,
     TERMINATION_STOPPED,
-    AgosCandidate,
-    AgosRecord,
     EpisodeTrace,
+    Point3,
 )
-from aerialdojo.tasks.episode import Episode
+from aerialdojo.protocols import protocol
 
 
 class EventKind(IntEnum):
@@ -86,27 +87,6 @@ class EventLike(Protocol):
     episode_json: str
 
 
-def ground_truth_record(episode: Episode) -> dict[str, Any]:
-    """What the evaluator must know about an episode to score it (STARTED's episode_json).
-
-    Only ground truth and bookkeeping: the target anchor, the reference length, the budget.
-    """
-    anchor, start = episode.target_anchor, episode.start
-    return {
-        "episode_id": episode.episode_id,
-        "benchmark": episode.benchmark,
-        "scene": episode.scene,
-        "family": episode.family,
-        "setting": episode.setting,
-        "split": episode.split,
-        "action_budget": episode.action_budget,
-        "start": [start.x, start.y, start.z, start.yaw],
-        "target": [anchor.x, anchor.y, anchor.z],
-        "reference_length_m": episode.reference.length_m,
-        "success_radius_m": episode.success_radius_m,
-    }
-
-
 @dataclass(frozen=True)
 class PoseTrack:
     """Positions from a pose topic (a robot's odometry, say), to score with instead of the
@@ -133,6 +113,31 @@ class PoseTrack:
 
 
 @dataclass(frozen=True)
+class AgentRecord:
+    """Who acted for an agent (an ``AgentInfo`` message, duck-typed).
+
+    Attributes:
+        agent: ``uav`` or ``ugv``.
+        policy: the policy's name.
+        privileged: the policy read ground truth (an oracle).
+        description: what else identifies it.
+    """
+
+    agent: str
+    policy: str
+    privileged: bool
+    description: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            "policy": self.policy,
+            "privileged": self.privileged,
+            "description": self.description,
+        }
+
+
+@dataclass(frozen=True)
 class InfraFailure:
     """An attempt that ended for reasons outside the agent; never scored."""
 
@@ -141,52 +146,42 @@ class InfraFailure:
     reason: str
 
 
-@dataclass
-class _AgosTally:
-    """The AGOS record of an episode, folded from its decisions' facts."""
+class TraceBuilder(Protocol):
+    """Folds the events of one episode into what its trace needs (a benchmark's own).
 
-    uav_budget: int
-    uav_start_visible: bool
-    decisions: dict[str, int] = field(default_factory=lambda: {"uav": 0, "ugv": 0})
-    uav_visible_after: list[bool] = field(default_factory=list)
-    candidates: dict[str, AgosCandidate] = field(default_factory=dict)
-    confirmations: int = 0
-    confirmation_valid: bool = False
-    ground_support: bool = False
+    Attributes:
+        positions: the scored agent's positions so far, map frame, the start first.
+        follows_pose_track: ``positions`` may be replaced by a pose topic's
+            (``PoseTrack``, e.g. a robot's odometry); False where they come from facts.
+    """
 
-    def add(self, facts: dict[str, Any]) -> None:
-        self.decisions[facts["agent"]] += 1
-        if "uav_visible" in facts:
-            self.uav_visible_after.append(bool(facts["uav_visible"]))
-        candidate = facts.get("candidate")
-        if candidate is not None and candidate["candidate_id"] not in self.candidates:
-            self.candidates[candidate["candidate_id"]] = AgosCandidate(
-                candidate_id=candidate["candidate_id"],
-                polygon_xy=tuple(tuple(vertex) for vertex in candidate["polygon"]),
-                center=tuple(candidate["center"]),
-            )
-        self.ground_support |= bool(facts.get("ground_support", False))
-        verdict = facts.get("verdict")
-        if verdict is not None:
-            self.confirmations += 1
-            self.confirmation_valid = bool(verdict["valid"])
-            # The checker's six views are the ground observation of this decision too.
-            self.ground_support |= bool(verdict["visible"])
+    positions: list[Point3]
+    follows_pose_track: bool
 
-    def record(self) -> AgosRecord:
-        # The view decision k acts on: the start view for k = 1, else decision k-1's result.
-        seen = [self.uav_start_visible, *self.uav_visible_after][: self.decisions["uav"]]
-        tau = next((k for k, visible in enumerate(seen, start=1) if visible), None)
-        return AgosRecord(
-            uav_decisions=self.decisions["uav"],
-            ugv_decisions=self.decisions["ugv"],
-            uav_budget=self.uav_budget,
-            oracle_visible_uav_step=tau,
-            candidates=tuple(self.candidates.values()),
-            confirmations=self.confirmations,
-            confirmation_valid=self.confirmation_valid,
-            ground_observation_support=self.ground_support,
-        )
+    def add(self, event: EventLike) -> None:
+        """Take the next event of the episode after its STARTED event."""
+        ...
+
+    def trace_fields(self) -> dict[str, Any]:
+        """Benchmark-specific ``EpisodeTrace`` fields (e.g. ``agos``), at the end."""
+        ...
+
+
+class PoseTraceBuilder:
+    """The path is where the events put the agent: the start, then the pose after every
+    action that moved (Stop moves nothing)."""
+
+    follows_pose_track = True
+
+    def __init__(self, record: Mapping[str, Any], start: Point3) -> None:
+        self.positions: list[Point3] = [start]
+
+    def add(self, event: EventLike) -> None:
+        if event.action != STOP:
+            self.positions.append(event_position(event))
+
+    def trace_fields(self) -> dict[str, Any]:
+        return {}
 
 
 @dataclass
@@ -194,8 +189,7 @@ class _OpenEpisode:
     record: dict[str, Any]
     attempt: int
     started_ns: int
-    positions: list[tuple[float, float, float]]
-    agos: _AgosTally | None = None
+    builder: TraceBuilder
 
 
 @dataclass
@@ -209,6 +203,7 @@ class EpisodeAssembler:
         infra_failures: attempts that ended in an infrastructure failure.
         run_summary: the RUN_FINISHED message, once it arrived.
         track: where positions come from instead of the events' poses, if given.
+        agents: who acted for each agent (``add_agent_info``), by agent name.
     """
 
     records: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -216,7 +211,17 @@ class EpisodeAssembler:
     traces: list[EpisodeTrace] = field(default_factory=list)
     infra_failures: list[InfraFailure] = field(default_factory=list)
     run_summary: str | None = None
+    agents: dict[str, AgentRecord] = field(default_factory=dict)
     _open: _OpenEpisode | None = None
+
+    def add_agent_info(self, info: Any) -> None:
+        """Take an ``AgentInfo`` message; the last one per agent counts."""
+        self.agents[str(info.agent)] = AgentRecord(
+            agent=str(info.agent),
+            policy=str(info.policy),
+            privileged=bool(info.privileged),
+            description=str(info.description),
+        )
 
     @property
     def finished(self) -> bool:
@@ -246,21 +251,8 @@ class EpisodeAssembler:
             return None
         if kind is EventKind.STARTED:
             record = self._record(event)
-            if record["benchmark"] == "agos":
-                self._open = _OpenEpisode(
-                    record,
-                    event.attempt,
-                    _stamp_ns(event),
-                    [tuple(record["start"][:3])],
-                    _AgosTally(
-                        uav_budget=int(record["agos"]["uav_budget"]),
-                        uav_start_visible=bool(record["agos"]["uav_start_visible"]),
-                    ),
-                )
-            else:
-                self._open = _OpenEpisode(
-                    record, event.attempt, _stamp_ns(event), [_position(event)]
-                )
+            builder = protocol(record["benchmark"]).trace_builder(record, event_position(event))
+            self._open = _OpenEpisode(record, event.attempt, event_stamp_ns(event), builder)
             return None
         if kind is EventKind.INFRA_FAILURE:
             self.infra_failures.append(InfraFailure(event.episode_id, event.attempt, event.message))
@@ -272,26 +264,22 @@ class EpisodeAssembler:
                 f"event {kind.name} of episode {event.episode_id!r} step {event.step} "
                 "arrived without its STARTED event"
             )
-        if current.agos is not None:
-            facts = json.loads(event.episode_json)
-            current.agos.add(facts)
-            current.positions.extend(tuple(point) for point in facts.get("path", ()))
-        elif event.action != "Stop":
-            current.positions.append(_position(event))
+        current.builder.add(event)
         if kind is EventKind.STEP:
             return None
         self._open = None
-        if self.track is not None and current.agos is None:
+        positions = current.builder.positions
+        if self.track is not None and current.builder.follows_pose_track:
             record = current.record
-            current.positions = self.track.between(
-                current.started_ns, _stamp_ns(event), Pose(*record["start"])
+            positions = self.track.between(
+                current.started_ns, event_stamp_ns(event), Pose(*record["start"])
             )
-            if not current.positions:
+            if not positions:
                 raise MetricsError(
                     f"episode {record['episode_id']!r}: no pose on the pose topic between its "
                     "start and end"
                 )
-        trace = _trace(current, kind, event)
+        trace = _trace(current, positions, kind, event)
         self.traces.append(trace)
         return trace
 
@@ -307,16 +295,20 @@ class EpisodeAssembler:
         )
 
 
-def _stamp_ns(event: EventLike) -> int:
+def event_stamp_ns(event: EventLike) -> int:
+    """An event's header stamp in nanoseconds."""
     return int(event.header.stamp.sec) * 1_000_000_000 + int(event.header.stamp.nanosec)
 
 
-def _position(event: EventLike) -> tuple[float, float, float]:
+def event_position(event: EventLike) -> Point3:
+    """The position an event's pose carries, map frame."""
     position = event.pose.position
     return (float(position.x), float(position.y), float(position.z))
 
 
-def _trace(current: _OpenEpisode, kind: EventKind, event: EventLike) -> EpisodeTrace:
+def _trace(
+    current: _OpenEpisode, positions: list[Point3], kind: EventKind, event: EventLike
+) -> EpisodeTrace:
     record = current.record
     collided = kind is EventKind.COLLIDED
     return EpisodeTrace(
@@ -326,7 +318,7 @@ def _trace(current: _OpenEpisode, kind: EventKind, event: EventLike) -> EpisodeT
         family=record["family"],
         setting=record["setting"],
         split=record["split"],
-        positions=current.positions,
+        positions=positions,
         stop_called=kind is EventKind.STOPPED,
         collided=collided,
         collision_step=int(event.step) if collided else None,
@@ -335,5 +327,5 @@ def _trace(current: _OpenEpisode, kind: EventKind, event: EventLike) -> EpisodeT
         target=tuple(record["target"]),
         reference_length_m=float(record["reference_length_m"]),
         termination=_TERMINATIONS[kind],
-        agos=current.agos.record() if current.agos is not None else None,
+        **current.builder.trace_fields(),
     )

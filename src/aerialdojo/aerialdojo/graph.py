@@ -17,9 +17,9 @@ from typing import Any
 import yaml
 
 from aerialdojo.agents.vlm.transcript import TRANSCRIPTS_DIR
+from aerialdojo.backends import BACKEND_VENVS
 from aerialdojo.errors import ConfigError
 from aerialdojo.params import NODE_PARAMETERS, ParamValue, validate_parameters
-from aerialdojo.sim.factory import BACKEND_VENVS
 
 PACKAGE = "aerialdojo"
 
@@ -45,7 +45,7 @@ START_ORDER = (
 )
 
 #: The agent nodes that can run a model agent: their transcripts go into the run directory.
-AGENT_NODES = ("uav_agent",)
+AGENT_NODES = ("uav_agent", "agos_uav_agent", "ugv_agent")
 
 #: The bridge owns the clock; every other node runs on simulation time.
 CLOCK_OWNER = "sim_bridge"
@@ -129,11 +129,17 @@ def node_specs(config: Mapping[str, Mapping[str, ParamValue]]) -> list[NodeSpec]
             declared["agents"] = config["sim_bridge"]["agents"]
         if node in AGENT_NODES:
             # Model transcripts belong to the run, beside its bag and report.
-            evaluator = {spec.name: spec.default for spec in NODE_PARAMETERS["evaluator"]} | dict(
-                config.get("evaluator", {})
+            evaluator = config["evaluator"]
+            run_id = str(evaluator.get("run_id", _default("evaluator", "run_id")))
+            output_dir = str(evaluator.get("output_dir", _default("evaluator", "output_dir")))
+            declared["transcript_dir"] = (
+                str(Path(output_dir) / run_id / TRANSCRIPTS_DIR) if run_id else ""
             )
-            run = Path(str(evaluator["output_dir"])) / str(evaluator["run_id"] or "")
-            declared["transcript_dir"] = str(run / TRANSCRIPTS_DIR) if evaluator["run_id"] else ""
+        if node == "uav_agent":
+            # The oracle replays the suite the task manager serves unless told another.
+            declared["oracle_suite"] = config["task_manager"].get(
+                "suite", _default("task_manager", "suite")
+            )
         # Every parameter explicit, so both entry points pass the same complete set; empty
         # lists are left to the node's default because rcl cannot carry them.
         parameters = {
@@ -144,6 +150,10 @@ def node_specs(config: Mapping[str, Mapping[str, ParamValue]]) -> list[NodeSpec]
             NodeSpec(executable=node, name=node, namespace=NAMESPACES[node], parameters=parameters)
         )
     return specs
+
+
+def _default(node: str, name: str) -> ParamValue:
+    return next(spec.default for spec in NODE_PARAMETERS[node] if spec.name == name)
 
 
 def default_run_id() -> str:

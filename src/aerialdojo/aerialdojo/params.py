@@ -8,6 +8,7 @@ never repeated between launch file, CLI and node.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -31,7 +32,13 @@ class ParamSpec:
         choices: legal values of a string parameter (empty: any).
         pattern: a regular expression a string outside ``choices`` may match instead.
         minimum: inclusive lower bound of a number or of every element of a number list.
+        above: exclusive lower bound (a value must be greater).
         maximum: inclusive upper bound.
+        item_type: element type of a list whose default is empty (``float`` for a number
+            list); an empty default otherwise stands for a list of strings.
+
+    Every number must be finite: NaN or infinity in a config is a mistake, refused before
+    anything starts rather than failing a node mid-run.
     """
 
     name: str
@@ -40,7 +47,9 @@ class ParamSpec:
     choices: tuple[str, ...] = ()
     pattern: str = ""
     minimum: float | None = None
+    above: float | None = None
     maximum: float | None = None
+    item_type: type = str
 
     def check(self, value: Any, where: str) -> ParamValue:
         """Return ``value`` converted to this parameter's type.
@@ -52,7 +61,10 @@ class ParamSpec:
         Raises:
             ConfigError: wrong type, empty list, a choice or bound violated.
         """
-        checked = _coerce(self.default, value, where)
+        example = self.default
+        if example == [] and isinstance(value, list) and value:
+            example = _EMPTY_LIST_EXAMPLES[self.item_type]
+        checked = _coerce(example, value, where)
         matches = bool(self.pattern) and re.fullmatch(self.pattern, str(checked)) is not None
         if self.choices and checked not in self.choices and not matches:
             also = f", or {self.pattern_text}" if self.pattern else ""
@@ -61,8 +73,12 @@ class ParamSpec:
         for number in numbers:
             if isinstance(number, bool) or not isinstance(number, int | float):
                 continue
+            if not math.isfinite(number):
+                raise ConfigError(f"{where}: {number!r} is not a finite number")
             if self.minimum is not None and number < self.minimum:
                 raise ConfigError(f"{where}: {number!r} is below the minimum {self.minimum:g}")
+            if self.above is not None and number <= self.above:
+                raise ConfigError(f"{where}: {number!r} must be greater than {self.above:g}")
             if self.maximum is not None and number > self.maximum:
                 raise ConfigError(f"{where}: {number!r} is above the maximum {self.maximum:g}")
         return checked
@@ -105,6 +121,8 @@ def _coerce(default: ParamValue, value: Any, where: str) -> ParamValue:
 
 
 _EXAMPLE: dict[str, ParamValue] = {"str": "", "float": 0.0, "int": 0, "bool": False}
+#: What the elements of a list parameter with an empty default look like, by ``item_type``.
+_EMPTY_LIST_EXAMPLES: dict[type, ParamValue] = {str: [""], float: [0.0], int: [0]}
 
 P = ParamSpec
 
@@ -112,7 +130,16 @@ P = ParamSpec
 def _agos_agent_parameters(policy: str) -> tuple[ParamSpec, ...]:
     """The parameters both AGOS agent nodes declare; ``policy`` describes the policy."""
     return (
-        P(name="policy", default="colour_shape", choices=("colour_shape",), description=policy),
+        P(
+            name="policy",
+            default="colour_shape",
+            choices=("colour_shape", "vlm"),
+            pattern=PLUGIN_PATTERN,
+            description=f"{policy}: colour_shape (the image heuristics), vlm (a "
+            "vision-language model under the AGOS-Bench role prompts, docs/vlm_agents.md) or "
+            "package.module:ClassName (any class implementing "
+            "aerialdojo.agos.policies.AgosPolicy)",
+        ),
         P(name="seed", default=0, minimum=0, description="Seed of the policy's choices"),
         P(
             name="observation_timeout_s",
@@ -120,6 +147,7 @@ def _agos_agent_parameters(policy: str) -> tuple[ParamSpec, ...]:
             minimum=0.1,
             description="Longest wait for the observation set a step produced, seconds",
         ),
+        *_vlm_parameters("WAIT"),
     )
 
 
@@ -415,11 +443,19 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         P(
             name="policy",
             default="colour_seeker",
-            choices=("colour_seeker", "vlm"),
+            choices=("colour_seeker", "oracle", "vlm"),
             pattern=PLUGIN_PATTERN,
             description="Policy acting on the UAV's own observations and the goal: "
-            "colour_seeker, vlm (a vision-language model) or package.module:ClassName "
-            "(any class implementing aerialdojo.agents.observation.Policy)",
+            "colour_seeker (the baseline), oracle (replays the reference actions: privileged, "
+            "it proves the harness), vlm (a vision-language model, docs/vlm_agents.md) or "
+            "package.module:ClassName (any class implementing "
+            "aerialdojo.agents.observation.Policy)",
+        ),
+        P(
+            name="oracle_suite",
+            default="",
+            description="Suite whose reference actions the oracle replays: ground truth, so a "
+            "run that uses it is reported as privileged; empty: the task manager's suite",
         ),
         P(name="seed", default=0, minimum=0, description="Seed of the policy's exploration"),
         P(
@@ -457,9 +493,12 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         ),
         P(
             name="success_radii_m",
-            default=[3.0, 5.0],
-            minimum=0.0,
-            description="Success radii to score; the first is the primary one",
+            default=[],
+            item_type=float,
+            above=0.0,
+            description="Success radii to score, metres, the first the primary one; empty: "
+            "the benchmark's own (AerialDojo-200K 3 and 5 m, CityNav 20 m; AGOS-Bench success "
+            "is the checker's verdict, not a radius)",
         ),
         P(
             name="agents",

@@ -8,7 +8,6 @@ report or when any node dies.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import random
 import signal
@@ -22,8 +21,9 @@ from typing import IO
 
 import yaml
 
+from aerialdojo.dds import transport_environment
 from aerialdojo.graph import NodeSpec, node_interpreter
-from aerialdojo.transport import transport_environment
+from aerialdojo.nodes.lifetime import LAUNCHER_PID_ENV
 
 #: The node whose exit means the run is over (it exits after writing the report).
 FINISHING_NODE = "evaluator"
@@ -56,8 +56,10 @@ class GraphOutcome:
     message: str
 
 
-#: Domains ``run_domain_id`` picks from when the user chose none (Fast DDS allows 0-232).
-PRIVATE_DOMAINS = range(101, 200)
+#: Domains ``run_domain_id`` picks from when the user chose none: within 0-101, the ids whose
+#: ports stay clear of Linux's ephemeral port range (ROS 2 documentation, "The
+#: ROS_DOMAIN_ID"), and above the 1-50 the test suite takes.
+PRIVATE_DOMAINS = range(51, 102)
 
 
 def run_domain_id(environ: Mapping[str, str]) -> str:
@@ -92,32 +94,6 @@ def write_params_file(spec: NodeSpec, directory: Path) -> Path:
     path = directory / f"{spec.name}.yaml"
     path.write_text(yaml.safe_dump({fully_qualified: {"ros__parameters": spec.parameters}}))
     return path
-
-
-#: Set in each node's environment by ``start_graph``: the pid of the process that started it.
-LAUNCHER_PID_ENV = "AERIALDOJO_LAUNCHER_PID"
-
-#: prctl(2) option: the signal a process gets when the thread that started it exits.
-_PR_SET_PDEATHSIG = 1
-
-
-def exit_with_launcher(environ: Mapping[str, str] | None = None) -> None:
-    """Have Linux send this node SIGTERM when the ``start_graph`` launcher dies.
-
-    Nodes run in sessions of their own (so a Ctrl-C reaches only the launcher, which stops
-    them in order); without this, a launcher killed outright (SIGKILL, the OOM killer, a test
-    timeout) would leave them running in the run's DDS domain. The node asks for it itself,
-    at start: a ``preexec_fn`` could deadlock in a launcher whose DDS threads are running.
-    No-op outside Linux and for nodes started by anything else (``ros2 launch``).
-    """
-    launcher = (os.environ if environ is None else environ).get(LAUNCHER_PID_ENV, "")
-    if not launcher or sys.platform != "linux":
-        return
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
-    if os.getppid() != int(launcher):  # the launcher died before the request took effect
-        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def start_graph(

@@ -7,7 +7,7 @@ import math
 from aerialdojo.agos.episodes import AgosEpisode
 from aerialdojo.agos.grid import Region
 from aerialdojo.agos.planning import UGV_HEIGHT_M, drive_to, parse_road_waypoint
-from aerialdojo.agos.protocol import AgosReferee, StepOutcome
+from aerialdojo.agos.protocol import AgosReferee
 from aerialdojo.agos.town import Town
 from aerialdojo.agos.vocabulary import (
     GO_TO_CANDIDATE,
@@ -16,6 +16,7 @@ from aerialdojo.agos.vocabulary import (
     UAV,
 )
 from aerialdojo.geometry import Pose
+from aerialdojo.protocols.referee import PlannedStep, SimOutcome, StepRequest, Verdict
 
 
 def episode_for(town: Town, ugv_anchor: int, *, target_id: str) -> AgosEpisode:
@@ -49,16 +50,27 @@ def far_anchor(town: Town, target_id: str) -> int:
     return max(roads.anchors, key=lambda a: math.dist(roads.xy(a), centre[:2]))
 
 
-def run_decision(referee: AgosReferee, agent: str, action: str, argument: str = "") -> StepOutcome:
-    step = referee.plan(agent, action, argument)
+def plan(referee: AgosReferee, agent: str, action: str, argument: str = "") -> PlannedStep:
+    return referee.plan(StepRequest(agent=agent, action=action, argument=argument))
+
+
+def run_decision(referee: AgosReferee, agent: str, action: str, argument: str = "") -> Verdict:
+    """Plan a decision, move the agent as the simulator would, and apply it."""
+    step = plan(referee, agent, action, argument)
+    assert step.command is not None
     pose = referee.state.poses[agent]
-    if step.action in (MOVE_TO_ROAD_WAYPOINT, GO_TO_CANDIDATE):
-        anchor = parse_road_waypoint(step.sim_argument, referee.town.map.roads)
+    if action in (MOVE_TO_ROAD_WAYPOINT, GO_TO_CANDIDATE):
+        anchor = parse_road_waypoint(step.command.argument, referee.town.map.roads)
         pose = drive_to(referee.town.map.roads, pose, anchor, 0.0).final_pose
-    elif step.action == MOVE_TO_UAV_WAYPOINT:
+    elif action == MOVE_TO_UAV_WAYPOINT:
         waypoint = referee.town.map.uav_grid.waypoint(argument)
         pose = Pose(waypoint.x, waypoint.y, waypoint.z, pose.yaw)
-    return referee.apply(step, pose)
+    return referee.apply(step, SimOutcome(pose=pose))
+
+
+def succeeded(verdict: Verdict) -> bool:
+    """The decision ended the episode with a CONFIRM the checker accepted."""
+    return verdict.facts is not None and bool(verdict.facts.get("verdict", {}).get("valid"))
 
 
 def target_cell(referee: AgosReferee) -> str:

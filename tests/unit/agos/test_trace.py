@@ -9,8 +9,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from aerialdojo.agos.episodes import ground_truth_record
-from aerialdojo.agos.protocol import AgosReferee, StepOutcome
+from aerialdojo.agos.protocol import AgosReferee
 from aerialdojo.agos.town import Town
 from aerialdojo.agos.vocabulary import (
     ANNOTATE_CANDIDATE,
@@ -26,6 +25,7 @@ from aerialdojo.events import EpisodeAssembler, EventKind
 from aerialdojo.geometry import Pose
 from aerialdojo.metrics.agos import score_episode
 from aerialdojo.metrics.spatial import polygon_distance_xy
+from aerialdojo.protocols.referee import Verdict
 
 from .referees import episode_for, far_anchor, orange_target, run_decision, target_cell
 
@@ -69,25 +69,23 @@ class _Event:
     pose: _Pose = field(default_factory=_Pose)
 
 
-def _event(referee: AgosReferee, outcome: StepOutcome) -> _Event:
-    kind = EventKind.STEP
-    if outcome.done:
-        kind = EventKind.STOPPED if "verdict" in outcome.facts else EventKind.BUDGET_EXHAUSTED
+def _event(referee: AgosReferee, verdict: Verdict) -> _Event:
+    assert verdict.facts is not None
     return _Event(
-        kind,
+        verdict.kind,
         referee.episode.episode_id,
         step=referee.state.used,
-        action=outcome.facts["action"],
-        episode_json=json.dumps(outcome.facts),
+        action=verdict.facts["action"],
+        episode_json=json.dumps(verdict.facts),
     )
 
 
 def test_a_refereed_episode_folds_into_the_record_and_scores(town: Town) -> None:
     target_id = orange_target(town)
     episode = episode_for(town, far_anchor(town, target_id), target_id=target_id)
-    referee = AgosReferee(episode, town)
+    referee = AgosReferee(episode, town, take_turns=False)
     assembler = EpisodeAssembler()
-    record = ground_truth_record(episode, referee.start_facts())
+    record = referee.start_record()
     assembler.add(_Event(EventKind.STARTED, episode.episode_id, episode_json=json.dumps(record)))
 
     uav = referee.state.poses[UAV]

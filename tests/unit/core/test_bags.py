@@ -14,7 +14,7 @@ from aerialdojo.bags.recorder import BagRecorder
 from aerialdojo.bags.replay import EVENTS_TOPIC, assemble_bag, read_events, read_pose_track
 from aerialdojo.errors import BagError, MetricsError
 from aerialdojo.events import EpisodeAssembler, EventKind
-from aerialdojo.run_report import score_assembled
+from aerialdojo.report.run import score_assembled
 
 
 def _record(path: Path, events: list) -> None:

@@ -12,7 +12,7 @@ from aerialdojo.cli import EXIT_USAGE, main
 from aerialdojo.events import EpisodeAssembler, EventKind
 from aerialdojo.graph import config_of, run_specs
 from aerialdojo.metrics.jsonl import write_trajectory_log
-from aerialdojo.run_report import score_assembled, write_run
+from aerialdojo.report.run import score_assembled, write_run
 from aerialdojo.runner import PRIVATE_DOMAINS, run_domain_id
 
 

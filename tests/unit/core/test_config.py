@@ -65,8 +65,19 @@ def test_overrides_are_validated_like_the_file(tmp_path: Path) -> None:
         (MINIMAL.replace("image_width: 64", "backend: unreal"), r"'unreal' is not one of"),
         (MINIMAL.replace("seed: 3", "use_sim_time: false"), r"use_sim_time is set by aerialdojo"),
         (
-            MINIMAL.replace("{ros__parameters: {}}", "{ros__parameters: {success_radii_m: []}}"),
-            r"evaluator.success_radii_m: an empty list",
+            MINIMAL.replace("{ros__parameters: {}}", "{ros__parameters: {record_image_views: []}}"),
+            r"evaluator.record_image_views: an empty list",
+        ),
+        (
+            MINIMAL.replace(
+                "{ros__parameters: {}}", "{ros__parameters: {success_radii_m: [0.0, 5.0]}}"
+            ),
+            r"evaluator.success_radii_m: 0.0 must be greater than 0",
+        ),
+        (MINIMAL.replace("image_width: 64", "fov_deg: .nan"), r"fov_deg: nan is not a finite"),
+        (
+            MINIMAL.replace("image_width: 64", "seconds_per_action: .inf"),
+            r"seconds_per_action: inf is not a finite",
         ),
         (
             MINIMAL.replace(

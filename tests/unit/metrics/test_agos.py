@@ -10,9 +10,9 @@ import pytest
 
 from aerialdojo.errors import MetricsError
 from aerialdojo.metrics import agos
-from aerialdojo.metrics.report import render_report_md
 from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import AgosCandidate, AgosRecord, EpisodeTrace
+from aerialdojo.report.markdown import render_report_md
 
 TARGET = (100.0, 50.0, 0.75)
 FAR = AgosCandidate(

@@ -17,9 +17,9 @@ from aerialdojo.metrics.jsonl import (
     trace_to_record,
     write_trajectory_log,
 )
-from aerialdojo.metrics.report import metrics_json_text
 from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import AgosCandidate, AgosRecord, EpisodeTrace
+from aerialdojo.report.markdown import metrics_json_text
 
 Factory = Callable[..., EpisodeTrace]
 

@@ -11,7 +11,9 @@ import pytest
 from PIL import Image
 
 from aerialdojo.errors import MetricsError
-from aerialdojo.metrics.plots import (
+from aerialdojo.metrics.scoring import score_run
+from aerialdojo.metrics.trace import AgosRecord, EpisodeTrace
+from aerialdojo.report.plots import (
     FIGURE5_RANGES,
     RadarRange,
     auto_ranges,
@@ -20,8 +22,6 @@ from aerialdojo.metrics.plots import (
     radius_sweep,
     write_plots,
 )
-from aerialdojo.metrics.scoring import score_run
-from aerialdojo.metrics.trace import AgosRecord, EpisodeTrace
 
 Factory = Callable[..., EpisodeTrace]
 

@@ -8,17 +8,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from written_runs import write_report
 
 from aerialdojo.errors import MetricsError
 from aerialdojo.metrics.aggregate import ExcludedEpisode
-from aerialdojo.metrics.report import (
-    compare,
-    comparison_table,
-    metrics_json_text,
-    write_report,
-)
 from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import EpisodeTrace
+from aerialdojo.report.compare import compare, comparison_table
+from aerialdojo.report.markdown import metrics_json_text
 
 Factory = Callable[..., EpisodeTrace]
 

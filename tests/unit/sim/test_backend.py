@@ -109,4 +109,6 @@ def test_bad_requests_are_refused_with_the_value_named(backend: EmbeddedBackend)
     with pytest.raises(InvalidActionError, match="GO_TO_CANDIDATE"):
         backend.execute("uav", Action("GO_TO_CANDIDATE"))
     with pytest.raises(ConfigError, match="agent_radius_m"):
-        EmbeddedBackend(agent_radius_m=0.0)
+        EmbeddedBackend(
+            agent_radius_m=0.0, rigs={"uav": [CameraSpec(name="front", width=8, height=8)]}
+        )

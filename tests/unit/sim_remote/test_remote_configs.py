@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from aerialdojo.backends import create_backend
 from aerialdojo.errors import ConfigError
 from aerialdojo.graph import load_config, node_specs
-from aerialdojo.sim.backend import aerialdojo_uav_rig
-from aerialdojo.sim.factory import create_backend
 from aerialdojo.sim.remote.frames import TOWN10HD_OFFSET
 from aerialdojo.sim.remote.settings import CarlaAirSettings, ProjectAirSimSettings
 
@@ -39,9 +38,12 @@ def test_settings_refuse_bad_parameters_before_any_client_is_needed() -> None:
     with pytest.raises(ConfigError, match="carla_air_map_offset: expected three"):
         create_backend(
             "carla_air",
+            agents=["uav"],
+            image_width=8,
+            image_height=8,
+            fov_deg=90.0,
             seed=0,
             agent_radius_m=0.25,
-            rigs={"uav": aerialdojo_uav_rig(8, 8)},
             seconds_per_action=1.0,
             parameters={"carla_air_map_offset": [1.0, 2.0]},
         )
@@ -55,9 +57,12 @@ def test_a_missing_client_names_the_venv_to_run_in(backend: str, venv: str) -> N
     try:
         create_backend(
             backend,
+            agents=["uav"],
+            image_width=8,
+            image_height=8,
+            fov_deg=90.0,
             seed=0,
             agent_radius_m=0.25,
-            rigs={"uav": aerialdojo_uav_rig(8, 8)},
             seconds_per_action=1.0,
             parameters={"projectairsim_scene_dir": str(CONFIG)},
         )

@@ -56,7 +56,14 @@ def test_generated_suite_validates_and_replays_in_the_simulator(generated: Path)
     assert len(suite.episodes) == 6
     assert suite.generation.reference_image is not None
     assert suite.generation.reference_image.width == 48
-    replay(suite, EmbeddedBackend(seed=0, agent_radius_m=suite.generation.collision_radius_m))
+    replay(
+        suite,
+        EmbeddedBackend(
+            rigs={"uav": aerialdojo_uav_rig(8, 8)},
+            seed=0,
+            agent_radius_m=suite.generation.collision_radius_m,
+        ),
+    )
 
 
 def test_generation_is_deterministic_and_the_same_in_worker_processes(

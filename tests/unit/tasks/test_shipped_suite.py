@@ -9,6 +9,7 @@ from PIL import Image
 from task_worlds import replay
 
 from aerialdojo.sim.annotations import FAMILIES
+from aerialdojo.sim.backend import aerialdojo_uav_rig
 from aerialdojo.sim.embedded.backend import EmbeddedBackend
 from aerialdojo.tasks.settings import SETTINGS, SPLIT_PERCENTAGES
 from aerialdojo.tasks.suite import Suite, load_suite, resolve_suite, validate_suite
@@ -43,7 +44,7 @@ def test_splits_are_within_one_task_of_nominal_per_scene(mini: Suite) -> None:
         splits = Counter(split for split, _ in tasks[scene.scene].values())
         nominal = percent * len(tasks[scene.scene]) / 100
         assert abs(splits[first] - nominal) <= 1.0, scene.scene
-        # Counted as task instances (both twins), as the seed counts them.
+        # Counted as task instances (both twins), as the paper counts them.
         assert abs(2 * splits[first] - 2 * nominal) <= 1.0, scene.scene
 
 
@@ -74,4 +75,11 @@ def test_is_small_and_its_images_are_pngs(mini: Suite) -> None:
 
 
 def test_every_reference_replays_in_the_embedded_simulator(mini: Suite) -> None:
-    replay(mini, EmbeddedBackend(seed=0, agent_radius_m=mini.generation.collision_radius_m))
+    replay(
+        mini,
+        EmbeddedBackend(
+            rigs={"uav": aerialdojo_uav_rig(8, 8)},
+            seed=0,
+            agent_radius_m=mini.generation.collision_radius_m,
+        ),
+    )

@@ -1,4 +1,4 @@
-"""Suite files: Episode round trips, loading, lookup, filters, twins, filters of the seed."""
+"""Suite files: Episode round trips, loading, lookup, filters, twins, filters of the paper."""
 
 from __future__ import annotations
 

@@ -168,3 +168,25 @@ def test_a_document_of_the_wrong_shape_lists_schema_problems(tmp_path: Path) -> 
     assert any("schema_version" in p and "does not match" in p for p in problems)
     assert any('"generation" is a required property' in p for p in problems)
     assert any(p.startswith(f"{path}: (suite): episodes: ") for p in problems)
+
+
+def test_the_reference_length_is_what_its_actions_translate(
+    yard_suite_path: Path, tmp_path: Path
+) -> None:
+    # Rounded poses once gave L 0.1 mm short of the executed length, so that an agent that
+    # replayed the reference scored SPL 0.999995; L is now the actions' translation, exactly.
+    path, document = _copy(yard_suite_path, tmp_path)
+    episode = document["episodes"][0]
+    reference = episode["reference"]
+    moved = sum(m for name, m in reference["actions"] if name.startswith("Move"))
+    assert reference["length_m"] == moved
+    reference["length_m"] = round(moved - 1e-4, 4)
+    path.write_text(json.dumps(document))
+    problems = validate_suite(path)
+    _problem(
+        problems,
+        path,
+        episode["episode_id"],
+        "reference.length_m",
+        f"the reference actions translate {moved:g} m",
+    )

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from aerialdojo.agents.plugins import uav_policy
+from aerialdojo.agents.plugins import agent_policy, uav_policy
 from aerialdojo.errors import ConfigError
 from aerialdojo.params import NODE_PARAMETERS, validate_parameters
 
@@ -28,6 +28,17 @@ class Spinner:
 
 class NotAPolicy:
     pass
+
+
+class Waiter:  # an AGOS policy: the same shape, AGOS's task and decision types
+
+    def reset(self, task):
+        self.role = task.agent
+
+    def act(self, observation):
+        from aerialdojo.agos.policies import Decision
+
+        return Decision("WAIT", message=f"waiting at {observation.pose.x:.0f}")
 """
 
 
@@ -53,7 +64,10 @@ def test_a_class_implementing_the_protocol_is_loaded_with_the_seed(plugin_module
     ("name", "says"),
     [
         ("my_team_policies:Missing", "has no class 'Missing'"),
-        ("my_team_policies:NotAPolicy", "does not implement the Policy protocol"),
+        (
+            "my_team_policies:NotAPolicy",
+            "does not implement the policy protocol aerialdojo.agents.observation.Policy",
+        ),
         ("no_such_package.policies:Agent", "cannot import module 'no_such_package.policies'"),
     ],
 )
@@ -67,3 +81,14 @@ def test_the_config_accepts_plugin_names_and_refuses_others() -> None:
     assert validate_parameters("uav_agent", {"policy": "pkg.mod:Cls"}, "eval.yaml")
     with pytest.raises(ConfigError, match=r"or package\.module:ClassName"):
         validate_parameters("uav_agent", {"policy": "pkg.mod.Cls"}, "eval.yaml")
+
+
+def test_the_agos_nodes_take_plugins_of_the_agos_protocol(plugin_module: str) -> None:
+    values = {spec.name: spec.default for spec in NODE_PARAMETERS["ugv_agent"]}
+    policy = agent_policy("ugv_agent", {**values, "policy": f"{plugin_module}:Waiter"}, "ugv")
+    assert type(policy).__name__ == "Waiter"
+    assert validate_parameters("agos_uav_agent", {"policy": "pkg.mod:Cls"}, "agos.yaml")
+    with pytest.raises(ConfigError, match=r"the policy protocol aerialdojo\.agos\.policies"):
+        agent_policy(
+            "agos_uav_agent", {**values, "policy": f"{plugin_module}:NotAPolicy"}, "agos_uav"
+        )

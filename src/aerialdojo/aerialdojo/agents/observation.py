@@ -39,11 +39,13 @@ class GoalDescription:
     """The goal as the agent is told it (TaskSpec.goal), never the target's coordinates.
 
     Attributes:
+        episode_id: the episode the goal belongs to (``TaskSpec.episode_id``; a rerun of an
+            episode has the same one).
         action_budget: actions the episode allows, Stop included (TaskSpec; 0: not told).
         success_radius_m: the radius the agent is told to stop within (0: not told).
-        episode_id: the episode's id (a rerun of an episode has the same one).
     """
 
+    episode_id: str = ""
     object_name: str
     landmark_name: str
     direction: str
@@ -51,7 +53,6 @@ class GoalDescription:
     reference_images: list[np.ndarray] = field(default_factory=list)
     action_budget: int = 0
     success_radius_m: float = 0.0
-    episode_id: str = ""
 
 
 class Policy(Protocol):

@@ -1,17 +1,21 @@
-"""Policies by name: the shipped ones, the model agent, or any class implementing the
-``Policy`` protocol named as ``package.module:ClassName`` (bring your own policy)."""
+"""Policies by name, for every agent node: the shipped ones, the model agents, or any class
+implementing the node's protocol (``Policy`` for ``uav_agent``, ``agos.policies.AgosPolicy``
+for the AGOS nodes) named as ``package.module:ClassName`` (bring your own policy)."""
 
 from __future__ import annotations
 
 import importlib
 import inspect
 import re
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from aerialdojo.agents.observation import Policy
 from aerialdojo.errors import ConfigError
 from aerialdojo.params import PLUGIN_PATTERN
+
+if TYPE_CHECKING:
+    from aerialdojo.agos.policies import AgosPolicy
 
 
 def is_plugin_name(name: str) -> bool:
@@ -19,12 +23,19 @@ def is_plugin_name(name: str) -> bool:
     return re.fullmatch(PLUGIN_PATTERN, name) is not None
 
 
-def load_policy_class(name: str, where: str) -> Callable[..., Any]:
-    """Import the class ``package.module:ClassName`` and check that it is a ``Policy``.
+#: The protocol each kind of agent node runs, as errors name it.
+POLICY_PROTOCOL = "aerialdojo.agents.observation.Policy"
+AGOS_POLICY_PROTOCOL = "aerialdojo.agos.policies.AgosPolicy"
+
+
+def load_policy_class(name: str, where: str, protocol: str = POLICY_PROTOCOL) -> Callable[..., Any]:
+    """Import the class ``package.module:ClassName`` and check that it has the policy
+    protocol's ``reset`` and ``act``.
 
     Args:
         name: the ``policy`` parameter.
         where: what to name in errors, e.g. ``"uav_agent.policy"``.
+        protocol: the protocol the node runs, for errors.
 
     Raises:
         ConfigError: malformed name, module or class missing, or no ``reset``/``act``.
@@ -42,23 +53,23 @@ def load_policy_class(name: str, where: str) -> Callable[..., Any]:
     missing = [method for method in ("reset", "act") if not callable(getattr(cls, method, None))]
     if missing:
         raise ConfigError(
-            f"{where}: {name} does not implement the Policy protocol "
-            f"(aerialdojo.agents.observation.Policy): no {' or '.join(missing)}() method"
+            f"{where}: {name} does not implement the policy protocol {protocol}: "
+            f"no {' or '.join(missing)}() method"
         )
     return cls
 
 
-def make_plugin_policy(name: str, seed: int, where: str) -> Policy:
+def make_plugin_policy(name: str, seed: int, where: str, protocol: str = POLICY_PROTOCOL) -> Any:
     """An instance of the plug-in class: called with ``seed=`` when its constructor takes a
     ``seed`` argument, else with no argument.
 
     Raises:
         ConfigError: as ``load_policy_class``, or a constructor that needs other arguments.
     """
-    cls = load_policy_class(name, where)
+    cls = load_policy_class(name, where, protocol)
     try:
         takes_seed = "seed" in inspect.signature(cls).parameters
-        policy: Policy = cls(seed=seed) if takes_seed else cls()
+        policy = cls(seed=seed) if takes_seed else cls()
     except TypeError as error:
         raise ConfigError(
             f"{where}: {name} cannot be constructed without arguments: {error}"
@@ -66,15 +77,15 @@ def make_plugin_policy(name: str, seed: int, where: str) -> Policy:
     return policy
 
 
-#: The ``uav_agent.policy`` names besides ``package.module:ClassName``.
-UAV_POLICIES = ("colour_seeker", "vlm")
+#: The AGOS agent nodes and the agent each acts for.
+AGOS_NODES = {"agos_uav_agent": "uav", "ugv_agent": "ugv"}
 
 
-def uav_policy(values: dict[str, Any], where: str) -> Policy:
+def uav_policy(values: Mapping[str, Any], where: str) -> Policy:
     """The policy a ``uav_agent`` node's parameters name.
 
     Args:
-        values: the node's parameters (``policy``, ``seed``, ``vlm_*``, ...).
+        values: the node's parameters (``policy``, ``seed``, ``oracle_suite``, ``vlm_*``, ...).
         where: the node name, for errors.
 
     Raises:
@@ -82,32 +93,63 @@ def uav_policy(values: dict[str, Any], where: str) -> Policy:
     """
     # Imported here: the model agent pulls in the openai SDK, which other policies never need.
     from aerialdojo.agents.colour_seeker import ColourSeekerPolicy  # noqa: PLC0415
-    from aerialdojo.agents.vlm.aerialdojo_policy import (  # noqa: PLC0415
-        TEMPLATE_FIELDS,
-        VlmAerialDojoPolicy,
-        parse_fallback,
-    )
-    from aerialdojo.agents.vlm.config import VlmSettings  # noqa: PLC0415
-    from aerialdojo.agents.vlm.prompts import PromptSet, prompt_directory  # noqa: PLC0415
+    from aerialdojo.agents.oracle import ReferenceReplayPolicy  # noqa: PLC0415
 
     name, seed = str(values["policy"]), int(values["seed"])
     if name == "colour_seeker":
         return ColourSeekerPolicy(seed=seed)
+    if name == "oracle":
+        return ReferenceReplayPolicy(str(values["oracle_suite"]))
     if name != "vlm":
-        return make_plugin_policy(name, seed, f"{where}.policy")
-    settings = VlmSettings.from_parameters(values, where)
-    try:
-        fallback = parse_fallback(settings.fallback)
-    except ConfigError as error:
-        raise ConfigError(f"{where}.{error}") from error
-    return VlmAerialDojoPolicy(
-        session=settings.session("uav"),
-        prompts=PromptSet.load(
-            prompt_directory(settings.prompt_dir, "aerialdojo"), TEMPLATE_FIELDS
-        ),
-        views=settings.views,
-        image_format=settings.image_format,
-        depth_max_m=settings.depth_max_m,
-        history=settings.history,
-        fallback=fallback,
-    )
+        plugin: Policy = make_plugin_policy(name, seed, f"{where}.policy")
+        return plugin
+    from aerialdojo.agents.vlm.aerialdojo_policy import vlm_aerialdojo_policy  # noqa: PLC0415
+
+    return vlm_aerialdojo_policy(values, where)
+
+
+def agos_policy(agent: str, values: Mapping[str, Any], where: str) -> AgosPolicy:
+    """The policy an AGOS agent node's parameters name.
+
+    Args:
+        agent: ``uav`` or ``ugv``.
+        values: the node's parameters (``policy``, ``seed``, ``vlm_*``, ...).
+        where: the node name, for errors.
+
+    Raises:
+        ConfigError: a policy that cannot be built, naming ``<where>.<parameter>``.
+    """
+    from aerialdojo.agos.policies import ColourShapeUav, ColourShapeUgv  # noqa: PLC0415
+
+    name, seed = str(values["policy"]), int(values["seed"])
+    if name == "colour_shape":
+        return ColourShapeUav(seed=seed) if agent == "uav" else ColourShapeUgv(seed=seed)
+    if name != "vlm":
+        plugin: AgosPolicy = make_plugin_policy(name, seed, f"{where}.policy", AGOS_POLICY_PROTOCOL)
+        return plugin
+    from aerialdojo.agents.vlm.agos_policy import vlm_agos_policy  # noqa: PLC0415
+
+    return vlm_agos_policy(agent, values, where)
+
+
+def agent_policy(node: str, values: Mapping[str, Any], where: str) -> Policy | AgosPolicy:
+    """The policy of the agent node ``node`` (``uav_agent``, ``agos_uav_agent`` or
+    ``ugv_agent``), built from its parameters: how ``aerialdojo eval`` checks a config's
+    policies before anything starts.
+
+    Raises:
+        ConfigError: as ``uav_policy`` and ``agos_policy``.
+    """
+    if node in AGOS_NODES:
+        return agos_policy(AGOS_NODES[node], values, where)
+    return uav_policy(values, where)
+
+
+def policy_identity(policy: object) -> dict[str, Any]:
+    """What an agent node announces about its policy besides its name
+    (``AgentNode.announce``): whether it reads ground truth and its own description (e.g. the
+    model and server of a model agent; never a key)."""
+    return {
+        "privileged": bool(getattr(policy, "privileged", False)),
+        "description": str(getattr(policy, "description", "")),
+    }

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from aerialdojo.actions import Action
 from aerialdojo.agos.planning import drive_to, parse_road_waypoint
-from aerialdojo.agos.sensors import RING_VIEWS, UGV_FRONT_VIEW
+from aerialdojo.agos.sensors import RING_VIEWS, UGV_FRONT_VIEW, uav_rig, ugv_rig
 from aerialdojo.agos.town import TOWN_NAMES, Town, load_town
 from aerialdojo.agos.vocabulary import (
     GO_TO_CANDIDATE,
@@ -22,7 +22,7 @@ from aerialdojo.agos.vocabulary import (
     UAV_ACTIONS,
     UGV_ACTIONS,
 )
-from aerialdojo.errors import InvalidActionError
+from aerialdojo.errors import ConfigError, InvalidActionError
 from aerialdojo.geometry import Pose
 from aerialdojo.sim.backend import CameraSpec, MotionOutcome, Observation, SimulatorBackend
 from aerialdojo.sim.embedded.renderer import render_views
@@ -38,6 +38,25 @@ class AgosBackend(SimulatorBackend):
     Raises:
         ConfigError: a non-positive decision time or an empty rig.
     """
+
+    #: AGOS allows global localisation: odometry in the map frame (AGOS-Bench, "Sensors").
+    global_localization = True
+
+    @classmethod
+    def camera_rigs(
+        cls, agents: Sequence[str], width: int, height: int, fov_deg: float
+    ) -> dict[str, list[CameraSpec]]:
+        """The UAV's nadir camera and the UGV's front view with its six-view ring; their
+        fields of view are the benchmark's own, whatever ``fov_deg`` says.
+
+        Raises:
+            ConfigError: an agent other than ``uav`` and ``ugv``.
+        """
+        rigs = {"uav": uav_rig, "ugv": ugv_rig}
+        unknown = sorted(set(agents) - set(rigs))
+        if unknown:
+            raise ConfigError(f"AGOS towns have rigs for uav and ugv only, not {unknown}")
+        return {agent: rigs[agent](width, height) for agent in agents}
 
     def __init__(
         self, *, rigs: Mapping[str, Sequence[CameraSpec]], seconds_per_action: float = 1.0

@@ -1,8 +1,10 @@
-"""Image-driven AGOS policies (the role-conditioned UAV and UGV decision makers of AGOS-Bench,
-without a VLM): colour and shape evidence from the rendered views against the reference
-images, and the search-handoff-verify workflow on top. They see only what their agent sees
-(its own views, its map-frame pose, the public town map, the shared candidates), never
-ground truth.
+"""AGOS policies: what an AGOS agent node hands its policy (``AgosTask`` per episode,
+``AgosObservation`` per decision) and gets back (``Decision``), behind the ``AgosPolicy``
+protocol; and the image-driven policies (the role-conditioned UAV and UGV decision makers of
+AGOS-Bench, without a VLM): colour and shape evidence from the rendered views against the
+reference images, and the search-handoff-verify workflow on top. Every policy sees only what
+its agent sees (its own views, its map-frame pose, the public town map, the shared candidates,
+its teammate's messages), never ground truth.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 from scipy import ndimage
@@ -18,7 +21,7 @@ from aerialdojo.agents.observation import ViewData
 from aerialdojo.agos.grid import Region, cell_of_pixel
 from aerialdojo.agos.planning import road_options
 from aerialdojo.agos.projection import pixel_to_ground
-from aerialdojo.agos.sensors import RING_VIEWS, UGV_FRONT_VIEW
+from aerialdojo.agos.sensors import RING_VIEWS, UAV_VIEW, UGV_FRONT_VIEW
 from aerialdojo.agos.town import TownMap
 from aerialdojo.agos.vocabulary import (
     ANNOTATE_CANDIDATE,
@@ -28,6 +31,7 @@ from aerialdojo.agos.vocabulary import (
     MOVE_TO_UAV_WAYPOINT,
     REJECT,
     STOP_OBSERVE,
+    TOOL_ACTIONS,
     WAIT,
 )
 from aerialdojo.errors import ConfigError
@@ -54,10 +58,12 @@ CENTRED_M = 30.0
 
 @dataclass(frozen=True)
 class Decision:
-    """One decision: an action and its argument ("" where it takes none)."""
+    """One decision: an action, its argument ("" where it takes none) and a short message to
+    the teammate ("" for none; AGOS-Bench: coordination through natural-language messages)."""
 
     action: str
     argument: str = ""
+    message: str = ""
 
 
 def hsv(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -197,6 +203,92 @@ class CandidateView:
     center: tuple[float, float]
     active: bool
     confirmed: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class TeamMessage:
+    """A message of the teammate on ``/agos/messages``.
+
+    Attributes:
+        sender: ``uav`` or ``ugv``.
+        kind: one of ``vocabulary.MESSAGE_KINDS``.
+        text: what it says.
+        candidate_id: the candidate it is about, "" if none.
+    """
+
+    sender: str
+    kind: str
+    text: str
+    candidate_id: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgosTask:
+    """What an AGOS agent knows of an episode: its task (``TaskSpec``) and the public town map.
+
+    Attributes:
+        episode_id: the episode (a rerun has the same one).
+        agent: ``uav`` or ``ugv``.
+        town: the public map of the episode's town.
+        region: the search region.
+        instruction: the task text both agents get.
+        reference_images: the target's reference views (RGB).
+        actions: this agent's actions in the episode.
+        team_actions: every agent's actions in the episode (which tools the team has).
+        action_budget: the decisions both agents share.
+        success_radius_m: the UGV must confirm from within this distance of the target.
+    """
+
+    episode_id: str
+    agent: str
+    town: TownMap
+    region: Region
+    instruction: str
+    reference_images: tuple[np.ndarray, ...]
+    actions: tuple[str, ...]
+    team_actions: tuple[str, ...]
+    action_budget: int
+    success_radius_m: float
+
+    @property
+    def baseline(self) -> bool:
+        """The team has none of AGOS-Agent's tools (candidate annotation and candidate
+        navigation): AGOS-Bench's Baseline (appendix A.4.2), coordinating by messages only."""
+        return not set(TOOL_ACTIONS) & set(self.team_actions)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgosObservation:
+    """What an AGOS agent decides on.
+
+    Attributes:
+        pose: its pose, map frame.
+        views: the views of the awaited observation set (the UAV's nadir view; the UGV's
+            front view, or its six ring views after STOP_OBSERVE).
+        candidates: the episode's candidates so far, by id.
+        active: the candidate under verification, as the turn names it; None if none.
+        messages: the teammate's messages of this attempt, oldest first.
+        decision: the team's decision this one is (1-based), 0 when not announced.
+    """
+
+    pose: Pose
+    views: dict[str, ViewData]
+    candidates: dict[str, CandidateView] = field(default_factory=dict)
+    active: CandidateView | None = None
+    messages: tuple[TeamMessage, ...] = ()
+    decision: int = 0
+
+
+class AgosPolicy(Protocol):
+    """What an AGOS agent node runs: reset per episode, one decision per turn. A policy may
+    raise ``errors.PolicyFaultError`` when a service it needs fails (an infrastructure
+    failure: the attempt is rerun)."""
+
+    def reset(self, task: AgosTask) -> None:
+        """Start a new episode (or a rerun of one) with ``task``."""
+
+    def act(self, observation: AgosObservation) -> Decision:
+        """The next decision, from this observation and the policy's own memory."""
 
 
 @dataclass
@@ -407,3 +499,52 @@ class UgvVerifyPolicy:
             return Decision(MOVE_TO_ROAD_WAYPOINT, best.waypoint_id)
         pick = inside[int(self._rng.integers(len(inside)))]
         return Decision(MOVE_TO_ROAD_WAYPOINT, pick.waypoint_id)
+
+
+@dataclass
+class ColourShapeUav:
+    """``UavSearchPolicy`` as an ``AgosPolicy`` (``policy: colour_shape`` of the UAV).
+
+    Args:
+        seed: breaks ties between equally good waypoints.
+    """
+
+    seed: int = 0
+    _policy: UavSearchPolicy | None = None
+    _verifying: bool = False
+
+    def reset(self, task: AgosTask) -> None:
+        signature = TargetSignature.from_references(task.reference_images)
+        self._policy = UavSearchPolicy(task.town, task.region, signature, seed=self.seed)
+        self._verifying = False
+
+    def act(self, observation: AgosObservation) -> Decision:
+        assert self._policy is not None, "act() before reset()"
+        if self._verifying and observation.active is None:
+            # Its candidate is closed and the episode goes on: the UGV rejected it.
+            self._policy.candidate_rejected()
+        decision = self._policy.act(observation.pose, observation.views[UAV_VIEW])
+        self._verifying = decision.action == ANNOTATE_CANDIDATE
+        return decision
+
+
+@dataclass
+class ColourShapeUgv:
+    """``UgvVerifyPolicy`` as an ``AgosPolicy`` (``policy: colour_shape`` of the UGV).
+
+    Args:
+        seed: breaks ties between equally good anchors.
+    """
+
+    seed: int = 0
+    _policy: UgvVerifyPolicy | None = None
+
+    def reset(self, task: AgosTask) -> None:
+        signature = TargetSignature.from_references(task.reference_images)
+        self._policy = UgvVerifyPolicy(
+            task.town, task.region, signature, task.actions, seed=self.seed
+        )
+
+    def act(self, observation: AgosObservation) -> Decision:
+        assert self._policy is not None, "act() before reset()"
+        return self._policy.act(observation.pose, observation.views, observation.active)

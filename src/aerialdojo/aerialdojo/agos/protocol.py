@@ -2,9 +2,10 @@
 A.1, A.2.3): per-agent action sets, the shared decision budget, the candidate life cycle, the
 deterministic tools (E2A projection, RGPP planning) and the benchmark checker.
 
-``AgosReferee`` is ROS-free: the task manager asks it to ``plan`` each requested decision
-(refusals raise and use no budget), has the simulator execute the planned step, then
-``apply``s the outcome, which returns the ground-truth facts the evaluator scores.
+``AgosReferee`` is the benchmark's ``protocols.referee.Referee``: the task manager asks it to
+``plan`` each requested decision (refusals raise and use no budget), has the simulator
+execute the planned command, then ``apply``s the outcome, whose verdict carries the
+ground-truth facts the evaluator scores.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from aerialdojo.agos.episodes import AgosEpisode
+from aerialdojo.agos.episodes import AgosEpisode, ground_truth_record
 from aerialdojo.agos.oracle import TownOracle
 from aerialdojo.agos.planning import (
     drive_to,
@@ -45,7 +46,17 @@ from aerialdojo.agos.vocabulary import (
     uses_rgpp,
 )
 from aerialdojo.errors import InvalidActionError
+from aerialdojo.events import EventKind
 from aerialdojo.geometry import Pose
+from aerialdojo.protocols.referee import (
+    PlannedStep,
+    SimCommand,
+    SimOutcome,
+    StepRequest,
+    Turn,
+    Verdict,
+    check_agent,
+)
 
 #: Nominal nadir image for the tools; E2A and visibility depend on the FOV, not the size.
 _NOMINAL_PIXELS = 100
@@ -106,43 +117,6 @@ class CoordinationState:
         return next((c for c in self.candidates if c.status == STATUS_ACTIVE), None)
 
 
-@dataclass(frozen=True)
-class PlannedStep:
-    """A validated decision and what the simulator must execute for it.
-
-    Attributes:
-        agent: ``uav`` or ``ugv``.
-        action: the agent's action.
-        argument: the agent's argument.
-        sim_argument: the argument the simulator gets (GO_TO_CANDIDATE: the approach
-            anchor's road waypoint instead of the candidate id).
-    """
-
-    agent: str
-    action: str
-    argument: str
-    sim_argument: str
-
-
-@dataclass(frozen=True)
-class StepOutcome:
-    """What one applied decision did.
-
-    Attributes:
-        facts: ground-truth facts for the evaluator (JSON-ready).
-        done: the episode ended.
-        success: it ended with a valid CONFIRM.
-        reason: why it ended ("" while running).
-        changed_candidate: the candidate this decision created or closed, to announce.
-    """
-
-    facts: dict[str, Any]
-    done: bool = False
-    success: bool = False
-    reason: str = ""
-    changed_candidate: CandidateRecord | None = None
-
-
 class AgosReferee:
     """Rules, tools and checker of one AGOS episode.
 
@@ -152,6 +126,8 @@ class AgosReferee:
         ablation: one of ``ABLATIONS``.
         require_fresh_observation: CONFIRM and REJECT need STOP_OBSERVE as the UGV's
             previous decision (AGOS-Bench, appendix A.2.3, "when this requirement is enabled").
+        take_turns: refuse a decision out of turn (``next_agent``); False lets a test
+            script decisions in any order.
 
     Raises:
         InvalidActionError: an unknown ablation.
@@ -165,13 +141,16 @@ class AgosReferee:
         *,
         ablation: str = "full",
         require_fresh_observation: bool = True,
+        take_turns: bool = True,
     ) -> None:
         action_set(UAV, ablation)
         self.episode = episode
         self.town = town
         self.ablation = ablation
         self.require_fresh_observation = require_fresh_observation
+        self.take_turns = take_turns
         self.target = town.vehicle(episode.target_object_id)
+        self.starts = dict(episode.starts)
         self.state = CoordinationState(budget=episode.action_budget, poses=dict(episode.starts))
         self._oracle = TownOracle(town.scene)
         self._nadir = uav_rig(_NOMINAL_PIXELS, _NOMINAL_PIXELS)[0]
@@ -193,9 +172,38 @@ class AgosReferee:
             pose, self._ring, self.target, self.episode.success_radius_m
         )
 
+    # -- the Referee protocol ---------------------------------------------------------
+
+    @property
+    def scored_pose(self) -> Pose:
+        """The UGV's pose: AGOS scores the ground vehicle's path."""
+        return self.state.poses[UGV]
+
+    @property
+    def steps_used(self) -> int:
+        return self.state.used
+
+    @property
+    def steps_left(self) -> int:
+        return max(self.state.budget_left, 0)
+
+    def start_record(self) -> dict[str, Any]:
+        """The STARTED record: the episode's ground truth and ``start_facts``."""
+        return ground_truth_record(self.episode, self.start_facts())
+
+    def turn(self) -> Turn | None:
+        """The next decision's agent and the candidate under verification, if any."""
+        active = self.state.active_candidate
+        return Turn(
+            agent=self.next_agent(),
+            candidate_id=active.candidate_id if active is not None else "",
+            decision=self.state.used + 1,
+            budget=self.state.budget,
+        )
+
     # -- planning a decision -----------------------------------------------------------
 
-    def turn(self) -> str:
+    def next_agent(self) -> str:
         """The agent whose decision comes next.
 
         While both agents can decide they alternate, the UAV first, so that a run does not
@@ -208,7 +216,7 @@ class AgosReferee:
 
     def waits(self, agent: str) -> bool:
         """Whether a decision of ``agent`` now would be out of turn."""
-        return not self._done and agent != self.turn()
+        return not self._done and agent != self.next_agent()
 
     def legal_actions(self, agent: str) -> tuple[str, ...]:
         """The actions ``agent`` may take now (the UAV none while a candidate is verified)."""
@@ -216,16 +224,23 @@ class AgosReferee:
             return ()
         return action_set(agent, self.ablation)
 
-    def plan(self, agent: str, action: str, argument: str = "") -> PlannedStep:
-        """Validate one decision.
+    def plan(self, request: StepRequest) -> PlannedStep:
+        """Validate one decision; every accepted one is executed by the simulator.
 
         Raises:
-            InvalidActionError: the episode ended, the agent or action is not legal now, or
-                the argument names no legal waypoint, cell or candidate; the message says
-                which. A refused decision uses no budget.
+            InvalidActionError: the episode ended, the agent is not in it, the action is not
+                legal now or takes no magnitude, the argument names no legal waypoint, cell
+                or candidate, or it is not the agent's turn; the message says which. A
+                refused decision uses no budget.
         """
         if self._done:
             raise InvalidActionError(f"episode {self.episode.episode_id} has ended")
+        check_agent(self.episode.episode_id, self.episode.agents, request.agent)
+        if request.magnitude != 0.0:
+            raise InvalidActionError(
+                f"{request.action} takes no magnitude, got {request.magnitude:g}"
+            )
+        agent, action, argument = request.agent, request.action, request.argument
         legal = action_set(agent, self.ablation)
         if action not in legal:
             raise InvalidActionError(
@@ -270,7 +285,13 @@ class AgosReferee:
             and self._last_ugv_action != STOP_OBSERVE
         ):
             raise InvalidActionError(f"{action} needs a fresh STOP_OBSERVE first")
-        return PlannedStep(agent, action, argument, sim_argument)
+        if self.take_turns and self.waits(agent):
+            raise InvalidActionError(
+                f"not the {agent}'s turn: the {self.next_agent()} decides first "
+                "(announced on /agos/turn)"
+            )
+        command = SimCommand(agent=agent, action=action, argument=sim_argument)
+        return PlannedStep(request=request, command=command)
 
     def _project(self, cell: str, pose: Pose) -> GroundCell:
         """E2A of ``cell``; without E2A the UAV's ground footprint (AGOS-Bench, appendix
@@ -290,61 +311,67 @@ class AgosReferee:
 
     # -- applying an executed decision -------------------------------------------------
 
-    def apply(self, step: PlannedStep, pose: Pose) -> StepOutcome:
-        """Account an executed decision; ``pose`` is the agent's ground-truth pose after it.
+    def apply(self, planned: PlannedStep, outcome: SimOutcome | None) -> Verdict:
+        """Account an executed decision; ``outcome.pose`` is the agent's ground-truth pose
+        after it.
 
         Returns:
-            The outcome; ``facts`` always hold ``agent``, ``action`` and ``decision`` (the
+            The verdict: STOPPED after a CONFIRM (valid or not: the agents' own decision
+            ends the episode), BUDGET_EXHAUSTED after the last decision of the budget, STEP
+            otherwise. ``facts`` always hold ``agent``, ``action`` and ``decision`` (the
             agent's 1-based decision count), plus per action: ``uav_visible`` (UAV: the
             target is oracle-visible in the view this decision produced), ``candidate``
             (created or closed), ``path`` (UGV drives: the fine-node points driven),
             ``ground_support`` (STOP_OBSERVE), ``verdict`` (CONFIRM).
         """
+        if outcome is None or planned.command is None:
+            raise InvalidActionError("every AGOS decision is executed by the simulator")
+        request, pose = planned.request, outcome.pose
         state = self.state
-        before = state.poses[step.agent]
-        state.poses[step.agent] = pose
-        state.decisions[step.agent] += 1
-        self._last_agent = step.agent
+        before = state.poses[request.agent]
+        state.poses[request.agent] = pose
+        state.decisions[request.agent] += 1
+        self._last_agent = request.agent
         facts: dict[str, Any] = {
-            "agent": step.agent,
-            "action": step.action,
-            "decision": state.decisions[step.agent],
+            "agent": request.agent,
+            "action": request.action,
+            "decision": state.decisions[request.agent],
         }
         changed: CandidateRecord | None = None
-        done, success, reason = False, False, ""
-        if step.agent == UAV:
+        kind, reason = EventKind.STEP, ""
+        if request.agent == UAV:
             facts["uav_visible"] = self.uav_sees_target(pose)
-            if step.action == ANNOTATE_CANDIDATE:
-                changed = self._annotate(step.argument, pose)
+            if request.action == ANNOTATE_CANDIDATE:
+                changed = self._annotate(request.argument, pose)
                 facts["candidate"] = changed.to_json()
         else:
             active = state.active_candidate
-            if step.action in (MOVE_TO_ROAD_WAYPOINT, GO_TO_CANDIDATE):
-                anchor = parse_road_waypoint(step.sim_argument, self.town.map.roads)
+            if request.action in (MOVE_TO_ROAD_WAYPOINT, GO_TO_CANDIDATE):
+                anchor = parse_road_waypoint(planned.command.argument, self.town.map.roads)
                 drive = drive_to(self.town.map.roads, before, anchor, self.town.map.ground_z)
                 facts["path"] = [list(point) for point in drive.points[1:]]
-                if step.action == GO_TO_CANDIDATE and active is not None:
+                if request.action == GO_TO_CANDIDATE and active is not None:
                     active.arrived = True
-            elif step.action == STOP_OBSERVE:
+            elif request.action == STOP_OBSERVE:
                 facts["ground_support"] = self.ring_sees_target(pose)
-            elif step.action == REJECT and active is not None:
+            elif request.action == REJECT and active is not None:
                 active.status = STATUS_REJECTED
                 changed = active
-            elif step.action == CONFIRM:
+            elif request.action == CONFIRM:
                 verdict = self._check(pose)
                 facts["verdict"] = verdict
-                done, success = True, bool(verdict["valid"])
-                reason = "valid CONFIRM" if success else "false CONFIRM: " + verdict["why"]
+                kind = EventKind.STOPPED
+                reason = "valid CONFIRM" if verdict["valid"] else "false CONFIRM: " + verdict["why"]
                 if active is not None:
                     active.status = STATUS_CONFIRMED
                     changed = active
             if changed is not None:
                 facts["candidate"] = changed.to_json()
-            self._last_ugv_action = step.action
-        if not done and state.used >= state.budget:
-            done, reason = True, f"decision budget of {state.budget} used"
-        self._done = done
-        return StepOutcome(facts, done, success, reason, changed)
+            self._last_ugv_action = request.action
+        if kind is EventKind.STEP and state.used >= state.budget:
+            kind, reason = EventKind.BUDGET_EXHAUSTED, f"decision budget of {state.budget} used"
+        self._done = kind is not EventKind.STEP
+        return Verdict(kind=kind, reason=reason, facts=facts, candidate=changed)
 
     def _annotate(self, cell: str, pose: Pose) -> CandidateRecord:
         ground = self._project(cell, pose)

@@ -28,6 +28,14 @@ ARGUMENT_ACTIONS = (
     GO_TO_CANDIDATE,
 )
 
+#: AGOS-Agent's tools an agent decides with: the UAV's candidate annotation (E2A turns it into a
+#: ground region) and the UGV's candidate navigation (RGPP). The Baseline of AGOS-Bench
+#: (appendix A.4.2) has neither and coordinates by messages only.
+TOOL_ACTIONS = (ANNOTATE_CANDIDATE, GO_TO_CANDIDATE)
+
+#: ``AgentMessage.kind`` values by index (INITIAL=0 .. FREE_TEXT=4), as ROS-free names.
+MESSAGE_KINDS = ("initial", "inspection_request", "arrival", "confirmation", "free_text")
+
 #: The 2x2 ablation of AGOS-Bench, appendix A.5: E2A projection and RGPP planning on or off.
 ABLATIONS = ("full", "no_e2a", "no_rgpp", "no_both")
 

@@ -19,6 +19,8 @@ from aerialdojo.errors import BagError
 from aerialdojo.events import EpisodeAssembler, PoseTrack
 
 EVENTS_TOPIC = "/aerialdojo/episode_events"
+#: Who acted for each agent (``AgentInfo``), latched by the agent nodes.
+AGENTS_TOPIC = "/aerialdojo/agents"
 
 
 @dataclass
@@ -34,16 +36,19 @@ class ReplayedBag:
     warnings: list[str] = field(default_factory=list)
 
 
-def read_events(bag: Path, topic: str = EVENTS_TOPIC) -> Iterator[Any]:
-    """Yield the episode events of a closed bag in recording order, deserialized with the
-    message definitions embedded in the bag (no aerialdojo build needed).
+def read_events(bag: Path, topic: str = EVENTS_TOPIC, *, required: bool = True) -> Iterator[Any]:
+    """Yield the messages of ``topic`` (by default the episode events) of a closed bag in
+    recording order, deserialized with the message definitions embedded in the bag (no
+    aerialdojo build needed).
 
     Raises:
-        BagError: not a bag, or no ``topic`` in it.
+        BagError: not a bag, or no ``topic`` in it when ``required``.
     """
     try:
         with AnyReader([bag]) as reader:
             connections = [c for c in reader.connections if c.topic == topic]
+            if not connections and not required:
+                return
             if not connections:
                 topics = sorted({c.topic for c in reader.connections})
                 raise BagError(
@@ -163,8 +168,13 @@ def assemble_bag(
                 f"{mcap_file.name} was never closed (writer killed?): read {len(salvaged)} "
                 f"events, {lost_bytes} bytes at its end were incomplete"
             )
+        for mcap_file in mcap_files:
+            for info in salvage_events(mcap_file, AGENTS_TOPIC)[0]:
+                replayed.assembler.add_agent_info(info)
     else:
         events = list(read_events(bag))
+        for info in read_events(bag, AGENTS_TOPIC, required=False):
+            replayed.assembler.add_agent_info(info)
     for event in events:
         replayed.assembler.add(event)
     return replayed

@@ -19,7 +19,7 @@ from aerialdojo.metrics.trace import EpisodeTrace
 
 #: The prompt's and the primary success radius (AerialDojo-200K, section 4.1).
 PRIMARY_RADIUS_M = 3.0
-#: The supplementary threshold the seed also reports.
+#: The supplementary threshold the paper also reports.
 SUPPLEMENTARY_RADIUS_M = 5.0
 DEFAULT_RADII = (PRIMARY_RADIUS_M, SUPPLEMENTARY_RADIUS_M)
 

@@ -43,7 +43,7 @@ def score_episode(trace: EpisodeTrace, radii: Sequence[float] = DEFAULT_RADII) -
 
     - NE_i = ||p_stop - p_goal||_2, 3D, from "the agent's stopping point": the final
       position, whether the episode ended by Stop or by running out of budget (key ``ne_m``).
-    - SR_i = 1 if NE_i <= r: "the agent stops within a 20-meter spherical radius". The seed
+    - SR_i = 1 if NE_i <= r: "the agent stops within a 20-meter spherical radius". The paper
       sets no Stop or collision condition, so none is added; inclusive, 3D.
     - OSR_i = 1 if "at least one point during navigation meets the success criteria",
       checked along every executed segment with the same 3D distance as SR.

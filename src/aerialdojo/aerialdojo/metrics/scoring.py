@@ -1,30 +1,16 @@
-"""One entry point that scores and aggregates episodes of any benchmark with the same code."""
+"""One entry point that scores and aggregates episodes of any benchmark with the same code:
+each benchmark's formulas, radii and aggregation rule come from its protocol
+(``aerialdojo.protocols``)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 
 from aerialdojo.errors import MetricsError
-from aerialdojo.metrics import aerialdojo, agos, citynav
-from aerialdojo.metrics.aggregate import (
-    RULE_EPISODE_POOLED,
-    RULE_MAP_FAMILY_EQUAL,
-    ExcludedEpisode,
-    RunMetrics,
-    aggregate,
-)
-from aerialdojo.metrics.scores import EpisodeScore, MetricSpec, radius_key
+from aerialdojo.metrics.aggregate import ExcludedEpisode, RunMetrics, aggregate
+from aerialdojo.metrics.scores import EpisodeScore, MetricSpec
 from aerialdojo.metrics.trace import EpisodeTrace
-
-#: Headline aggregation per benchmark: AerialDojo averages maps then families equally
-#: (AerialDojo-200K, section 4.1); AGOS totals pool episodes (AGOS-Bench, Table 4: its GVA, NE and
-#: CErr totals are support-weighted); CityNav reports plain episode means (CityNav, section 5.1).
-AGGREGATION_RULES = {
-    "aerialdojo": RULE_MAP_FAMILY_EQUAL,
-    "agos": RULE_EPISODE_POOLED,
-    "citynav": RULE_EPISODE_POOLED,
-}
+from aerialdojo.protocols import protocol
 
 
 def default_radii(benchmark: str) -> tuple[float, ...]:
@@ -33,26 +19,7 @@ def default_radii(benchmark: str) -> tuple[float, ...]:
     Raises:
         MetricsError: unknown benchmark.
     """
-    if benchmark == "aerialdojo":
-        return aerialdojo.DEFAULT_RADII
-    if benchmark == "citynav":
-        return citynav.DEFAULT_RADII
-    if benchmark == "agos":
-        return ()
-    raise MetricsError(f"unknown benchmark {benchmark!r}")
-
-
-def _radii_for(benchmark: str, radii: Sequence[float] | None) -> tuple[float, ...]:
-    if benchmark == "agos" or radii is None:
-        return default_radii(benchmark)
-    chosen = tuple(float(radius) for radius in radii)
-    bad = [radius for radius in chosen if not 0.0 < radius < math.inf]
-    if not chosen or bad:
-        raise MetricsError(f"success radii must be a non-empty list of values > 0, got {radii}")
-    keys = [radius_key("sr", radius) for radius in chosen]
-    if len(set(keys)) != len(keys):
-        raise MetricsError(f"success radii {radii} repeat a radius (as printed: {keys})")
-    return chosen
+    return protocol(benchmark).default_radii
 
 
 def metric_specs(benchmark: str, radii: Sequence[float] | None = None) -> tuple[MetricSpec, ...]:
@@ -61,26 +28,19 @@ def metric_specs(benchmark: str, radii: Sequence[float] | None = None) -> tuple[
     Raises:
         MetricsError: unknown benchmark or a non-positive radius.
     """
-    chosen = _radii_for(benchmark, radii)
-    if benchmark == "aerialdojo":
-        return aerialdojo.metric_specs(chosen)
-    if benchmark == "citynav":
-        return citynav.metric_specs(chosen)
-    return agos.METRIC_SPECS
+    spec = protocol(benchmark)
+    return spec.metric_specs(spec.radii(radii))
 
 
 def score_trace(trace: EpisodeTrace, radii: Sequence[float] | None = None) -> EpisodeScore:
-    """Score one episode with its benchmark's formulas (radii ignored for AGOS).
+    """Score one episode with its benchmark's formulas (radii ignored where success is not a
+    distance, as in AGOS).
 
     Raises:
         MetricsError: a non-positive radius.
     """
-    chosen = _radii_for(trace.benchmark, radii)
-    if trace.benchmark == "aerialdojo":
-        return aerialdojo.score_episode(trace, chosen)
-    if trace.benchmark == "citynav":
-        return citynav.score_episode(trace, chosen)
-    return agos.score_episode(trace)
+    spec = protocol(trace.benchmark)
+    return spec.score_episode(trace, spec.radii(radii))
 
 
 def score_run(
@@ -106,12 +66,12 @@ def score_run(
     benchmarks = sorted({trace.benchmark for trace in traces})
     if len(benchmarks) > 1:
         raise MetricsError(f"one run must hold one benchmark, got {', '.join(benchmarks)}")
-    benchmark = benchmarks[0]
-    chosen = _radii_for(benchmark, radii)
+    spec = protocol(benchmarks[0])
+    chosen = spec.radii(radii)
     return aggregate(
-        (score_trace(trace, chosen) for trace in traces),
-        metric_specs(benchmark, chosen),
-        rule=AGGREGATION_RULES[benchmark],
+        (spec.score_episode(trace, chosen) for trace in traces),
+        spec.metric_specs(chosen),
+        rule=spec.aggregation_rule,
         radii=chosen,
         excluded=excluded,
     )

@@ -12,9 +12,6 @@ import numpy.typing as npt
 
 from aerialdojo.errors import MetricsError
 
-#: Benchmarks whose episodes can be scored.
-BENCHMARKS = ("aerialdojo", "agos", "citynav")
-
 TERMINATION_STOPPED = "stopped"
 TERMINATION_COLLIDED = "collided"
 TERMINATION_BUDGET_EXHAUSTED = "budget_exhausted"
@@ -125,7 +122,7 @@ class EpisodeTrace:
 
     Attributes:
         episode_id: unique within a run.
-        benchmark: one of ``BENCHMARKS``.
+        benchmark: a registered benchmark (``aerialdojo.protocols``).
         scene: the map, e.g. ``"Mall_0"`` (the unit of AerialDojo's map-level averaging).
         family: scene family, e.g. ``"urban"``.
         setting: ``base``/``standard``/``long_horizon``, ``easy``/``mid``/``hard``, ...
@@ -164,11 +161,14 @@ class EpisodeTrace:
     agos: AgosRecord | None = None
 
     def __post_init__(self) -> None:
+        # Imported here: the registry's protocols import this module.
+        from aerialdojo.protocols import protocol  # noqa: PLC0415
+
         where = f"episode {self.episode_id!r}"
-        if self.benchmark not in BENCHMARKS:
-            raise MetricsError(
-                f"{where}: benchmark {self.benchmark!r} is not one of {', '.join(BENCHMARKS)}"
-            )
+        try:
+            air_ground = protocol(self.benchmark).air_ground
+        except MetricsError as error:
+            raise MetricsError(f"{where}: {error}") from error
         try:
             rows = np.asarray(self.positions, dtype=np.float64)
         except (TypeError, ValueError) as error:  # ragged rows or non-numbers
@@ -189,8 +189,10 @@ class EpisodeTrace:
             raise MetricsError(
                 f"{where}: reference_length_m={self.reference_length_m} must be finite and > 0"
             )
-        if (self.agos is None) == (self.benchmark == "agos"):
-            raise MetricsError(f"{where}: the agos record is required for AGOS and only there")
+        if (self.agos is not None) != air_ground:
+            raise MetricsError(
+                f"{where}: the agos record is required for air-ground benchmarks and only there"
+            )
         if self.agos is not None:
             self.agos.check(self.episode_id)
 

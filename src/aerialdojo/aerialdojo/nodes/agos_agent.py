@@ -5,40 +5,49 @@ separate processes that cooperate only through ``/agos/candidates`` and ``/agos/
 The task manager announces on ``/agos/turn`` whose decision comes next and which candidate
 is being verified; an agent decides only on its turn, once it holds every view of the stamp
 its own last step produced and the candidate the turn names, so its decision never depends
-on how fast the other process was. A subclass says which views an observation set holds
-after its last decision and turns one set into a decision (``decide``).
+on how fast the other process was.
+
+The node runs the ``policy`` parameter's ``agos.policies.AgosPolicy`` (the colour-shape
+heuristics, a vision-language model, or a ``package.module:ClassName`` plug-in): per episode
+an ``AgosTask``, per turn an ``AgosObservation`` with the teammate's messages of the attempt.
+A decision's own message goes out before its step, so it reaches the teammate before its
+turn; each message is stamped with the observation set its decision was made on, so a rerun
+of an episode never shows the messages of the attempt before. A subclass says which views an
+observation set holds after its last decision and adds its role's workflow messages.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from aerialdojo_interfaces.msg import AgentMessage, Candidate, TaskSpec
-from aerialdojo_interfaces.srv import Step
-from rclpy.node import Node
-from rclpy.task import Future
+from builtin_interfaces.msg import Time
 from std_msgs.msg import Header
 
 from aerialdojo.agents.observation import ViewData
+from aerialdojo.agents.plugins import agos_policy, policy_identity
 from aerialdojo.agos.episodes import parse_task_text
 from aerialdojo.agos.grid import Region
-from aerialdojo.agos.policies import CandidateView, Decision, TargetSignature
-from aerialdojo.agos.town import TownMap, town_map
-from aerialdojo.geometry import Pose
-from aerialdojo.nodes.common import (
-    HANDOFF_QOS,
-    TASK_QOS,
-    declare_node_parameters,
-    param,
-    time_ns,
-    wall_timer,
+from aerialdojo.agos.policies import (
+    AgosObservation,
+    AgosTask,
+    CandidateView,
+    Decision,
+    TeamMessage,
 )
-from aerialdojo.nodes.sensor_sync import ObservationSync
+from aerialdojo.agos.town import TownMap, town_map
+from aerialdojo.agos.vocabulary import MESSAGE_KINDS
+from aerialdojo.geometry import Pose
+from aerialdojo.image_codec import image_to_array
+from aerialdojo.nodes.agent_node import AgentNode
+from aerialdojo.nodes.common import param, parameters_of, time_ns
+from aerialdojo.nodes.qos import HANDOFF_QOS, TASK_QOS
+from aerialdojo.protocols.referee import StepRequest, parse_turn_text
 from aerialdojo.tf_tree import MAP_FRAME
-from aerialdojo.transport import image_to_array
 
 
-class AgosAgentNode(Node):
+class AgosAgentNode(AgentNode):
     """Base of the AGOS agent nodes.
 
     Args:
@@ -48,12 +57,10 @@ class AgosAgentNode(Node):
     """
 
     def __init__(self, name: str, agent: str, views: tuple[str, ...]) -> None:
-        super().__init__(name)
-        declare_node_parameters(self, name)
+        self._rig_views = views
+        super().__init__(name, default_agent=agent)
         self.agent = agent
-        self.seed = int(param(self, "seed"))
-        self._timeout_s = float(param(self, "observation_timeout_s"))
-        self.episode_id = ""
+        self.policy = agos_policy(agent, parameters_of(self, name), name)
         self.town: TownMap | None = None
         self.region: Region | None = None
         self.actions: tuple[str, ...] = ()
@@ -64,48 +71,44 @@ class AgosAgentNode(Node):
         # candidate under verification the turn names.
         self._turn_episode = ""
         self._turn_candidate = ""
-        self._expected_ns: int | None = None
-        self._waiting_since = time.monotonic()
-        self._step_pending = False
-        self._pending: Decision | None = None
-        self._sensors = ObservationSync(self, views, self._try_act)
-        self._subscribe_to_tasks = wall_timer(self, 0.1, self._subscribe_when_sensors_match)
+        self._turn_decision = 0
+        # The teammate's messages by episode, with their stamps: (stamp ns, message).
+        self._inbox: dict[str, list[tuple[int, TeamMessage]]] = {}
+        self._task_ns = 0
+        self._decision_ns: int | None = None
         self.create_subscription(Candidate, "/agos/candidates", self._on_candidate, HANDOFF_QOS)
         self.create_subscription(AgentMessage, "/agos/messages", self._on_message, HANDOFF_QOS)
         self.create_subscription(AgentMessage, "/agos/turn", self._on_turn, TASK_QOS)
         self._messages = self.create_publisher(AgentMessage, "/agos/messages", HANDOFF_QOS)
-        self._step_client = self.create_client(Step, "/aerialdojo/step")
-        wall_timer(self, 5.0, self._warn_if_starved)
+        self.announce(str(param(self, "policy")), **policy_identity(self.policy))
 
     # -- for subclasses ----------------------------------------------------------------
 
-    def start_episode(self, signature: TargetSignature) -> None:
+    def start_episode(self) -> None:
         """A new episode began; ``self.town``, ``region`` and ``actions`` are set."""
-        raise NotImplementedError
-
-    def expected_views(self) -> tuple[str, ...]:
-        """The views the next observation set holds."""
-        raise NotImplementedError
 
     def ready(self) -> bool:
         """Whether the subclass holds what its next decision needs (default: yes)."""
         return True
 
-    def decide(self, pose: Pose, views: dict[str, ViewData]) -> Decision:
-        """The next decision."""
-        raise NotImplementedError
-
-    def stepped(self, decision: Decision, pose: Pose) -> None:
-        """A decision was accepted and executed."""
+    def deciding(self, decision: Decision, pose: Pose) -> None:
+        """``decision`` was made at ``pose`` and is about to be stepped: the moment for the
+        messages that must precede the teammate's next turn."""
 
     def candidate_changed(self, candidate: CandidateView) -> None:
         """A candidate appeared or closed."""
 
     def send(self, kind: int, text: str, receiver: str, candidate_id: str = "") -> None:
-        """Publish an AgentMessage to the other agent."""
+        """Publish an AgentMessage to the other agent, stamped with the observation set of
+        the agent's latest decision."""
+        stamp = (
+            Time(sec=self._decision_ns // 1_000_000_000, nanosec=self._decision_ns % 1_000_000_000)
+            if self._decision_ns is not None
+            else self.get_clock().now().to_msg()
+        )
         self._messages.publish(
             AgentMessage(
-                header=Header(stamp=self.get_clock().now().to_msg(), frame_id=MAP_FRAME),
+                header=Header(stamp=stamp, frame_id=MAP_FRAME),
                 episode_id=self.episode_id,
                 sender=self.agent,
                 receiver=receiver,
@@ -115,24 +118,76 @@ class AgosAgentNode(Node):
             )
         )
 
-    # -- plumbing ----------------------------------------------------------------------
+    # -- the AgentNode hooks -----------------------------------------------------------
 
-    def _on_task(self, task: TaskSpec) -> None:
-        if self.agent not in task.agents or task.episode_id == self.episode_id:
-            return
-        self.episode_id = task.episode_id
+    def subscribed_views(self) -> Sequence[str]:
+        return self._rig_views
+
+    def begin_episode(self, task: TaskSpec) -> None:
         self.town = town_map(task.scene)
         self.region = parse_task_text(task.goal.description)
         self.actions = tuple(spec.name for spec in task.actions if spec.agent == self.agent)
         self._candidates = {
             key: view for key, view in self._candidates.items() if key[0] == task.episode_id
         }
-        references = [image_to_array(image).copy() for image in task.goal.reference_images]
-        self.start_episode(TargetSignature.from_references(references))
-        self._expected_ns = time_ns(task.header.stamp)
-        self._waiting_since = time.monotonic()
+        self._inbox = {task.episode_id: self._inbox.get(task.episode_id, [])}
+        self._task_ns = time_ns(task.header.stamp)
+        self._decision_ns = None
+        references = tuple(image_to_array(image).copy() for image in task.goal.reference_images)
+        self.policy.reset(
+            AgosTask(
+                episode_id=task.episode_id,
+                agent=self.agent,
+                town=self.town,
+                region=self.region,
+                instruction=task.goal.description,
+                reference_images=references,
+                actions=self.actions,
+                team_actions=tuple(spec.name for spec in task.actions),
+                action_budget=int(task.action_budget),
+                success_radius_m=float(task.success_radius_m),
+            )
+        )
+        self.start_episode()
         self.get_logger().info(f"episode {task.episode_id}: {len(references)} reference views")
-        self._try_act()
+
+    def decide(self, pose: Pose, views: dict[str, ViewData]) -> StepRequest:
+        self._decision_ns = self._expected_ns
+        decision = self.policy.act(
+            AgosObservation(
+                pose=pose,
+                views=views,
+                candidates=self.candidates,
+                active=self.active_candidate(),
+                messages=self.messages_received(),
+                decision=self._turn_decision,
+            )
+        )
+        self.deciding(decision, pose)
+        if decision.message:
+            other = next(agent for agent in ("uav", "ugv") if agent != self.agent)
+            self.send(AgentMessage.FREE_TEXT, decision.message, other)
+        return StepRequest(agent=self.agent, action=decision.action, argument=decision.argument)
+
+    def may_act(self) -> bool:
+        if self.town is None or self._turn_episode != self.episode_id:
+            return False
+        if self._turn_candidate and self._turn_candidate not in self.candidates:
+            return False  # the candidate messages of the other agent's decision are on their way
+        return self.ready()
+
+    def try_act(self) -> None:
+        was_pending = self._step_pending
+        super().try_act()
+        if self._step_pending and not was_pending:
+            self._turn_episode = ""  # the turn is used
+
+    def waiting_for(self, waited_s: float) -> str:
+        if self._turn_episode != self.episode_id:
+            return f"no turn on /agos/turn for episode {self.episode_id} after {waited_s:.0f} s"
+        return ""
+
+    # -- handoff topics ----------------------------------------------------------------
 
     @property
     def candidates(self) -> dict[str, CandidateView]:
@@ -142,6 +197,10 @@ class AgosAgentNode(Node):
             for (episode_id, candidate_id), view in self._candidates.items()
             if episode_id == self.episode_id
         }
+
+    def active_candidate(self) -> CandidateView | None:
+        """The candidate being verified, as the current turn names it."""
+        return self.candidates.get(self._turn_candidate) if self._turn_candidate else None
 
     def _on_candidate(self, msg: Candidate) -> None:
         candidate = CandidateView(
@@ -153,7 +212,12 @@ class AgosAgentNode(Node):
         self._candidates[(msg.episode_id, msg.candidate_id)] = candidate
         if msg.episode_id == self.episode_id:
             self.candidate_changed(candidate)
-        self._try_act()
+        self.try_act()
+
+    def messages_received(self) -> tuple[TeamMessage, ...]:
+        """The teammate's messages of this attempt, oldest first."""
+        inbox = sorted(self._inbox.get(self.episode_id, []), key=lambda entry: entry[0])
+        return tuple(message for stamp, message in inbox if stamp >= self._task_ns)
 
     def _on_turn(self, msg: AgentMessage) -> None:
         # Kept even when it arrives before its episode's task (topics are not ordered); only
@@ -161,84 +225,19 @@ class AgosAgentNode(Node):
         self._waiting_since = time.monotonic()
         if msg.receiver == self.agent:
             self._turn_episode, self._turn_candidate = msg.episode_id, msg.candidate_id
-            self._try_act()
+            self._turn_decision = parse_turn_text(msg.text)
+            self.try_act()
         else:
             self._turn_episode = ""
 
     def _on_message(self, msg: AgentMessage) -> None:
-        if msg.sender != self.agent:
-            self.get_logger().info(f"message from {msg.sender}: {msg.text}")
-
-    def _subscribe_when_sensors_match(self) -> None:
-        # Only a node that will receive the first observation set may take a task: the task
-        # manager starts an episode once the task topic has a subscriber.
-        if self._sensors.publishers_matched:
-            self._subscribe_to_tasks.cancel()
-            self.create_subscription(TaskSpec, "/aerialdojo/task", self._on_task, TASK_QOS)
-
-    def active_candidate(self) -> CandidateView | None:
-        """The candidate being verified, as the current turn names it."""
-        return self.candidates.get(self._turn_candidate) if self._turn_candidate else None
-
-    def _try_act(self) -> None:
-        stamp = self._expected_ns
-        if stamp is None or self._step_pending or self.town is None:
+        if msg.sender == self.agent:
             return
-        if self._turn_episode != self.episode_id:
-            return
-        if (self._turn_candidate and self._turn_candidate not in self.candidates) or not (
-            self.ready()
-        ):
-            return  # the candidate messages of the other agent's decision are on their way
-        observed = self._sensors.observation(stamp, self.expected_views())
-        if observed is None:
-            return
-        pose, data = observed
-        decision = self.decide(pose, data)
-        self._sensors.forget_before(stamp)
-        self._turn_episode = ""
-        self._step_pending = True
-        self._pending = decision
-        request = Step.Request(agent=self.agent, action=decision.action, argument=decision.argument)
-        episode_id = self.episode_id
-        self._step_client.call_async(request).add_done_callback(
-            lambda future: self._on_step_done(future, pose, episode_id)
+        self.get_logger().info(f"message from {msg.sender}: {msg.text}")
+        message = TeamMessage(
+            sender=msg.sender,
+            kind=MESSAGE_KINDS[msg.kind] if msg.kind < len(MESSAGE_KINDS) else "free_text",
+            text=msg.text,
+            candidate_id=msg.candidate_id,
         )
-
-    def _on_step_done(self, future: Future, pose: Pose, episode_id: str) -> None:
-        self._step_pending = False
-        response: Step.Response = future.result()
-        decision = self._pending
-        assert decision is not None
-        if episode_id != self.episode_id:
-            # The episode ended and the next began while this step was under way: its answer
-            # is about the old episode, and the new one waits for its first observation.
-            self._try_act()
-            return
-        if not response.accepted:
-            self.get_logger().warning(f"{decision} refused: {response.message}")
-            self._expected_ns = None
-            return
-        if response.done:
-            self.get_logger().info(f"episode {self.episode_id} done: {response.message}")
-            self._expected_ns = None
-            self.stepped(decision, pose)
-            return
-        self._expected_ns = time_ns(response.stamp)
-        self._waiting_since = time.monotonic()
-        self.stepped(decision, pose)
-        self._try_act()
-
-    def _warn_if_starved(self) -> None:
-        if self._step_pending:
-            return
-        waited = time.monotonic() - self._waiting_since
-        if self._expected_ns is not None and self._turn_episode != self.episode_id:
-            if waited > self._timeout_s:
-                self.get_logger().warning(
-                    f"no turn on /agos/turn for episode {self.episode_id} after {waited:.0f} s"
-                )
-            return
-        warning = self._sensors.starvation(self._expected_ns, waited, self._timeout_s)
-        if warning:
-            self.get_logger().warning(warning)
+        self._inbox.setdefault(msg.episode_id, []).append((time_ns(msg.header.stamp), message))

@@ -4,8 +4,8 @@ to the UGV (AGOS-Bench, "Search" and "Handoff").
 Subscribes to ``camera/down/*``, ``odom`` (map frame), the task, ``/agos/candidates`` and
 ``/agos/messages`` and ``/agos/turn``; calls ``/aerialdojo/step``. The task manager gives it
 no turn while a candidate it proposed is being verified (it is frozen); its next turn means
-the UGV rejected the candidate. Messages: the initial position exchange, and an inspection
-request naming each new candidate.
+the UGV rejected the candidate. Messages: the initial position exchange, an inspection
+request naming each new candidate, and whatever its policy writes to the UGV.
 
 A separate executable rather than a role of ``uav_agent``: the AerialDojo node acts on four
 odometry-relative views with magnitude actions and no teammate; this one on one map-frame
@@ -18,34 +18,26 @@ import rclpy
 from aerialdojo_interfaces.msg import AgentMessage
 from rclpy.executors import ExternalShutdownException
 
-from aerialdojo.agents.observation import ViewData
-from aerialdojo.agos.policies import CandidateView, Decision, TargetSignature, UavSearchPolicy
+from aerialdojo.agos.policies import CandidateView, Decision
 from aerialdojo.agos.sensors import UAV_VIEW
 from aerialdojo.agos.vocabulary import ANNOTATE_CANDIDATE, UAV, UGV
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.agos_agent import AgosAgentNode
-from aerialdojo.nodes.common import param
-from aerialdojo.runner import exit_with_launcher
-
-#: The ``policy`` parameter's choices.
-_POLICIES = {"colour_shape": UavSearchPolicy}
+from aerialdojo.nodes.lifetime import exit_with_launcher
+from aerialdojo.protocols.referee import StepRequest
 
 
 class AgosUavAgent(AgosAgentNode):
-    """Runs ``UavSearchPolicy`` on the nadir view."""
+    """Runs the UAV's ``AgosPolicy`` (``policy`` parameter) on the nadir view."""
 
     def __init__(self) -> None:
         super().__init__("agos_uav_agent", UAV, (UAV_VIEW,))
-        self._policy: UavSearchPolicy | None = None
         self._annotations = 0
         self._outstanding: str | None = None
         self._requested: set[str] = set()
         self._greeted = False
 
-    def start_episode(self, signature: TargetSignature) -> None:
-        assert self.town is not None and self.region is not None
-        policy = _POLICIES[param(self, "policy")]
-        self._policy = policy(self.town, self.region, signature, seed=self.seed)
+    def start_episode(self) -> None:
         self._annotations = 0
         self._outstanding = None
         self._requested = set()
@@ -54,20 +46,16 @@ class AgosUavAgent(AgosAgentNode):
     def expected_views(self) -> tuple[str, ...]:
         return (UAV_VIEW,)
 
-    def decide(self, pose: Pose, views: dict[str, ViewData]) -> Decision:
-        assert self._policy is not None
+    def deciding(self, decision: Decision, pose: Pose) -> None:
         if not self._greeted:
             self._greeted = True
             self.send(AgentMessage.INITIAL, f"UAV at ({pose.x:.1f}, {pose.y:.1f})", UGV)
-        if self._outstanding is not None:
-            # The UAV gets no turn while its candidate is verified, and a CONFIRM ends the
-            # episode: this candidate was rejected.
-            self._policy.candidate_rejected()
-            self._outstanding = None
-        return self._policy.act(pose, views[UAV_VIEW])
+        # The UAV gets no turn while its candidate is verified, and a CONFIRM ends the
+        # episode: a candidate still outstanding now was rejected.
+        self._outstanding = None
 
-    def stepped(self, decision: Decision, pose: Pose) -> None:
-        if decision.action == ANNOTATE_CANDIDATE:
+    def stepped(self, request: StepRequest, pose: Pose) -> None:
+        if request.action == ANNOTATE_CANDIDATE:
             # The task manager numbers candidates in proposal order: C001, C002, ...
             self._annotations += 1
             self._outstanding = f"C{self._annotations:03d}"

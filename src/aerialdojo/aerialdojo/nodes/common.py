@@ -1,4 +1,4 @@
-"""ROS wiring shared by the nodes: parameter declaration, QoS choices, time and waiting."""
+"""ROS wiring shared by the nodes: parameter declaration, time and waiting."""
 
 from __future__ import annotations
 
@@ -12,38 +12,11 @@ from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from rclpy.timer import Timer
 
 from aerialdojo.errors import ConfigError
 from aerialdojo.params import NODE_PARAMETERS, ParamSpec
-from aerialdojo.transport import latched_qos, sensor_qos
-
-#: Task spec: latched so an agent that starts late still gets the current task.
-TASK_QOS = latched_qos()
-
-#: Episode events: every one counts for the metrics, so reliable, and kept for a late
-#: subscriber (a restarted evaluator, ``ros2 bag record``) as far as the depth allows.
-EVENTS_QOS = latched_qos(depth=1000)
-
-#: Poses, odometry and the clock of a stepped simulation: one message per step, none to lose,
-#: and kept for a subscriber that matches after the step (see ``sensor_qos``).
-STATE_QOS = latched_qos(depth=10)
-
-#: AGOS handoff (``/agos/candidates``, ``/agos/messages``): every candidate and message
-#: matters to the other agent, and one that starts late must still see the episode's history.
-HANDOFF_QOS = latched_qos(depth=100)
-
-#: Agent faults (``/aerialdojo/agent_faults``: a model server that died or hangs): reliable,
-#: and volatile, so that a fault of one attempt can never reach the task manager as the fault
-#: of a rerun.
-AGENT_FAULTS_TOPIC = "/aerialdojo/agent_faults"
-FAULTS_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-
-#: Camera streams: reliable and transient local, because an agent waits for the frames its
-#: step produced.
-SENSOR_QOS = sensor_qos(reliable=True)
 
 
 def declare_node_parameters(node: Node, table: str) -> None:
@@ -67,10 +40,17 @@ def declare_node_parameters(node: Node, table: str) -> None:
 
     node.add_on_set_parameters_callback(check)
     for spec in specs.values():
-        # rclpy types an empty list as a byte array, which would refuse the string list a
-        # params file gives; such a parameter is declared by type and reads [] when unset.
-        default = Parameter.Type.STRING_ARRAY if spec.default == [] else spec.default
+        # rclpy types an empty list as a byte array, which would refuse the list a params
+        # file gives; such a parameter is declared by type and reads [] when unset.
+        default = _EMPTY_LIST_TYPES[spec.item_type] if spec.default == [] else spec.default
         node.declare_parameter(spec.name, default, _descriptor(spec))
+
+
+_EMPTY_LIST_TYPES = {
+    str: Parameter.Type.STRING_ARRAY,
+    float: Parameter.Type.DOUBLE_ARRAY,
+    int: Parameter.Type.INTEGER_ARRAY,
+}
 
 
 def _descriptor(spec: ParamSpec) -> ParameterDescriptor:
@@ -80,6 +60,8 @@ def _descriptor(spec: ParamSpec) -> ParameterDescriptor:
         constraints.append(f"one of: {', '.join(spec.choices)}")
     if spec.minimum is not None:
         constraints.append(f">= {spec.minimum:g}")
+    if spec.above is not None:
+        constraints.append(f"> {spec.above:g}")
     if spec.maximum is not None:
         constraints.append(f"<= {spec.maximum:g}")
     return ParameterDescriptor(

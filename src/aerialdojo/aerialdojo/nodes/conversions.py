@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 from aerialdojo_interfaces.msg import ActionSpec, Candidate, GoalSpec, TaskSpec
@@ -14,22 +13,13 @@ from PIL import Image as PILImage
 from sensor_msgs.msg import CameraInfo
 from std_msgs.msg import Header
 
-from aerialdojo.actions import AERIALDOJO_ACTIONS
-from aerialdojo.agos.episodes import AgosEpisode, task_text
-from aerialdojo.agos.vocabulary import (
-    ARGUMENT_ACTIONS,
-    STATUS_ACTIVE,
-    STATUS_CONFIRMED,
-    action_set,
-)
+from aerialdojo.agos.vocabulary import STATUS_ACTIVE, STATUS_CONFIRMED
 from aerialdojo.geometry import Pose, yaw_from_quaternion
+from aerialdojo.nodes.images import array_to_image
+from aerialdojo.protocols.referee import HandoffCandidate
+from aerialdojo.protocols.task import TaskDescription
 from aerialdojo.sim.backend import CameraSpec
-from aerialdojo.tasks.episode import REPRESENTATION_IMAGE, Episode
 from aerialdojo.tf_tree import FrameTransform
-from aerialdojo.transport import array_to_image
-
-if TYPE_CHECKING:
-    from aerialdojo.agos.protocol import CandidateRecord
 
 
 def pose_msg(pose: Pose) -> PoseMsg:
@@ -91,41 +81,10 @@ def _rgb_image(path: Path) -> object:
     return array_to_image(pixels, "rgb8", Header(frame_id="reference"))
 
 
-def agos_task_spec_msg(
-    episode: AgosEpisode, reference_images: list[Path], header: Header, ablation: str
-) -> TaskSpec:
-    """The agent-visible task of an AGOS episode: the multi-view reference images, the town
-    and region in the instruction text, each agent's actions under ``ablation``, the shared
-    decision budget; never the target's identity or position."""
-    goal = GoalSpec(
-        object_name="vehicle",
-        representation=GoalSpec.REPRESENTATION_IMAGE,
-        description=task_text(episode),
-        reference_images=[_rgb_image(path) for path in reference_images],
-    )
-    return TaskSpec(
-        header=header,
-        episode_id=episode.episode_id,
-        benchmark=episode.benchmark,
-        scene=episode.scene,
-        setting=episode.setting,
-        goal=goal,
-        agents=list(episode.agents),
-        actions=[
-            ActionSpec(agent=agent, name=name, takes_argument=name in ARGUMENT_ACTIONS)
-            for agent in episode.agents
-            for name in action_set(agent, ablation)
-        ],
-        action_budget=episode.action_budget,
-        success_radius_m=episode.success_radius_m,
-        global_localization=True,
-    )
-
-
 _CANDIDATE_STATUS = {STATUS_ACTIVE: Candidate.ACTIVE, STATUS_CONFIRMED: Candidate.CONFIRMED}
 
 
-def candidate_msg(candidate: CandidateRecord, episode_id: str, header: Header) -> Candidate:
+def candidate_msg(candidate: HandoffCandidate, episode_id: str, header: Header) -> Candidate:
     """aerialdojo_interfaces/Candidate of a candidate in the coordination state of
     ``episode_id``."""
     x, y, z = candidate.center
@@ -140,41 +99,37 @@ def candidate_msg(candidate: CandidateRecord, episode_id: str, header: Header) -
     )
 
 
-def task_spec_msg(episode: Episode, reference_image: Path | None, header: Header) -> TaskSpec:
-    """The agent-visible task of ``episode``: goal, action set and budget, never the target's
-    coordinates. ImageOGS agents get the reference image instead of the description."""
-    is_image_goal = episode.goal.representation == REPRESENTATION_IMAGE
+def task_spec_msg(task: TaskDescription, header: Header) -> TaskSpec:
+    """The ``TaskSpec`` of an agent-visible task description (any benchmark)."""
     goal = GoalSpec(
-        object_name=episode.goal.object_name,
-        landmark_name=episode.goal.landmark_name,
-        direction=episode.goal.direction,
+        object_name=task.object_name,
+        landmark_name=task.landmark_name,
+        direction=task.direction,
         representation=GoalSpec.REPRESENTATION_IMAGE
-        if is_image_goal
+        if task.image_goal
         else GoalSpec.REPRESENTATION_TEXT,
-        description="" if is_image_goal else episode.goal.description,
+        description=task.description,
+        reference_images=[_rgb_image(path) for path in task.reference_images],
     )
-    if is_image_goal:
-        if reference_image is None:
-            raise ValueError(
-                f"episode {episode.episode_id}: ImageOGS goal without a reference image"
-            )
-        goal.reference_images = [_rgb_image(reference_image)]
     return TaskSpec(
         header=header,
-        episode_id=episode.episode_id,
-        benchmark=episode.benchmark,
-        scene=episode.scene,
-        setting=episode.setting,
+        episode_id=task.episode_id,
+        benchmark=task.benchmark,
+        scene=task.scene,
+        setting=task.setting,
         goal=goal,
-        agents=list(episode.agents),
+        agents=list(task.agents),
         actions=[
             ActionSpec(
-                agent=agent, name=kind.name, magnitudes=list(kind.magnitudes), unit=kind.unit
+                agent=action.agent,
+                name=action.name,
+                magnitudes=list(action.magnitudes),
+                unit=action.unit,
+                takes_argument=action.takes_argument,
             )
-            for agent in episode.agents
-            for kind in AERIALDOJO_ACTIONS
+            for action in task.actions
         ],
-        action_budget=episode.action_budget,
-        success_radius_m=episode.success_radius_m,
-        global_localization=False,
+        action_budget=task.action_budget,
+        success_radius_m=task.success_radius_m,
+        global_localization=task.global_localization,
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import rclpy
-from aerialdojo_interfaces.msg import AgentMessage, Candidate, EpisodeEvent, TaskSpec
+from aerialdojo_interfaces.msg import AgentInfo, AgentMessage, Candidate, EpisodeEvent, TaskSpec
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
 from rclpy.executors import ExternalShutdownException
@@ -25,23 +25,23 @@ from tf2_msgs.msg import TFMessage
 
 from aerialdojo.agents.vlm.transcript import TRANSCRIPTS_DIR
 from aerialdojo.bags.recorder import BagRecorder
+from aerialdojo.bags.replay import AGENTS_TOPIC, EVENTS_TOPIC
 from aerialdojo.bags.typestore import aerialdojo_typestore
 from aerialdojo.events import EpisodeAssembler
 from aerialdojo.graph import default_run_id
-from aerialdojo.nodes.common import (
+from aerialdojo.image_codec import image_to_array
+from aerialdojo.nodes.common import declare_node_parameters, param
+from aerialdojo.nodes.images import array_to_compressed
+from aerialdojo.nodes.lifetime import exit_with_launcher
+from aerialdojo.nodes.qos import (
+    AGENTS_QOS,
     EVENTS_QOS,
     HANDOFF_QOS,
     SENSOR_QOS,
     STATE_QOS,
     TASK_QOS,
-    declare_node_parameters,
-    param,
 )
-from aerialdojo.run_report import BETWEEN_EPISODES, RunResult, score_assembled, write_run
-from aerialdojo.runner import exit_with_launcher
-from aerialdojo.transport import array_to_compressed, image_to_array
-
-EVENTS_TOPIC = "/aerialdojo/episode_events"
+from aerialdojo.report.run import BETWEEN_EPISODES, RunResult, score_assembled, write_run
 
 
 class Evaluator(Node):
@@ -53,7 +53,8 @@ class Evaluator(Node):
         run_id = param(self, "run_id") or default_run_id()
         self.run_dir = Path(param(self, "output_dir")) / run_id
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        self._radii = [float(r) for r in param(self, "success_radii_m")]
+        # Empty: the benchmark's own radii (the protocol's, known once an episode is scored).
+        self._radii = [float(r) for r in param(self, "success_radii_m")] or None
         self._assembler = EpisodeAssembler()
         self.result: RunResult | None = None
         self._recorder = (
@@ -67,6 +68,7 @@ class Evaluator(Node):
         self.bag_bytes: dict[str, int] = {}
 
         self._record(TaskSpec, "/aerialdojo/task", TASK_QOS)
+        self._record(AgentInfo, AGENTS_TOPIC, AGENTS_QOS)
         # The frames tree, so that a replay (rviz, Foxglove) places the cameras and agents.
         self._record(TFMessage, "/tf", STATE_QOS)
         self._record(TFMessage, "/tf_static", TASK_QOS)
@@ -93,6 +95,8 @@ class Evaluator(Node):
             self._write(topic, cdr)
             if topic == EVENTS_TOPIC:
                 self._on_event(deserialize_message(cdr, EpisodeEvent))
+            elif topic == AGENTS_TOPIC:
+                self._assembler.add_agent_info(deserialize_message(cdr, AgentInfo))
 
         self.create_subscription(msg_type, topic, on_message, qos, raw=True)
 

@@ -12,7 +12,7 @@ from rclpy.context import Context
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 
-from aerialdojo.nodes.common import EVENTS_QOS
+from aerialdojo.nodes.qos import EVENTS_QOS
 
 _TERMINAL = {
     EpisodeEvent.STOPPED: "stopped",

@@ -18,9 +18,10 @@ from sensor_msgs.msg import CameraInfo, Image
 
 from aerialdojo.agents.observation import ViewData
 from aerialdojo.geometry import Pose
-from aerialdojo.nodes.common import SENSOR_QOS, STATE_QOS, time_ns
+from aerialdojo.image_codec import image_to_array
+from aerialdojo.nodes.common import time_ns
 from aerialdojo.nodes.conversions import intrinsics_from_msg, pose_from_msg
-from aerialdojo.transport import image_to_array
+from aerialdojo.nodes.qos import SENSOR_QOS, STATE_QOS
 
 KINDS = ("image", "depth", "camera_info")
 

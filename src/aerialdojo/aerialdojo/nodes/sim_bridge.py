@@ -28,23 +28,18 @@ from std_msgs.msg import Header
 from tf2_msgs.msg import TFMessage
 
 from aerialdojo.actions import Action
-from aerialdojo.agos import sensors as agos_sensors
+from aerialdojo.backends import create_backend
 from aerialdojo.errors import AerialDojoError, SimulatorFaultError
 from aerialdojo.geometry import Pose
-from aerialdojo.nodes.common import (
-    SENSOR_QOS,
-    STATE_QOS,
-    TASK_QOS,
-    declare_node_parameters,
-    param,
-    time_msg,
-)
+from aerialdojo.nodes.common import declare_node_parameters, param, time_msg
 from aerialdojo.nodes.conversions import camera_info_msg, pose_from_msg, pose_msg, transform_msg
+from aerialdojo.nodes.frame_publisher import FramePublisher
+from aerialdojo.nodes.images import array_to_image
+from aerialdojo.nodes.lifetime import exit_with_launcher
+from aerialdojo.nodes.qos import SENSOR_QOS, STATE_QOS, TASK_QOS
 from aerialdojo.params import NODE_PARAMETERS
-from aerialdojo.runner import exit_with_launcher
-from aerialdojo.sim.backend import Observation, aerialdojo_uav_rig
+from aerialdojo.sim.backend import Observation
 from aerialdojo.sim.clock import BridgeClock
-from aerialdojo.sim.factory import create_backend
 from aerialdojo.tf_tree import (
     MAP_FRAME,
     agent_transforms,
@@ -53,7 +48,6 @@ from aerialdojo.tf_tree import (
     odom_frame,
     optical_frame,
 )
-from aerialdojo.transport import FramePublisher, array_to_image
 
 
 @dataclass
@@ -64,9 +58,6 @@ class _ViewPublishers:
     frame_id: str
 
 
-BRIDGE_PARAMETERS = NODE_PARAMETERS["sim_bridge"]
-
-
 class SimBridge(Node):
     """Wires a ``SimulatorBackend`` onto topics and services."""
 
@@ -74,22 +65,14 @@ class SimBridge(Node):
         super().__init__("sim_bridge")
         declare_node_parameters(self, "sim_bridge")
         self._agents: list[str] = list(param(self, "agents"))
-        width, height = param(self, "image_width"), param(self, "image_height")
-        # AGOS (AGOS-Bench) has its own rigs and global localisation: odometry in the map frame.
-        self._agos = param(self, "backend") == "agos"
-        if self._agos:
-            agos_rigs = {"uav": agos_sensors.uav_rig(width, height)}
-            agos_rigs["ugv"] = agos_sensors.ugv_rig(width, height)
-            rigs = {agent: agos_rigs[agent] for agent in self._agents if agent in agos_rigs}
-        else:
-            rigs = dict.fromkeys(
-                self._agents, aerialdojo_uav_rig(width, height, param(self, "fov_deg"))
-            )
         self._backend = create_backend(
             param(self, "backend"),
+            agents=self._agents,
+            image_width=param(self, "image_width"),
+            image_height=param(self, "image_height"),
+            fov_deg=param(self, "fov_deg"),
             seed=param(self, "seed"),
             agent_radius_m=param(self, "agent_radius_m"),
-            rigs=rigs,
             seconds_per_action=param(self, "seconds_per_action"),
             parameters={
                 spec.name: param(self, spec.name) for spec in NODE_PARAMETERS["sim_bridge"]
@@ -230,7 +213,7 @@ class SimBridge(Node):
                 (view.depth, array_to_image(frame.depth, "32FC1", header)),
                 (view.info, info),
             ]
-        if self._agos:
+        if self._backend.global_localization:
             odom = Odometry(header=Header(stamp=stamp, frame_id=MAP_FRAME))
             odom.pose.pose = pose_msg(observation.pose)
         else:

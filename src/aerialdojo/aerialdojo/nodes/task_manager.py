@@ -7,13 +7,13 @@ Topics: ``/aerialdojo/task`` (TaskSpec, latched) and ``/aerialdojo/episode_event
 that fails or does not answer ends the attempt as an infrastructure failure, which is rerun,
 never scored against the agent. Invalid requests are answered with a reason.
 
-AGOS suites (AGOS-Bench) are refereed by ``agos.protocol.AgosReferee``: per-agent action sets,
-the 80 decisions both agents share, the frozen UAV during a candidate's verification, the
-E2A and RGPP tools and the checker (a false CONFIRM ends the episode as a failure). The task
-manager publishes the candidates the E2A tool makes on ``/agos/candidates`` and, after each
-decision, whose decision comes next on ``/agos/turn`` (the agents take turns, so a run does
-not depend on process timing); each decision's ground-truth facts go to the evaluator in its
-event's ``episode_json``.
+The rules are not here: the suite's benchmark protocol (``aerialdojo.protocols``) gives each
+episode a referee that plans every requested action (refusals use no budget) and applies
+what the simulator did; this node only carries requests, commands, events and messages.
+Where the referee hands a candidate between agents (AGOS) it is published on
+``/agos/candidates``; where agents take turns, whose decision comes next goes on
+``/agos/turn`` after each decision, so a run does not depend on process timing. Each step's
+ground-truth facts go to the evaluator in its event's ``episode_json``.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import rclpy
 from aerialdojo_interfaces.msg import AgentMessage, Candidate, EpisodeEvent, TaskSpec
@@ -33,38 +34,24 @@ from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from std_msgs.msg import Header
 
-from aerialdojo.actions import STOP, Action, check_action
-from aerialdojo.agos import episodes as agos_episodes
-from aerialdojo.agos.episodes import AgosEpisode, AgosSuite, is_agos_suite, load_agos_suite
-from aerialdojo.agos.protocol import AgosReferee, CandidateRecord
-from aerialdojo.agos.town import load_town
-from aerialdojo.errors import AerialDojoError, InvalidActionError
-from aerialdojo.events import ground_truth_record
+from aerialdojo.errors import AerialDojoError
 from aerialdojo.geometry import Pose
-from aerialdojo.nodes.common import (
-    AGENT_FAULTS_TOPIC,
-    EVENTS_QOS,
-    FAULTS_QOS,
-    HANDOFF_QOS,
-    TASK_QOS,
-    declare_node_parameters,
-    param,
-    wait_for_future,
+from aerialdojo.nodes.common import declare_node_parameters, param, wait_for_future
+from aerialdojo.nodes.conversions import candidate_msg, pose_from_msg, pose_msg, task_spec_msg
+from aerialdojo.nodes.lifetime import exit_with_launcher
+from aerialdojo.nodes.qos import EVENTS_QOS, FAULTS_QOS, HANDOFF_QOS, TASK_QOS
+from aerialdojo.params import NODE_PARAMETERS
+from aerialdojo.protocols import EpisodeLike, load_suite
+from aerialdojo.protocols.referee import (
+    HandoffCandidate,
+    PlannedStep,
+    Referee,
+    SimOutcome,
+    StepRequest,
+    Verdict,
 )
-from aerialdojo.nodes.conversions import (
-    agos_task_spec_msg,
-    candidate_msg,
-    pose_from_msg,
-    pose_msg,
-    task_spec_msg,
-)
-from aerialdojo.runner import exit_with_launcher
-from aerialdojo.tasks.episode import Episode
-from aerialdojo.tasks.suite import Suite, load_suite, resolve_suite
+from aerialdojo.tasks.suite import resolve_suite
 from aerialdojo.tf_tree import MAP_FRAME
-
-#: The Step message (and STEP event message) of a motion the scene's geofence cut short.
-GEOFENCE_NOTE = "held at the edge of the scene (geofence, not a collision)"
 
 _TERMINAL_NAMES = {
     EpisodeEvent.STOPPED: "stopped",
@@ -76,18 +63,21 @@ _TERMINAL_NAMES = {
 
 @dataclass
 class _Attempt:
-    """The running (or just finished) attempt of one episode (AGOS ones with a referee)."""
+    """The running (or just finished) attempt of one episode."""
 
-    episode: Episode | AgosEpisode
+    episode: EpisodeLike
+    referee: Referee
     attempt: int
     index: int
     count: int
-    pose: Pose
     stamp: Time
-    steps_used: int = 0
     termination: int | None = None
     finished: threading.Event = field(default_factory=threading.Event)
-    referee: AgosReferee | None = None
+
+    @property
+    def pose(self) -> Pose:
+        """The scored agent's pose, which events carry."""
+        return self.referee.scored_pose
 
 
 class TaskManager(Node):
@@ -96,10 +86,12 @@ class TaskManager(Node):
     def __init__(self) -> None:
         super().__init__("task_manager")
         declare_node_parameters(self, "task_manager")
-        suite_path = resolve_suite(param(self, "suite"))
-        self._suite: Suite | AgosSuite = (
-            load_agos_suite(suite_path) if is_agos_suite(suite_path) else load_suite(suite_path)
-        )
+        self._protocol, self._suite = load_suite(resolve_suite(param(self, "suite")))
+        assert self._protocol.episodes is not None  # load_suite refuses the others
+        self._rules = self._protocol.episodes
+        self._settings: dict[str, Any] = {
+            spec.name: param(self, spec.name) for spec in NODE_PARAMETERS["task_manager"]
+        }
         self._selection = self._select_episodes()
         self._sim_timeout_s = float(param(self, "sim_timeout_s"))
         self._lock = threading.Lock()
@@ -126,10 +118,12 @@ class TaskManager(Node):
             StartEpisode, "/aerialdojo/start_episode", self._on_start, callback_group=services
         )
         self.create_service(Step, "/aerialdojo/step", self._on_step, callback_group=services)
-        self.create_subscription(AgentMessage, AGENT_FAULTS_TOPIC, self._on_agent_fault, FAULTS_QOS)
+        self.create_subscription(
+            AgentMessage, "/aerialdojo/agent_faults", self._on_agent_fault, FAULTS_QOS
+        )
         self.get_logger().info(
-            f"suite {self._suite.name}: {len(self._suite.episodes)} episodes, "
-            f"{len(self._selection)} selected"
+            f"suite {self._suite.name} ({self._protocol.title}): "
+            f"{len(self._selection)} episodes selected"
         )
 
     # -- episode selection --------------------------------------------------------------
@@ -175,7 +169,7 @@ class TaskManager(Node):
         return response
 
     def start(
-        self, episode: Episode | AgosEpisode, *, attempt: int, index: int, count: int
+        self, episode: EpisodeLike, *, attempt: int, index: int, count: int
     ) -> tuple[_Attempt | None, str]:
         """Reset the simulator for ``episode`` and announce it; returns the attempt, or None
         and the reason it could not start."""
@@ -185,54 +179,37 @@ class TaskManager(Node):
                     f"episode {self._attempt.episode.episode_id} is still running; "
                     "finish it (Stop) before starting another"
                 )
-            starts = (
-                episode.starts
-                if isinstance(episode, AgosEpisode)
-                else dict.fromkeys(episode.agents, episode.start)
-            )
+            referee = self._rules.referee(episode, self._suite, self._settings)
             request = SimReset.Request(
                 episode_id=episode.episode_id,
                 scene=episode.scene,
-                agents=list(starts),
-                poses=[pose_msg(pose) for pose in starts.values()],
+                agents=list(referee.starts),
+                poses=[pose_msg(pose) for pose in referee.starts.values()],
             )
             result = self._call(self._reset_client, request)
             if result is None or not result.success:
                 reason = "no answer from /sim/reset" if result is None else result.message
                 self._publish_event(
-                    _Attempt(episode, attempt, index, count, _scored_start(episode), Time()),
+                    _Attempt(episode, referee, attempt, index, count, Time()),
                     EpisodeEvent.INFRA_FAILURE,
                     message=reason,
                 )
                 return None, f"simulator reset failed: {reason}"
-            started = _Attempt(episode, attempt, index, count, _scored_start(episode), result.stamp)
-            if isinstance(episode, AgosEpisode):
-                started.referee = AgosReferee(
-                    episode, load_town(episode.scene), ablation=param(self, "ablation")
-                )
-                record = agos_episodes.ground_truth_record(episode, started.referee.start_facts())
-            else:
-                record = ground_truth_record(episode)
+            started = _Attempt(episode, referee, attempt, index, count, result.stamp)
             self._attempt = started
-            self._publish_event(started, EpisodeEvent.STARTED, episode_json=json.dumps(record))
+            self._publish_event(
+                started, EpisodeEvent.STARTED, episode_json=json.dumps(referee.start_record())
+            )
             self._task_pub.publish(self._task_msg(started))
-            if started.referee is not None:
-                self._publish_turn(started)
+            self._publish_turn(started)
             self.get_logger().info(
                 f"episode {index + 1}/{count} {episode.episode_id} started (attempt {attempt})"
             )
             return started, "started"
 
     def _task_msg(self, attempt: _Attempt) -> TaskSpec:
-        header = Header(stamp=attempt.stamp, frame_id=MAP_FRAME)
-        episode = attempt.episode
-        if isinstance(episode, AgosEpisode):
-            assert isinstance(self._suite, AgosSuite)
-            return agos_task_spec_msg(
-                episode, self._suite.reference_image_paths(episode), header, param(self, "ablation")
-            )
-        assert isinstance(self._suite, Suite)
-        return task_spec_msg(episode, self._suite.reference_image_path(episode), header)
+        task = self._rules.describe_task(attempt.episode, self._suite, self._settings)
+        return task_spec_msg(task, Header(stamp=attempt.stamp, frame_id=MAP_FRAME))
 
     # -- stepping ----------------------------------------------------------------------
 
@@ -242,132 +219,74 @@ class TaskManager(Node):
             if attempt is None or attempt.termination is not None:
                 response.message = "no episode is running; start one first"
                 return response
-            episode = attempt.episode
-            if request.agent not in episode.agents:
-                response.message = (
-                    f"agent {request.agent!r} is not in episode {episode.episode_id} "
-                    f"(agents: {', '.join(episode.agents)})"
-                )
-                return response
-            if attempt.referee is not None:
-                return self._agos_step(attempt, request, response)
-            action = Action(request.action, request.magnitude)
+            referee = attempt.referee
+            asked = StepRequest(
+                agent=request.agent,
+                action=request.action,
+                magnitude=request.magnitude,
+                argument=request.argument,
+            )
             try:
-                check_action(action)
+                planned = referee.plan(asked)
             except AerialDojoError as error:
                 response.message = str(error)
+                response.steps_used = referee.steps_used
+                response.steps_left = referee.steps_left
                 return response
             response.accepted = True
-            kind, reason = self._execute(attempt, request, action)
+            kind, reason = self._execute(attempt, request, planned)
             response.collided = kind == EpisodeEvent.COLLIDED
             response.done = kind != EpisodeEvent.STEP
             response.termination = kind if response.done else 0
-            response.steps_used = attempt.steps_used
-            response.steps_left = max(episode.action_budget - attempt.steps_used, 0)
+            response.steps_used = referee.steps_used
+            response.steps_left = referee.steps_left
             response.stamp = attempt.stamp
             response.message = ": ".join(filter(None, (_TERMINAL_NAMES.get(kind, ""), reason)))
             return response
 
-    def _execute(self, attempt: _Attempt, request: Step.Request, action: Action) -> tuple[int, str]:
-        """Run one validated action; returns the EpisodeEvent kind it ended with and why."""
-        collided, collision_object, message = False, "", ""
-        if action.name != STOP:
+    def _execute(
+        self, attempt: _Attempt, request: Step.Request, planned: PlannedStep
+    ) -> tuple[int, str]:
+        """Execute an accepted step, apply it and publish what it did; returns the
+        EpisodeEvent kind it ended with and why."""
+        outcome = None
+        if planned.command is not None:
+            command = planned.command
             result = self._call(
                 self._execute_client,
                 SimExecute.Request(
-                    agent=request.agent,
-                    action=action.name,
-                    magnitude=action.magnitude,
-                    argument=request.argument,
+                    agent=command.agent,
+                    action=command.action,
+                    magnitude=command.magnitude,
+                    argument=command.argument,
                 ),
             )
             if result is None or not result.success:
                 reason = "no answer from /sim/execute" if result is None else result.message
                 self._finish(attempt, EpisodeEvent.INFRA_FAILURE, request, message=reason)
                 return EpisodeEvent.INFRA_FAILURE, reason
-            attempt.pose = pose_from_msg(result.pose)
             attempt.stamp = result.stamp
-            collided, collision_object = result.collided, result.collision_object
-            if result.geofenced:
-                message = GEOFENCE_NOTE
-        attempt.steps_used += 1
-        if action.name == STOP:
-            kind = EpisodeEvent.STOPPED
-        elif collided:
-            kind, message = EpisodeEvent.COLLIDED, f"collided with {collision_object}"
-        elif attempt.steps_used >= attempt.episode.action_budget:
-            kind, message = EpisodeEvent.BUDGET_EXHAUSTED, ""
+            outcome = SimOutcome(
+                pose=pose_from_msg(result.pose),
+                collided=result.collided,
+                collision_object=result.collision_object,
+                geofenced=result.geofenced,
+            )
+        verdict = attempt.referee.apply(planned, outcome)
+        if verdict.candidate is not None:
+            self._publish_candidate(verdict.candidate, attempt)
+        if verdict.done:
+            self._finish(attempt, int(verdict.kind), request, verdict=verdict)
         else:
-            kind = EpisodeEvent.STEP
-        if kind == EpisodeEvent.STEP:
-            self._publish_event(attempt, kind, request=request, message=message)
-        else:
-            self._finish(attempt, kind, request, message=message, collision_object=collision_object)
-        return kind, message
-
-    def _agos_step(
-        self, attempt: _Attempt, request: Step.Request, response: Step.Response
-    ) -> Step.Response:
-        """Referee, execute and account one AGOS decision."""
-        referee = attempt.referee
-        assert referee is not None
-        try:
-            if request.magnitude != 0.0:
-                raise InvalidActionError(
-                    f"{request.action} takes no magnitude, got {request.magnitude:g}"
-                )
-            planned = referee.plan(request.agent, request.action, request.argument)
-            if referee.waits(request.agent):
-                raise InvalidActionError(
-                    f"not the {request.agent}'s turn: the {referee.turn()} decides first "
-                    "(announced on /agos/turn)"
-                )
-        except AerialDojoError as error:
-            response.message = str(error)
-            response.steps_used = referee.state.used
-            response.steps_left = referee.state.budget_left
-            return response
-        response.accepted = True
-        result = self._call(
-            self._execute_client,
-            SimExecute.Request(
-                agent=planned.agent, action=planned.action, argument=planned.sim_argument
-            ),
-        )
-        if result is None or not result.success:
-            reason = "no answer from /sim/execute" if result is None else result.message
-            self._finish(attempt, EpisodeEvent.INFRA_FAILURE, request, message=reason)
-            kind = EpisodeEvent.INFRA_FAILURE
-        else:
-            pose = pose_from_msg(result.pose)
-            attempt.stamp = result.stamp
-            outcome = referee.apply(planned, pose)
-            attempt.steps_used = referee.state.used
-            if planned.agent == "ugv":
-                attempt.pose = pose  # events carry the scored agent's pose
-            if outcome.changed_candidate is not None:
-                self._publish_candidate(outcome.changed_candidate, attempt)
-            facts = json.dumps(outcome.facts)
-            if outcome.done:
-                # A CONFIRM ends the episode by the agents' own decision, like Stop.
-                kind = (
-                    EpisodeEvent.STOPPED
-                    if "verdict" in outcome.facts
-                    else EpisodeEvent.BUDGET_EXHAUSTED
-                )
-                self._finish(attempt, kind, request, message=outcome.reason, episode_json=facts)
-            else:
-                kind = EpisodeEvent.STEP
-                self._publish_event(attempt, kind, request=request, episode_json=facts)
-                self._publish_turn(attempt)
-            reason = outcome.reason
-        response.done = kind != EpisodeEvent.STEP
-        response.termination = kind if response.done else 0
-        response.steps_used = referee.state.used
-        response.steps_left = max(referee.state.budget_left, 0)
-        response.stamp = attempt.stamp
-        response.message = ": ".join(filter(None, (_TERMINAL_NAMES.get(kind, ""), reason)))
-        return response
+            self._publish_event(
+                attempt,
+                EpisodeEvent.STEP,
+                request=request,
+                message=verdict.reason,
+                episode_json=_facts_json(verdict),
+            )
+            self._publish_turn(attempt)
+        return int(verdict.kind), verdict.reason
 
     def _on_agent_fault(self, fault: AgentMessage) -> None:
         """An agent could not decide for reasons outside it (its model server died or hangs):
@@ -385,24 +304,24 @@ class TaskManager(Node):
             )
 
     def _publish_turn(self, attempt: _Attempt) -> None:
-        """Announce whose decision comes next, with the candidate under verification, after
-        the candidate messages of the decision just made."""
-        referee = attempt.referee
-        assert referee is not None
-        active = referee.state.active_candidate
+        """Where agents take turns, announce whose decision comes next, with the candidate
+        under verification, after the candidate messages of the decision just made."""
+        turn = attempt.referee.turn()
+        if turn is None:
+            return
         self._turn_pub.publish(
             AgentMessage(
                 header=Header(stamp=attempt.stamp, frame_id=MAP_FRAME),
                 episode_id=attempt.episode.episode_id,
                 sender="task_manager",
-                receiver=referee.turn(),
+                receiver=turn.agent,
                 kind=AgentMessage.FREE_TEXT,
-                text=f"decision {referee.state.used + 1} of {referee.state.budget}",
-                candidate_id=active.candidate_id if active is not None else "",
+                text=turn.text,
+                candidate_id=turn.candidate_id,
             )
         )
 
-    def _publish_candidate(self, candidate: CandidateRecord, attempt: _Attempt) -> None:
+    def _publish_candidate(self, candidate: HandoffCandidate, attempt: _Attempt) -> None:
         header = Header(stamp=attempt.stamp, frame_id=MAP_FRAME)
         self._candidates_pub.publish(candidate_msg(candidate, attempt.episode.episode_id, header))
 
@@ -413,27 +332,28 @@ class TaskManager(Node):
         request: Step.Request | None,
         *,
         message: str = "",
-        collision_object: str = "",
-        episode_json: str = "",
+        verdict: Verdict | None = None,
     ) -> None:
         attempt.termination = kind
+        if verdict is not None:
+            message = verdict.reason
         self._publish_event(
             attempt,
             kind,
             request=request,
             message=message,
-            collision_object=collision_object,
-            episode_json=episode_json,
+            collision_object=verdict.collision_object if verdict is not None else "",
+            episode_json=_facts_json(verdict) if verdict is not None else "",
         )
         self.get_logger().info(
             f"episode {attempt.episode.episode_id} ended: {_TERMINAL_NAMES[kind]} after "
-            f"{attempt.steps_used} actions{f' ({message})' if message else ''}"
+            f"{attempt.referee.steps_used} actions{f' ({message})' if message else ''}"
         )
         attempt.finished.set()
 
     # -- plumbing ----------------------------------------------------------------------
 
-    def _call(self, client: Client, request: object) -> object | None:
+    def _call(self, client: Client, request: object) -> Any:
         """Call a bridge service; None when it is unavailable or does not answer in time."""
         if not client.wait_for_service(timeout_sec=self._sim_timeout_s):
             self.get_logger().error(f"service {client.srv_name} is not available")
@@ -464,7 +384,7 @@ class TaskManager(Node):
             episode_index=attempt.index,
             episode_count=attempt.count,
             kind=kind,
-            step=attempt.steps_used,
+            step=attempt.referee.steps_used,
             pose=pose_msg(attempt.pose),
             collided=kind == EpisodeEvent.COLLIDED,
             collision_object=collision_object,
@@ -553,9 +473,8 @@ class TaskManager(Node):
         self.get_logger().info(f"run finished: {summary}")
 
 
-def _scored_start(episode: Episode | AgosEpisode) -> Pose:
-    """The start of the agent whose path is scored (AGOS: the UGV's)."""
-    return episode.ugv_start if isinstance(episode, AgosEpisode) else episode.start
+def _facts_json(verdict: Verdict) -> str:
+    return json.dumps(verdict.facts) if verdict.facts is not None else ""
 
 
 def main(args: list[str] | None = None) -> None:

@@ -3,9 +3,9 @@ verifies them from its six-view ring (AGOS-Bench, "Search" and "Verify").
 
 Subscribes to ``camera/front/*`` and the six ``camera/ring_*/*`` views, ``odom`` (map frame),
 the task, ``/agos/candidates``, ``/agos/messages`` and ``/agos/turn``; calls
-``/aerialdojo/step``. Messages:
-the initial position exchange, an arrival message after reaching a candidate, and the
-confirmation signal after each CONFIRM or REJECT.
+``/aerialdojo/step``. Messages: the initial position exchange, an arrival message after
+reaching a candidate, the confirmation signal after each CONFIRM or REJECT, and whatever its
+policy writes to the UAV.
 """
 
 from __future__ import annotations
@@ -14,51 +14,41 @@ import rclpy
 from aerialdojo_interfaces.msg import AgentMessage
 from rclpy.executors import ExternalShutdownException
 
-from aerialdojo.agents.observation import ViewData
-from aerialdojo.agos.policies import Decision, TargetSignature, UgvVerifyPolicy
+from aerialdojo.agos.policies import Decision
 from aerialdojo.agos.sensors import RING_VIEWS, UGV_FRONT_VIEW
 from aerialdojo.agos.vocabulary import CONFIRM, GO_TO_CANDIDATE, REJECT, STOP_OBSERVE, UAV, UGV
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.agos_agent import AgosAgentNode
-from aerialdojo.nodes.common import param
-from aerialdojo.runner import exit_with_launcher
-
-#: The ``policy`` parameter's choices.
-_POLICIES = {"colour_shape": UgvVerifyPolicy}
+from aerialdojo.nodes.lifetime import exit_with_launcher
+from aerialdojo.protocols.referee import StepRequest
 
 
 class UgvAgent(AgosAgentNode):
-    """Runs ``UgvVerifyPolicy`` on the front view or, after STOP_OBSERVE, the ring."""
+    """Runs the UGV's ``AgosPolicy`` (``policy`` parameter) on the front view or, after
+    STOP_OBSERVE, the ring."""
 
     def __init__(self) -> None:
         super().__init__("ugv_agent", UGV, (UGV_FRONT_VIEW, *RING_VIEWS))
-        self._policy: UgvVerifyPolicy | None = None
         self._last_action = ""
         self._deciding_for = ""
         self._greeted = False
 
-    def start_episode(self, signature: TargetSignature) -> None:
-        assert self.town is not None and self.region is not None
-        self._policy = _POLICIES[param(self, "policy")](
-            self.town, self.region, signature, self.actions, seed=self.seed
-        )
+    def start_episode(self) -> None:
         self._last_action = ""
         self._greeted = False
 
     def expected_views(self) -> tuple[str, ...]:
         return tuple(RING_VIEWS) if self._last_action == STOP_OBSERVE else (UGV_FRONT_VIEW,)
 
-    def decide(self, pose: Pose, views: dict[str, ViewData]) -> Decision:
-        assert self._policy is not None
+    def deciding(self, decision: Decision, pose: Pose) -> None:
         if not self._greeted:
             self._greeted = True
             self.send(AgentMessage.INITIAL, f"UGV at ({pose.x:.1f}, {pose.y:.1f})", UAV)
         active = self.active_candidate()
         # The candidate this decision is about; it may be closed before the answer arrives.
         self._deciding_for = active.candidate_id if active is not None else ""
-        return self._policy.act(pose, views, active)
 
-    def stepped(self, decision: Decision, pose: Pose) -> None:
+    def stepped(self, decision: StepRequest, pose: Pose) -> None:
         self._last_action = decision.action
         candidate_id = self._deciding_for
         if decision.action == GO_TO_CANDIDATE:

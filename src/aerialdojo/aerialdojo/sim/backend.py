@@ -70,9 +70,7 @@ class CameraSpec:
         return np.asarray(yaw_matrix(math.radians(self.yaw_deg)) @ about_left)
 
 
-def aerialdojo_uav_rig(
-    width: int = 640, height: int = 640, fov_deg: float = 90.0
-) -> list[CameraSpec]:
+def aerialdojo_uav_rig(width: int, height: int, fov_deg: float = 90.0) -> list[CameraSpec]:
     """The four AerialDojo views: front, left, right and down, 90 deg FOV (AerialDojo-200K,
     section 3.1)."""
     return [
@@ -139,7 +137,10 @@ class SimulatorBackend(ABC):
     increasing across resets, so every observation set has a stamp of its own.
 
     The base class holds what every backend shares: the camera rig of each agent and the
-    simulated time one action takes.
+    simulated time one action takes. A backend class says which rigs its agents carry
+    (``camera_rigs``; by default the four AerialDojo UAV views) and whether its odometry is
+    global (``global_localization``; by default it is relative to the episode start, as
+    AerialDojo withholds GPS), so the bridge node needs no backend names.
 
     Args:
         rigs: camera rig per agent name.
@@ -148,6 +149,21 @@ class SimulatorBackend(ABC):
     Raises:
         ConfigError: an empty rig or a non-positive action duration.
     """
+
+    #: Odometry in the map frame (global localisation) rather than from the episode start.
+    global_localization = False
+
+    @classmethod
+    def camera_rigs(
+        cls, agents: Sequence[str], width: int, height: int, fov_deg: float
+    ) -> dict[str, list[CameraSpec]]:
+        """The camera rig each of ``agents`` carries on this backend: here the four
+        AerialDojo UAV views for every agent.
+
+        Raises:
+            ConfigError: an agent this backend has no rig for.
+        """
+        return {agent: aerialdojo_uav_rig(width, height, fov_deg) for agent in agents}
 
     def __init__(
         self, *, rigs: Mapping[str, Sequence[CameraSpec]], seconds_per_action: float

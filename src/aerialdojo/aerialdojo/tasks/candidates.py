@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from aerialdojo.actions import translational_length
 from aerialdojo.errors import ConfigError
 from aerialdojo.geometry import Pose, compass_direction, wrap_angle
 from aerialdojo.sim.annotations import Landmark, SceneAnnotations, TargetObject
@@ -27,7 +28,6 @@ from aerialdojo.tasks.planner import (
     CollisionWorld,
     PlannerConfig,
     direct_route,
-    path_length,
     plan_actions,
 )
 from aerialdojo.tasks.serialization import written_pose, written_value
@@ -127,7 +127,9 @@ def plan_task(
     if not plan.found:
         return None
     poses = tuple(written_pose(pose) for pose in plan.poses)
-    length = written_value(path_length(poses))
+    # From the actions, exactly: the written poses are rounded, and an agent that executes the
+    # reference must travel exactly L (an oracle's SPL is 1).
+    length = written_value(translational_length(plan.actions))
     setting = setting_for_length(length)
     if setting is None or filter_problems(length, euclidean):
         return None

@@ -53,7 +53,7 @@ class PlannerConfig:
         cell_m: horizontal edge of a closed-set cell (Hybrid A*) or voxel edge (grid A*).
         action_cost_m: cost of every action on top of its translation, so that among routes
             of similar length the one with fewer actions (and turns) wins.
-        max_length_m: routes this long or longer are pruned (the seed keeps L < 100 m).
+        max_length_m: routes this long or longer are pruned (the paper keeps L < 100 m).
         max_expansions: give up after this many expansions.
     """
 
@@ -575,7 +575,7 @@ def direct_route(
     (climb first or last, either leg first) whose every translation is free.
 
     A free direct route bounds the shortest route from above: if it is already within the
-    seed's detour ratio, the pair is near-straight whatever a search would find.
+    paper's detour ratio, the pair is near-straight whatever a search would find.
 
     Args:
         world: the collision queries.

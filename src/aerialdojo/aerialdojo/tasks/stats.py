@@ -146,7 +146,7 @@ def suite_stats(path: str | Path) -> tuple[str, str]:
     then Table 6 split counts) and CSV (the Table 7 rows).
 
     Task-instance counts include both goal representations; path length counts each
-    navigation task once, as in the seed.
+    navigation task once, as in the paper.
 
     Raises:
         TaskFileError: the suite does not validate.

@@ -16,7 +16,7 @@ from typing import Any
 
 import jsonschema_rs
 
-from aerialdojo.actions import STOP, check_action, target_pose
+from aerialdojo.actions import STOP, check_action, target_pose, translational_length
 from aerialdojo.errors import InvalidActionError
 from aerialdojo.geometry import Pose
 from aerialdojo.tasks.episode import EPISODE_ID_PATTERN, REPRESENTATION_SUFFIXES, Episode
@@ -34,6 +34,8 @@ SUITE_LEVEL = "(suite)"
 # Written values are rounded to DECIMALS (4) places; a stored statistic may differ from one
 # recomputed from stored values by about that much, a tampered one by more.
 _STATISTIC_TOLERANCE = 2e-3
+#: L is the actions' translational length, written exactly (sums of 1, 2, 3 and 5 m).
+_LENGTH_TOLERANCE = 1e-6
 # Per-step kinematic replay: stored positions and yaws are each rounded once.
 _POSITION_TOLERANCE_M = 2e-3
 _YAW_TOLERANCE_DEG = 1e-2
@@ -149,6 +151,14 @@ def episode_problems(episode: Episode, *, goal_tolerance_m: float) -> list[tuple
         "reference.euclidean_m": (reference.euclidean_m, euclidean),
         "reference.length_m": (reference.length_m, path_length(reference.poses)),
     }
+    exact = translational_length(reference.actions)
+    if abs(reference.length_m - exact) > _LENGTH_TOLERANCE:
+        problems.append(
+            (
+                "reference.length_m",
+                f"is {reference.length_m:g} but the reference actions translate {exact:g} m",
+            )
+        )
     if reference.euclidean_m > 0.0:
         recomputed["reference.detour_ratio"] = (
             reference.detour_ratio,

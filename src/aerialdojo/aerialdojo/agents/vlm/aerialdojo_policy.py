@@ -4,16 +4,17 @@ views, the goal, the termination conditions and the interaction history (section
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from aerialdojo.actions import AERIALDOJO_ACTIONS, Action, ActionType
 from aerialdojo.agents.observation import AgentObservation, GoalDescription
 from aerialdojo.agents.vlm.chat import Message
-from aerialdojo.agents.vlm.images import EncodedImage, encode_depth, encode_rgb
+from aerialdojo.agents.vlm.config import VlmSettings
+from aerialdojo.agents.vlm.images import EncodedImage, encode_depth, encode_rgb, labelled_image
 from aerialdojo.agents.vlm.parsing import parse_aerialdojo_action
-from aerialdojo.agents.vlm.prompts import PromptSet
+from aerialdojo.agents.vlm.prompts import PromptSet, prompt_directory
 from aerialdojo.agents.vlm.session import ModelSession
 from aerialdojo.errors import ConfigError
 
@@ -106,6 +107,7 @@ class VlmAerialDojoPolicy:
         depth_max_m: the depth rendering's far limit, as the prompt states it.
         history: previous actions shown (the interaction history's window).
         fallback: the action taken when no reply is legal within the repair turns.
+        description: the model and server, as the agent node announces them.
     """
 
     session: ModelSession
@@ -115,6 +117,7 @@ class VlmAerialDojoPolicy:
     depth_max_m: float = 50.0
     history: int = 8
     fallback: Action = field(default_factory=lambda: Action("Stop"))
+    description: str = ""
     _goal: GoalDescription | None = None
     _actions: list[str] = field(default_factory=list)
     _references: list[EncodedImage] = field(default_factory=list)
@@ -193,13 +196,15 @@ class VlmAerialDojoPolicy:
         )
         content: list[dict[str, Any]] = [{"type": "text", "text": text}]
         for index, image in enumerate(self._references, start=1):
-            content += _labelled(f"Reference image {index} of the target:", image)
+            content += labelled_image(f"Reference image {index} of the target:", image)
         for name in self.views:
             view = observation.views.get(name)
             if view is None:
                 raise ConfigError(f"vlm_views: the observation has no {name!r} view")
-            content += _labelled(f"{name} view, RGB:", encode_rgb(view.rgb, self.image_format))
-            content += _labelled(f"{name} view, depth:", encode_depth(view.depth, self.depth_max_m))
+            content += labelled_image(f"{name} view, RGB:", encode_rgb(view.rgb, self.image_format))
+            content += labelled_image(
+                f"{name} view, depth:", encode_depth(view.depth, self.depth_max_m)
+            )
         return [
             {"role": "system", "content": self._system},
             {"role": "user", "content": content},
@@ -213,8 +218,27 @@ class VlmAerialDojoPolicy:
         )
 
 
-def _labelled(label: str, image: EncodedImage) -> list[dict[str, Any]]:
-    return [
-        {"type": "text", "text": label},
-        {"type": "image_url", "image_url": {"url": image.data_url()}},
-    ]
+def vlm_aerialdojo_policy(values: Mapping[str, Any], where: str) -> VlmAerialDojoPolicy:
+    """The model agent a ``uav_agent`` node's ``vlm_*`` parameters describe.
+
+    Raises:
+        ConfigError: settings no request could use, a fallback that is no legal action, or a
+            prompt template with an unknown placeholder; naming ``<where>.<parameter>``.
+    """
+    settings = VlmSettings.from_parameters(values, where)
+    try:
+        fallback = parse_fallback(settings.fallback)
+    except ConfigError as error:
+        raise ConfigError(f"{where}.{error}") from error
+    return VlmAerialDojoPolicy(
+        session=settings.session("uav"),
+        prompts=PromptSet.load(
+            prompt_directory(settings.prompt_dir, "aerialdojo"), TEMPLATE_FIELDS
+        ),
+        views=settings.views,
+        image_format=settings.image_format,
+        depth_max_m=settings.depth_max_m,
+        history=settings.history,
+        fallback=fallback,
+        description=settings.description,
+    )

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from aerialdojo.errors import AerialDojoError
+from aerialdojo.errors import PolicyFaultError
 
 Message = dict[str, Any]
 
 
-class ModelServerError(AerialDojoError):
+class ModelServerError(PolicyFaultError):
     """The model server failed every attempt (down, hanging, overloaded, refusing): an
     infrastructure failure of the episode, rerun, never scored against the agent."""
 

@@ -94,6 +94,11 @@ class VlmSettings:
             )
         return settings
 
+    @property
+    def description(self) -> str:
+        """The model and its server, as the agent node announces them (never the key)."""
+        return f"model {self.server.model} at {self.server.base_url}"
+
     def session(self, agent: str) -> ModelSession:
         """The agent's model session: live, or replaying ``replay_run``.
 

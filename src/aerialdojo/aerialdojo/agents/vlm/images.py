@@ -7,6 +7,7 @@ import base64
 import hashlib
 import io
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -81,3 +82,11 @@ def encode_depth(depth: np.ndarray, max_depth_m: float) -> EncodedImage:
         buffer, format="PNG", compress_level=1
     )
     return EncodedImage(buffer.getvalue(), "image/png")
+
+
+def labelled_image(label: str, image: EncodedImage) -> list[dict[str, Any]]:
+    """A chat message's content parts for one image: its label, then the image."""
+    return [
+        {"type": "text", "text": label},
+        {"type": "image_url", "image_url": {"url": image.data_url()}},
+    ]

@@ -137,6 +137,8 @@ def parse_agos_reply(text: str, arguments: Mapping[str, Sequence[str] | None]) -
     message = message.strip() if isinstance(message, str) else ""
     if options is None:
         return AgosReply(action, "", message)  # an argument given to WAIT is harmless
+    folded = {option.lower(): option for option in options}
+    argument = folded.get(argument.lower(), argument)
     if argument not in options:
         listed = ", ".join(options) or "none now"
         raise ReplyError(

@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import IO, Any
 
 from aerialdojo.agents.vlm.chat import ChatReply, Message, ModelServerError
-from aerialdojo.errors import AerialDojoError, ConfigError
+from aerialdojo.errors import ConfigError, PolicyFaultError
 
 TRANSCRIPTS_DIR = "transcripts"
 IMAGES_DIR = "images"
 _EXTENSIONS = {"image/png": "png", "image/jpeg": "jpg"}
 
 
-class ReplayError(AerialDojoError):
+class ReplayError(PolicyFaultError):
     """A replayed run asked what the recorded run did not (the episodes diverged), or asked
     past its end."""
 

@@ -7,13 +7,7 @@ from collections.abc import Mapping, Sequence
 from aerialdojo.actions import STOP, Action, target_pose
 from aerialdojo.errors import ConfigError, InvalidActionError
 from aerialdojo.geometry import Pose
-from aerialdojo.sim.backend import (
-    CameraSpec,
-    MotionOutcome,
-    Observation,
-    SimulatorBackend,
-    aerialdojo_uav_rig,
-)
+from aerialdojo.sim.backend import CameraSpec, MotionOutcome, Observation, SimulatorBackend
 from aerialdojo.sim.embedded.collision import BOUNDARY_NAME
 from aerialdojo.sim.embedded.renderer import render_views
 from aerialdojo.sim.embedded.scenes import EmbeddedScene, load_scene, scene_names
@@ -29,7 +23,7 @@ class EmbeddedBackend(SimulatorBackend):
     Args:
         seed: scene generation seed.
         agent_radius_m: radius of every agent's collision sphere.
-        rigs: camera rig per agent name (default: the four AerialDojo UAV views, 256x256).
+        rigs: camera rig per agent name (``camera_rigs``).
         seconds_per_action: simulated time one action takes.
 
     Raises:
@@ -39,15 +33,14 @@ class EmbeddedBackend(SimulatorBackend):
     def __init__(
         self,
         *,
+        rigs: Mapping[str, Sequence[CameraSpec]],
         seed: int = 0,
         agent_radius_m: float = 0.25,
-        rigs: Mapping[str, Sequence[CameraSpec]] | None = None,
         seconds_per_action: float = 1.0,
     ) -> None:
         if agent_radius_m <= 0.0:
             raise ConfigError(f"agent_radius_m={agent_radius_m} must be positive")
-        chosen = rigs if rigs is not None else {"uav": aerialdojo_uav_rig(256, 256)}
-        super().__init__(rigs=chosen, seconds_per_action=seconds_per_action)
+        super().__init__(rigs=rigs, seconds_per_action=seconds_per_action)
         self.seed = seed
         self.agent_radius_m = agent_radius_m
         self._cache: dict[str, EmbeddedScene] = {}

@@ -1,4 +1,4 @@
-"""What the CLI's metrics and compare commands print and write."""
+"""What ``aerialdojo metrics`` and ``aerialdojo compare`` print and write for trajectory logs."""
 
 from __future__ import annotations
 
@@ -9,11 +9,23 @@ from pathlib import Path
 import pytest
 
 from aerialdojo.errors import TrajectoryLogError
-from aerialdojo.metrics.cli_support import compare_table, metrics_table, write_jsonl_report
 from aerialdojo.metrics.jsonl import write_trajectory_log
 from aerialdojo.metrics.trace import EpisodeTrace
+from aerialdojo.report.compare import compare_table
+from aerialdojo.report.markdown import summary_table
+from aerialdojo.report.run import headline, score_trajectory_log, write_run
 
 Factory = Callable[..., EpisodeTrace]
+
+
+def metrics_table(path: Path, radii: tuple[float, ...] | None = None) -> str:
+    result = score_trajectory_log(path, radii)
+    assert result.metrics is not None
+    return f"{headline(result, path)}\n\n{summary_table(result.metrics)}"
+
+
+def write_jsonl_report(path: Path, out_dir: Path) -> None:
+    write_run(out_dir, score_trajectory_log(path))
 
 
 def test_metrics_table_scores_at_the_requested_radii(make_trace: Factory, tmp_path: Path) -> None:
@@ -46,6 +58,7 @@ def test_jsonl_report_and_compare(make_trace: Factory, tmp_path: Path) -> None:
         "radar.png",
         "radius_sweep.png",
         "report.md",
+        "run_notes.md",
     ]
     assert "![radar.png](radar.png)" in (tmp_path / "run_a" / "report.md").read_text()
     table = compare_table(tmp_path / "run_a", tmp_path / "run_b")

@@ -15,6 +15,7 @@ from aerialdojo.metrics.aggregate import RunMetrics
 from aerialdojo.metrics.scores import radius_key
 from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import EpisodeTrace
+from aerialdojo.protocols import protocol
 
 RADAR_PNG = "radar.png"
 RADIUS_SWEEP_PNG = "radius_sweep.png"
@@ -78,9 +79,10 @@ def radar_values(run: RunMetrics, radius_m: float | None = None) -> dict[str, di
     """Family -> axis -> value in report units (% and m) at ``radius_m`` (default: primary).
 
     Raises:
-        MetricsError: not an AerialDojo run, or a radius the run was not scored at.
+        MetricsError: a benchmark without radar charts, or a radius the run was not
+            scored at.
     """
-    if run.benchmark != "aerialdojo":
+    if not protocol(run.benchmark).radar_chart:
         raise MetricsError(f"radar charts plot AerialDojo metrics, not {run.benchmark}")
     radius = run.radii[0] if radius_m is None else radius_m
     if radius not in run.radii:
@@ -174,11 +176,13 @@ def radius_sweep(
     """Headline SR and OSR at each radius, scored and aggregated as the report is.
 
     Raises:
-        MetricsError: AGOS traces (their success is the checker's, not a radius), or what
-            ``score_run`` refuses.
+        MetricsError: traces of a benchmark whose success is not a radius (AGOS: the
+            checker's verdict), or what ``score_run`` refuses.
     """
-    if any(trace.benchmark == "agos" for trace in traces):
-        raise MetricsError("AGOS success does not depend on a radius; no sweep")
+    for name in sorted({trace.benchmark for trace in traces}):
+        spec = protocol(name)
+        if not spec.uses_radii:
+            raise MetricsError(f"{spec.title} success does not depend on a radius; no sweep")
     run = score_run(traces, radii)
     overall = run.overall.values
     return [
@@ -220,15 +224,17 @@ def write_plots(
 ) -> list[str]:
     """Write the plots a run supports into ``out_dir``; return their file names.
 
-    AerialDojo runs get ``radar.png``; AerialDojo and CityNav runs with ``traces`` get
-    ``radius_sweep.png``. Pass the names to ``report.write_report`` to embed them.
+    Benchmarks with radar charts (AerialDojo) get ``radar.png``; those scored at radii
+    (AerialDojo, CityNav) get ``radius_sweep.png`` when ``traces`` are given. Pass the names
+    to the report to embed them.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    if run.benchmark == "aerialdojo":
+    spec = protocol(run.benchmark)
+    if spec.radar_chart:
         plot_radar({label: run}, out_dir / RADAR_PNG, ranges)
         written.append(RADAR_PNG)
-    if traces and run.benchmark != "agos":
+    if traces and spec.uses_radii:
         primary = run.radii[0] if run.radii else None
         plot_radius_sweep(radius_sweep(traces), out_dir / RADIUS_SWEEP_PNG, primary)
         written.append(RADIUS_SWEEP_PNG)

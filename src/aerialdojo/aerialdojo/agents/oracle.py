@@ -1,0 +1,57 @@
+"""The oracle: replays each episode's reference actions, then stops.
+
+It exists to prove the harness, not to be an agent: it reads ground truth (the suite's
+reference trajectories), so every run it takes part in is marked privileged in its report.
+Through the whole graph it must reach every target: SR 100 %, SPL 1 and no collision on a
+suite whose references are valid (``tests/e2e``), which shows that actions, kinematics,
+collision checks, events, bags and scoring agree end to end.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from pathlib import Path
+
+from aerialdojo.actions import STOP, Action
+from aerialdojo.agents.observation import AgentObservation, GoalDescription
+from aerialdojo.errors import ConfigError
+from aerialdojo.tasks.suite import Suite, load_suite, resolve_suite
+
+
+class ReferenceReplayPolicy:
+    """Replays the reference actions of the episode it is given, then Stop.
+
+    Args:
+        suite: the suite (shipped name or path) holding the episodes' references.
+
+    Raises:
+        ConfigError: no such suite.
+        TaskFileError: the suite is invalid.
+    """
+
+    #: The policy reads ground truth: reports mark its runs.
+    privileged = True
+
+    def __init__(self, suite: str | Path) -> None:
+        self.suite: Suite = load_suite(resolve_suite(suite))
+        #: What the run's report says the policy read.
+        self.description = f"reference actions of {suite}"
+        self._actions: deque[Action] = deque()
+
+    def reset(self, goal: GoalDescription) -> None:
+        """Queue the reference actions of ``goal.episode_id`` and a Stop.
+
+        Raises:
+            ConfigError: the suite has no such episode.
+        """
+        try:
+            episode = self.suite.episode(goal.episode_id)
+        except KeyError as error:
+            raise ConfigError(
+                f"oracle: {error.args[0]} (its suite is {self.suite.path})"
+            ) from error
+        self._actions = deque([*episode.reference.actions, Action(STOP)])
+
+    def act(self, observation: AgentObservation) -> Action:
+        """The next reference action; Stop once they are used up."""
+        return self._actions.popleft() if self._actions else Action(STOP)

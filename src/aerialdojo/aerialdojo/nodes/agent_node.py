@@ -1,0 +1,215 @@
+"""What every agent node does between tasks and steps, whatever its benchmark.
+
+An agent node takes the latched task once its own sensor topics are matched, waits for the
+observation set of the stamp its last step produced (the task's stamp for the first),
+decides, calls ``/aerialdojo/step`` and starts over with the stamp the answer names. A
+subclass says which views the next set holds, whether it may act now (AGOS: its turn), and
+turns a set into a decision.
+
+A task is new when its episode id or its stamp is: the rerun of an episode after an
+infrastructure failure comes with the same id and a later stamp, and the agent must take it.
+
+A policy that cannot decide for reasons outside it (``errors.PolicyFaultError``: its model
+server died or hangs) does not fail the agent: the node says so on
+``/aerialdojo/agent_faults`` and the task manager ends the attempt as an infrastructure
+failure and reruns the episode.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from aerialdojo_interfaces.msg import AgentInfo, AgentMessage, TaskSpec
+from aerialdojo_interfaces.srv import Step
+from rclpy.node import Node
+from rclpy.task import Future
+from std_msgs.msg import Header
+
+from aerialdojo.agents.observation import ViewData
+from aerialdojo.errors import PolicyFaultError
+from aerialdojo.geometry import Pose
+from aerialdojo.nodes.common import declare_node_parameters, param, time_ns, wall_timer
+from aerialdojo.nodes.qos import AGENTS_QOS, FAULTS_QOS, TASK_QOS
+from aerialdojo.nodes.sensor_sync import ObservationSync
+from aerialdojo.protocols.referee import StepRequest
+
+
+class AgentNode(Node):
+    """Base of the agent nodes: task, observation sets by stamp, decisions, steps.
+
+    Args:
+        name: node name, also its parameter table in ``params.NODE_PARAMETERS``.
+        default_agent: the agent's name outside a namespace; in one, the namespace names
+            it (``/uav`` -> ``uav``).
+    """
+
+    def __init__(self, name: str, default_agent: str) -> None:
+        super().__init__(name)
+        declare_node_parameters(self, name)
+        self.agent = self.get_namespace().strip("/") or default_agent
+        self.episode_id = ""
+        self._task_key: tuple[str, int] | None = None
+        self._timeout_s = float(param(self, "observation_timeout_s"))
+        self._expected_ns: int | None = None
+        self._waiting_since = time.monotonic()
+        self._step_pending = False
+        self._sensors = ObservationSync(self, self.subscribed_views(), self.try_act)
+        self._step_client = self.create_client(Step, "/aerialdojo/step")
+        self._faults = self.create_publisher(AgentMessage, "/aerialdojo/agent_faults", FAULTS_QOS)
+        self._subscribe_to_tasks = wall_timer(self, 0.1, self._subscribe_when_sensors_match)
+        wall_timer(self, 5.0, self._warn_if_starved)
+
+    def announce(self, policy: str, *, privileged: bool = False, description: str = "") -> None:
+        """Publish who acts for this agent on ``/aerialdojo/agents`` (latched), for the run's
+        record and report; ``privileged``: the policy reads ground truth."""
+        self._info_pub = self.create_publisher(AgentInfo, "/aerialdojo/agents", AGENTS_QOS)
+        self._info_pub.publish(
+            AgentInfo(
+                header=Header(stamp=self.get_clock().now().to_msg()),
+                agent=self.agent,
+                node=self.get_fully_qualified_name(),
+                policy=policy,
+                privileged=privileged,
+                description=description,
+            )
+        )
+        if privileged:
+            self.get_logger().warning(
+                f"policy {policy} reads ground truth: this run is privileged ({description})"
+            )
+
+    # -- for subclasses ----------------------------------------------------------------
+
+    def subscribed_views(self) -> Sequence[str]:
+        """Every view whose topics the agent subscribes to (its parameters are declared)."""
+        raise NotImplementedError
+
+    def begin_episode(self, task: TaskSpec) -> None:
+        """A new task for this agent arrived; ``self.episode_id`` is set."""
+        raise NotImplementedError
+
+    def expected_views(self) -> tuple[str, ...]:
+        """The views the next observation set holds."""
+        raise NotImplementedError
+
+    def may_act(self) -> bool:
+        """Whether the agent may decide now (default: whenever its observation is there)."""
+        return True
+
+    def decide(self, pose: Pose, views: dict[str, ViewData]) -> StepRequest:
+        """The next step, from the odometry pose and the views of the awaited stamp."""
+        raise NotImplementedError
+
+    def stepped(self, request: StepRequest, pose: Pose) -> None:
+        """``request``, decided at ``pose``, was accepted and executed."""
+
+    def waiting_for(self, waited_s: float) -> str:
+        """What the agent waits for besides its observation set, once it waited
+        ``waited_s`` ("" when nothing); logged as a warning past the timeout."""
+        return ""
+
+    # -- plumbing ----------------------------------------------------------------------
+
+    def _subscribe_when_sensors_match(self) -> None:
+        # Only a node that will receive the first observation set may take a task: the task
+        # manager starts an episode once the task topic has a subscriber.
+        if self._sensors.publishers_matched:
+            self._subscribe_to_tasks.cancel()
+            self.create_subscription(TaskSpec, "/aerialdojo/task", self._on_task, TASK_QOS)
+
+    def _on_task(self, task: TaskSpec) -> None:
+        key = (task.episode_id, time_ns(task.header.stamp))
+        if self.agent not in task.agents or key == self._task_key:
+            return
+        self._task_key = key
+        self.episode_id = task.episode_id
+        self.begin_episode(task)
+        self._expected_ns = key[1]
+        self._waiting_since = time.monotonic()
+        self.try_act()
+
+    def try_act(self) -> None:
+        """Decide and step if the awaited observation set is complete and the agent may act;
+        called whenever a message arrives."""
+        stamp = self._expected_ns
+        if stamp is None or self._step_pending or not self.may_act():
+            return
+        observed = self._sensors.observation(stamp, self.expected_views())
+        if observed is None:
+            return
+        pose, views = observed
+        try:
+            request = self.decide(pose, views)
+        except PolicyFaultError as error:
+            self._report_fault(str(error))
+            return
+        self._sensors.forget_before(stamp)
+        self._step_pending = True
+        task_key = self._task_key
+        self._step_client.call_async(
+            Step.Request(
+                agent=self.agent,
+                action=request.action,
+                magnitude=request.magnitude,
+                argument=request.argument,
+            )
+        ).add_done_callback(lambda future: self._on_step_done(future, request, pose, task_key))
+
+    def _on_step_done(
+        self,
+        future: Future,
+        request: StepRequest,
+        pose: Pose,
+        task_key: tuple[str, int] | None,
+    ) -> None:
+        self._step_pending = False
+        response: Step.Response = future.result()
+        if task_key != self._task_key:
+            # A new task arrived while this step was under way: its answer is about the old
+            # episode, and the new one waits for its first observation.
+            self.try_act()
+            return
+        if not response.accepted:
+            self.get_logger().warning(
+                f"{request.action} {request.argument or ''} refused: {response.message}"
+            )
+            self._expected_ns = None
+            return
+        self.stepped(request, pose)
+        if response.done:
+            self.get_logger().info(f"episode {self.episode_id} done: {response.message}")
+            self._expected_ns = None
+            return
+        self._expected_ns = time_ns(response.stamp)
+        self._waiting_since = time.monotonic()
+        self.try_act()
+
+    def _report_fault(self, reason: str) -> None:
+        """End this attempt as an infrastructure failure: the task manager reruns it."""
+        self.get_logger().error(f"episode {self.episode_id}: {reason}")
+        self._expected_ns = None
+        self._faults.publish(
+            AgentMessage(
+                header=Header(stamp=self.get_clock().now().to_msg()),
+                episode_id=self.episode_id,
+                sender=self.agent,
+                receiver="task_manager",
+                kind=AgentMessage.FREE_TEXT,
+                text=reason,
+            )
+        )
+
+    def _warn_if_starved(self) -> None:
+        if self._step_pending:
+            return
+        waited = time.monotonic() - self._waiting_since
+        if self._expected_ns is not None:
+            other = self.waiting_for(waited)
+            if other:
+                if waited > self._timeout_s:
+                    self.get_logger().warning(other)
+                return
+        warning = self._sensors.starvation(self._expected_ns, waited, self._timeout_s)
+        if warning:
+            self.get_logger().warning(warning)

@@ -1,0 +1,88 @@
+"""The QoS of every topic the nodes use, chosen on purpose and written out once."""
+
+from __future__ import annotations
+
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+from aerialdojo.errors import ConfigError
+
+
+def sensor_qos(*, reliable: bool = True, depth: int = 5) -> QoSProfile:
+    """QoS for camera images, depth and camera_info.
+
+    Publishers keep the reliable default: a reliable writer serves reliable and best-effort
+    readers alike, so an agent that must see the frames of each step subscribes reliably while a
+    viewer subscribes with ``reliable=False`` and never slows the stream down. Best-effort
+    delivery of full frames needs the shipped transport profile (``transport_environment``).
+
+    The reliable profile is also transient local. Discovery is not symmetric: a subscription
+    can count its publisher as matched while the publisher has not matched it yet, and a frame
+    published in that window never reaches a volatile reader (148 of 500 fresh matches with
+    both cores busy, ``benchmarks/late_match.py``). A transient-local writer hands the frames
+    it keeps anyway to a reader that matches late. Viewers stay volatile: they want the live stream.
+
+    Args:
+        reliable: RELIABLE and transient local (publishers, agents, the recorder) or
+            BEST_EFFORT and volatile (viewers).
+        depth: frames kept per topic, by the writer for repairs and late readers and by the
+            reader until taken; five (a third of a second at 15 Hz) ride out a subscriber
+            stalled by a busy CPU, where two lost frame sets even to reliable subscribers.
+
+    Raises:
+        ConfigError: ``depth`` is below 1.
+    """
+    if reliable:
+        return latched_qos(depth)
+    return _keep_last(depth, ReliabilityPolicy.BEST_EFFORT, DurabilityPolicy.VOLATILE)
+
+
+def latched_qos(depth: int = 1) -> QoSProfile:
+    """QoS for data a subscriber that matches late must still get (task, poses, frames):
+    reliable, transient local, the last ``depth`` messages.
+
+    Raises:
+        ConfigError: ``depth`` is below 1.
+    """
+    return _keep_last(depth, ReliabilityPolicy.RELIABLE, DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def _keep_last(
+    depth: int, reliability: ReliabilityPolicy, durability: DurabilityPolicy
+) -> QoSProfile:
+    if depth < 1:
+        raise ConfigError(f"QoS depth={depth} must be at least 1")
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=depth,
+        reliability=reliability,
+        durability=durability,
+    )
+
+
+#: Task spec: latched so an agent that starts late still gets the current task.
+TASK_QOS = latched_qos()
+
+#: Episode events: every one counts for the metrics, so reliable, and kept for a late
+#: subscriber (a restarted evaluator, ``ros2 bag record``) as far as the depth allows.
+EVENTS_QOS = latched_qos(depth=1000)
+
+#: Poses, odometry and the clock of a stepped simulation: one message per step, none to lose,
+#: and kept for a subscriber that matches after the step (see ``sensor_qos``).
+STATE_QOS = latched_qos(depth=10)
+
+#: AGOS handoff (``/agos/candidates``, ``/agos/messages``): every candidate and message
+#: matters to the other agent, and one that starts late must still see the episode's history.
+HANDOFF_QOS = latched_qos(depth=100)
+
+#: Camera streams: reliable and transient local, because an agent waits for the frames its
+#: step produced.
+SENSOR_QOS = sensor_qos(reliable=True)
+
+#: Who acts for each agent (``/aerialdojo/agents``): one latched message per agent node. A
+#: reader's depth holds the messages of all its writers together, so it is room for several.
+AGENTS_QOS = latched_qos(depth=10)
+
+#: Agent faults (``/aerialdojo/agent_faults``: a policy's model server died or hangs):
+#: reliable, and volatile, so that a fault of one attempt can never reach a task manager
+#: that matches later as the fault of a rerun.
+FAULTS_QOS = _keep_last(10, ReliabilityPolicy.RELIABLE, DurabilityPolicy.VOLATILE)

@@ -1,0 +1,250 @@
+"""Benchmark protocols: each benchmark registers once what every layer needs to know of it.
+
+A ``BenchmarkProtocol`` holds a benchmark's metric definitions, scorer, aggregation rule and
+report sections (read by scoring, plots and reports), how its episode events fold into a
+trace (read by the evaluator and the bag reader), and, where the task manager can run its
+episodes, its suite format, referee and agent-visible task. Code looks benchmarks up by the
+name an episode record or suite carries instead of comparing names, so a new benchmark is
+one module that calls ``register`` (or an entry point in the ``aerialdojo.protocols``
+group) and touches nothing else.
+
+The built-in protocols are imported on the first lookup, not with this package, so that
+ROS-free modules low in the stack (metric traces, events) can use the registry without an
+import cycle.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from aerialdojo.errors import ConfigError, MetricsError
+
+if TYPE_CHECKING:
+    from aerialdojo.events import TraceBuilder
+    from aerialdojo.metrics.aggregate import RunMetrics
+    from aerialdojo.metrics.scores import EpisodeScore, MetricSpec
+    from aerialdojo.metrics.trace import EpisodeTrace, Point3
+    from aerialdojo.protocols.referee import Referee
+    from aerialdojo.protocols.task import TaskDescription
+
+#: Modules of the protocols shipped with aerialdojo, imported on the first lookup.
+BUILTIN_PROTOCOLS = ("aerialdojo", "agos", "citynav")
+#: Entry-point group through which other packages register benchmarks.
+ENTRY_POINT_GROUP = "aerialdojo.protocols"
+
+
+class EpisodeLike(Protocol):
+    """What the task manager reads of any benchmark's episode."""
+
+    @property
+    def episode_id(self) -> str: ...
+
+    @property
+    def scene(self) -> str: ...
+
+    @property
+    def agents(self) -> tuple[str, ...]: ...
+
+
+class SuiteLike(Protocol):
+    """What the task manager reads of any benchmark's loaded suite."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def path(self) -> Path: ...
+
+    def episode(self, episode_id: str) -> Any:
+        """The episode called ``episode_id``; ``KeyError`` naming it otherwise."""
+        ...
+
+    def select(self, text: str = "") -> list[str]:
+        """Episode ids a filter selects (``""``: the suite's default selection)."""
+        ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class EpisodeRules:
+    """How the task manager runs a benchmark's episodes.
+
+    Attributes:
+        load_suite: load and fully validate a suite file (``TaskFileError`` lists every
+            problem).
+        validate_suite: every problem of a suite file; empty when it loads.
+        referee: the rules of one episode: ``(episode, suite, settings)`` where settings
+            are the task manager's parameters.
+        describe_task: the agent-visible task: ``(episode, suite, settings)``.
+        ground_truth_record: the STARTED record of an episode scored from a task file
+            (``evaluate-bag --task-file``), when the record needs nothing the referee
+            computes; None otherwise.
+    """
+
+    load_suite: Callable[[Path], SuiteLike]
+    validate_suite: Callable[[Path], list[str]]
+    # The episode and suite are the benchmark's own types, which only it reads.
+    referee: Callable[[Any, Any, Mapping[str, Any]], Referee]
+    describe_task: Callable[[Any, Any, Mapping[str, Any]], TaskDescription]
+    ground_truth_record: Callable[[Any], dict[str, Any]] | None = None
+
+
+def _no_sections(_: RunMetrics) -> list[str]:
+    return []
+
+
+@dataclass(frozen=True, kw_only=True)
+class BenchmarkProtocol:
+    """Everything the stack needs to know about one benchmark.
+
+    Attributes:
+        name: the name episodes, records and suites carry, e.g. ``"aerialdojo"``.
+        title: the paper's short name, e.g. ``"AerialDojo-200K"`` (``docs/references.md``).
+        default_radii: success radii scored unless told otherwise, primary first; empty
+            where success is a checker's verdict, not a distance (AGOS).
+        aggregation_rule: headline aggregation (``metrics.aggregate.RULES``).
+        metric_specs: the metrics at the given radii, in report order.
+        score_episode: one episode's values at the given radii.
+        trace_builder: folds one episode's events into its trace: called with the STARTED
+            record and the start event's position.
+        air_ground: traces carry the air-ground record (``EpisodeTrace.agos``).
+        radar_chart: reports draw the per-family radar chart (AerialDojo-200K, Figure 5).
+        report_sections: Markdown sections the run report adds for this benchmark.
+        paper_table: several runs' ``metrics.json`` (condition name -> document) laid out
+            like the paper's results table, for ``aerialdojo compare NAME=RUN ...``; None
+            where the benchmark has none.
+        episodes: how to run its episodes; None where the task manager cannot yet.
+    """
+
+    name: str
+    title: str
+    default_radii: tuple[float, ...]
+    aggregation_rule: str
+    metric_specs: Callable[[tuple[float, ...]], tuple[MetricSpec, ...]]
+    score_episode: Callable[[EpisodeTrace, tuple[float, ...]], EpisodeScore]
+    trace_builder: Callable[[Mapping[str, Any], Point3], TraceBuilder]
+    air_ground: bool = False
+    radar_chart: bool = False
+    report_sections: Callable[[RunMetrics], list[str]] = field(default=_no_sections)
+    paper_table: Callable[[Mapping[str, Mapping[str, Any]]], str] | None = None
+    episodes: EpisodeRules | None = None
+
+    @property
+    def uses_radii(self) -> bool:
+        """Success depends on a radius around the target (so radii can be chosen)."""
+        return bool(self.default_radii)
+
+    def radii(self, chosen: Sequence[float] | None = None) -> tuple[float, ...]:
+        """The radii to score at: ``chosen``, or the defaults when None; always the empty
+        tuple for a benchmark that does not use radii.
+
+        Raises:
+            MetricsError: an empty list, a radius that is not finite and > 0, or two
+                radii that print the same.
+        """
+        if not self.uses_radii or chosen is None:
+            return self.default_radii
+        from aerialdojo.metrics.scores import radius_key  # noqa: PLC0415 - see module doc
+
+        radii = tuple(float(radius) for radius in chosen)
+        bad = [radius for radius in radii if not 0.0 < radius < float("inf")]
+        if not radii or bad:
+            raise MetricsError(
+                f"success radii must be a non-empty list of values > 0, got {chosen}"
+            )
+        keys = [radius_key("sr", radius) for radius in radii]
+        if len(set(keys)) != len(keys):
+            raise MetricsError(f"success radii {chosen} repeat a radius (as printed: {keys})")
+        return radii
+
+
+_registry: dict[str, BenchmarkProtocol] = {}
+_loaded = False
+
+
+def register(spec: BenchmarkProtocol) -> BenchmarkProtocol:
+    """Make ``spec`` known under its name; returns it.
+
+    Raises:
+        ConfigError: another protocol already has that name.
+    """
+    known = _registry.get(spec.name)
+    if known is not None and known is not spec:
+        raise ConfigError(f"benchmark {spec.name!r} is registered twice")
+    _registry[spec.name] = spec
+    return spec
+
+
+def _load() -> None:
+    global _loaded  # noqa: PLW0603 - the registry fills itself once, on first use
+    if _loaded:
+        return
+    _loaded = True
+    for module in BUILTIN_PROTOCOLS:
+        importlib.import_module(f"{__name__}.{module}")
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        loaded = entry.load()
+        if isinstance(loaded, BenchmarkProtocol):
+            register(loaded)
+
+
+def protocol(name: str) -> BenchmarkProtocol:
+    """The protocol of benchmark ``name``.
+
+    Raises:
+        MetricsError: no benchmark of that name; the message lists the known ones.
+    """
+    _load()
+    found = _registry.get(name)
+    if found is None:
+        raise MetricsError(f"benchmark {name!r} is not one of {', '.join(sorted(_registry))}")
+    return found
+
+
+def protocol_names() -> list[str]:
+    """Every registered benchmark name, sorted."""
+    _load()
+    return sorted(_registry)
+
+
+def suite_protocol(path: Path) -> BenchmarkProtocol:
+    """The protocol of the benchmark a suite file declares (its top-level ``benchmark``).
+
+    Raises:
+        ConfigError: unreadable, not a JSON object, no or an unknown ``benchmark``, or a
+            benchmark whose episodes the task manager cannot run.
+    """
+    try:
+        with path.open("rb") as stream:
+            document = json.load(stream)
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read suite: {error.strerror or error}") from error
+    except (ValueError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: not a JSON suite file: {error}") from error
+    name = document.get("benchmark") if isinstance(document, dict) else None
+    if not isinstance(name, str):
+        raise ConfigError(f"{path}: benchmark: missing; a suite names its benchmark")
+    try:
+        found = protocol(name)
+    except MetricsError as error:
+        raise ConfigError(f"{path}: benchmark: {error}") from error
+    if found.episodes is None:
+        raise ConfigError(f"{path}: benchmark: {name} episodes cannot be run yet")
+    return found
+
+
+def load_suite(path: Path) -> tuple[BenchmarkProtocol, SuiteLike]:
+    """Load any benchmark's suite file with its own loader.
+
+    Raises:
+        ConfigError: as ``suite_protocol``.
+        TaskFileError: the suite is invalid; every problem is listed.
+    """
+    found = suite_protocol(path)
+    assert found.episodes is not None  # suite_protocol refuses the others
+    return found, found.episodes.load_suite(path)

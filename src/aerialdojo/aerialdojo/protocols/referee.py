@@ -1,0 +1,183 @@
+"""What every benchmark's referee does with one requested action, ROS-free.
+
+The task manager owns no rules: for each ``step`` request it asks the episode's referee to
+``plan`` it (a refusal raises and uses no budget), has the simulator execute the planned
+command when there is one, and hands the outcome to ``apply``, which accounts the action and
+returns the verdict: whether the episode goes on or how it ended, why, and the ground-truth
+facts the evaluator scores with. One step path serves every benchmark; each benchmark's
+rules live in its referee (``protocols.aerialdojo.AerialDojoReferee``,
+``agos.protocol.AgosReferee``) and are unit-tested without ROS.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from aerialdojo.errors import InvalidActionError
+from aerialdojo.events import EventKind
+from aerialdojo.geometry import Pose
+
+#: How a verdict can end an episode (the EpisodeEvent kinds of a finished step).
+ENDINGS = (EventKind.STOPPED, EventKind.COLLIDED, EventKind.BUDGET_EXHAUSTED)
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepRequest:
+    """One action an agent asked for (the ``Step`` service request)."""
+
+    agent: str
+    action: str
+    magnitude: float = 0.0
+    argument: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimCommand:
+    """What the simulator bridge executes for a planned step (``SimExecute``)."""
+
+    agent: str
+    action: str
+    magnitude: float = 0.0
+    argument: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlannedStep:
+    """A validated request and what, if anything, the simulator must execute for it.
+
+    Attributes:
+        request: the agent's request as it was accepted.
+        command: the simulator's part; None where the action moves nothing (Stop).
+    """
+
+    request: StepRequest
+    command: SimCommand | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimOutcome:
+    """What the simulator reported for an executed command.
+
+    Attributes:
+        pose: the commanded agent's ground-truth pose afterwards, map frame.
+        collided: the motion touched geometry.
+        collision_object: what was hit ("" if nothing).
+        geofenced: the motion stopped at the edge of the simulated world.
+    """
+
+    pose: Pose
+    collided: bool = False
+    collision_object: str = ""
+    geofenced: bool = False
+
+
+class HandoffCandidate(Protocol):
+    """A candidate region one agent hands to another (AGOS), as ``Candidate`` messages carry
+    it."""
+
+    candidate_id: str
+    grid_cell: str
+    polygon: tuple[tuple[float, float], ...]
+    center: tuple[float, float, float]
+    status: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verdict:
+    """What one applied step did to the episode.
+
+    Attributes:
+        kind: ``EventKind.STEP`` while the episode goes on, else one of ``ENDINGS``.
+        reason: why it ended, or what limited a motion; "" otherwise.
+        facts: ground-truth facts of this step for the evaluator (the event's
+            ``episode_json``); None where the event's pose says all.
+        collision_object: what was hit, where the step collided.
+        candidate: a handoff candidate this step created or closed, to announce.
+    """
+
+    kind: EventKind
+    reason: str = ""
+    facts: dict[str, Any] | None = None
+    collision_object: str = ""
+    candidate: HandoffCandidate | None = None
+
+    @property
+    def done(self) -> bool:
+        """The step ended the episode."""
+        return self.kind is not EventKind.STEP
+
+
+@dataclass(frozen=True, kw_only=True)
+class Turn:
+    """Whose decision comes next in a turn-taking episode, and about which candidate."""
+
+    agent: str
+    candidate_id: str
+    decision: int
+    budget: int
+
+    @property
+    def text(self) -> str:
+        """How the turn announcement says which decision of the budget comes next."""
+        return f"decision {self.decision} of {self.budget}"
+
+
+def parse_turn_text(text: str) -> int:
+    """The decision number a turn announcement (``Turn.text``) names; 0 if none."""
+    match = re.fullmatch(r"decision (\d+) of \d+", text.strip())
+    return int(match.group(1)) if match else 0
+
+
+class Referee(Protocol):
+    """The rules of one running episode.
+
+    Attributes:
+        starts: map-frame start pose of each agent, in the order the simulator places them.
+        scored_pose: the pose of the agent whose path is scored (AerialDojo: the UAV; AGOS:
+            the UGV), after the last applied step.
+        steps_used: actions (decisions) accounted so far.
+        steps_left: actions left in the budget.
+    """
+
+    @property
+    def starts(self) -> dict[str, Pose]: ...
+
+    @property
+    def scored_pose(self) -> Pose: ...
+
+    @property
+    def steps_used(self) -> int: ...
+
+    @property
+    def steps_left(self) -> int: ...
+
+    def start_record(self) -> dict[str, Any]:
+        """The ground-truth record of the STARTED event: what the evaluator scores with."""
+        ...
+
+    def plan(self, request: StepRequest) -> PlannedStep:
+        """Validate ``request``.
+
+        Raises:
+            InvalidActionError: not legal now; the message says why. No budget is used.
+        """
+        ...
+
+    def apply(self, planned: PlannedStep, outcome: SimOutcome | None) -> Verdict:
+        """Account an accepted step; ``outcome`` is None when ``planned.command`` was."""
+        ...
+
+    def turn(self) -> Turn | None:
+        """The next turn where agents take turns; None where they do not."""
+        ...
+
+
+def check_agent(episode_id: str, agents: Sequence[str], agent: str) -> None:
+    """Raise ``InvalidActionError`` unless ``agent`` takes part in the episode."""
+    if agent not in agents:
+        raise InvalidActionError(
+            f"agent {agent!r} is not in episode {episode_id} (agents: {', '.join(agents)})"
+        )

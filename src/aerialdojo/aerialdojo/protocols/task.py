@@ -1,0 +1,77 @@
+"""The agent-visible task of an episode, ROS-free: what ``TaskSpec`` carries, never the
+target's coordinates. Each benchmark protocol describes its episodes with it; the task
+manager turns it into the message (``nodes.conversions.task_spec_msg``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from aerialdojo.actions import AERIALDOJO_ACTIONS
+
+
+@dataclass(frozen=True, kw_only=True)
+class ActionDescription:
+    """One legal action of an agent (``ActionSpec``).
+
+    Attributes:
+        agent: the agent allowed to use it.
+        name: e.g. ``MoveForward`` or ``MOVE_TO_UAV_WAYPOINT``.
+        magnitudes: allowed values; empty where it takes none.
+        unit: ``m``, ``deg`` or "".
+        takes_argument: ``Step.argument`` names a waypoint, cell or candidate.
+    """
+
+    agent: str
+    name: str
+    magnitudes: tuple[float, ...] = ()
+    unit: str = ""
+    takes_argument: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskDescription:
+    """What agents are told about an episode.
+
+    Attributes:
+        episode_id: the episode.
+        benchmark: its benchmark's name.
+        scene: scene or town.
+        setting: e.g. ``base`` or ``hard``.
+        object_name: the target's name (``GoalSpec.object_name``).
+        landmark_name: its nearest landmark, "" where not told.
+        direction: compass direction from the landmark, "" where not told.
+        image_goal: the goal is given by reference images (ImageOGS, AGOS).
+        description: the goal text (SemanticOGS description, AGOS instruction).
+        reference_images: absolute paths of the reference images, in order.
+        agents: the agents of the episode.
+        actions: every legal action of every agent.
+        action_budget: actions (decisions) allowed, Stop included.
+        success_radius_m: the radius the agents are told.
+        global_localization: odometry is in the map frame (False: relative to the start).
+    """
+
+    episode_id: str
+    benchmark: str
+    scene: str
+    setting: str
+    object_name: str
+    landmark_name: str = ""
+    direction: str = ""
+    image_goal: bool = False
+    description: str = ""
+    reference_images: tuple[Path, ...] = ()
+    agents: tuple[str, ...]
+    actions: tuple[ActionDescription, ...]
+    action_budget: int
+    success_radius_m: float
+    global_localization: bool
+
+
+def aerialdojo_actions(agents: tuple[str, ...]) -> tuple[ActionDescription, ...]:
+    """The AerialDojo action set with its magnitudes, for each of ``agents``."""
+    return tuple(
+        ActionDescription(agent=agent, name=kind.name, magnitudes=kind.magnitudes, unit=kind.unit)
+        for agent in agents
+        for kind in AERIALDOJO_ACTIONS
+    )

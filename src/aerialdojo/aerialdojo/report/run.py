@@ -1,0 +1,228 @@
+"""From assembled episode events (or a trajectory log) to a scored run and every file of it,
+written in one pass: shared by the evaluator node (live), ``aerialdojo evaluate-bag``
+(replay) and ``aerialdojo metrics`` (logs), so all produce the same ``metrics.json``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aerialdojo.agents.vlm.usage import model_usage, usage_section
+from aerialdojo.errors import MetricsError
+from aerialdojo.events import AgentRecord, EpisodeAssembler
+from aerialdojo.metrics.aggregate import ExcludedEpisode, RunMetrics
+from aerialdojo.metrics.jsonl import load_trajectory_log
+from aerialdojo.metrics.scoring import score_run
+from aerialdojo.metrics.trace import EpisodeTrace
+from aerialdojo.protocols import protocol
+from aerialdojo.report.markdown import (
+    render_report_md,
+    summary_table,
+    write_episodes_csv,
+    write_metrics_json,
+)
+from aerialdojo.report.plots import write_plots
+
+METRICS_JSON = "metrics.json"
+REPORT_MD = "report.md"
+EPISODES_CSV = "episodes.csv"
+NOTES_FILE = "run_notes.md"
+#: Where bag bytes recorded outside any episode are counted.
+BETWEEN_EPISODES = "(between episodes)"
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A run as scored.
+
+    Attributes:
+        metrics: the aggregated metrics; None when no episode finished.
+        finished: the run announced its end (RUN_FINISHED).
+        cut_short: the episode that started but never ended (run interrupted, bag cut).
+        excluded: episodes lost to infrastructure failures on every attempt.
+        traces: the scored episodes' traces (for the success-radius sweep plot).
+        source_notes: what reading the run's record revealed (e.g. a bag never closed).
+        agents: who acted for each agent, as the agent nodes announced it.
+    """
+
+    metrics: RunMetrics | None
+    finished: bool
+    cut_short: str | None
+    excluded: tuple[ExcludedEpisode, ...]
+    traces: tuple[EpisodeTrace, ...]
+    source_notes: tuple[str, ...] = ()
+    agents: tuple[AgentRecord, ...] = ()
+
+    @property
+    def privileged(self) -> list[AgentRecord]:
+        """Agents whose policy read ground truth."""
+        return [agent for agent in self.agents if agent.privileged]
+
+    @property
+    def warnings(self) -> list[str]:
+        """What a reader of the numbers must know about how the run ended."""
+        notes = [
+            f"PRIVILEGED: the {agent.agent} policy {agent.policy} read ground truth "
+            f"({agent.description}); these numbers test the harness, not an agent"
+            for agent in self.privileged
+        ]
+        notes += self.source_notes
+        if not self.finished:
+            notes.append("the run did not finish: only episodes that ended are scored")
+        if self.cut_short:
+            notes.append(f"episode {self.cut_short} was cut short and is not scored")
+        if self.metrics is None:
+            notes.append("no episode finished; there is nothing to score")
+        return notes
+
+    @property
+    def summary_table(self) -> str:
+        """The Markdown summary table, or the reason there is none."""
+        table = summary_table(self.metrics) if self.metrics else "(no scored episodes)"
+        return "\n".join([table, *(f"WARNING: {note}" for note in self.warnings)])
+
+
+def score_assembled(
+    assembler: EpisodeAssembler, radii: Sequence[float] | None, notes: Sequence[str] = ()
+) -> RunResult:
+    """Score every finished episode of ``assembler``.
+
+    Args:
+        assembler: events of one run, folded.
+        radii: success radii in metres; None for the benchmark's defaults.
+        notes: warnings about the record the events came from, passed on to the report.
+    """
+    last_failure = {f.episode_id: f for f in assembler.infra_failures}
+    excluded = tuple(
+        ExcludedEpisode(
+            episode_id=episode_id,
+            attempt=last_failure[episode_id].attempt + 1,
+            reason=last_failure[episode_id].reason,
+        )
+        for episode_id in assembler.excluded_episodes()
+    )
+    metrics = score_run(assembler.traces, radii, excluded) if assembler.traces else None
+    return RunResult(
+        metrics=metrics,
+        finished=assembler.finished,
+        cut_short=assembler.open_episode,
+        excluded=excluded,
+        traces=tuple(assembler.traces),
+        source_notes=tuple(notes),
+        agents=tuple(assembler.agents[name] for name in sorted(assembler.agents)),
+    )
+
+
+def score_trajectory_log(path: Path, radii: Sequence[float] | None = None) -> RunResult:
+    """Score a JSON-lines trajectory log (``aerialdojo metrics``) with the evaluator's code.
+
+    Raises:
+        TrajectoryLogError: bad lines, all listed.
+        MetricsError: nothing to score, mixed benchmarks or a bad radius.
+    """
+    log = load_trajectory_log(path)
+    if not log.traces:
+        raise MetricsError(f"{path}: no episode records to score")
+    metrics = score_run(log.traces, radii, log.excluded)
+    return RunResult(
+        metrics=metrics,
+        finished=True,
+        cut_short=None,
+        excluded=metrics.excluded,
+        traces=tuple(log.traces),
+        source_notes=(f"scored from the trajectory log {path}",),
+    )
+
+
+def headline(result: RunResult, source: Path) -> str:
+    """One line naming what was scored: benchmark, episodes, exclusions and radii."""
+    run = result.metrics
+    if run is None:
+        return f"{source}: nothing scored"
+    radii = ", ".join(f"{radius:g} m" for radius in run.radii) or "checker verdict"
+    return (
+        f"{source}: {run.benchmark}, {len(run.episodes)} episode(s) scored, "
+        f"{len(run.excluded)} excluded; success radii: {radii}"
+    )
+
+
+def write_run(
+    run_dir: Path,
+    result: RunResult,
+    bag_bytes: Mapping[str, int] | None = None,
+    transcripts_dir: Path | None = None,
+) -> None:
+    """Write every file of a run into ``run_dir`` in one pass: when anything was scored,
+    the plots, ``metrics.json``, ``episodes.csv`` and ``report.md`` (with the benchmark's
+    own sections, the model usage and the recording's); always the run notes.
+
+    Args:
+        run_dir: created if missing.
+        result: the scored run.
+        bag_bytes: serialized bytes the bag holds per episode id (``BETWEEN_EPISODES`` for the
+            rest), listed in the report; None when no bag was recorded.
+        transcripts_dir: the run's model transcripts, whose usage (tokens, latency, cost,
+            refused replies, repairs, fallbacks) goes into the report and under
+            ``metrics.json``'s ``"run"``; None, missing or empty: no model agent ran.
+
+    Raises:
+        ConfigError: an unreadable transcript.
+    """
+    run_dir.mkdir(parents=True, exist_ok=True)
+    metrics = result.metrics
+    if metrics is not None:
+        images = write_plots(metrics, run_dir, result.traces)
+        sections = [_agents_section(result.agents)] if result.agents else []
+        sections += protocol(metrics.benchmark).report_sections(metrics)
+        context: dict[str, Any] = {}
+        if result.agents:
+            context["agents"] = [agent.to_dict() for agent in result.agents]
+        usage = (
+            model_usage(transcripts_dir, [trace.episode_id for trace in result.traces])
+            if transcripts_dir is not None
+            else None
+        )
+        if usage:
+            sections.append(usage_section(usage))
+            context["model_usage"] = usage
+        if bag_bytes:
+            sections.append(_bag_section(bag_bytes))
+        write_metrics_json(metrics, run_dir / METRICS_JSON, context)
+        write_episodes_csv(metrics, run_dir / EPISODES_CSV)
+        (run_dir / REPORT_MD).write_text(
+            render_report_md(metrics, images, sections, result.warnings), encoding="utf-8"
+        )
+    notes = result.warnings or ["the run finished and every started episode was scored"]
+    (run_dir / NOTES_FILE).write_text("".join(f"- {note}\n" for note in notes), encoding="utf-8")
+
+
+def _agents_section(agents: Sequence[AgentRecord]) -> str:
+    rows = "".join(
+        f"| {agent.agent} | {agent.policy} | {'yes' if agent.privileged else 'no'} | "
+        f"{agent.description} |\n"
+        for agent in agents
+    )
+    warning = (
+        "\n**Privileged run**: a policy read ground truth. The numbers test the harness, not "
+        "an agent.\n"
+        if any(agent.privileged for agent in agents)
+        else ""
+    )
+    return (
+        "## Agents\n\n| Agent | Policy | Reads ground truth | Description |\n"
+        "| --- | --- | --- | --- |\n" + rows + warning
+    )
+
+
+def _bag_section(bag_bytes: Mapping[str, int]) -> str:
+    rows = "".join(
+        f"| {episode} | {size / 1e6:.2f} |\n" for episode, size in sorted(bag_bytes.items())
+    )
+    total = sum(bag_bytes.values()) / 1e6
+    return (
+        "## Recording\n\n"
+        f"The bag (`bag/`) holds {total:.2f} MB of messages.\n\n"
+        "| Episode | Bag size (MB) |\n| --- | --- |\n" + rows
+    )

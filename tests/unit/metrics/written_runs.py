@@ -1,0 +1,18 @@
+"""Scored runs written to disk as the evaluator writes them, for report and compare tests."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from aerialdojo.metrics.aggregate import RunMetrics
+from aerialdojo.metrics.trace import EpisodeTrace
+from aerialdojo.report.run import RunResult, write_run
+
+
+def write_report(run: RunMetrics, out_dir: Path, traces: Sequence[EpisodeTrace] = ()) -> None:
+    """Every file of a finished run of ``run``'s metrics in ``out_dir``."""
+    result = RunResult(
+        metrics=run, finished=True, cut_short=None, excluded=run.excluded, traces=tuple(traces)
+    )
+    write_run(out_dir, result)
