@@ -1,7 +1,8 @@
 """Model agents through the whole graph against a real chat-completions server on 127.0.0.1
 (tests/fakes/chat_server.py) with scripted replies: a full AerialDojo episode, its replay from
 the transcripts with no server (same actions, byte-identical metrics.json), the API key nowhere
-in the run directory, and a server killed mid-episode (an infrastructure failure, rerun)."""
+in the run directory, a server killed mid-episode (an infrastructure failure, rerun), and a
+full AGOS episode with both agents asking a model, replayed likewise."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fakes.chat_server import ChatServer, Reply, Script
+from fakes.chat_server import ChatServer, Reply, Route, Script
 
 pytestmark = [pytest.mark.ros, pytest.mark.e2e]
 
@@ -180,3 +181,75 @@ def test_a_server_killed_mid_episode_is_an_infrastructure_failure_and_rerun(
     assert any(r.get("server_error") for r in records if r.get("attempt") == 0)
     # The scored attempt's usage only: one decision, Stop.
     assert metrics["run"]["model_usage"]["total"]["decisions"] == 1
+
+
+AGOS_UAV_REPLIES = [
+    Reply(text="A red car might be down there."),  # malformed: a repair turn follows
+    Reply(text='{"action": "WAIT", "message": "scanning the north road"}'),
+    Reply(text='{"action": "WAIT"}'),
+]
+AGOS_UGV_REPLIES = [
+    Reply(text='{"action": "STOP_OBSERVE"}'),
+    Reply(text='{"action": "CONFIRM", "message": "confirmed"}'),
+]
+
+
+def test_an_agos_episode_with_both_agents_asking_a_model(repo: Path, tmp_path: Path) -> None:
+    """config/agos_vlm.yaml, one short episode: the UAV waits and writes to the UGV (after a
+    malformed reply and its repair turn), the UGV stops to observe and confirms."""
+    script = Script(
+        [
+            Route("You are the UAV", list(AGOS_UAV_REPLIES), Reply(text='{"action": "WAIT"}')),
+            Route("You are the UGV", list(AGOS_UGV_REPLIES), Reply(text='{"action": "WAIT"}')),
+        ]
+    )
+    config = yaml.safe_load((repo / "config" / "agos_vlm.yaml").read_text())
+    config["sim_bridge"]["ros__parameters"].update(image_width=64, image_height=64)
+    config["task_manager"]["ros__parameters"].update(max_episodes=1)
+    with ChatServer(script) as server:
+        for node in ("agos_uav_agent", "ugv_agent"):
+            config[node]["ros__parameters"].update(
+                vlm_base_url=server.base_url, vlm_model="test-vlm", vlm_timeout_s=20.0
+            )
+        path = tmp_path / "agos_vlm.yaml"
+        path.write_text(yaml.safe_dump(config))
+        run = _eval(path, tmp_path / "runs", "agos")
+        received = list(server.received)
+    assert run.returncode == 0, run.stderr[-3000:]
+    run_dir = tmp_path / "runs" / "agos"
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    (episode,) = metrics["episodes"]
+    assert episode["termination"] == "stopped"
+    values = episode["values"]
+    assert (values["ds"], values["ds_uav"], values["ds_ugv"]) == (4, 2, 2)  # repairs excluded
+
+    agents = {agent["agent"]: agent for agent in metrics["run"]["agents"]}
+    assert {name: agents[name]["policy"] for name in agents} == {"uav": "vlm", "ugv": "vlm"}
+    assert agents["ugv"]["description"] == f"model test-vlm at {server.base_url}"
+    usage = metrics["run"]["model_usage"]
+    per_agent = usage["episodes"][episode["episode_id"]]["agents"]
+    assert (per_agent["uav"]["decisions"], per_agent["uav"]["repairs"]) == (2, 1)
+    assert (per_agent["ugv"]["decisions"], per_agent["ugv"]["repairs"]) == (2, 0)
+    assert usage["total"]["requests"] == len(received) == 5
+    assert usage["total"]["refused_by_kind"]["malformed"] == 1
+    assert "## Model usage" in (run_dir / "report.md").read_text()
+
+    # The AGOS-Agent prompts, not the Baseline's: the episode's action set has the tools.
+    systems = [r.body["messages"][0]["content"] for r in received]
+    assert any("5x5 grid overlay" in s for s in systems)
+    ugv_prompts = [
+        r.body["messages"][1]["content"][0]["text"]
+        for r, system in zip(received, systems, strict=True)
+        if system.startswith("You are the UGV")
+    ]
+    assert "Free exploration" in ugv_prompts[0]
+    assert "Six-View Verification" in ugv_prompts[1]
+    # The UAV's message of its first decision is in the UGV's prompt by its second.
+    assert "scanning the north road" in ugv_prompts[1]
+    for agent in ("uav", "ugv"):
+        assert (run_dir / "transcripts" / f"{agent}.jsonl").stat().st_size > 0
+
+    replay = _eval(path, tmp_path / "runs", "replay", "--replay-transcripts", run_dir)
+    assert replay.returncode == 0, replay.stderr[-3000:]
+    replayed = tmp_path / "runs" / "replay" / "metrics.json"
+    assert replayed.read_bytes() == (run_dir / "metrics.json").read_bytes()
