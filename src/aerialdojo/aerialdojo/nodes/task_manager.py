@@ -4,8 +4,9 @@ Services: ``/aerialdojo/list_episodes``, ``/aerialdojo/start_episode``, ``/aeria
 Topics: ``/aerialdojo/task`` (TaskSpec, latched) and ``/aerialdojo/episode_events``
 (EpisodeEvent, evaluator only). It enforces the action set, the budget and termination
 (Stop, collision, budget) on top of the bridge's ``/sim/reset`` and ``/sim/execute``. A bridge
-that fails or does not answer ends the attempt as an infrastructure failure, which is rerun,
-never scored against the agent. Invalid requests are answered with a reason.
+that fails or does not answer, or an agent reporting on ``/aerialdojo/agent_faults`` that its
+policy's own service failed (a model server), ends the attempt as an infrastructure failure,
+which is rerun, never scored against the agent. Invalid requests are answered with a reason.
 
 The rules are not here: the suite's benchmark protocol (``aerialdojo.protocols``) gives each
 episode a referee that plans every requested action (refusals use no budget) and applies
