@@ -10,9 +10,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
-from aerialdojo.agents.vlm.chat import ChatClient, ChatReply, Message, ModelServerError
+from aerialdojo.agents.vlm.chat import ChatClient, ChatReply, Message
 from aerialdojo.agents.vlm.parsing import ReplyError
 from aerialdojo.agents.vlm.transcript import TranscriptWriter, stored_messages
+from aerialdojo.errors import PolicyFaultError
 
 T = TypeVar("T")
 
@@ -91,7 +92,8 @@ class ModelSession:
             describe: the decision as JSON, for the transcript.
 
         Raises:
-            ModelServerError: the server failed (an infrastructure failure; recorded).
+            PolicyFaultError: the server failed, or a replay diverged (an infrastructure
+                failure; recorded with the request).
         """
         self.decision += 1
         conversation = list(messages)
@@ -99,7 +101,7 @@ class ModelSession:
         for turn in range(self.repair_turns + 1):
             try:
                 reply = self.client.complete(conversation)
-            except ModelServerError as error:
+            except PolicyFaultError as error:
                 self._exchange(turn, conversation, None, server_error=str(error))
                 raise
             try:
