@@ -97,6 +97,11 @@ class AgentNode(Node):
         """Whether the agent may decide now (default: whenever its observation is there)."""
         return True
 
+    def peers_matched(self) -> bool:
+        """Whether the topics the agent shares with other agents are wired (default: it
+        shares none); like its sensors, checked before it takes a task."""
+        return True
+
     def decide(self, pose: Pose, views: dict[str, ViewData]) -> StepRequest:
         """The next step, from the odometry pose and the views of the awaited stamp."""
         raise NotImplementedError
@@ -114,7 +119,7 @@ class AgentNode(Node):
     def _subscribe_when_sensors_match(self) -> None:
         # Only a node that will receive the first observation set may take a task: the task
         # manager starts an episode once the task topic has a subscriber.
-        if self._sensors.publishers_matched:
+        if self._sensors.publishers_matched and self.peers_matched():
             self._subscribe_to_tasks.cancel()
             self.create_subscription(TaskSpec, "/aerialdojo/task", self._on_task, TASK_QOS)
 

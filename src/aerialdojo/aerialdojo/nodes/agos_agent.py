@@ -37,7 +37,7 @@ from aerialdojo.agos.policies import (
     TeamMessage,
 )
 from aerialdojo.agos.town import TownMap, town_map
-from aerialdojo.agos.vocabulary import MESSAGE_KINDS
+from aerialdojo.agos.vocabulary import MESSAGE_KINDS, UAV, UGV
 from aerialdojo.geometry import Pose
 from aerialdojo.image_codec import image_to_array
 from aerialdojo.nodes.agent_node import AgentNode
@@ -72,14 +72,19 @@ class AgosAgentNode(AgentNode):
         self._turn_episode = ""
         self._turn_candidate = ""
         self._turn_decision = 0
+        # Decisions this agent stepped in the current attempt.
+        self._decided = 0
         # The teammate's messages by episode, with their stamps: (stamp ns, message).
         self._inbox: dict[str, list[tuple[int, TeamMessage]]] = {}
         self._task_ns = 0
         self._decision_ns: int | None = None
         self.create_subscription(Candidate, "/agos/candidates", self._on_candidate, HANDOFF_QOS)
-        self.create_subscription(AgentMessage, "/agos/messages", self._on_message, HANDOFF_QOS)
+        self._inbox_sub = self.create_subscription(
+            AgentMessage, "/agos/messages", self._on_message, HANDOFF_QOS
+        )
         self.create_subscription(AgentMessage, "/agos/turn", self._on_turn, TASK_QOS)
         self._messages = self.create_publisher(AgentMessage, "/agos/messages", HANDOFF_QOS)
+        self.teammate = next(other for other in (UAV, UGV) if other != agent)
         self.announce(str(param(self, "policy")), **policy_identity(self.policy))
 
     # -- for subclasses ----------------------------------------------------------------
@@ -133,6 +138,7 @@ class AgosAgentNode(AgentNode):
         self._inbox = {task.episode_id: self._inbox.get(task.episode_id, [])}
         self._task_ns = time_ns(task.header.stamp)
         self._decision_ns = None
+        self._decided = 0
         references = tuple(image_to_array(image).copy() for image in task.goal.reference_images)
         self.policy.reset(
             AgosTask(
@@ -153,6 +159,7 @@ class AgosAgentNode(AgentNode):
 
     def decide(self, pose: Pose, views: dict[str, ViewData]) -> StepRequest:
         self._decision_ns = self._expected_ns
+        self._take_waiting_messages()
         decision = self.policy.act(
             AgosObservation(
                 pose=pose,
@@ -165,12 +172,29 @@ class AgosAgentNode(AgentNode):
         )
         self.deciding(decision, pose)
         if decision.message:
-            other = next(agent for agent in ("uav", "ugv") if agent != self.agent)
-            self.send(AgentMessage.FREE_TEXT, decision.message, other)
+            self.send(AgentMessage.FREE_TEXT, decision.message, self.teammate)
         return StepRequest(agent=self.agent, action=decision.action, argument=decision.argument)
+
+    def peers_matched(self) -> bool:
+        """``/agos/messages`` is matched both ways with the teammate and with every other
+        endpoint discovered on it: a message sent with a decision then reaches the teammate
+        before its turn from the first decision on. Discovery between the two agents can lag
+        the task manager's, and a message written before its reader matched arrives late."""
+        writers = self.get_publishers_info_by_topic("/agos/messages")
+        readers = self.get_subscriptions_info_by_topic("/agos/messages")
+        return (
+            any(info.node_namespace.strip("/") == self.teammate for info in writers)
+            and any(info.node_namespace.strip("/") == self.teammate for info in readers)
+            and self._inbox_sub.get_publisher_count() >= len(writers)
+            and self._messages.get_subscription_count() >= len(readers)
+        )
 
     def may_act(self) -> bool:
         if self.town is None or self._turn_episode != self.episode_id:
+            return False
+        if self._turn_decision and self._turn_decision <= self._decided:
+            # A turn of a rerun of this episode that came before its task: the team's next
+            # decision of this attempt is past every one this agent made.
             return False
         if self._turn_candidate and self._turn_candidate not in self.candidates:
             return False  # the candidate messages of the other agent's decision are on their way
@@ -181,6 +205,7 @@ class AgosAgentNode(AgentNode):
         super().try_act()
         if self._step_pending and not was_pending:
             self._turn_episode = ""  # the turn is used
+            self._decided += 1
 
     def waiting_for(self, waited_s: float) -> str:
         if self._turn_episode != self.episode_id:
@@ -213,6 +238,17 @@ class AgosAgentNode(AgentNode):
         if msg.episode_id == self.episode_id:
             self.candidate_changed(candidate)
         self.try_act()
+
+    def _take_waiting_messages(self) -> None:
+        """Handle the messages already delivered but not yet handed to ``_on_message``: the
+        executor takes one message per subscription per round, so a turn can be handled
+        while messages the teammate sent before its step still wait in the queue."""
+        with self._inbox_sub.handle:
+            while True:
+                taken = self._inbox_sub.handle.take_message(AgentMessage, False)
+                if taken is None:
+                    return
+                self._on_message(taken[0])
 
     def messages_received(self) -> tuple[TeamMessage, ...]:
         """The teammate's messages of this attempt, oldest first."""
