@@ -59,7 +59,7 @@ def main() -> None:
     observations = [_observation(rng) for _ in range(4)]
     goal = GoalDescription(
         object_name="red van", landmark_name="tower", direction="north", action_budget=10_000,
-        episode_id="bench",
+        episode_id="bench", views=VIEWS,  # a task with task_manager.observation: four_views
     )  # fmt: skip
     reply = Reply(text='{"action": "TurnLeft", "magnitude": 15}')
     adapter_ms, baseline_ms = [], []
@@ -72,7 +72,6 @@ def main() -> None:
             policy="vlm",
             vlm_base_url=server.base_url,
             vlm_model="test-vlm",
-            vlm_views=list(VIEWS),
             transcript_dir=str(Path(out) / "transcripts"),
         )
         policy = uav_policy(values, "uav_agent")

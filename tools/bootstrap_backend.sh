@@ -8,6 +8,10 @@
 # aerialdojo's own dependencies come from the main .venv, placed after the backend's packages
 # by tools/backend_venv_site.py. Run the bridge with that interpreter:
 #   tools/run.sh .venv-projectairsim/bin/python -m aerialdojo.nodes.sim_bridge --ros-args ...
+# CARLA_AIR_CARLA_MODULE=<CARLA-Air's env_setup/carla_python_module.tar.gz> installs the carla
+# module built with a CARLA-Air server instead of PyPI's: a source-built server reports its
+# commit as its version and CARLA-Air's own setup replaces PyPI's module (its setup_env.sh),
+# which the bridge then refuses. The module is built for CARLA-Air's Python (3.10).
 # A second run with unchanged inputs does nothing.
 set -euo pipefail
 
@@ -25,6 +29,7 @@ declare -A build_last=([projectairsim]="" [carla-air]="airsim")
 
 [[ $# -ge 1 ]] || die "usage: tools/bootstrap_backend.sh projectairsim|carla-air [...]"
 main_python="$root/.venv/bin/python"
+carla_module="${CARLA_AIR_CARLA_MODULE:-}"
 [[ -x "$main_python" ]] || die "the main .venv is missing; run tools/bootstrap.sh first"
 
 for backend in "$@"; do
@@ -32,7 +37,12 @@ for backend in "$@"; do
     || die "unknown backend '$backend'; known: ${!client_module[*]}"
   venv="$root/.venv-$backend"
   requirements="$root/requirements/backend-$backend.txt"
-  key="$("$main_python" --version 2>&1) $(cat "$requirements" "$root/tools/backend_venv_site.py" "${BASH_SOURCE[0]}" | sha256sum | cut -c1-16)"
+  own_carla=""
+  if [[ "$backend" == carla-air && -n "$carla_module" ]]; then
+    [[ -f "$carla_module" ]] || die "CARLA_AIR_CARLA_MODULE=$carla_module: no such file"
+    own_carla="$(sha256sum "$carla_module" | cut -c1-16)"
+  fi
+  key="$("$main_python" --version 2>&1) $(cat "$requirements" "$root/tools/backend_venv_site.py" "${BASH_SOURCE[0]}" | sha256sum | cut -c1-16) $own_carla"
   if [[ -x "$venv/bin/python" && "$(cat "$venv/.backend-key" 2>/dev/null)" == "$key" ]]; then
     continue
   fi
@@ -44,7 +54,7 @@ for backend in "$@"; do
   # --no-build-isolation builds sdists against these, not against a fresh download.
   "${pip[@]}" setuptools==80.9.0 wheel==0.48.0 Cython==0.29.37 \
     || die "pip could not install the build tools"
-  late="${recythonize[$backend]} ${build_last[$backend]}"
+  late="${recythonize[$backend]} ${build_last[$backend]} ${own_carla:+carla}"
   late_pattern="$(echo $late | tr ' ' '|')"
   work="$(mktemp -d)"
   trap 'rm -rf "$work"' EXIT
@@ -63,6 +73,12 @@ for backend in "$@"; do
       || die "pip could not build ${package} (see above)"
   done
   site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+  if [[ -n "$own_carla" ]]; then
+    say "installing CARLA-Air's carla module from $carla_module"
+    tar -xzf "$carla_module" -C "$site" || die "cannot unpack $carla_module"
+    "$venv/bin/python" -c "import carla" || die "CARLA-Air's carla module does not import in \
+.venv-$backend ($("$venv/bin/python" --version 2>&1)); it is built for CARLA-Air's Python"
+  fi
   # Last, so that pip above never saw the main venv's packages as already installed.
   cp "$root/tools/backend_venv_site.py" "$site/aerialdojo_main_venv.py"
   echo "import aerialdojo_main_venv" > "$site/aerialdojo_main_venv.pth"

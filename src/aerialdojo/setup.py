@@ -7,7 +7,15 @@ from setuptools import find_packages, setup
 PACKAGE = "aerialdojo"
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-NODES = ("sim_bridge", "task_manager", "uav_agent", "agos_uav_agent", "ugv_agent", "evaluator")
+NODES = (
+    "sim_bridge",
+    "task_manager",
+    "uav_agent",
+    "citynav_agent",
+    "agos_uav_agent",
+    "ugv_agent",
+    "evaluator",
+)
 
 
 def _tree(top: str) -> list[tuple[str, list[str]]]:

@@ -1,7 +1,8 @@
 """AGOS end to end through ``aerialdojo eval``: the bridge, task manager, evaluator and the
 UAV and UGV agents as separate processes, one Easy, one Mid and one Hard episode; the AGOS
 metrics in the report, the handoff messages in the bag, the bag's metrics equal to the live
-ones; and the no_rgpp ablation, laid out with the full run as in AGOS-Bench, Table 4."""
+ones; and the Baseline and the no_rgpp ablation, laid out with the full run as in
+AGOS-Bench, Tables 3 and 4."""
 
 from __future__ import annotations
 
@@ -22,10 +23,11 @@ REPO = Path(__file__).resolve().parents[2]
 AGOS_METRICS = {"sr", "osr", "spl", "ne_m", "ase", "acg", "gva", "ds", "ds_uav", "ds_ugv", "cerr_m"}
 
 
-def _config(repo: Path, tmp_path: Path, ablation: str) -> Path:
+def _config(repo: Path, tmp_path: Path, condition: str) -> Path:
     config = yaml.safe_load((repo / "config" / "agos.yaml").read_text())
-    config["task_manager"]["ros__parameters"]["ablation"] = ablation
-    path = tmp_path / f"agos_{ablation}.yaml"
+    settings = {"mode": "baseline"} if condition == "baseline" else {"ablation": condition}
+    config["task_manager"]["ros__parameters"].update(settings)
+    path = tmp_path / f"agos_{condition}.yaml"
     path.write_text(yaml.safe_dump(config))
     return path
 
@@ -40,12 +42,12 @@ def _aerialdojo(*args: object, timeout: float = 300) -> subprocess.CompletedProc
     )
 
 
-def _run(repo: Path, tmp_path: Path, ablation: str, episodes: int) -> Path:
-    run = _aerialdojo("eval", "--config", _config(repo, tmp_path, ablation), "--episodes",
-                      episodes, "--output", tmp_path / "runs", "--run-id", ablation)  # fmt: skip
+def _run(repo: Path, tmp_path: Path, condition: str, episodes: int) -> Path:
+    run = _aerialdojo("eval", "--config", _config(repo, tmp_path, condition), "--episodes",
+                      episodes, "--output", tmp_path / "runs", "--run-id", condition)  # fmt: skip
     assert run.returncode == 0, run.stderr[-3000:]
     assert "ASE (%)" in run.stdout and "GVA-Support" in run.stdout
-    return tmp_path / "runs" / ablation
+    return tmp_path / "runs" / condition
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +65,11 @@ def test_easy_mid_and_hard_episodes_run_with_both_agents(full_run: Path, tmp_pat
     assert set(metrics["by_setting"]) == {"easy", "mid", "hard"}
     overall = metrics["overall"]
     report = (run_dir / "report.md").read_text()
-    assert "## AGOS by difficulty" in report and "| this run | Easy (1) |" in report
+    assert "## AGOS by mode, ablation and difficulty" in report
+    assert "| this run | AGOS-Agent | full | Easy (1) |" in report
+    assert "| this run | AGOS-Agent |" in report.split("Table 3 layout")[1]
+    assert {e["conditions"]["mode"] for e in metrics["episodes"]} == {"agent"}
+    assert set(metrics["by_condition"]["ablation"]) == {"full"}
     supported = [e for e in metrics["episodes"] if e["values"]["gva"] is not None]
     assert overall["support"]["gva"] == len(supported)  # GVA-Support
     assert 0.0 < overall["values"]["ds"] <= 80.0
@@ -101,22 +107,42 @@ def test_easy_mid_and_hard_episodes_run_with_both_agents(full_run: Path, tmp_pat
         assert request.candidate_id == candidates[0].candidate_id and "(" in request.text
 
 
-def test_a_rerun_decides_the_same_and_the_ablation_reports_like_table_4(
+def test_a_rerun_decides_the_same_and_modes_and_ablations_report_like_tables_3_and_4(
     repo: Path, tmp_path: Path, full_run: Path
 ) -> None:
-    # The agents take turns, so a second run of an episode makes the same decisions.
+    # The decision clock decides whose turn it is, so a second run of an episode makes the
+    # same decisions.
     full = _run(repo, tmp_path, "full", 1)
     first = json.loads((full_run / "metrics.json").read_text())["episodes"]
     again = json.loads((full / "metrics.json").read_text())["episodes"]
     easy = next(e for e in first if e["setting"] == "easy")
     assert again == [easy]
     ablated = _run(repo, tmp_path, "no_rgpp", 1)
-    episodes = json.loads((ablated / "metrics.json").read_text())["episodes"]
-    assert len(episodes) == 1
-    table = paper_table({"full": full, "no_rgpp": ablated})
+    baseline = _run(repo, tmp_path, "baseline", 1)
+    (episode,) = json.loads((baseline / "metrics.json").read_text())["episodes"]
+    assert episode["conditions"] == {"ablation": "none", "mode": "baseline"}
+    assert episode["values"]["acg"] is None  # undefined without candidates
+    with AnyReader([baseline / "bag"]) as reader:
+        facts = [
+            json.loads(reader.deserialize(raw, connection.msgtype).episode_json or "{}")
+            for connection, _, raw in reader.messages(
+                connections=[c for c in reader.connections if c.topic.endswith("episode_events")]
+            )
+        ]
+    actions = {f["action"] for f in facts if "action" in f}
+    assert not actions & {"ANNOTATE_CANDIDATE", "GO_TO_CANDIDATE", "NO_RELIABLE_CANDIDATE"}
+
+    table = paper_table({"baseline": baseline, "full": full, "no_rgpp": ablated})
     lines = table.splitlines()
-    assert lines[0].startswith("| Condition | Diff. | SR ↑ | OSR ↑ | SPL ↑ | NE ↓ | ASE ↑")
-    assert lines[2].startswith("| full | Easy (1) |") and lines[4].startswith(
-        "| no_rgpp | Easy (1) |"
-    )
-    assert lines[3].startswith("|  | Total (1) |")
+    assert lines[2].startswith("| Condition | Method | Easy SR ↑ | Easy OSR ↑ | Easy SPL ↑")
+    assert lines[4].startswith("| baseline | Baseline | ")
+    assert lines[5].startswith("| full | AGOS-Agent | ")
+    assert lines[6].startswith("| no_rgpp | AGOS-Agent (no_rgpp) | ")
+    table4 = lines[
+        lines.index("AGOS-Bench, Table 4 layout (mode and ablation by difficulty):") + 2 :
+    ]
+    assert table4[0].startswith("| Condition | Mode | Ablation | Diff. | SR ↑ | OSR ↑ | SPL ↑")
+    assert table4[2].startswith("| baseline | Baseline | – | Easy (1) |")
+    assert table4[3].startswith("|  |  |  | Total (1) |")
+    assert table4[4].startswith("| full | AGOS-Agent | full | Easy (1) |")
+    assert table4[6].startswith("| no_rgpp | AGOS-Agent | no_rgpp | Easy (1) |")

@@ -1,8 +1,9 @@
 """Model agents through the whole graph against a real chat-completions server on 127.0.0.1
 (tests/fakes/chat_server.py) with scripted replies: a full AerialDojo episode, its replay from
 the transcripts with no server (same actions, byte-identical metrics.json), the API key nowhere
-in the run directory, a server killed mid-episode (an infrastructure failure, rerun), and a
-full AGOS episode with both agents asking a model, replayed likewise."""
+in the run directory, a server killed mid-episode (an infrastructure failure, rerun), a full
+AGOS episode with both agents asking a model, replayed likewise, and an AGOS Baseline episode
+whose agents coordinate by the messages their decisions carry."""
 
 from __future__ import annotations
 
@@ -17,10 +18,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from rosbags.highlevel import AnyReader
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fakes.chat_server import ChatServer, Reply, Route, Script
+from fakes.chat_server import ChatServer, Received, Reply, Route, Script
 
 pytestmark = [pytest.mark.ros, pytest.mark.e2e]
 
@@ -194,25 +196,44 @@ AGOS_UGV_REPLIES = [
 ]
 
 
+def _agos_config(repo: Path, tmp_path: Path, base_url: str, **task_manager: object) -> Path:
+    """config/agos_vlm.yaml for one episode with small images, both agents asking
+    ``base_url``."""
+    config = yaml.safe_load((repo / "config" / "agos_vlm.yaml").read_text())
+    config["sim_bridge"]["ros__parameters"].update(image_width=64, image_height=64)
+    config["task_manager"]["ros__parameters"].update(max_episodes=1, **task_manager)
+    for node in ("agos_uav_agent", "ugv_agent"):
+        config[node]["ros__parameters"].update(
+            vlm_base_url=base_url, vlm_model="test-vlm", vlm_timeout_s=20.0
+        )
+    path = tmp_path / f"agos_vlm_{len(list(tmp_path.glob('agos_vlm_*.yaml')))}.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def _agos_script(uav: list[Reply], ugv: list[Reply]) -> Script:
+    return Script(
+        [
+            Route("You are the UAV", uav, Reply(text='{"action": "WAIT"}')),
+            Route("You are the UGV", ugv, Reply(text='{"action": "WAIT"}')),
+        ]
+    )
+
+
+def _ugv_prompts(received: list[Received]) -> list[str]:
+    return [
+        r.body["messages"][1]["content"][0]["text"]
+        for r in received
+        if r.body["messages"][0]["content"].startswith("You are the UGV")
+    ]
+
+
 def test_an_agos_episode_with_both_agents_asking_a_model(repo: Path, tmp_path: Path) -> None:
     """config/agos_vlm.yaml, one short episode: the UAV waits and writes to the UGV (after a
     malformed reply and its repair turn), the UGV stops to observe and confirms."""
-    script = Script(
-        [
-            Route("You are the UAV", list(AGOS_UAV_REPLIES), Reply(text='{"action": "WAIT"}')),
-            Route("You are the UGV", list(AGOS_UGV_REPLIES), Reply(text='{"action": "WAIT"}')),
-        ]
-    )
-    config = yaml.safe_load((repo / "config" / "agos_vlm.yaml").read_text())
-    config["sim_bridge"]["ros__parameters"].update(image_width=64, image_height=64)
-    config["task_manager"]["ros__parameters"].update(max_episodes=1)
+    script = _agos_script(list(AGOS_UAV_REPLIES), list(AGOS_UGV_REPLIES))
     with ChatServer(script) as server:
-        for node in ("agos_uav_agent", "ugv_agent"):
-            config[node]["ros__parameters"].update(
-                vlm_base_url=server.base_url, vlm_model="test-vlm", vlm_timeout_s=20.0
-            )
-        path = tmp_path / "agos_vlm.yaml"
-        path.write_text(yaml.safe_dump(config))
+        path = _agos_config(repo, tmp_path, server.base_url)
         run = _eval(path, tmp_path / "runs", "agos")
         received = list(server.received)
     assert run.returncode == 0, run.stderr[-3000:]
@@ -237,15 +258,11 @@ def test_an_agos_episode_with_both_agents_asking_a_model(repo: Path, tmp_path: P
     # The AGOS-Agent prompts, not the Baseline's: the episode's action set has the tools.
     systems = [r.body["messages"][0]["content"] for r in received]
     assert any("5x5 grid overlay" in s for s in systems)
-    ugv_prompts = [
-        r.body["messages"][1]["content"][0]["text"]
-        for r, system in zip(received, systems, strict=True)
-        if system.startswith("You are the UGV")
-    ]
+    ugv_prompts = _ugv_prompts(received)
     assert "Free exploration" in ugv_prompts[0]
     assert "Six-View Verification" in ugv_prompts[1]
-    # The UAV's message of its first decision is in the UGV's prompt by its second.
-    assert "scanning the north road" in ugv_prompts[1]
+    # The message the UAV's first decision carried is in the UGV's prompt from its next turn.
+    assert "scanning the north road" in ugv_prompts[0]
     for agent in ("uav", "ugv"):
         assert (run_dir / "transcripts" / f"{agent}.jsonl").stat().st_size > 0
 
@@ -253,3 +270,40 @@ def test_an_agos_episode_with_both_agents_asking_a_model(repo: Path, tmp_path: P
     assert replay.returncode == 0, replay.stderr[-3000:]
     replayed = tmp_path / "runs" / "replay" / "metrics.json"
     assert replayed.read_bytes() == (run_dir / "metrics.json").read_bytes()
+
+
+def test_an_agos_baseline_episode_coordinates_by_the_messages_decisions_carry(
+    repo: Path, tmp_path: Path
+) -> None:
+    """task_manager.mode: baseline (AGOS-Bench, appendix A.4.2): the UAV waits over a match and
+    sends its position with that decision; the task manager delivers it; the UGV's prompt
+    takes it as its search anchor."""
+    anchor = "clear match below me; search anchor (12.0, -34.0)"
+    uav = [Reply(text=f'{{"evidence": "CLEAR_MATCH", "action": "WAIT", "message": "{anchor}"}}')]
+    ugv = [Reply(text='{"action": "STOP_OBSERVE"}'), Reply(text='{"action": "CONFIRM"}')]
+    with ChatServer(_agos_script(uav, ugv)) as server:
+        path = _agos_config(repo, tmp_path, server.base_url, mode="baseline")
+        run = _eval(path, tmp_path / "runs", "baseline")
+        received = list(server.received)
+    assert run.returncode == 0, run.stderr[-3000:]
+    run_dir = tmp_path / "runs" / "baseline"
+    (episode,) = json.loads((run_dir / "metrics.json").read_text())["episodes"]
+    assert episode["conditions"] == {"ablation": "none", "mode": "baseline"}
+    baseline_roles = ("CLEAR_MATCH, AMBIGUOUS or NONE", "Never output GO_TO_CANDIDATE")
+    for request in received:  # the Baseline's role prompts: no candidate tools
+        system = request.body["messages"][0]["content"]
+        assert any(role in system for role in baseline_roles)
+    first = _ugv_prompts(received)[0]
+    assert f"Recent UAV messages:\n- {anchor}" in first
+    assert "Search Anchor. The UAV reported a possible target near (12.0, -34.0)" in first
+    with AnyReader([run_dir / "bag"]) as reader:
+        delivered = [
+            reader.deserialize(raw, connection.msgtype)
+            for connection, _, raw in reader.messages(
+                connections=[c for c in reader.connections if c.topic == "/agos/messages"]
+            )
+        ]
+    (carried,) = [m for m in delivered if m.sequence]
+    assert (carried.sender, carried.receiver, carried.text, carried.sequence) == (
+        "uav", "ugv", anchor, 1,
+    )  # fmt: skip

@@ -1,44 +1,98 @@
-"""A fake AirSim RPC server speaking msgpack-rpc over TCP to the unmodified ``airsim`` client.
+"""A fake AirSim RPC server speaking msgpack-rpc over TCP to the unmodified ``airsim`` client,
+modelled on the AirSim plugin CARLA-Air runs (``louiszengCN/CarlaAir`` v0.1.7, which bundles
+``microsoft/AirSim`` v1.8.1's plugin with changes). Each behaviour names the file it reproduces.
 
 Wire format (msgpack-rpc, as AirSim's rpclib server speaks it): a request is the array
 ``[0, msgid, method, params]``, a reply ``[1, msgid, error, result]``. Structures are msgpack
-maps with AirSim's field names (``Vector3r``: x_val, y_val, z_val; ``Quaternionr``: w_val,
-x_val, y_val, z_val; ``ImageResponse``: image_data_uint8, image_data_float, camera_position,
-camera_name, camera_orientation, time_stamp, message, pixels_as_float, compress, width,
-height, image_type). Image bytes are msgpack bin; strings are msgpack str.
+maps with AirSim's field names. Errors are rpclib's texts (rpclib ``lib/rpc/dispatcher.cc``;
+AirSim's ``RpcLibServerBase.cpp`` sets ``suppress_exceptions(true)``): an unknown method is
+"server could not find function", a throwing handler "threw an exception".
 
-What it simulates: vehicles placed by simSetVehiclePose (stopped at an obstacle box when
-collisions are not ignored, with a CollisionInfo), a clock in nanoseconds that moves only
-when ``tick`` is called (in CARLA-Air the Unreal world's tick moves it), uncompressed Scene
-images (3-channel BGR) and DepthPlanar float images whose content is computed from the
-camera's vehicle pose (``expected_rgb``). With ``render_on_tick`` it answers simGetImages only
-after the clock ticked once more, as CARLA-Air does in synchronous mode: a client that asks
-for images on the only thread that ticks the world waits forever. What it does not simulate:
-rendering, flight physics, the multirotor API.
+What it simulates, as the plugin does it:
+- the settings file decides everything (``AirSimSettings.hpp``): the vehicle (the first of
+  ``Vehicles`` for the name ""), its cameras (the pawn's built-in ``front_center``,
+  ``front_right``, ``front_left``, ``bottom_center``, ``back_center``, ``0``-``4``, ``fpv`` from
+  ``FlyingPawn.cpp``, plus or replaced by the settings' ``Cameras``, ``PawnSimApi.cpp``), each
+  image type's size and FOV (``CaptureSettings``, default 256x144 and 90 degrees), the physics
+  engine (``PhysicsEngineName``, ``FastPhysicsEngine`` when absent for a multirotor). The
+  default settings are CARLA-Air's shipped ones (``STOCK_CARLA_AIR_SETTINGS``).
+  ``getSettingsString`` answers the text. An unknown camera name throws ``map::at``
+  (``UnrealImageCapture.cpp`` ``cameras_->at(name)``).
+- ``simSetVehiclePose`` sets the physics body's pose and ungrounds it; the pawn moves there on
+  the next render tick, sweeping unless collisions are ignored (``MultirotorPawnSimApi.cpp``
+  ``setPose``/``updateRendering``); every later tick moves the pawn to the body's pose again
+  with a sweep (CARLA-Air's physics-collision mode, on by default), so a body left behind a
+  wall hits it again on each tick. With ``FastPhysicsEngine`` an ungrounded, disarmed body
+  falls under gravity on the physics thread's wall clock (``FastPhysicsEngine.hpp``); with
+  ``ExternalPhysicsEngine`` it stays (``ExternalPhysicsEngine.hpp``).
+- after each tick the pawn is clamped above the first surface a ray from 100 m above it hits
+  (``MultirotorPawnSimApi.cpp`` ground clamp, 5 cm clearance): a pose under a roof or an
+  overpass is lifted on top of it.
+- ``simGetVehiclePose`` answers the pawn's pose (``PawnSimApi::getPose``).
+- AirSim's clock: a multirotor's default ``SteppableClock`` starts at the Unix epoch time and
+  is advanced in 3 ms steps by the physics thread, in wall time, not by CARLA's ticks
+  (``SteppableClock.hpp``, ``World.hpp``, ``SimModeWorldBase.h``); image and collision time
+  stamps come from it (``RenderRequest.cpp``, ``PawnSimApi.cpp`` ``onCollision``).
+- images: uncompressed Scene as 3-channel BGR bytes, DepthPlanar as floats; in CARLA-Air's
+  synchronous mode they render on the world's next tick, so ``simGetImages`` answers only
+  after ``tick`` was called once more (``render_on_tick``).
 
-Works with msgpack 0.5 (the airsim client's) and 1.x.
+Images are flat colours computed from the pawn's pose (``expected_rgb``). Not simulated:
+rendering, flight dynamics, the multirotor API. Works with msgpack 0.5 (the airsim client's)
+and 1.x.
 """
 
 from __future__ import annotations
 
+import copy
+import json
 import math
 import socket
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgpack
 import numpy as np
 
+from fakes.carla_air_settings import STOCK_CARLA_AIR_SETTINGS
+
 REQUEST, RESPONSE = 0, 1
 SCENE, DEPTH_PLANAR = 0, 1
 #: Depth every view that does not look straight down sees, metres.
 HORIZON_DEPTH_M = 100.0
+#: ``physics_loop_period_`` (SimModeWorldBase.h): the clock's step, nanoseconds.
+PHYSICS_STEP_NS = 3_000_000
+GRAVITY_M_S2 = 9.80665
+#: The ground clamp's ray starts this far above the pawn (10000 cm) and ends 5 m below it.
+CLAMP_RAY_UP_M, CLAMP_RAY_DOWN_M, CLAMP_CLEARANCE_M = 100.0, 5.0, 0.05
+#: ``CaptureSetting`` defaults (AirSimSettings.hpp): 256x144, FOV 90 degrees.
+DEFAULT_CAPTURE = {"Width": 256, "Height": 144, "FOV_Degrees": 90.0}
+BUILT_IN_CAMERAS = (
+    "front_center",
+    "front_right",
+    "front_left",
+    "bottom_center",
+    "back_center",
+    "0",
+    "1",
+    "2",
+    "3",
+    "4",
+    "",
+    "fpv",
+)
+
+
+class RpcError(Exception):
+    """A handler failure, answered as rpclib's error text."""
 
 
 @dataclass(frozen=True)
 class Box:
-    """An obstacle: an axis-aligned box in AirSim's NED frame."""
+    """An obstacle: an axis-aligned box in AirSim's NED frame (low has the smaller down, i.e.
+    the box's top)."""
 
     name: str
     low: tuple[float, float, float]
@@ -47,11 +101,40 @@ class Box:
     def contains(self, point: tuple[float, float, float]) -> bool:
         return all(lo <= p <= hi for lo, p, hi in zip(self.low, point, self.high, strict=True))
 
+    def covers(self, north: float, east: float) -> bool:
+        return self.low[0] <= north <= self.high[0] and self.low[1] <= east <= self.high[1]
+
+
+@dataclass(frozen=True)
+class Camera:
+    """One camera as the settings define it."""
+
+    name: str
+    pitch_deg: float
+    #: image type -> (width, height, fov_deg)
+    captures: dict[int, tuple[int, int, float]]
+
+    def capture(self, image_type: int) -> tuple[int, int, float]:
+        default = DEFAULT_CAPTURE
+        return self.captures.get(
+            image_type, (default["Width"], default["Height"], default["FOV_Degrees"])
+        )
+
 
 @dataclass
 class Vehicle:
+    """One multirotor: its physics body and its Unreal pawn."""
+
+    #: The physics body's pose (where simSetVehiclePose put it).
+    body_position: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    body_yaw: float = 0.0
+    body_set_at: float = 0.0
+    grounded: bool = True
+    #: The pawn's pose (what simGetVehiclePose answers and the cameras render).
     position: tuple[float, float, float] = (0.0, 0.0, 0.0)
     yaw: float = 0.0
+    pending: bool = False
+    pending_ignores_collision: bool = False
     collision: dict[str, Any] = field(default_factory=dict)
 
 
@@ -64,9 +147,22 @@ def expected_rgb(position: tuple[float, float, float], yaw: float, camera: str) 
     )
 
 
-def expected_depth(position: tuple[float, float, float], camera: str) -> float:
-    """Planar depth a camera shows: the height above z = 0 for the down view."""
-    return -position[2] if camera == "down" else HORIZON_DEPTH_M
+def settings_cameras(settings: dict[str, Any], vehicle: dict[str, Any]) -> dict[str, Camera]:
+    """The cameras a vehicle of these settings has (PawnSimApi::setupCamerasFromSettings)."""
+    cameras = {
+        name: Camera(name, -90.0 if name in ("bottom_center", "3") else 0.0, {})
+        for name in BUILT_IN_CAMERAS
+    }
+    for name, camera in vehicle.get("Cameras", {}).items():
+        captures = {}
+        for capture in camera.get("CaptureSettings", []):
+            captures[int(capture.get("ImageType", 0))] = (
+                int(capture.get("Width", DEFAULT_CAPTURE["Width"])),
+                int(capture.get("Height", DEFAULT_CAPTURE["Height"])),
+                float(capture.get("FOV_Degrees", DEFAULT_CAPTURE["FOV_Degrees"])),
+            )
+        cameras[name] = Camera(name, float(camera.get("Pitch", 0.0)), captures)
+    return cameras
 
 
 def _vector(x: float, y: float, z: float) -> dict[str, float]:
@@ -81,32 +177,43 @@ class FakeAirSim:
     """The fake server; ``start()`` binds a free port on 127.0.0.1, ``close()`` stops it.
 
     Args:
-        obstacles: boxes a pose change with collisions enabled stops at.
+        settings: the AirSim settings (the parsed settings.json); CARLA-Air's shipped ones
+            by default.
+        obstacles: boxes a sweeping pose change stops at; their tops are surfaces the
+            ground clamp finds.
+        ground_down: NED down of the ground plane (the clamp's last surface).
         render_on_tick: answer simGetImages only after the next ``tick``.
-        image_size: (width, height) of every camera's images.
     """
 
     def __init__(
         self,
+        settings: dict[str, Any] | None = None,
         obstacles: tuple[Box, ...] = (),
         *,
-        render_on_tick: bool = False,
-        image_size: tuple[int, int] = (16, 12),
+        ground_down: float = 1e9,
+        render_on_tick: bool = True,
     ) -> None:
+        self.settings = copy.deepcopy(STOCK_CARLA_AIR_SETTINGS if settings is None else settings)
         self.obstacles = obstacles
+        self.ground_down = ground_down
         self.render_on_tick = render_on_tick
-        self.image_size = image_size
+        self.physics_engine = self.settings.get("PhysicsEngineName") or "FastPhysicsEngine"
+        vehicles = self.settings.get("Vehicles") or {"SimpleFlight": {}}
+        self.vehicle_names = list(vehicles)
+        self.cameras = {
+            name: settings_cameras(self.settings, vehicle) for name, vehicle in vehicles.items()
+        }
         self.port = 0
         self.calls: list[str] = []
-        self.vehicles: dict[str, Vehicle] = {"": Vehicle()}
-        self._time_ns = 0
+        self.vehicles: dict[str, Vehicle] = {name: Vehicle() for name in vehicles}
+        self._epoch_start_ns = time.time_ns()
+        self._started_ns = time.monotonic_ns()
         self._ticks = 0
         self._condition = threading.Condition()
         self._answering = True
         self._running = False
         self._listener = socket.socket()
         self._threads: list[threading.Thread] = []
-        self._connections: list[socket.socket] = []
 
     # -- life cycle ----------------------------------------------------------------------
 
@@ -146,10 +253,22 @@ class FakeAirSim:
     def resume_answering(self) -> None:
         self._answering = True
 
+    def vehicle(self, name: str = "") -> Vehicle:
+        """The vehicle called ``name`` ("" is the first, as in AirSim)."""
+        return self.vehicles[self._vehicle_name(name)]
+
+    def now_ns(self) -> int:
+        """AirSim's clock: the epoch time at start plus whole physics steps of wall time."""
+        steps = (time.monotonic_ns() - self._started_ns) // PHYSICS_STEP_NS
+        return self._epoch_start_ns + steps * PHYSICS_STEP_NS
+
     def tick(self, seconds: float) -> None:
-        """Advance the clock (the Unreal world ticked) and release waiting image requests."""
+        """One Unreal frame (CARLA ticked the world): the pawns follow their bodies, then
+        waiting image requests render. ``seconds`` does not move AirSim's clock."""
+        del seconds
         with self._condition:
-            self._time_ns += round(seconds * 1e9)
+            for vehicle in self.vehicles.values():
+                self._update_rendering(vehicle)
             self._ticks += 1
             self._condition.notify_all()
 
@@ -190,64 +309,139 @@ class FakeAirSim:
                         continue
                     try:
                         reply = [RESPONSE, msgid, None, self._handle(method, params)]
-                    except KeyError as error:
-                        reply = [RESPONSE, msgid, f"rpclib: server could not find {error}", None]
+                    except KeyError:
+                        reply = [
+                            RESPONSE,
+                            msgid,
+                            f"rpclib: server could not find function '{method}' with argument "
+                            f"count {len(params)}.",
+                            None,
+                        ]
+                    except RpcError as error:
+                        reply = [
+                            RESPONSE,
+                            msgid,
+                            f"rpclib: function '{method}' (called with {len(params)} arg(s)) "
+                            f"threw an exception. The exception contained this information: "
+                            f"{error}.",
+                            None,
+                        ]
                     try:
+                        # Blocking: a large answer to a slow reader must not be cut short.
+                        connection.settimeout(None)
                         connection.sendall(msgpack.packb(reply, use_bin_type=True))
+                        connection.settimeout(0.1)
                     except OSError:
                         return
 
     # -- API -----------------------------------------------------------------------------
 
-    def _vehicle(self, name: str) -> Vehicle:
-        return self.vehicles.setdefault(name, Vehicle())
+    def _vehicle_name(self, name: str) -> str:
+        if name == "":
+            return self.vehicle_names[0]
+        if name not in self.vehicles:
+            raise RpcError("map::at")
+        return name
 
     def _handle(self, method: str, params: list[Any]) -> Any:
         if method == "ping":
             return True
         if method in ("getServerVersion", "getMinRequiredClientVersion"):
             return 1
+        if method == "getSettingsString":
+            return json.dumps(self.settings, indent=4)
         if method in ("enableApiControl", "armDisarm"):
-            return True
+            self._vehicle_name(params[-1])
+            return None if method == "enableApiControl" else True
         if method == "simSetVehiclePose":
             pose, ignore_collision, name = params
-            self._set_pose(self._vehicle(name), pose, ignore_collision)
+            self._set_pose(self.vehicle(name), pose, ignore_collision)
             return None
         if method == "simGetVehiclePose":
-            vehicle = self._vehicle(params[0])
-            return {"position": _vector(*vehicle.position), "orientation": _quaternion(vehicle.yaw)}
+            with self._condition:
+                vehicle = self.vehicle(params[0])
+                position, yaw = vehicle.position, vehicle.yaw
+            return {"position": _vector(*position), "orientation": _quaternion(yaw)}
         if method == "simGetCollisionInfo":
-            return self._collision(self._vehicle(params[0]))
+            return self._collision(self.vehicle(params[0]))
+        if method == "simGetCameraInfo":
+            camera_name, name, _external = params
+            camera = self._camera(name, camera_name)
+            return {
+                "pose": {"position": _vector(0.0, 0.0, 0.0), "orientation": _quaternion(0.0)},
+                "fov": camera.capture(SCENE)[2],
+                "proj_mat": {"matrix": [[0.0] * 4 for _ in range(4)]},
+            }
         if method == "simGetImages":
             requests, name, _external = params
-            return self._images(requests, self._vehicle(name))
+            return self._images(requests, name)
         raise KeyError(method)
+
+    def _camera(self, vehicle_name: str, camera_name: str) -> Camera:
+        cameras = self.cameras[self._vehicle_name(vehicle_name)]
+        if camera_name not in cameras:
+            raise RpcError("map::at")  # UnrealImageCapture: cameras_->at(camera_name)
+        return cameras[camera_name]
 
     def _set_pose(self, vehicle: Vehicle, pose: dict[str, Any], ignore_collision: bool) -> None:
         p, q = pose["position"], pose["orientation"]
-        target = (float(p["x_val"]), float(p["y_val"]), float(p["z_val"]))
         yaw = math.atan2(
             2.0 * (q["w_val"] * q["z_val"] + q["x_val"] * q["y_val"]),
             1.0 - 2.0 * (q["y_val"] ** 2 + q["z_val"] ** 2),
         )
         with self._condition:
-            vehicle.yaw = yaw
-            if not ignore_collision:
-                start = vehicle.position
-                for i in range(1, 101):
-                    point = tuple(
-                        a + (b - a) * i / 100.0 for a, b in zip(start, target, strict=True)
-                    )
-                    hit = next((box for box in self.obstacles if box.contains(point)), None)
-                    if hit is not None:
-                        vehicle.collision = {
-                            "object_name": hit.name,
-                            "time_stamp": self._time_ns,
-                            "position": vehicle.position,
-                        }
-                        return
-                    vehicle.position = point  # type: ignore[assignment]
-            vehicle.position = target
+            vehicle.body_position = (float(p["x_val"]), float(p["y_val"]), float(p["z_val"]))
+            vehicle.body_yaw = yaw
+            vehicle.body_set_at = time.monotonic()
+            vehicle.grounded = False
+            vehicle.pending = True
+            vehicle.pending_ignores_collision = bool(ignore_collision)
+
+    def _body_position(self, vehicle: Vehicle) -> tuple[float, float, float]:
+        north, east, down = vehicle.body_position
+        if self.physics_engine == "FastPhysicsEngine" and not vehicle.grounded:
+            fallen = 0.5 * GRAVITY_M_S2 * (time.monotonic() - vehicle.body_set_at) ** 2
+            down = min(down + fallen, self.ground_down)
+        return (north, east, down)
+
+    def _update_rendering(self, vehicle: Vehicle) -> None:
+        target = self._body_position(vehicle)
+        sweep = not (vehicle.pending and vehicle.pending_ignores_collision)
+        vehicle.pending = False
+        vehicle.yaw = vehicle.body_yaw
+        vehicle.position = self._sweep(vehicle, target) if sweep else target
+        vehicle.position = self._ground_clamp(vehicle.position)
+
+    def _sweep(
+        self, vehicle: Vehicle, target: tuple[float, float, float]
+    ) -> tuple[float, float, float]:
+        start = vehicle.position
+        free = start
+        for i in range(1, 101):
+            point = tuple(a + (b - a) * i / 100.0 for a, b in zip(start, target, strict=True))
+            hit = next((box for box in self.obstacles if box.contains(point)), None)  # type: ignore[arg-type]
+            if hit is not None:
+                vehicle.collision = {
+                    "object_name": hit.name,
+                    "time_stamp": self.now_ns(),
+                    "position": free,
+                }
+                return free
+            free = point  # type: ignore[assignment]
+        return target
+
+    def _ground_clamp(self, position: tuple[float, float, float]) -> tuple[float, float, float]:
+        north, east, down = position
+        top_of_ray, bottom_of_ray = down - CLAMP_RAY_UP_M, down + CLAMP_RAY_DOWN_M
+        surfaces = [box.low[2] for box in self.obstacles if box.covers(north, east)]
+        surfaces.append(self.ground_down)
+        hits = [s for s in surfaces if top_of_ray <= s <= bottom_of_ray]
+        if not hits:
+            return position
+        first = min(hits)  # the first surface the downward ray meets
+        if down > first - CLAMP_CLEARANCE_M:
+            return (north, east, first - CLAMP_CLEARANCE_M)
+        return position
 
     def _collision(self, vehicle: Vehicle) -> dict[str, Any]:
         hit = vehicle.collision
@@ -263,20 +457,22 @@ class FakeAirSim:
             "object_id": 1 if hit else -1,
         }
 
-    def _images(self, requests: list[dict[str, Any]], vehicle: Vehicle) -> list[dict[str, Any]]:
+    def _images(self, requests: list[dict[str, Any]], vehicle_name: str) -> list[dict[str, Any]]:
+        cameras = [self._camera(vehicle_name, r["camera_name"]) for r in requests]
         with self._condition:
             if self.render_on_tick:
                 requested_at = self._ticks
                 while self._running and self._ticks == requested_at:
                     self._condition.wait(0.1)
-            position, yaw, stamp = vehicle.position, vehicle.yaw, self._time_ns
-        width, height = self.image_size
+            vehicle = self.vehicle(vehicle_name)
+            position, yaw, stamp = vehicle.position, vehicle.yaw, self.now_ns()
         responses = []
-        for request in requests:
-            camera, image_type = request["camera_name"], request["image_type"]
+        for request, camera in zip(requests, cameras, strict=True):
+            image_type = request["image_type"]
+            width, height, _fov = camera.capture(image_type)
             response = {
                 "camera_position": _vector(*position),
-                "camera_name": camera,
+                "camera_name": camera.name,
                 "camera_orientation": _quaternion(yaw),
                 "time_stamp": stamp,
                 "message": "",
@@ -287,12 +483,13 @@ class FakeAirSim:
                 "image_type": image_type,
             }
             if image_type == DEPTH_PLANAR and request["pixels_as_float"]:
-                depth = expected_depth(position, camera)
+                looks_down = camera.pitch_deg <= -89.0
+                depth = self.ground_down - position[2] if looks_down else HORIZON_DEPTH_M
                 response["image_data_float"] = [depth] * (width * height)
                 response["image_data_uint8"] = b"\x00"  # rpclib cannot send an empty vector
             else:
                 bgr = np.empty((height, width, 3), dtype=np.uint8)
-                bgr[:] = expected_rgb(position, yaw, camera)[::-1]
+                bgr[:] = expected_rgb(position, yaw, camera.name)[::-1]
                 response["image_data_uint8"] = bgr.tobytes()
                 response["image_data_float"] = [0.0]
             responses.append(response)

@@ -2,16 +2,35 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 
-def write_scene_config(directory: Path, scene: str, actor: str = "uav") -> Path:
+def write_scene_config(
+    directory: Path,
+    scene: str,
+    actor: str = "uav",
+    *,
+    step_ns: int = 3_000_000,
+    link_collision: bool | None = None,
+) -> Path:
     """A minimal ProjectAirSim scene config (JSONC) and its robot config, as users write
-    them; the backend patches clock, physics and cameras on load."""
+    them; the backend patches clock, physics and cameras on load.
+
+    Args:
+        directory: where to write ``scene_<scene>.jsonc`` and ``robot_<actor>.jsonc``.
+        scene: the scene's name and id.
+        actor: the robot actor's name.
+        step_ns: the clock's step.
+        link_collision: the root link's ``collision.enabled``; None leaves it out (on).
+            ProjectAirSim's own non-physics robot config sets it false.
+    """
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / f"robot_{actor}.jsonc").write_text(
-        '{"physics-type": "fast-physics", "links": [{"name": "Frame"}], "sensors": []}'
-    )
+    frame: dict[str, object] = {"name": "Frame"}
+    if link_collision is not None:
+        frame["collision"] = {"enabled": link_collision}
+    robot = {"physics-type": "fast-physics", "links": [frame], "sensors": []}
+    (directory / f"robot_{actor}.jsonc").write_text(json.dumps(robot))
     path = directory / f"scene_{scene}.jsonc"
     path.write_text(
         "{\n  // a scene for the fake server\n"
@@ -19,7 +38,7 @@ def write_scene_config(directory: Path, scene: str, actor: str = "uav") -> Path:
         f'  "actors": [{{"type": "robot", "name": "{actor}", '
         f'"origin": {{"xyz": "0 0 -10", "rpy-deg": "0 0 0"}}, '
         f'"robot-config": "robot_{actor}.jsonc"}}],\n'
-        '  "clock": {"type": "real-time", "step-ns": 3000000},\n'
+        f'  "clock": {{"type": "real-time", "step-ns": {step_ns}}},\n'
         '  "home-geo-point": {"latitude": 47.6, "longitude": -122.1, "altitude": 100.0}\n}\n'
     )
     return path

@@ -1,21 +1,52 @@
 """A fake ProjectAirSim server speaking the real NNG protocol to the unmodified client.
 
-Wire format (ProjectAirSim core_sim: service_manager, topic_manager, message/*.cpp):
+Modelled on the public server (``iamaisim/ProjectAirSim`` at 06dff61); each behaviour below
+names the file it reproduces.
+
+Wire format (core_sim ``service_manager.cpp``, ``topic_manager.cpp``, ``message/*.cpp``):
 - services: NNG Req/Rep (port 8990 by default). A request is a msgpack map
   ``{"id", "method", "params": {"data": <msgpack of the params>}, "version"}``; a reply is
   ``{"id", "result": {"data": <msgpack of the result>}, "version"}`` or
-  ``{"id", "error": {"data": <msgpack of {"code", "message"}>}, "version"}``.
+  ``{"id", "error": {"data": <msgpack of {"code", "message"}>}, "version"}``. An unregistered
+  method is error code 1, a missing parameter code 3 (``ServiceManager::RequestResponse``).
 - topics: NNG Pair (port 8989 by default). Frames are msgpack arrays
-  ``[type, topic_path, body]`` (0 subscribe, 1 unsubscribe, 2 message) whose body is a packed
-  message; subscribing to a topic sends its last published value at once. ``/$topics`` holds
-  the list of topic infos ``{"path", "type", "message_type", "frequency"}``.
+  ``[type, topic_path, body]`` (0 subscribe, 1 unsubscribe, 2 message, 3 unsubscribe all)
+  whose body is a packed message; subscribing sends the topic's last value at once
+  (``TopicManager::Impl::Subscribe``). ``/$topics`` holds the topic infos.
 
-What it simulates: a steppable clock that only moves on ContinueForSimTime, robots placed by
-SetPose (a non-physics drone), cameras that capture scene (BGR) and planar depth (16FC1) every
-capture interval of simulated time, and collision_info when a SetPose moved a robot through an
-obstacle box. Images are flat colours computed from the robot's pose (``expected_rgb``), so a
-test can tell which pose a frame shows. What it does not simulate: rendering, physics, and
-whether a real server reports collisions of teleports the same way.
+What it simulates, as the server does it:
+- services registered: ``/Sim/LoadScene`` (``simserver/src/simserver.cpp``; it takes
+  ``load_delay_s`` of wall time, as a real scene load takes long), the scene's clock services
+  and the robots' ``SetPose``/``GetGroundTruthPose`` (``core_sim/src/scene.cpp``,
+  ``core_sim/src/actor/robot.cpp``). ``/Sim/GetBuildCommitHash`` is not registered in the public
+  server and neither is ``/Sim/Unsubscribe`` (commented out in ``core_sim/src/simulator.cpp``);
+  pass ``build_hash`` to model a newer build that serves it.
+- a steppable clock paused on start that moves only on ``ContinueForSimTime``, in whole
+  ``step-ns`` steps until it reaches the target (``core_sim/src/clock.cpp``,
+  ``SteppableClock::ContinueForSimTime``).
+- Unreal render ticks: the engine renders on its own wall-clock frames while the clock runs
+  (``UnrealScene.cpp`` ``Tick``: for non-Unreal physics Unreal only follows the sim clock and
+  pauses when it stops); each frame lasts between ``render_frame_s`` of simulated time (seeded),
+  the first frame after a resume only unpauses, and the frame that sees the clock stopped still
+  ticks the robots at the stop time.
+- a non-physics robot: ``SetPose`` updates the kinematics at once (``GetGroundTruthPose``
+  answers the commanded pose), but the Unreal actor moves at the next robot tick, as a sweep
+  with link collision on that stops at the first hit and publishes ``collision_info`` stamped
+  with that tick (``UnrealRobot.cpp`` ``Tick``/``MoveRobotToUnrealPose``/``OnCollisionHit``);
+  link collision is on unless the root link says ``"collision": {"enabled": false}``
+  (``core_sim/src/link/collision.cpp``, default 1).
+- cameras capture on a robot tick when ``pose_updated - captured > capture-interval``
+  (strict), only the image types somebody subscribed to (``UnrealCamera.cpp``
+  ``TickComponent``), from the Unreal actor's pose, stamped with the tick's sim time; frames
+  are published ``publish_delay_s`` later in capture order (``ImagePackingAsyncTask.cpp`` runs
+  after the render; ``camera.cpp`` ``PublishImages`` keeps capture order). Scene images are BGR
+  bytes; depth is ``32FC1`` floats in ``data_float`` with ``data`` empty
+  (``ImagePackingAsyncTask.cpp``), or 16FC1 bytes in ``data`` with ``depth_encoding="16FC1"``
+  (a newer build). ``<type>_info`` topics carry width, height and the intrinsic matrix, published
+  at load (``camera.cpp``).
+
+Images are flat colours computed from the rendered pose (``expected_rgb``), so a test can tell
+which pose a frame shows. Not simulated: rendering itself, physics robots, real-time clocks.
 
 Run as a script, it binds free ports on 127.0.0.1, prints ``{"topics": p, "services": q}``
 as one JSON line, and reads commands from stdin: ``drop N`` leaves the next N requests
@@ -26,10 +57,14 @@ unanswered, ``hang`` stops answering, ``answer`` answers again, each acknowledge
 from __future__ import annotations
 
 import argparse
+import heapq
+import itertools
 import json
 import math
+import random
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,11 +72,21 @@ import msgpack
 import numpy as np
 import pynng
 
-FRAME_SUBSCRIBE, FRAME_UNSUBSCRIBE, FRAME_MESSAGE = 0, 1, 2
+FRAME_SUBSCRIBE, FRAME_UNSUBSCRIBE, FRAME_MESSAGE, FRAME_UNSUBSCRIBE_ALL = 0, 1, 2, 3
 TOPIC_LIST = "/$topics"
 CAPTURE_TOPICS = {0: "scene_camera", 1: "depth_planar_camera"}
 #: Depth every camera sees that does not look straight down, metres.
 HORIZON_DEPTH_M = 100.0
+#: ``ClockBase::kDefaultStepNanos`` (core_sim/include/core_sim/clock.hpp).
+DEFAULT_STEP_NS = 3_000_000
+#: Error codes of ``ServiceManager`` (core_sim/src/service_manager.cpp).
+NOT_SUPPORTED, HANDLER_ERROR, MISSING_PARAMETER = 1, 2, 3
+
+
+class _ServiceError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 @dataclass(frozen=True)
@@ -61,18 +106,25 @@ class _Camera:
     sensor_id: str
     width: int
     height: int
+    fov_deg: float
     pitch_deg: float
-    interval_ns: int
+    interval_s: float
     image_types: list[int]
+    captured_ns: int = 0
 
 
 @dataclass
 class _Robot:
     name: str
-    position: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    rotation: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)  # w, x, y, z
+    #: Where the kinematics say the robot is (GetGroundTruthPose).
+    position: tuple[float, float, float]
+    rotation: tuple[float, float, float, float]  # w, x, y, z
+    #: Where the Unreal actor is (what the cameras render).
+    rendered_position: tuple[float, float, float]
+    rendered_rotation: tuple[float, float, float, float]
+    sweeps: bool
     cameras: list[_Camera] = field(default_factory=list)
-    pending_collision: dict[str, Any] | None = None
+    pose_pending: bool = False
 
 
 def yaw_of(rotation: tuple[float, float, float, float]) -> float:
@@ -101,12 +153,37 @@ class FakeProjectAirSim:
     """The fake server; ``start()`` binds, ``close()`` stops every thread and socket.
 
     Args:
-        obstacles: boxes that a SetPose must not move a robot through.
+        obstacles: boxes that a robot's sweep stops at.
+        build_hash: answer of ``/Sim/GetBuildCommitHash``; None: not served (the public build).
+        depth_encoding: ``"32FC1"`` (floats in ``data_float``, the public build) or
+            ``"16FC1"`` (half floats in ``data``).
+        load_delay_s: wall time a ``LoadScene`` takes.
+        render_frame_s: shortest and longest Unreal frame, in simulated seconds.
+        publish_delay_s: wall time between a capture and the publication of its frames.
+        seed: seed of the frame durations.
     """
 
-    def __init__(self, obstacles: tuple[Box, ...] = ()) -> None:
+    def __init__(
+        self,
+        obstacles: tuple[Box, ...] = (),
+        *,
+        build_hash: str | None = None,
+        depth_encoding: str = "32FC1",
+        load_delay_s: float = 0.0,
+        render_frame_s: tuple[float, float] = (1.0 / 60.0, 1.0 / 25.0),
+        publish_delay_s: float = 0.002,
+        seed: int = 0,
+    ) -> None:
+        if depth_encoding not in ("32FC1", "16FC1"):
+            raise ValueError(f"depth_encoding {depth_encoding!r}")
         self.obstacles = obstacles
+        self.build_hash = build_hash
+        self.depth_encoding = depth_encoding
+        self.load_delay_s = load_delay_s
+        self.render_frame_s = render_frame_s
+        self.publish_delay_s = publish_delay_s
         self.requests: list[str] = []
+        self.loads = 0
         self.topics_port = 0
         self.services_port = 0
         self._answering = threading.Event()
@@ -116,9 +193,19 @@ class FakeProjectAirSim:
         self._running = False
         self._services = pynng.Rep0(recv_timeout=100)
         self._topics = pynng.Pair0(recv_timeout=100, send_timeout=1000)
+        self._pipes: set[int] = set()
+        for socket in (self._services, self._topics):
+            socket.add_post_pipe_connect_cb(lambda pipe: self._pipes.add(pipe.id))
+            socket.add_post_pipe_remove_cb(lambda pipe: self._pipes.discard(pipe.id))
         self._threads: list[threading.Thread] = []
+        self._rng = random.Random(seed)
+        # Outgoing topic frames: (release time, order, topic, body), sent by one thread.
+        self._outbox: list[tuple[float, int, str, bytes]] = []
+        self._order = itertools.count()
+        self._outbox_ready = threading.Condition()
         # A server starts with a default scene loaded; World() talks to it before any load.
         self._scene_id = "SceneBasicDrone"
+        self._step_ns = DEFAULT_STEP_NS
         self._time_ns = 0
         self._robots: dict[str, _Robot] = {}
         self._last_value: dict[str, bytes] = {TOPIC_LIST: msgpack.packb([])}
@@ -130,7 +217,7 @@ class FakeProjectAirSim:
         self.topics_port = _listen(self._topics, topics_port)
         self.services_port = _listen(self._services, services_port)
         self._running = True
-        for target in (self._serve_services, self._serve_topics):
+        for target in (self._serve_services, self._serve_topics, self._send_outbox):
             thread = threading.Thread(target=target, daemon=True)
             thread.start()
             self._threads.append(thread)
@@ -138,6 +225,8 @@ class FakeProjectAirSim:
 
     def close(self) -> None:
         self._running = False
+        with self._outbox_ready:
+            self._outbox_ready.notify_all()
         for thread in self._threads:
             thread.join()
         self._services.close()
@@ -164,8 +253,21 @@ class FakeProjectAirSim:
     def sim_time_ns(self) -> int:
         return self._time_ns
 
+    @property
+    def open_pipes(self) -> int:
+        """Client connections (NNG pipes) open on either socket."""
+        return len(self._pipes)
+
     def robot_position(self, name: str) -> tuple[float, float, float]:
+        """Where the kinematics (``GetGroundTruthPose``) place robot ``name``."""
         return self._robots[name].position
+
+    def rendered_position(self, name: str) -> tuple[float, float, float]:
+        """Where the Unreal actor of robot ``name`` is (what its cameras show)."""
+        return self._robots[name].rendered_position
+
+    def cameras(self, robot: str) -> list[_Camera]:
+        return self._robots[robot].cameras
 
     # -- services ------------------------------------------------------------------------
 
@@ -192,8 +294,8 @@ class FakeProjectAirSim:
                     },
                     "version": 1.0,
                 }
-            except KeyError as error:
-                failure = {"code": -32601, "message": f"{method}: {error}"}
+            except _ServiceError as error:
+                failure = {"code": float(error.code), "message": str(error)}
                 reply = {
                     "id": request["id"],
                     "error": {"data": msgpack.packb(failure)},
@@ -202,22 +304,31 @@ class FakeProjectAirSim:
             self._services.send(msgpack.packb(reply, use_bin_type=True))
 
     def _handle(self, method: str, params: dict[str, Any]) -> Any:
+        if method == "/Sim/LoadScene":
+            # simserver.cpp SimReloadSceneWithJSON: stops, unloads and loads; takes long.
+            time.sleep(self.load_delay_s)
         with self._lock:
             if method == "/Sim/LoadScene":
-                return self._load_scene(json.loads(params["scene_config"]))
-            if method == "/Sim/GetBuildCommitHash":
-                return "fake-projectairsim"
-            if method == "/Sim/Unsubscribe":
-                self._subscribed.difference_update(params["topic_paths"])
-                return True
+                return self._load_scene(json.loads(_param(method, params, "scene_config")))
+            if method == "/Sim/GetBuildCommitHash" and self.build_hash is not None:
+                return self.build_hash
             scene = f"/Sim/{self._scene_id}/"
-            if not method.startswith(scene):
-                raise KeyError("method not found")
-            name = method[len(scene) :]
-            if name.startswith("robots/"):
-                _, robot, call = name.split("/", 2)
-                return self._robot_call(self._robots[robot], call, params)
-            return self._scene_call(name, params)
+            if method.startswith(scene):
+                name = method[len(scene) :]
+                if name.startswith("robots/"):
+                    _, robot, call = name.split("/", 2)
+                    if robot in self._robots:
+                        result = self._robot_call(self._robots[robot], call, params)
+                        if result is not None:
+                            return result
+                else:
+                    result = self._scene_call(name, params)
+                    if result is not None:
+                        return result
+            raise _ServiceError(
+                NOT_SUPPORTED,
+                f"Requested ServiceMethod {method} is not supported by Request-Response Service",
+            )
 
     def _scene_call(self, name: str, params: dict[str, Any]) -> Any:
         if name == "ImportNEDTrajectory":
@@ -226,21 +337,25 @@ class FakeProjectAirSim:
             return "steppable"
         if name == "GetSimTime":
             return self._time_ns
-        if name in ("Pause", "IsPaused"):
-            return True if name == "IsPaused" else "paused"
+        if name == "IsPaused":
+            return True
+        if name == "Pause":
+            return "paused" if _param(name, params, "do_pause") else "resumed"
         if name == "ContinueForSimTime":
-            self._advance(int(params["delta_time"]))
+            self._advance(int(_param(name, params, "delta_time")))
             return self._time_ns
-        raise KeyError("method not found")
+        return None
 
     def _robot_call(self, robot: _Robot, call: str, params: dict[str, Any]) -> Any:
         if call == "SetPose":
-            pose = params["pose"]
+            # robot.cpp SetPose: the kinematics take the pose now; UnrealRobot moves the actor
+            # at its next tick (SetRobotKinematics -> MoveRobotToUnrealPose).
+            pose = _param(call, params, "pose")
+            _param(call, params, "reset_kinematics")
             t, q = pose["translation"], pose["rotation"]
-            target = (float(t["x"]), float(t["y"]), float(t["z"]))
-            robot.pending_collision = self._sweep(robot.position, target)
-            robot.position = target
+            robot.position = (float(t["x"]), float(t["y"]), float(t["z"]))
             robot.rotation = (float(q["w"]), float(q["x"]), float(q["y"]), float(q["z"]))
+            robot.pose_pending = True
             return True
         if call == "GetGroundTruthPose":
             (x, y, z), (w, qx, qy, qz) = robot.position, robot.rotation
@@ -249,22 +364,38 @@ class FakeProjectAirSim:
                 "translation": {"x": x, "y": y, "z": z},
                 "rotation": {"w": w, "x": qx, "y": qy, "z": qz},
             }
-        raise KeyError("method not found")
+        return None
 
     # -- scene and clock -----------------------------------------------------------------
 
     def _load_scene(self, config: dict[str, Any]) -> str:
-        if config["clock"]["type"] != "steppable":
-            raise KeyError("the fake only runs a steppable clock")
+        self.loads += 1
+        clock = config.get("clock", {})
+        if clock.get("type") != "steppable" or not clock.get("pause-on-start", False):
+            raise _ServiceError(
+                HANDLER_ERROR, "the fake only runs a steppable clock paused on start"
+            )
         self._scene_id = config["id"]
+        self._step_ns = int(clock.get("step-ns", DEFAULT_STEP_NS))
         self._time_ns = 0
         self._robots = {}
+        self._subscribed.clear()
         infos = [
             {"path": TOPIC_LIST, "type": "published", "message_type": "topic-list", "frequency": 0}
         ]
+        self._last_value = {}
         for actor in config["actors"]:
-            robot = _Robot(actor["name"], *_origin(actor["origin"]))
-            for sensor in actor["robot-config"].get("sensors", []):
+            position, rotation = _origin(actor["origin"])
+            robot_config = actor["robot-config"]
+            robot = _Robot(
+                actor["name"],
+                position,
+                rotation,
+                position,
+                rotation,
+                sweeps=_root_link_collides(robot_config),
+            )
+            for sensor in robot_config.get("sensors", []):
                 if sensor["type"] != "camera" or not sensor.get("enabled", True):
                     continue
                 captures = [c for c in sensor["capture-settings"] if c["capture-enabled"]]
@@ -273,101 +404,182 @@ class FakeProjectAirSim:
                         sensor_id=sensor["id"],
                         width=int(captures[0]["width"]),
                         height=int(captures[0]["height"]),
+                        fov_deg=float(captures[0].get("fov-degrees", 90.0)),
                         pitch_deg=_rpy_deg(sensor["origin"])[1],
-                        interval_ns=round(float(sensor["capture-interval"]) * 1e9),
+                        interval_s=float(sensor["capture-interval"]),
                         image_types=[int(c["image-type"]) for c in captures],
                     )
                 )
             self._robots[robot.name] = robot
-            for path in self._robot_topics(robot):
+            for path, message_type in self._robot_topics(robot):
                 infos.append(
-                    {"path": path, "type": "published", "message_type": "image", "frequency": 15}
+                    {
+                        "path": path,
+                        "type": "published",
+                        "message_type": message_type,
+                        "frequency": 0,
+                    }
                 )
-        self._last_value = {TOPIC_LIST: msgpack.packb(infos)}
+            self._publish_camera_infos(robot)
+        self._last_value[TOPIC_LIST] = msgpack.packb(infos)
         return self._scene_id
 
-    def _robot_topics(self, robot: _Robot) -> list[str]:
+    def _robot_topics(self, robot: _Robot) -> list[tuple[str, str]]:
         base = f"/Sim/{self._scene_id}/robots/{robot.name}"
-        paths = [f"{base}/actual_pose", f"{base}/collision_info"]
+        paths = [(f"{base}/actual_pose", "pose"), (f"{base}/collision_info", "collision_info")]
         for camera in robot.cameras:
-            paths += [
-                f"{base}/sensors/{camera.sensor_id}/{CAPTURE_TOPICS[t]}" for t in camera.image_types
-            ]
+            for image_type in camera.image_types:
+                topic = f"{base}/sensors/{camera.sensor_id}/{CAPTURE_TOPICS[image_type]}"
+                paths += [(topic, "image"), (f"{topic}_info", "camera_info")]
         return paths
 
+    def _publish_camera_infos(self, robot: _Robot) -> None:
+        """camera.cpp: one camera_info per capture-enabled image type, published at load."""
+        base = f"/Sim/{self._scene_id}/robots/{robot.name}/sensors"
+        for camera in robot.cameras:
+            focal = camera.width / 2.0 / math.tan(math.radians(camera.fov_deg) / 2.0)
+            info = {
+                "width": camera.width,
+                "height": camera.height,
+                "distortion_model": "",
+                "distortion_params": [0.0] * 5,
+                "intrinsic_camera_matrix": [
+                    focal,
+                    0.0,
+                    camera.width / 2.0,
+                    0.0,
+                    focal,
+                    camera.height / 2.0,
+                    0.0,
+                    0.0,
+                    1.0,
+                ],
+                "rectification_matrix": [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0],
+                "projection_matrix": [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0],
+            }
+            for image_type in camera.image_types:
+                topic = f"{base}/{camera.sensor_id}/{CAPTURE_TOPICS[image_type]}_info"
+                self._publish(topic, info, delay_s=0.0)
+
     def _advance(self, delta_ns: int) -> None:
-        start, end = self._time_ns, self._time_ns + delta_ns
-        for robot in self._robots.values():
-            if robot.pending_collision is not None:
-                robot.pending_collision["time_stamp"] = start + 1_000_000
-                self._publish(
-                    f"/Sim/{self._scene_id}/robots/{robot.name}/collision_info",
-                    robot.pending_collision,
-                )
-                robot.pending_collision = None
-        # Every capture instant in (start, end], in time order across all cameras.
-        captures = sorted(
-            (k * camera.interval_ns, index, robot.name)
-            for robot in self._robots.values()
-            for index, camera in enumerate(robot.cameras)
-            for k in range(start // camera.interval_ns + 1, end // camera.interval_ns + 1)
-        )
-        for time_ns, index, name in captures:
-            self._capture(self._robots[name], index, time_ns)
+        """Run the clock for ``delta_ns`` in whole steps, with Unreal frames along the way."""
+        start = self._time_ns
+        end = start
+        while end < start + max(delta_ns, 0):
+            end += self._step_ns
+        # The first frame after a resume only unpauses Unreal; robots tick from the next one.
+        tick = start + self._frame_ns() + self._frame_ns()
+        while tick < end:
+            self._robot_tick(tick)
+            tick += self._frame_ns()
+        if end > start:
+            self._robot_tick(end)  # the frame that sees the clock stopped, then Unreal pauses
         self._time_ns = end
 
-    def _capture(self, robot: _Robot, index: int, time_ns: int) -> None:
+    def _frame_ns(self) -> int:
+        """One Unreal frame in sim time, seen on the clock: a whole number of steps."""
+        low, high = self.render_frame_s
+        seconds = self._rng.uniform(low, high)
+        return max(1, math.ceil(seconds * 1e9 / self._step_ns)) * self._step_ns
+
+    def _robot_tick(self, time_ns: int) -> None:
+        for robot in self._robots.values():
+            if robot.pose_pending:
+                self._move_rendered(robot, time_ns)
+        for robot in self._robots.values():
+            for index, camera in enumerate(robot.cameras):
+                elapsed_s = (time_ns - camera.captured_ns) / 1e9
+                wanted = [t for t in camera.image_types if self._wants(robot, camera, t)]
+                if elapsed_s > camera.interval_s and wanted:
+                    camera.captured_ns = time_ns
+                    self._capture(robot, index, wanted, time_ns)
+
+    def _wants(self, robot: _Robot, camera: _Camera, image_type: int) -> bool:
+        base = f"/Sim/{self._scene_id}/robots/{robot.name}/sensors/{camera.sensor_id}"
+        return f"{base}/{CAPTURE_TOPICS[image_type]}" in self._subscribed
+
+    def _move_rendered(self, robot: _Robot, time_ns: int) -> None:
+        robot.pose_pending = False
+        target = robot.position
+        hit = self._sweep(robot.rendered_position, target) if robot.sweeps else None
+        robot.rendered_rotation = robot.rotation
+        if hit is None:
+            robot.rendered_position = target
+            return
+        box, contact = hit
+        robot.rendered_position = contact
+        vector = dict(zip("xyz", contact, strict=True))
+        self._publish(
+            f"/Sim/{self._scene_id}/robots/{robot.name}/collision_info",
+            {
+                "has_collided": True,
+                "time_stamp": time_ns,
+                "object_name": box.name,
+                "segmentation_id": 1,
+                "position": vector,
+                "impact_point": vector,
+                "normal": {"x": 0.0, "y": 0.0, "z": 0.0},
+                "penetration_depth": 0.0,
+            },
+            delay_s=0.0,
+        )
+
+    def _capture(self, robot: _Robot, index: int, image_types: list[int], time_ns: int) -> None:
         camera = robot.cameras[index]
         base = f"/Sim/{self._scene_id}/robots/{robot.name}/sensors/{camera.sensor_id}"
         shape = (camera.height, camera.width)
-        pose = dict(zip(("pos_x", "pos_y", "pos_z"), robot.position, strict=True))
-        pose.update(zip(("rot_w", "rot_x", "rot_y", "rot_z"), robot.rotation, strict=True))
+        position, rotation = robot.rendered_position, robot.rendered_rotation
+        pose = dict(zip(("pos_x", "pos_y", "pos_z"), position, strict=True))
+        pose.update(zip(("rot_w", "rot_x", "rot_y", "rot_z"), rotation, strict=True))
         common = {
             "time_stamp": time_ns,
             "height": shape[0],
             "width": shape[1],
             "big_endian": False,
             "annotations": [],
-            "data_float": [],
             **pose,
         }
-        if 0 in camera.image_types:
+        if 0 in image_types:
             rgb = np.empty((*shape, 3), dtype=np.uint8)
-            rgb[:] = expected_rgb(robot.position, yaw_of(robot.rotation), index)
-            self._publish(
-                f"{base}/scene_camera",
-                {
+            rgb[:] = expected_rgb(position, yaw_of(rotation), index)
+            message = {
+                **common,
+                "encoding": "BGR",
+                "step": 1,
+                "data": rgb[:, :, ::-1].tobytes(),
+                "data_float": [],
+            }
+            self._publish(f"{base}/scene_camera", message, delay_s=self.publish_delay_s)
+        if 1 in image_types:
+            depth = expected_depth(position, camera.pitch_deg)
+            if self.depth_encoding == "32FC1":
+                message = {
                     **common,
-                    "encoding": "BGR",
-                    "step": shape[1] * 3,
-                    "data": rgb[:, :, ::-1].tobytes(),
-                },
-            )
-        if 1 in camera.image_types:
-            depth = np.full(shape, expected_depth(robot.position, camera.pitch_deg), "<f2")
-            self._publish(
-                f"{base}/depth_planar_camera",
-                {**common, "encoding": "16FC1", "step": shape[1] * 2, "data": depth.tobytes()},
-            )
+                    "encoding": "32FC1",
+                    "step": 1,
+                    "data": b"",
+                    "data_float": [depth] * (shape[0] * shape[1]),
+                }
+            else:
+                half = np.full(shape, depth, "<f2")
+                message = {
+                    **common,
+                    "encoding": "16FC1",
+                    "step": shape[1] * 2,
+                    "data": half.tobytes(),
+                    "data_float": [],
+                }
+            self._publish(f"{base}/depth_planar_camera", message, delay_s=self.publish_delay_s)
 
     def _sweep(
         self, start: tuple[float, float, float], end: tuple[float, float, float]
-    ) -> dict[str, Any] | None:
+    ) -> tuple[Box, tuple[float, float, float]] | None:
         free = start
         for i in range(1, 101):
             point = tuple(a + (b - a) * i / 100.0 for a, b in zip(start, end, strict=True))
             for box in self.obstacles:
                 if box.contains(point):  # type: ignore[arg-type]
-                    vector = dict(zip("xyz", free, strict=True))
-                    return {
-                        "time_stamp": 0,
-                        "object_name": box.name,
-                        "segmentation_id": 1,
-                        "position": vector,
-                        "impact_point": vector,
-                        "normal": {"x": 0.0, "y": 0.0, "z": 0.0},
-                        "penetration_depth": 0.0,
-                    }
+                    return box, free
             free = point  # type: ignore[assignment]
         return None
 
@@ -386,23 +598,53 @@ class FakeProjectAirSim:
                 if kind == FRAME_SUBSCRIBE:
                     self._subscribed.add(topic)
                     if topic in self._last_value:
-                        self._send(topic, self._last_value[topic])
+                        self._queue(topic, self._last_value[topic], 0.0)
                 elif kind == FRAME_UNSUBSCRIBE:
                     self._subscribed.discard(topic)
+                elif kind == FRAME_UNSUBSCRIBE_ALL:
+                    self._subscribed.clear()
 
-    def _publish(self, topic: str, message: dict[str, Any]) -> None:
+    def _publish(self, topic: str, message: dict[str, Any], delay_s: float) -> None:
         body = msgpack.packb(message, use_bin_type=True)
         self._last_value[topic] = body
         if topic in self._subscribed:
-            self._send(topic, body)
+            self._queue(topic, body, delay_s)
 
-    def _send(self, topic: str, body: bytes) -> None:
-        # core_sim packs the frame with msgpack-c: topic and body as str, not bin.
-        self._topics.send(msgpack.packb([FRAME_MESSAGE, topic, body], use_bin_type=False))
+    def _queue(self, topic: str, body: bytes, delay_s: float) -> None:
+        with self._outbox_ready:
+            heapq.heappush(
+                self._outbox, (time.monotonic() + delay_s, next(self._order), topic, body)
+            )
+            self._outbox_ready.notify_all()
+
+    def _send_outbox(self) -> None:
+        while self._running:
+            with self._outbox_ready:
+                while self._running and (not self._outbox or self._outbox[0][0] > time.monotonic()):
+                    wait = self._outbox[0][0] - time.monotonic() if self._outbox else None
+                    self._outbox_ready.wait(wait)
+                if not self._running:
+                    return
+                _, _, topic, body = heapq.heappop(self._outbox)
+            # core_sim packs the frame with msgpack-c: topic and body as str, not bin.
+            try:
+                self._topics.send(msgpack.packb([FRAME_MESSAGE, topic, body], use_bin_type=False))
+            except pynng.NNGException:
+                return
 
 
 def _text(value: str | bytes) -> str:
     return value.decode() if isinstance(value, bytes) else value
+
+
+def _param(method: str, params: dict[str, Any], name: str) -> Any:
+    if name not in params:
+        raise _ServiceError(
+            MISSING_PARAMETER,
+            f"Required parameter '{name}' not provided when calling:{method}. "
+            f"Provided parameters:{json.dumps(params, default=str)}",
+        )
+    return params[name]
 
 
 def _listen(socket: pynng.Socket, port: int) -> int:
@@ -411,7 +653,18 @@ def _listen(socket: pynng.Socket, port: int) -> int:
     return int(str(listener.local_address).rsplit(":", 1)[1])
 
 
-def _origin(origin: dict[str, str]) -> tuple[tuple[float, float, float], tuple[float, ...]]:
+def _root_link_collides(robot_config: dict[str, Any]) -> bool:
+    """Link collision of the robot's root link (the link no joint names as its child)."""
+    children = {joint.get("child-link") for joint in robot_config.get("joints", [])}
+    roots = [link for link in robot_config.get("links", []) if link["name"] not in children]
+    if not roots:
+        return True
+    return bool(int(roots[0].get("collision", {}).get("enabled", 1)))
+
+
+def _origin(
+    origin: dict[str, str],
+) -> tuple[tuple[float, float, float], tuple[float, float, float, float]]:
     x, y, z = (float(v) for v in origin["xyz"].split())
     yaw = math.radians(_rpy_deg(origin)[2])
     return (x, y, z), (math.cos(yaw / 2.0), 0.0, 0.0, math.sin(yaw / 2.0))
@@ -433,13 +686,14 @@ def main() -> None:
         default=[],
         help="name,n0,e0,d0,n1,e1,d1: an obstacle box (NED)",
     )
+    parser.add_argument("--load-delay", type=float, default=0.0, help="seconds a LoadScene takes")
     args = parser.parse_args()
     boxes = []
     for text in args.obstacle:
         name, *numbers = text.split(",")
         values = [float(v) for v in numbers]
         boxes.append(Box(name, tuple(values[:3]), tuple(values[3:])))  # type: ignore[arg-type]
-    with FakeProjectAirSim(tuple(boxes)) as fake:
+    with FakeProjectAirSim(tuple(boxes), load_delay_s=args.load_delay) as fake:
         print(json.dumps({"topics": fake.topics_port, "services": fake.services_port}), flush=True)
         for line in sys.stdin:  # until the parent closes our stdin
             command, _, argument = line.strip().partition(" ")

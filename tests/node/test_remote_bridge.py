@@ -11,9 +11,7 @@ Needs .venv-projectairsim (tools/bootstrap_backend.sh projectairsim); skipped wi
 
 from __future__ import annotations
 
-import json
 import math
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,6 +29,7 @@ from aerialdojo.runner import start_graph, stop_graph
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
 
+from fakes.projectairsim_process import FakeServerProcess  # noqa: E402
 from fakes.projectairsim_scenes import write_scene_config  # noqa: E402
 from fakes.remote_suite import write_one_episode_suite  # noqa: E402
 
@@ -52,41 +51,9 @@ def client() -> Iterator[RosClient]:
     ros.close()
 
 
-class _FakeServer:
-    """The fake server process, driven through its stdin."""
-
-    def __init__(self, log: Path) -> None:
-        self._log = log.open("wb")
-        self.process = subprocess.Popen(
-            [str(VENV_PYTHON), str(REPO / "tests" / "fakes" / "projectairsim_server.py")],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._log,
-            text=True,
-        )
-        assert self.process.stdout is not None
-        self.ports = json.loads(self.process.stdout.readline())
-
-    def command(self, text: str) -> None:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(text + "\n")
-        self.process.stdin.flush()
-        assert self.process.stdout.readline().strip() == "ok"
-
-    def close(self) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        try:
-            self.process.wait(10.0)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self._log.close()
-
-
 @pytest.fixture
-def fake_server(tmp_path: Path) -> Iterator[_FakeServer]:
-    server = _FakeServer(tmp_path / "fake_projectairsim.log")
+def fake_server(tmp_path: Path) -> Iterator[FakeServerProcess]:
+    server = FakeServerProcess(VENV_PYTHON, tmp_path / "fake_projectairsim.log")
     yield server
     server.close()
 
@@ -108,7 +75,7 @@ def _step(client: RosClient, action: str, magnitude: float = 0.0) -> Step.Respon
 
 
 def test_an_episode_runs_through_the_bridge_and_a_hung_request_is_rerun(
-    client: RosClient, fake_server: _FakeServer, tmp_path: Path
+    client: RosClient, fake_server: FakeServerProcess, tmp_path: Path
 ) -> None:
     suite = write_one_episode_suite(tmp_path / "suite", scene="Yard")
     scene_dir = tmp_path / "sim_config"

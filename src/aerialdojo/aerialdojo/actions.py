@@ -38,6 +38,17 @@ AERIALDOJO_ACTIONS: tuple[ActionType, ...] = (
     ActionType(STOP, (), ""),
 )
 
+#: CityNav, section 3.1: move-forward 5 m, turn-left/right 30 deg, ascend/descend 2 m, stop;
+#: the same motions as above under their AerialDojo names, with CityNav's magnitudes.
+CITYNAV_ACTIONS: tuple[ActionType, ...] = (
+    ActionType("MoveForward", (5.0,), "m"),
+    ActionType("TurnLeft", (30.0,), "deg"),
+    ActionType("TurnRight", (30.0,), "deg"),
+    ActionType("MoveUp", (2.0,), "m"),
+    ActionType("MoveDown", (2.0,), "m"),
+    ActionType(STOP, (), ""),
+)
+
 # Body-frame unit displacement (forward, left, up) of each translation.
 _TRANSLATIONS = {
     "MoveForward": (1.0, 0.0, 0.0),

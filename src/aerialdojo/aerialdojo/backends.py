@@ -14,7 +14,7 @@ from typing import Any
 from aerialdojo.errors import ConfigError
 from aerialdojo.sim.backend import SimulatorBackend
 
-BACKENDS = ("embedded", "projectairsim", "carla_air", "agos")
+BACKENDS = ("embedded", "projectairsim", "carla_air", "agos", "citynav", "pointcloud")
 
 #: The venv each real-simulator backend's client lives in (tools/bootstrap_backend.sh).
 BACKEND_VENVS = {"projectairsim": ".venv-projectairsim", "carla_air": ".venv-carla-air"}
@@ -71,6 +71,25 @@ def create_backend(
 
         return AgosBackend(
             rigs=AgosBackend.camera_rigs(*camera), seconds_per_action=seconds_per_action
+        )
+    if name == "citynav":
+        # CityNav's embedded cities (CityNav): nadir camera, GNSS odometry.
+        from aerialdojo.citynav.backend import CityNavBackend  # noqa: PLC0415
+
+        return CityNavBackend(
+            rigs=CityNavBackend.camera_rigs(*camera),
+            seconds_per_action=seconds_per_action,
+            agent_radius_m=agent_radius_m,
+        )
+    if name == "pointcloud":
+        from aerialdojo.sim.pointcloud import PointCloudBackend  # noqa: PLC0415
+
+        values = parameters or {}
+        return PointCloudBackend(
+            directory=str(values.get("pointcloud_dir", "")),
+            voxel_m=float(values.get("pointcloud_voxel_m", 0.5)),
+            rigs=PointCloudBackend.camera_rigs(*camera),
+            seconds_per_action=seconds_per_action,
         )
     # Settings first: a bad parameter is reported even where the client is missing.
     from aerialdojo.sim.remote.settings import (  # noqa: PLC0415

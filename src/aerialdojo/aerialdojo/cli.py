@@ -151,12 +151,15 @@ def _parser() -> argparse.ArgumentParser:
 
     params = commands.add_parser("params", help="every node parameter, default and meaning")
     params.set_defaults(handler=_cmd_params)
+    from aerialdojo import doctor  # noqa: PLC0415 - light; its checks import what they need
+
+    doctor.add_parser(commands)
     return parser
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from aerialdojo.agents.plugins import agent_policy  # noqa: PLC0415
-    from aerialdojo.graph import AGENT_NODES, default_run_id, run_specs  # noqa: PLC0415
+    from aerialdojo.agents.plugins import POLICY_NODES, agent_policy  # noqa: PLC0415
+    from aerialdojo.graph import default_run_id, run_specs  # noqa: PLC0415
     from aerialdojo.protocols import load_suite  # noqa: PLC0415
     from aerialdojo.tasks.suite import resolve_suite  # noqa: PLC0415
 
@@ -172,7 +175,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     # Fail here, naming the file and field, rather than in a node's log.
     load_suite(resolve_suite(str(task_manager.parameters["suite"])))
     for spec in specs:
-        if spec.name in AGENT_NODES:
+        if spec.name in POLICY_NODES:
             # A policy that cannot be built (a plug-in that does not import, a model agent
             # without a model, a run to replay without transcripts) fails here, not in a log.
             agent_policy(spec.name, dict(spec.parameters), f"{args.config}: {spec.name}")
@@ -326,10 +329,21 @@ def _cmd_scenes_list(_: argparse.Namespace) -> int:
         scene_type, _, instance = name.rpartition("_")
         split = "in distribution" if instance == "0" else "out of distribution"
         print(f"{name:<20} {families[scene_type]:<15} {split}")
+    from aerialdojo.citynav.city import CITY_NAMES  # noqa: PLC0415
+
+    for name in CITY_NAMES:
+        print(f"{name:<20} {'citynav':<15} CityNav city (sim_bridge.backend: citynav)")
     return 0
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
+    from aerialdojo.citynav.city import CITY_NAMES  # noqa: PLC0415
+
+    if args.scene in CITY_NAMES:
+        from aerialdojo.citynav.overview import write_city_overview  # noqa: PLC0415
+
+        print(write_city_overview(args.scene, args.out, size=args.size))
+        return 0
     from aerialdojo.sim.embedded.montage import write_montage  # noqa: PLC0415
 
     print(write_montage(args.scene, args.out, seed=args.seed, size=args.size))

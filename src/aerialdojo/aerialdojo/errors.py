@@ -76,3 +76,7 @@ class TrajectoryLogError(MetricsError):
 class TransportError(AerialDojoError):
     """An image could not be converted, encoded or decoded, or a queued message could not be
     published."""
+
+
+class TaskGenerationError(AerialDojoError):
+    """No valid episode or reference path can be made for a goal; the message says why."""

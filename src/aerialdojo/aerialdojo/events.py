@@ -327,5 +327,6 @@ def _trace(
         target=tuple(record["target"]),
         reference_length_m=float(record["reference_length_m"]),
         termination=_TERMINATIONS[kind],
+        conditions=record.get("conditions", {}),
         **current.builder.trace_fields(),
     )

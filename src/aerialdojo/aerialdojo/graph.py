@@ -30,6 +30,7 @@ NAMESPACES = {
     "task_manager": "",
     "evaluator": "",
     "uav_agent": "uav",
+    "citynav_agent": "uav",
     "agos_uav_agent": "uav",
     "ugv_agent": "ugv",
 }
@@ -40,6 +41,7 @@ START_ORDER = (
     "task_manager",
     "evaluator",
     "uav_agent",
+    "citynav_agent",
     "agos_uav_agent",
     "ugv_agent",
 )
@@ -135,7 +137,7 @@ def node_specs(config: Mapping[str, Mapping[str, ParamValue]]) -> list[NodeSpec]
             declared["transcript_dir"] = (
                 str(Path(output_dir) / run_id / TRANSCRIPTS_DIR) if run_id else ""
             )
-        if node == "uav_agent":
+        if node in ("uav_agent", "citynav_agent"):
             # The oracle replays the suite the task manager serves unless told another.
             declared["oracle_suite"] = config["task_manager"].get(
                 "suite", _default("task_manager", "suite")

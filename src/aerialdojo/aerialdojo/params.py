@@ -14,8 +14,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from aerialdojo.agos.vocabulary import ABLATIONS
+from aerialdojo.agos.vocabulary import (
+    ABLATIONS,
+    ANNOTATION_BUDGET,
+    CONFIRMATION_BUDGET,
+    MODE_AGENT,
+    MODES,
+    settings_problems,
+)
 from aerialdojo.errors import ConfigError
+from aerialdojo.protocols.settings import OBSERVATIONS, PAPER_OBSERVATION, PAPER_ODOMETRY
 
 ParamValue = bool | int | float | str | list[str] | list[float] | list[int]
 
@@ -254,12 +262,20 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         P(
             name="backend",
             default="embedded",
-            choices=("embedded", "projectairsim", "carla_air", "agos"),
+            choices=("embedded", "projectairsim", "carla_air", "agos", "citynav", "pointcloud"),
             description="Simulator backend the bridge drives; projectairsim and carla_air run "
             "the bridge in .venv-projectairsim / .venv-carla-air (docs/simulators.md); agos "
-            "runs AGOS towns and actions on the embedded simulator (docs/agos.md)",
+            "runs AGOS towns and actions on the embedded simulator (docs/agos.md); citynav the "
+            "embedded CityNav cities, pointcloud coloured point clouds such as SensatUrban's "
+            "(docs/citynav.md)",
         ),
-        P(name="seed", default=0, minimum=0, description="Seed of procedural scene generation"),
+        P(
+            name="seed",
+            default=0,
+            minimum=0,
+            description="Seed of procedural scene generation (embedded) and of CARLA-Air's "
+            "traffic manager (carla_air with carla_air_traffic: synchronous)",
+        ),
         P(name="agents", default=["uav"], description="Agents whose sensors are published"),
         P(
             name="image_width",
@@ -304,13 +320,32 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             name="server_timeout_s",
             default=10.0,
             minimum=0.1,
-            description="Longest wait for one answer of the simulator server, seconds; "
-            "keep it below the task manager's sim_timeout_s",
+            maximum=600.0,
+            description="Longest wait for one answer of the simulator server (every request "
+            "but a scene load), seconds; keep it below the task manager's sim_timeout_s",
+        ),
+        P(
+            name="scene_load_timeout_s",
+            default=300.0,
+            minimum=1.0,
+            maximum=3600.0,
+            description="Longest wait for a ProjectAirSim scene load (LoadScene), seconds; the "
+            "client's own default is 300 s; keep the task manager's sim_timeout_s above it",
+        ),
+        P(
+            name="frame_timeout_s",
+            default=10.0,
+            minimum=0.1,
+            maximum=600.0,
+            description="Longest wait for the frames of one observation set, seconds of wall "
+            "time (projectairsim: a fresh capture of every view after the action, stepping "
+            "the clock on; carla_air: AirSim's images while ticking, the UGV's cameras)",
         ),
         P(
             name="server_attempts",
             default=3,
             minimum=1,
+            maximum=20,
             description="Tries of a failing connection to the simulator server before it is "
             "an infrastructure failure",
         ),
@@ -318,6 +353,7 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             name="capture_interval_s",
             default=1.0 / 15.0,
             minimum=0.001,
+            maximum=10.0,
             description="Simulated time between two captures of a camera, seconds "
             "(projectairsim; 1/15 s is the paper's 15 FPS)",
         ),
@@ -363,6 +399,8 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         P(
             name="carla_air_map_offset",
             default=[172.20, -183.86, 27.45],
+            minimum=-100000.0,
+            maximum=100000.0,
             description="AirSim origin in this map: airsim = (carla_x + dx, carla_y + dy, "
             "-carla_z + dz), [dx, dy, dz] metres (Town10HD default; docs/simulators.md)",
         ),
@@ -379,9 +417,40 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             description="Blueprint of the ground vehicle spawned for the ugv agent (carla_air)",
         ),
         P(
+            name="pointcloud_dir",
+            default="",
+            description="Directory searched (recursively) for <scene>.ply point clouds "
+            "(pointcloud; SensatUrban layout, docs/citynav.md)",
+        ),
+        P(
+            name="pointcloud_voxel_m",
+            default=0.5,
+            minimum=0.05,
+            maximum=10.0,
+            description="Edge of the voxels a point cloud is thinned to before its points are "
+            "splatted (pointcloud), metres",
+        ),
+        P(
             name="airsim_vehicle",
             default="",
             description="AirSim vehicle name of the uav agent (carla_air); empty: the first",
+        ),
+        P(
+            name="carla_air_traffic",
+            default="remove",
+            choices=("remove", "synchronous"),
+            description="What becomes of the traffic CARLA-Air's launcher starts (carla_air): "
+            "remove destroys every vehicle and walker but the bridge's; synchronous keeps "
+            "the cars, switches their traffic manager to the world's ticks with the bridge's "
+            "seed, and removes the walkers (the launcher steers them on its wall clock)",
+        ),
+        P(
+            name="carla_air_traffic_manager_port",
+            default=8000,
+            minimum=1,
+            maximum=65535,
+            description="Port of the traffic manager that drives that traffic (carla_air; "
+            "auto_traffic.py's --tm-port)",
         ),
     ),
     "task_manager": (
@@ -426,11 +495,59 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             description="Runs of an episode before an infrastructure failure is final",
         ),
         P(
+            name="observation",
+            default=PAPER_OBSERVATION,
+            choices=tuple(OBSERVATIONS),
+            description="AerialDojo: what the agent is given, front (the front RGB-D view, "
+            "the evaluated prompt's: AerialDojo-200K, appendix A) or four_views (front, left, "
+            "right, down, section 3.1)",
+        ),
+        P(
+            name="odometry",
+            default=PAPER_ODOMETRY,
+            description="AerialDojo: give the agent odometry relative to its start (the "
+            "paper's observation interface excludes GPS and localization: false)",
+        ),
+        P(
+            name="mode",
+            default=MODE_AGENT,
+            choices=MODES,
+            description="AGOS method (AGOS-Bench, Table 3): agent (AGOS-Agent: candidates, "
+            "E2A, RGPP) or baseline (no candidate tools; coordination by messages)",
+        ),
+        P(
             name="ablation",
             default="full",
             choices=ABLATIONS,
             description="AGOS tools (AGOS-Bench, appendix A.5): full, no_e2a (candidate at "
-            "the UAV's footprint), no_rgpp (no GO_TO_CANDIDATE), no_both",
+            "the UAV's footprint), no_rgpp (no GO_TO_CANDIDATE), no_both; mode agent only",
+        ),
+        P(
+            name="annotation_budget",
+            default=ANNOTATION_BUDGET,
+            minimum=1,
+            description="AGOS: ANNOTATE_CANDIDATE decisions the UAV may make per episode "
+            "(A of 'annotations used a/A', AGOS-Bench, appendix A.4.3)",
+        ),
+        P(
+            name="confirmation_budget",
+            default=CONFIRMATION_BUDGET,
+            minimum=1,
+            description="AGOS: CONFIRM decisions the UGV may make per episode; 1: a false "
+            "CONFIRM ends the episode as a failure (AGOS-Bench, 'Verify')",
+        ),
+        P(
+            name="require_fresh_observation",
+            default=True,
+            description="AGOS: a CONFIRM is valid only right after the UGV's STOP_OBSERVE "
+            "(AGOS-Bench, appendix A.2.3, 'when this requirement is enabled')",
+        ),
+        P(
+            name="action_budget",
+            default=0,
+            minimum=0,
+            description="Actions allowed per episode, Stop included, where the benchmark "
+            "leaves the budget to the run (CityNav); 0: each episode's own",
         ),
         P(
             name="ready_timeout_s",
@@ -460,8 +577,9 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         P(name="seed", default=0, minimum=0, description="Seed of the policy's exploration"),
         P(
             name="views",
-            default=["front", "left", "right", "down"],
-            description="Camera views an observation set must hold before the policy acts",
+            default=list(OBSERVATIONS["four_views"]),
+            description="Camera views the node subscribes to; of these, the policy is given "
+            "the ones the task names (task_manager.observation)",
         ),
         P(
             name="observation_timeout_s",
@@ -470,11 +588,49 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             description="Longest wait for the observation set a step produced, seconds",
         ),
         *_vlm_parameters("Stop"),
+    ),
+    "citynav_agent": (
         P(
-            name="vlm_views",
-            default=["front"],
-            description="Views shown to the model, each as RGB and depth (AerialDojo-200K, "
-            "appendix A: the front view)",
+            name="policy",
+            default="gsm",
+            choices=("gsm", "colour", "oracle"),
+            pattern=PLUGIN_PATTERN,
+            description="CityNav policy on the GNSS pose, the nadir view and the GSM: gsm (go "
+            "to the named landmarks, search around them), colour (the colour baseline, no map), "
+            "oracle (replays the reference actions: privileged, it proves the harness) or "
+            "package.module:ClassName (any class implementing "
+            "aerialdojo.agents.observation.Policy: the nadir view and the map-frame pose)",
+        ),
+        P(
+            name="seed",
+            default=0,
+            minimum=0,
+            description="Seed given to a plug-in policy whose constructor takes one",
+        ),
+        P(
+            name="oracle_suite",
+            default="",
+            description="Suite whose reference actions the oracle replays; empty: the task "
+            "manager's suite",
+        ),
+        P(
+            name="maps_dir",
+            default="",
+            description="Directory of city map files <scene>.json (landmarks from the public "
+            "CityNav data, docs/citynav.md); empty: the embedded cities' maps",
+        ),
+        P(
+            name="gsm_resolution_m",
+            default=2.0,
+            minimum=0.1,
+            maximum=50.0,
+            description="Cell edge of the geographic semantic map, metres",
+        ),
+        P(
+            name="observation_timeout_s",
+            default=60.0,
+            minimum=0.1,
+            description="Longest wait for the observation set a step produced, seconds",
         ),
     ),
     "agos_uav_agent": _agos_agent_parameters(
@@ -525,6 +681,12 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             "<topic>/compressed instead of raw",
         ),
         P(
+            name="record_gsm",
+            default=False,
+            description="Record each agent's geographic semantic map (gsm/layers, CityNav) "
+            "every image_decimation-th step",
+        ),
+        P(
             name="exit_when_finished",
             default=True,
             description="Exit after the report of a finished run is written",
@@ -563,4 +725,9 @@ def validate_parameters(node: str, values: Mapping[str, Any], source: str) -> di
                 f"known: {', '.join(sorted(by_name))}"
             )
         checked[name] = spec.check(value, f"{source}: {node}.{name}")
+    if node == "task_manager":
+        chosen = {spec.name: spec.default for spec in specs} | checked
+        problems = settings_problems(str(chosen["mode"]), str(chosen["ablation"]))
+        if problems:
+            raise ConfigError(f"{source}: task_manager.ablation: {'; '.join(problems)}")
     return checked

@@ -50,13 +50,19 @@ def far_anchor(town: Town, target_id: str) -> int:
     return max(roads.anchors, key=lambda a: math.dist(roads.xy(a), centre[:2]))
 
 
-def plan(referee: AgosReferee, agent: str, action: str, argument: str = "") -> PlannedStep:
-    return referee.plan(StepRequest(agent=agent, action=action, argument=argument))
+def plan(
+    referee: AgosReferee, agent: str, action: str, argument: str = "", message: str = ""
+) -> PlannedStep:
+    return referee.plan(
+        StepRequest(agent=agent, action=action, argument=argument, teammate_message=message)
+    )
 
 
-def run_decision(referee: AgosReferee, agent: str, action: str, argument: str = "") -> Verdict:
+def run_decision(
+    referee: AgosReferee, agent: str, action: str, argument: str = "", message: str = ""
+) -> Verdict:
     """Plan a decision, move the agent as the simulator would, and apply it."""
-    step = plan(referee, agent, action, argument)
+    step = plan(referee, agent, action, argument, message)
     assert step.command is not None
     pose = referee.state.poses[agent]
     if action in (MOVE_TO_ROAD_WAYPOINT, GO_TO_CANDIDATE):

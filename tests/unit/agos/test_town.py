@@ -12,12 +12,18 @@ import pytest
 from PIL import Image
 
 from aerialdojo.agos.episodes import load_agos_suite
-from aerialdojo.agos.generate import generate_suite, look_alikes, verifying_anchors
+from aerialdojo.agos.generate import (
+    check_split_town,
+    generate_suite,
+    look_alikes,
+    verifying_anchors,
+)
 from aerialdojo.agos.grid import ROAD_PROXIMITY_M, Region, overlay_grid
+from aerialdojo.agos.maps import GROUND_RGB, ONE_WAY_LINE_RGB, ROAD_RGB, region_map
 from aerialdojo.agos.oracle import TownOracle
 from aerialdojo.agos.sensors import uav_rig, ugv_ring
 from aerialdojo.agos.town import Town, load_town, shape_class, town_map
-from aerialdojo.errors import TaskFileError, UnknownSceneError
+from aerialdojo.errors import ConfigError, TaskFileError, UnknownSceneError
 from aerialdojo.geometry import Pose
 
 
@@ -107,6 +113,38 @@ def test_a_broken_suite_names_file_episode_and_field(tmp_path: Path) -> None:
     first, second = (e["episode_id"] for e in document["episodes"][:2])
     assert f"episode {first}: setting: expected one of easy, mid, hard, got 'extreme'" in problems
     assert f"episode {second}: ugv_start: [999.0, 999.0] lies outside the region" in problems
+
+
+def test_test_towns_stay_disjoint_from_training_towns(tmp_path: Path) -> None:
+    # AGOS-Bench: "a 210-episode test split on a disjoint town".
+    with pytest.raises(ConfigError, match="split test uses town"):
+        generate_suite(tmp_path, town_name="AgosTown_0", per_setting=1, split="test", seed=4,
+                       name="leaky")  # fmt: skip
+    with pytest.raises(ConfigError, match="split train uses town"):
+        check_split_town("train", "AgosTown_1")
+    path = generate_suite(tmp_path, town_name="AgosTown_1", per_setting=1, split="test", seed=4,
+                          name="tiny")  # fmt: skip
+    document = json.loads(path.read_text())
+    document["episodes"][0]["split"] = "train"
+    path.write_text(json.dumps(document))
+    with pytest.raises(TaskFileError) as error:
+        load_agos_suite(path)
+    assert "town AgosTown_1 holds test and train/val episodes" in "\n".join(error.value.problems)
+
+
+def test_the_region_map_shows_roads_and_no_vehicle() -> None:
+    town = load_town("AgosTown_1")
+    region = Region(-100.0, -100.0, 50.0, 50.0)
+    image = region_map(town.map, region, pixels=150)  # one pixel per metre
+    assert image.shape == (150, 150, 3) and image.dtype == np.uint8
+    # The street along x = 0 is the column 100 px from the left; north is up.
+    column = image[:, 100]
+    assert (column == ROAD_RGB).all(axis=1).sum() + (column == ONE_WAY_LINE_RGB).all(
+        axis=1
+    ).sum() == 150
+    assert (image[:, 120] == GROUND_RGB).all(axis=1).sum() > 100  # a block between streets
+    colours = {tuple(pixel) for pixel in image.reshape(-1, 3)}
+    assert colours <= {GROUND_RGB, ROAD_RGB, ONE_WAY_LINE_RGB}  # no vehicle is drawn
 
 
 def test_overlay_draws_the_grid_lines() -> None:

@@ -64,10 +64,11 @@ def test_params_lists_every_node(capsys: pytest.CaptureFixture) -> None:
     assert "agent_radius_m = 0.25" in printed
 
 
-def test_scenes_list_names_all_42(capsys: pytest.CaptureFixture) -> None:
+def test_scenes_list_names_all_42_and_the_citynav_cities(capsys: pytest.CaptureFixture) -> None:
     assert main(["scenes", "list"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 42
+    assert len(lines) == 42 + 3
+    assert [line.split()[0] for line in lines[42:]] == [f"CityNavTown_{i}" for i in range(3)]
     assert lines[0].split() == ["Mall_0", "urban", "in", "distribution"]
     assert lines[1].split()[:2] == ["Mall_1", "urban"] and "out of distribution" in lines[1]
 

@@ -86,6 +86,11 @@ def test_overrides_are_validated_like_the_file(tmp_path: Path) -> None:
             r"evaluator.success_radii_m\[1\]: expected float",
         ),
         (MINIMAL.replace("evaluator: {ros__parameters: {}}", ""), "needs a evaluator section"),
+        (
+            MINIMAL.replace("suite: aerialdojo_mini", "mode: baseline, ablation: no_rgpp"),
+            r"task_manager.ablation: ablation 'no_rgpp' removes AGOS-Agent tools; the baseline",
+        ),
+        (MINIMAL.replace("suite: aerialdojo_mini", "observation: all"), r"'all' is not one of"),
         (MINIMAL.replace("{ros__parameters: {}}", "{params: {}}"), "expected only ros__parameters"),
     ],
 )

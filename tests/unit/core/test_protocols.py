@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from aerialdojo.errors import ConfigError, InvalidActionError, MetricsError
+from aerialdojo.errors import ConfigError, InvalidActionError, MetricsError, TaskFileError
 from aerialdojo.events import EventKind
 from aerialdojo.geometry import Pose
 from aerialdojo.metrics import citynav
@@ -67,6 +67,8 @@ def test_illegal_requests_are_refused_and_use_no_budget(episode: Episode) -> Non
         referee.plan(_step("Stop", 1.0))
     with pytest.raises(InvalidActionError, match="agent 'ugv' is not in episode"):
         referee.plan(_step("Stop", agent="ugv"))
+    with pytest.raises(InvalidActionError, match="one agent: a step carries no message"):
+        referee.plan(StepRequest(agent="uav", action="Stop", teammate_message="hello"))
     assert referee.steps_used == 0
 
 
@@ -117,6 +119,32 @@ def test_the_start_record_holds_the_ground_truth_and_the_task_hides_it(
     assert f"{anchor.x}" not in text and "target" not in text
 
 
+def test_the_paper_observation_is_the_default_and_recorded_with_the_episode(
+    shipped: Suite, episode: Episode
+) -> None:
+    # AerialDojo-200K, appendix A: the evaluated prompt gives "the front-facing RGB-D
+    # inputs"; section 3.1: the observation interface "excludes GPS measurements".
+    rules = protocol("aerialdojo").episodes
+    assert rules is not None
+    paper = rules.describe_task(episode, shipped, {})
+    assert paper.views == ("front",) and not paper.odometry
+    conditions = AerialDojoReferee(episode).start_record()["conditions"]
+    assert conditions == {
+        "distribution": episode.distribution,
+        "goal": episode.goal.representation,
+        "observation": "front",
+        "odometry": "off",
+    }
+    chosen = {"observation": "four_views", "odometry": True}
+    richer = rules.describe_task(episode, shipped, chosen)
+    assert richer.views == ("front", "left", "right", "down") and richer.odometry
+    record = AerialDojoReferee(episode, chosen).start_record()
+    assert (record["conditions"]["observation"], record["conditions"]["odometry"]) == (
+        "four_views",
+        "on",
+    )
+
+
 def test_every_shipped_suite_has_a_protocol_and_unknown_names_are_refused(
     tmp_path: Path,
 ) -> None:
@@ -125,9 +153,10 @@ def test_every_shipped_suite_has_a_protocol_and_unknown_names_are_refused(
     with pytest.raises(MetricsError, match="benchmark 'habitat' is not one of aerialdojo, agos"):
         protocol("habitat")
     odd = tmp_path / "suite.json"
+    assert suite_protocol(resolve_suite("citynav_mini")).title == "CityNav"
     odd.write_text(json.dumps({"benchmark": "citynav", "episodes": []}))
-    with pytest.raises(ConfigError, match="citynav episodes cannot be run yet"):
-        suite_protocol(odd)
+    with pytest.raises(TaskFileError, match="name: expected a suite name"):
+        load_suite(odd)
     odd.write_text("[1, 2]")
     with pytest.raises(ConfigError, match="benchmark: missing"):
         suite_protocol(odd)

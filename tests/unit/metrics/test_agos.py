@@ -181,3 +181,21 @@ def test_record_required_for_agos_only(make_trace: Callable[..., EpisodeTrace]) 
         make_trace(agos=_record())
     with pytest.raises(MetricsError, match="vertices"):
         AgosCandidate(candidate_id="x", polygon_xy=((0, 0), (1, 1)), center=(0.0, 0.0, 0.0))
+
+
+def test_acg_is_undefined_for_the_baseline(make_agos: Callable[..., EpisodeTrace]) -> None:
+    # AGOS-Bench: "Baselines are omitted because they do not construct the structured
+    # candidate regions required to define ACG".
+    baseline = _record(candidates=(), candidate_workflow=False)
+    run = score_run(
+        [
+            make_agos(baseline, episode_id="b1", conditions={"mode": "baseline"}),
+            make_agos(_record(candidates=()), episode_id="a1", conditions={"mode": "agent"}),
+        ]
+    )
+    by_id = {score.episode_id: score.values for score in run.episodes}
+    assert by_id["b1"]["acg"] is None and by_id["a1"]["acg"] == 0.0
+    assert run.overall.support["acg"] == 1
+    assert run.by_condition["mode"]["baseline"].values["acg"] is None
+    with pytest.raises(MetricsError, match="candidates without the candidate workflow"):
+        _record(candidate_workflow=False).check("b2")

@@ -92,3 +92,66 @@ def test_compare_refuses_missing_and_foreign_runs(make_trace: Factory, tmp_path:
     write_report(score_run([citynav]), tmp_path / "c")
     with pytest.raises(MetricsError, match="aerialdojo run"):
         compare(tmp_path / "a", tmp_path / "c")
+
+
+def test_a_run_over_id_and_ood_reports_both_groups_and_goal_types(
+    make_trace: Factory, tmp_path: Path
+) -> None:
+    # AerialDojo-200K evaluates ID test and OOD test scenes apart (section 3.3, appendix C)
+    # and SemanticOGS apart from ImageOGS; split=test selects both families of scenes.
+    def conditions(distribution: str, goal: str) -> dict[str, str]:
+        return {"distribution": distribution, "goal": goal, "observation": "front"}
+
+    failed = {
+        "positions": ((10, 0, 10), (7, 0, 10)),
+        "stop_called": False,
+        "termination": "budget_exhausted",
+    }
+    traces = [
+        make_trace(episode_id="id-sem", conditions=conditions("id", "semantic")),
+        make_trace(episode_id="id-img", conditions=conditions("id", "image"), **failed),
+        make_trace(
+            episode_id="ood-sem", scene="Mall_1", conditions=conditions("ood", "semantic"), **failed
+        ),
+        make_trace(episode_id="ood-img", scene="Mall_1", conditions=conditions("ood", "image")),
+    ]
+    run = score_run(traces)
+    assert run.group_keys == ("distribution", "goal")
+    by_distribution = run.by_condition["distribution"]
+    assert {name: group.values["sr_3m"] for name, group in by_distribution.items()} == {
+        "id": 0.5,
+        "ood": 0.5,
+    }
+    assert [dict(group.conditions) for group in run.groups] == [
+        {"distribution": "id", "goal": "image"},
+        {"distribution": "id", "goal": "semantic"},
+        {"distribution": "ood", "goal": "image"},
+        {"distribution": "ood", "goal": "semantic"},
+    ]
+    assert [group.overall.values["sr_3m"] for group in run.groups] == [0.0, 1.0, 1.0, 0.0]
+    write_report(run, tmp_path)
+
+    data = json.loads((tmp_path / "metrics.json").read_text())
+    assert set(data["by_condition"]["distribution"]) == {"id", "ood"}
+    assert data["groups"][3]["by_setting"]["base"]["values"]["sr_3m"] == 0.0
+    assert data["episodes"][0]["conditions"]["observation"] == "front"
+    report = (tmp_path / "report.md").read_text()
+    assert "| distribution: ID | 2 | 50.00 |" in report
+    assert "| distribution: OOD | 2 | 50.00 |" in report
+    assert "| goal: SemanticOGS | 2 |" in report and "| goal: ImageOGS | 2 |" in report
+    assert "## By split family and goal type, each by setting and family" in report
+    for title in ("ID · SemanticOGS", "ID · ImageOGS", "OOD · SemanticOGS", "OOD · ImageOGS"):
+        assert f"### {title}\n" in report
+    conditions_line = "- Conditions: distribution: ID, OOD; goal: ImageOGS, SemanticOGS; "
+    assert conditions_line + "observation: front view" in report
+    with (tmp_path / "episodes.csv").open() as stream:
+        rows = {row["episode_id"]: row for row in csv.DictReader(stream)}
+    assert rows["ood-img"]["distribution"] == "ood" and rows["ood-img"]["goal"] == "image"
+
+    # Comparisons see the groups too.
+    worse = make_trace(
+        episode_id="ood-img", scene="Mall_1", conditions=conditions("ood", "image"), **failed
+    )
+    write_report(score_run([*traces[:3], worse]), tmp_path / "b")
+    rows_b = {(row.scope, row.key): row for row in compare(tmp_path, tmp_path / "b")}
+    assert rows_b[("distribution: ood", "sr_3m")].delta == -50.0

@@ -6,10 +6,14 @@ decoded (BGR bytes, float depth, poses, collisions); poses cross the Town10HD of
 CARLA mirror both ways; the world is switched to synchronous mode with the configured tick and
 given back in asynchronous mode; only the calling thread ticks, while images are fetched on
 their own thread and client, so a server that renders only on ticks (CARLA-Air in synchronous
-mode) does not deadlock the bridge; frames carry their capture time; a hung or absent AirSim
-becomes a SimulatorFaultError naming host and port. What it does not prove: anything about
-LibCarla's wire protocol (CARLA's world, actors and sensors are stand-ins: tests/fakes/
-carla_standin.py, built from the real carla value types), nor real rendering or physics.
+mode) does not deadlock the bridge; a hung or absent AirSim becomes a SimulatorFaultError naming
+host and port. The fakes model what CARLA-Air does where it differs from what the backend first
+assumed (each behaviour names its source file in tests/fakes/): cameras, sizes and physics
+engine from AirSim's settings file, gravity after a teleport, AirSim's epoch clock, the ground
+clamp, CARLA teleports without a sweep, the launcher's asynchronous traffic, actors that outlive
+a fault, a source-built server. What it does not prove: anything about LibCarla's wire protocol
+(CARLA's world, actors and sensors are stand-ins built from the real carla value types), nor
+real rendering or physics.
 
 Runs in .venv-carla-air (tools/bootstrap_backend.sh carla-air); test_backend_venvs.py runs
 this file there from the main test suite.
@@ -23,6 +27,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -38,6 +43,7 @@ from fakes import carla_standin
 from fakes.airsim_server import HORIZON_DEPTH_M, Box, FakeAirSim, expected_rgb
 from msgpackrpc.error import TimeoutError as RpcTimeoutError
 
+from aerialdojo import doctor
 from aerialdojo.actions import Action
 from aerialdojo.errors import (
     ConfigError,
@@ -48,8 +54,8 @@ from aerialdojo.errors import (
 from aerialdojo.geometry import Pose
 from aerialdojo.sim.backend import CameraSpec, aerialdojo_uav_rig
 from aerialdojo.sim.carla_air import CarlaAirBackend
-from aerialdojo.sim.remote.connection import CallPolicy
-from aerialdojo.sim.remote.frames import TOWN10HD_OFFSET
+from aerialdojo.sim.clock import BridgeClock
+from aerialdojo.sim.remote.airsim_settings import settings_for_rig
 from aerialdojo.sim.remote.settings import CarlaAirSettings
 
 # msgpack-rpc-python passes msgpack 0.5 the encoding argument it deprecates.
@@ -59,75 +65,85 @@ TICK_S = 0.05
 UAV_START = Pose(10.0, -20.0, 30.0, 0.0)  # map frame: CARLA (10, 20, 30)
 UGV_START = Pose(4.0, 0.0, 0.0, 0.0)  # on lane 1 of the stand-in street, heading +x
 UGV_RIG = [CameraSpec(name="front", width=10, height=8, fov_deg=90.0)]
+UAV_RIG = aerialdojo_uav_rig(16, 12)
+#: Town10HD: the ground (CARLA z = 0) is at AirSim down = 27.45.
+GROUND_DOWN = 27.45
 
 
-def _settings(airsim_port: int, timeout_s: float = 5.0, attempts: int = 2) -> CarlaAirSettings:
-    return CarlaAirSettings(
-        airsim_port=airsim_port,
-        fixed_delta_s=TICK_S,
-        policy=CallPolicy(timeout_s=timeout_s, attempts=attempts, backoff_s=0.05),
-    )
+def _without_physics_engine(settings: dict[str, Any]) -> dict[str, Any]:
+    del settings["PhysicsEngineName"]
+    return settings
 
 
-def _backend(fake: FakeAirSim, world: carla_standin.World, **rigs) -> CarlaAirBackend:
+def _backend(
+    fake: FakeAirSim,
+    world: carla_standin.World,
+    rigs: dict[str, list[CameraSpec]] | None = None,
+    *,
+    client: carla_standin.Client | None = None,
+    **parameters: Any,
+) -> CarlaAirBackend:
+    values = {
+        "airsim_port": fake.port,
+        "carla_air_fixed_delta_s": TICK_S,
+        "server_timeout_s": 5.0,
+        "server_attempts": 2,
+        "frame_timeout_s": 5.0,
+        **parameters,
+    }
     return CarlaAirBackend(
-        settings=_settings(fake.port),
-        rigs=rigs or {"uav": aerialdojo_uav_rig(16, 12)},
+        settings=CarlaAirSettings.from_parameters(values),
+        rigs=rigs or {"uav": UAV_RIG},
         seconds_per_action=1.0,
-        carla_client=carla_standin.Client(world),
+        carla_client=client or carla_standin.Client(world),
     )
 
 
 @pytest.fixture
 def fake() -> Iterator[FakeAirSim]:
     # A tower 7-9 m ahead of the UAV's start in AirSim NED (north = CARLA x + 172.2).
-    with FakeAirSim(
-        obstacles=(Box("tower", (189.2, -170.0, -100.0), (191.2, -160.0, 0.0)),),
-        render_on_tick=True,
-    ) as server:
+    tower = Box("tower", (189.2, -170.0, -100.0), (191.2, -160.0, GROUND_DOWN))
+    with FakeAirSim(settings_for_rig(UAV_RIG), (tower,), ground_down=GROUND_DOWN) as server:
         yield server
 
 
 @pytest.fixture
 def world(fake: FakeAirSim) -> carla_standin.World:
-    return carla_standin.World(airsim=fake, obstacles=(("bollard", (13.0, -1.0), (14.0, 1.0)),))
+    bollard = carla_standin.Obstacle("bollard", (13.0, -1.0, 0.0), (14.0, 1.0, 1.2))
+    return carla_standin.World(airsim=fake, obstacles=(bollard,))
 
 
-def test_the_uav_flies_in_airsim_frame_and_frames_follow_at_capture_time(
+def _assert_uav_frames(observation, fake: FakeAirSim) -> None:
+    vehicle = fake.vehicle()
+    for name, frame in observation.frames.items():
+        assert frame.rgb.shape == (12, 16, 3)
+        assert tuple(frame.rgb[0, 0]) == expected_rgb(vehicle.position, vehicle.yaw, name)
+        expected = GROUND_DOWN - vehicle.position[2] if name == "down" else HORIZON_DEPTH_M
+        assert frame.depth.shape == (12, 16) and frame.depth[3, 3] == pytest.approx(expected)
+
+
+def test_the_uav_flies_in_airsim_frame_and_frames_follow(
     fake: FakeAirSim, world: carla_standin.World
 ) -> None:
     backend = _backend(fake, world)
     try:
         backend.reset("Town10HD", {"uav": UAV_START})
         # airsim = (carla_x + 172.20, carla_y - 183.86, -carla_z + 27.45), carla_y = -map_y
-        assert fake.vehicles[""].position == pytest.approx((182.20, -163.86, -2.55))
+        assert fake.vehicle().position == pytest.approx((182.20, -163.86, -2.55))
         observation = backend.observe("uav")
-        assert observation.pose.x == pytest.approx(10.0) and observation.pose.y == pytest.approx(
-            -20.0
-        )
+        assert observation.pose.x == pytest.approx(10.0)
+        assert observation.pose.y == pytest.approx(-20.0)
         _assert_uav_frames(observation, fake)
-        assert observation.sim_time_s == pytest.approx(world.elapsed)
 
         moved = backend.execute("uav", Action("MoveForward", 3.0))
         assert not moved.collided and moved.pose.x == pytest.approx(13.0)
         assert world.frame >= 1 + 20, "one second of 0.05 s ticks"
-        after = backend.observe("uav")
-        _assert_uav_frames(after, fake)
-        assert after.sim_time_s > observation.sim_time_s + 1.0 - 1e-9
+        _assert_uav_frames(backend.observe("uav"), fake)
 
         turned = backend.execute("uav", Action("TurnLeft", 15.0))
         assert turned.pose.yaw == pytest.approx(math.radians(15.0))
     finally:
         backend.close()
-
-
-def _assert_uav_frames(observation, fake: FakeAirSim) -> None:
-    vehicle = fake.vehicles[""]
-    for name, frame in observation.frames.items():
-        assert frame.rgb.shape == (12, 16, 3)
-        assert tuple(frame.rgb[0, 0]) == expected_rgb(vehicle.position, vehicle.yaw, name)
-        expected = -vehicle.position[2] if name == "down" else HORIZON_DEPTH_M
-        assert frame.depth.shape == (12, 16) and frame.depth[3, 3] == pytest.approx(expected)
 
 
 def test_images_are_fetched_off_the_only_thread_that_ticks(
@@ -152,7 +168,7 @@ def test_images_are_fetched_off_the_only_thread_that_ticks(
 def test_the_world_is_synchronous_while_bridged_and_asynchronous_after(
     fake: FakeAirSim, world: carla_standin.World
 ) -> None:
-    backend = _backend(fake, world, uav=aerialdojo_uav_rig(8, 8), ugv=UGV_RIG)
+    backend = _backend(fake, world, {"uav": UAV_RIG, "ugv": UGV_RIG})
     backend.reset("Town10HD", {"uav": UAV_START, "ugv": UGV_START})
     assert world.settings.synchronous_mode and world.settings.fixed_delta_seconds == TICK_S
     spawned = world.alive_actors()
@@ -184,15 +200,16 @@ def test_the_uav_stops_at_an_obstacle_with_a_collision(
         backend.close()
 
 
-def test_the_ugv_drives_on_the_road_sees_through_carla_cameras_and_collides(
+def test_the_ugv_drives_on_the_road_and_sees_through_carla_cameras(
     fake: FakeAirSim, world: carla_standin.World
 ) -> None:
-    backend = _backend(fake, world, ugv=UGV_RIG)
+    backend = _backend(fake, world, {"ugv": UGV_RIG})
     try:
         backend.reset("Town10HD", {"ugv": UGV_START})
         observation = backend.observe("ugv")
         front = observation.frames["front"]
-        transform = world.alive_actors()[0].get_transform()
+        vehicle = next(a for a in world.alive_actors() if a.type_id.startswith("vehicle."))
+        transform = vehicle.get_transform()
         assert tuple(front.rgb[0, 0]) == carla_standin.expected_ground_rgb(transform, "front")
         assert front.depth[0, 0] == pytest.approx(carla_standin.GROUND_VIEW_DEPTH_M, abs=1e-3)
         assert observation.sim_time_s == pytest.approx(world.elapsed)
@@ -202,13 +219,10 @@ def test_the_ugv_drives_on_the_road_sees_through_carla_cameras_and_collides(
         turned = backend.execute("ugv", Action("TurnLeft", 15.0))
         assert turned.pose.yaw == pytest.approx(math.radians(15.0))
         # Turning left in the map is turning towards -y in CARLA: yaw -15 deg there.
-        assert world.alive_actors()[0].get_transform().rotation.yaw == pytest.approx(-15.0)
+        assert vehicle.get_transform().rotation.yaw == pytest.approx(-15.0)
         backend.execute("ugv", Action("TurnRight", 15.0))
         with pytest.raises(InvalidActionError, match="drives on the ground"):
             backend.execute("ugv", Action("MoveUp", 1.0))
-        hit = backend.execute("ugv", Action("MoveForward", 5.0))
-        assert hit.collided and hit.collision_object == "bollard"
-        assert 9.0 < hit.pose.x < 13.0
     finally:
         backend.close()
 
@@ -235,12 +249,7 @@ def test_the_road_graph_follows_the_lanes_in_the_map_frame(
 def test_a_hung_airsim_is_a_fault_naming_host_and_port_and_reset_reconnects(
     fake: FakeAirSim, world: carla_standin.World
 ) -> None:
-    backend = CarlaAirBackend(
-        settings=_settings(fake.port, timeout_s=1.0),
-        rigs={"uav": aerialdojo_uav_rig(8, 8)},
-        seconds_per_action=1.0,
-        carla_client=carla_standin.Client(world),
-    )
+    backend = _backend(fake, world, server_timeout_s=1.0, frame_timeout_s=1.0)
     try:
         backend.reset("Town10HD", {"uav": UAV_START})
         fake.stop_answering()
@@ -260,7 +269,9 @@ def test_no_airsim_server_is_a_fault_naming_host_and_port(world: carla_standin.W
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     backend = CarlaAirBackend(
-        settings=_settings(port, timeout_s=1.0),
+        settings=CarlaAirSettings.from_parameters(
+            {"airsim_port": port, "server_timeout_s": 1.0, "server_attempts": 2}
+        ),
         rigs={"uav": aerialdojo_uav_rig(8, 8)},
         seconds_per_action=1.0,
         carla_client=carla_standin.Client(world),
@@ -279,15 +290,11 @@ def test_wrong_maps_scenes_agents_and_versions(
     with pytest.raises(UnknownSceneError, match="not 'Town03'"):
         backend.reset("Town03", {"uav": UAV_START})
     with pytest.raises(ConfigError, match=r"agents are uav and ugv; got \['boat'\]"):
-        CarlaAirBackend(settings=_settings(fake.port), rigs={"boat": UGV_RIG}, seconds_per_action=1)
+        _backend(fake, other, {"boat": UGV_RIG})
 
     older = carla_standin.World(airsim=fake)
-    backend = CarlaAirBackend(
-        settings=_settings(fake.port),
-        rigs={"uav": aerialdojo_uav_rig(8, 8)},
-        seconds_per_action=1.0,
-        carla_client=carla_standin.Client(older, server_version="0.9.15"),
-    )
+    client = carla_standin.Client(older, server_version="0.9.15", client_version="0.9.16")
+    backend = _backend(fake, older, client=client)
     with caplog.at_level(logging.WARNING):
         backend.reset("Town10HD", {"uav": UAV_START})
     backend.close()
@@ -296,6 +303,200 @@ def test_wrong_maps_scenes_agents_and_versions(
     )
 
 
+# -- what CARLA-Air does that the backend did not expect (issue 14) ------------------------
+
+
+def test_carla_airs_stock_settings_are_refused_naming_the_settings_file_to_install(
+    world: carla_standin.World,
+) -> None:
+    with FakeAirSim(ground_down=GROUND_DOWN) as stock:  # cameras "0" and "front_center" only
+        backend = _backend(stock, carla_standin.World(airsim=stock))
+        try:
+            with pytest.raises(ConfigError, match=r"camera 'front'.*settings\.json"):
+                backend.reset("Town10HD", {"uav": UAV_START})
+        finally:
+            backend.close()
+    small = settings_for_rig(aerialdojo_uav_rig(8, 6))  # the right cameras at another size
+    with FakeAirSim(small, ground_down=GROUND_DOWN) as server:
+        backend = _backend(server, carla_standin.World(airsim=server))
+        try:
+            with pytest.raises(ConfigError, match=r"'front'.*8x6.*16x12"):
+                backend.reset("Town10HD", {"uav": UAV_START})
+        finally:
+            backend.close()
+
+
+def test_a_uav_under_airsims_own_physics_is_refused_since_it_would_fall(
+    world: carla_standin.World,
+) -> None:
+    # FastPhysicsEngine (the default without PhysicsEngineName) drops a teleported drone.
+    with FakeAirSim(
+        _without_physics_engine(settings_for_rig(UAV_RIG)), ground_down=GROUND_DOWN
+    ) as fast:
+        backend = _backend(fast, carla_standin.World(airsim=fast))
+        try:
+            with pytest.raises(ConfigError, match=r"ExternalPhysicsEngine.*settings\.json"):
+                backend.reset("Town10HD", {"uav": UAV_START})
+                time.sleep(0.3)
+                held = backend.execute("uav", Action("MoveForward", 1.0))
+                assert held.pose.z == pytest.approx(UAV_START.z, abs=0.01), "the drone fell"
+        finally:
+            backend.close()
+
+
+def test_uav_and_ugv_frames_are_stamped_on_carlas_clock(
+    fake: FakeAirSim, world: carla_standin.World
+) -> None:
+    backend = _backend(fake, world, {"uav": UAV_RIG, "ugv": UGV_RIG})
+    clock = BridgeClock(step_s=1.0)
+    try:
+        backend.reset("Town10HD", {"uav": UAV_START, "ugv": UGV_START})
+        for agent in ("uav", "ugv", "uav"):
+            before = world.elapsed
+            observation = backend.observe(agent)
+            assert before <= observation.sim_time_s <= world.elapsed + 1e-9, agent
+            clock.stamp(observation.sim_time_s, reset=False)  # never goes back
+            backend.execute(agent, Action("MoveForward", 1.0))
+    finally:
+        backend.close()
+
+
+def test_the_ugv_stops_at_an_obstacle_it_drives_into(
+    fake: FakeAirSim, world: carla_standin.World
+) -> None:
+    backend = _backend(fake, world, {"ugv": UGV_RIG})
+    try:
+        backend.reset("Town10HD", {"ugv": Pose(6.0, 0.0, 0.0, 0.0)})
+        hit = backend.execute("ugv", Action("MoveForward", 10.0))  # the bollard is at x 13-14
+        assert hit.collided and hit.collision_object == "Static"
+        assert 6.0 < hit.pose.x < 13.0 - carla_standin.VEHICLE_EXTENT[0] + 0.01
+    finally:
+        backend.close()
+
+
+@pytest.mark.parametrize("traffic", ["remove", "synchronous"])
+def test_the_launchers_traffic_moves_only_with_the_worlds_ticks(
+    fake: FakeAirSim, traffic: str
+) -> None:
+    world = carla_standin.World(airsim=fake, traffic=(3, 2))
+    start = world.positions("vehicle.")
+    backend = _backend(fake, world, carla_air_traffic=traffic)
+    try:
+        backend.reset("Town10HD", {"uav": UAV_START})
+        for _ in range(2):
+            time.sleep(0.05)  # an agent thinking between steps: the world must not move
+            backend.execute("uav", Action("MoveUp", 1.0))
+            backend.observe("uav")
+        moved = world.positions("vehicle.")
+        if traffic == "remove":
+            assert moved == {}
+        else:
+            assert len(moved) == 3
+            driven = carla_standin.TRAFFIC_SPEED_M_S * TICK_S * world.frame
+            for car, (x, _) in moved.items():
+                assert x - start[car][0] == pytest.approx(driven), "moved by ticks alone"
+        # Walkers get new destinations from the launcher's wall clock (auto_traffic.py).
+        assert world.positions("walker.") == {}
+    finally:
+        backend.close()
+
+
+def test_a_source_built_server_needs_carla_airs_own_client_module(
+    fake: FakeAirSim, world: carla_standin.World
+) -> None:
+    pypi = carla_standin.Client(world, client_version=carla_standin.PYPI_CLIENT)
+    backend = _backend(fake, world, client=pypi)
+    try:
+        with pytest.raises(ConfigError, match=r"d70247b.*0\.9\.16.*bootstrap_backend\.sh"):
+            backend.reset("Town10HD", {"uav": UAV_START})
+    finally:
+        backend.close()
+
+
+def test_a_start_under_a_roof_is_refused_instead_of_lifted_onto_it() -> None:
+    # An overpass 40 m up over the start (CARLA z 30): AirSim down -12.55 .. -11.55.
+    overpass = Box("overpass", (170.0, -170.0, -12.55), (200.0, -150.0, -11.55))
+    with FakeAirSim(settings_for_rig(UAV_RIG), (overpass,), ground_down=GROUND_DOWN) as server:
+        backend = _backend(server, carla_standin.World(airsim=server))
+        try:
+            with pytest.raises(
+                SimulatorFaultError, match=r"lifted the uav from z=30\.00 m to 40\.0\d m"
+            ):
+                backend.reset("Town10HD", {"uav": UAV_START})
+        finally:
+            backend.close()
+
+
+def test_a_reset_after_a_fault_leaves_one_ugv_in_the_world(
+    fake: FakeAirSim, world: carla_standin.World
+) -> None:
+    backend = _backend(
+        fake, world, {"uav": UAV_RIG, "ugv": UGV_RIG}, server_timeout_s=1.0, frame_timeout_s=1.0
+    )
+    try:
+        backend.reset("Town10HD", {"uav": UAV_START, "ugv": UGV_START})
+        fake.stop_answering()
+        with pytest.raises(SimulatorFaultError):
+            backend.execute("uav", Action("MoveUp", 1.0))
+        fake.resume_answering()
+        backend.reset("Town10HD", {"uav": UAV_START, "ugv": UGV_START})
+        kinds = sorted(actor.type_id for actor in world.alive_actors())
+        assert kinds == [
+            "sensor.camera.depth",
+            "sensor.camera.rgb",
+            "sensor.other.collision",
+            "vehicle.tesla.model3",
+        ]
+    finally:
+        backend.close()
+    assert world.alive_actors() == []
+
+
+def test_a_blocked_uav_move_is_not_hit_again_while_the_world_ticks(
+    fake: FakeAirSim, world: carla_standin.World
+) -> None:
+    # With ExternalPhysicsEngine the body stays where the blocked move sent it, behind the
+    # tower, and each tick's sweep hits the tower again (MultirotorPawnSimApi.cpp).
+    backend = _backend(fake, world)
+    try:
+        backend.reset("Town10HD", {"uav": UAV_START})
+        assert backend.execute("uav", Action("MoveForward", 10.0)).collided
+        backend.observe("uav")
+        assert not backend.execute("uav", Action("MoveUp", 1.0)).collided
+    finally:
+        backend.close()
+
+
 def test_depth_of_the_default_offset_is_town10hd() -> None:
-    assert (TOWN10HD_OFFSET.dx, TOWN10HD_OFFSET.dy, TOWN10HD_OFFSET.dz) == (172.20, -183.86, 27.45)
-    assert np.isfinite(TOWN10HD_OFFSET.dz)
+    settings = CarlaAirSettings.from_parameters({})
+    assert (settings.offset.dx, settings.offset.dy, settings.offset.dz) == (
+        172.20,
+        -183.86,
+        27.45,
+    )
+    assert np.isfinite(settings.offset.dz)
+
+
+def test_the_doctor_passes_a_carla_air_that_works_and_names_the_fix_of_stock_settings(
+    fake: FakeAirSim, world: carla_standin.World
+) -> None:
+    backend = _backend(fake, world, {"uav": UAV_RIG, "ugv": UAV_RIG})
+    try:
+        checks = doctor.diagnose(backend, ["uav", "ugv"], seconds_per_action=1.0)
+    finally:
+        backend.close()
+    print(doctor.format_table(checks))
+    assert [check.name for check in checks if not check.passed] == []
+    assert [check.name for check in checks][-1] == "one clock"
+    assert checks[0].detail.startswith("CARLA d70247b (client d70247b), AirSim RPC 1 with Ext")
+
+    with FakeAirSim(ground_down=GROUND_DOWN) as stock:
+        backend = _backend(stock, carla_standin.World(airsim=stock))
+        try:
+            checks = doctor.diagnose(backend, ["uav"], seconds_per_action=1.0)
+        finally:
+            backend.close()
+    print(doctor.format_table(checks))
+    (server,) = checks
+    assert not server.passed and "PhysicsEngineName is 'FastPhysicsEngine'" in server.detail
+    assert server.fix.startswith("install config/carla_air/settings.json")

@@ -1,4 +1,4 @@
-"""Connection attempts, faults that name the server, version warnings, bridge settings."""
+"""Connection attempts, faults that name the server, version warnings."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from aerialdojo.sim.remote.connection import (
     check_version,
     connect_with_retries,
     fault,
-    setting,
 )
 
 ENDPOINT = Endpoint("AirSim", "10.1.2.3", 41451)
@@ -76,10 +75,8 @@ def test_versions_warn_on_a_different_release(caplog: pytest.LogCaptureFixture) 
     assert caplog.records[0].getMessage() == warning
 
 
-def test_bridge_settings_take_defaults_and_refuse_wrong_types() -> None:
-    assert setting({}, "airsim_port", 41451) == 41451
-    assert setting({"server_timeout_s": 3}, "server_timeout_s", 10.0) == 3.0
-    with pytest.raises(ConfigError, match=r"sim_bridge.airsim_port: expected int, got '41451'"):
-        setting({"airsim_port": "41451"}, "airsim_port", 41451)
+def test_a_call_policy_refuses_what_cannot_be_waited_for() -> None:
     with pytest.raises(ConfigError, match=r"server_timeout_s=0\.0 must be positive"):
-        CallPolicy(timeout_s=0.0)
+        CallPolicy(timeout_s=0.0, attempts=1, backoff_s=0.1)
+    with pytest.raises(ConfigError, match=r"server_attempts=0 must be at least 1"):
+        CallPolicy(timeout_s=1.0, attempts=0, backoff_s=0.1)

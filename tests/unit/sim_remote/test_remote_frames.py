@@ -9,7 +9,6 @@ import pytest
 from aerialdojo.errors import ConfigError
 from aerialdojo.geometry import Pose
 from aerialdojo.sim.remote.frames import (
-    TOWN10HD_OFFSET,
     CarlaPose,
     MapOffset,
     carla_to_map,
@@ -48,6 +47,9 @@ def test_carla_is_the_map_mirrored_in_y_with_clockwise_degrees() -> None:
     back = carla_to_map(carla)
     assert (back.x, back.y, back.z) == (10.0, -20.0, 5.0)
     assert back.yaw == pytest.approx(math.radians(30.0))
+
+
+TOWN10HD_OFFSET = MapOffset(172.20, -183.86, 27.45)
 
 
 def test_town10hd_offset_is_the_documented_formula() -> None:

@@ -50,6 +50,21 @@ def test_projectairsim_half_float_depth_with_no_hit_as_infinity() -> None:
         depth_from_projectairsim({**message, "data": depth.tobytes()[:10]}, "down")
 
 
+def test_projectairsim_public_depth_is_floats_in_data_float() -> None:
+    # The public server: 32FC1 floats in data_float, data empty (ImagePackingAsyncTask.cpp);
+    # 65504 is where the half-float depth target saturates.
+    floats = [2.0, 0.0, 65504.0, 7.5, 1.0, 3.0]
+    message = {"encoding": "32FC1", "height": 2, "width": 3, "data": b"", "data_float": floats}
+    decoded = depth_from_projectairsim(message, "down")
+    assert decoded.dtype == np.float32 and decoded.shape == (2, 3)
+    assert decoded[0, 0] == 2.0 and decoded[1, 0] == 7.5
+    assert np.isinf(decoded[0, 1]) and np.isinf(decoded[0, 2])
+    as_bytes = {**message, "data": np.asarray(floats, "<f4").tobytes(), "data_float": []}
+    assert np.array_equal(depth_from_projectairsim(as_bytes, "down"), decoded)
+    with pytest.raises(SimulatorFaultError, match=r"down: 5 values for a 2x3 image"):
+        depth_from_projectairsim({**message, "data_float": floats[:5]}, "down")
+
+
 def test_carla_bgra_colour_and_24_bit_depth() -> None:
     bgra = np.zeros((2, 3, 4), dtype=np.uint8)
     bgra[:, :, :3] = RGB[:, :, ::-1]

@@ -28,11 +28,19 @@ def view(size: int = 64, seed: int = 0) -> ViewData:
     )
 
 
-def observation(size: int = 64, seed: int = 0) -> AgentObservation:
-    views = {
-        name: view(size, seed + k) for k, name in enumerate(("front", "left", "right", "down"))
-    }
-    return AgentObservation(views=views, odometry=Pose(1.0, 2.0, 3.0, 0.0))
+def observation(
+    size: int = 64,
+    seed: int = 0,
+    views: tuple[str, ...] = ("front",),
+    *,
+    odometry: bool = False,
+) -> AgentObservation:
+    """An observation set as the node gives it: the task's views (AerialDojo-200K's
+    protocol: the front view) and odometry only where the task gives it."""
+    return AgentObservation(
+        views={name: view(size, seed + k) for k, name in enumerate(views)},
+        odometry=Pose(1.0, 2.0, 3.0, 0.0) if odometry else None,
+    )
 
 
 @pytest.fixture

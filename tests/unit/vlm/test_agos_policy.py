@@ -1,6 +1,6 @@
 """The AGOS model agents (AGOS-Bench, appendix A.4) against a real HTTP chat server: the
-role prompts, the UGV's stage-conditioned user prompt, the Baseline variant chosen from the
-task's action set, the legal-now checks with repair turns, and the fallback."""
+role prompts, the UGV's stage-conditioned user prompt, the Baseline variant the task's mode
+names, the legal-now checks (budgets included) with repair turns, and the fallback."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from PIL import Image
 
 from aerialdojo.agents.observation import ViewData
 from aerialdojo.agents.plugins import agos_policy
-from aerialdojo.agents.vlm.agos_policy import VlmAgosPolicy, search_anchor
+from aerialdojo.agents.vlm.agos_policy import VlmAgosPolicy
 from aerialdojo.agos.episodes import AgosEpisode, load_agos_suite
 from aerialdojo.agos.grid import overlay_grid
 from aerialdojo.agos.planning import road_options
@@ -26,19 +26,21 @@ from aerialdojo.agos.policies import (
     AgosTask,
     CandidateView,
     Decision,
-    TeamMessage,
+    search_anchor,
 )
 from aerialdojo.agos.sensors import RING_VIEWS
 from aerialdojo.agos.town import town_map
 from aerialdojo.agos.vocabulary import (
-    ABLATIONS,
     ANNOTATE_CANDIDATE,
+    ANNOTATION_BUDGET,
     CONFIRM,
+    CONFIRMATION_BUDGET,
     GO_TO_CANDIDATE,
+    MODE_AGENT,
+    MODE_BASELINE,
     MOVE_TO_ROAD_WAYPOINT,
     MOVE_TO_UAV_WAYPOINT,
     STOP_OBSERVE,
-    TOOL_ACTIONS,
     UAV,
     UGV,
     WAIT,
@@ -46,6 +48,7 @@ from aerialdojo.agos.vocabulary import (
 )
 from aerialdojo.errors import ConfigError
 from aerialdojo.params import NODE_PARAMETERS
+from aerialdojo.protocols.referee import TeammateMessage
 from aerialdojo.tasks.suite import resolve_suite
 
 NODES = {UAV: "agos_uav_agent", UGV: "ugv_agent"}
@@ -57,12 +60,15 @@ def episode() -> AgosEpisode:
 
 
 def _task(
-    episode: AgosEpisode, agent: str, *, baseline: bool = False, ablation: str = "full"
+    episode: AgosEpisode,
+    agent: str,
+    *,
+    mode: str = MODE_AGENT,
+    annotation_budget: int = ANNOTATION_BUDGET,
 ) -> AgosTask:
-    def actions(role: str) -> tuple[str, ...]:
-        names = action_set(role, ablation)
-        return tuple(a for a in names if a not in TOOL_ACTIONS) if baseline else names
-
+    """The task an agent node hands its policy, with the task manager's default budgets."""
+    actions = action_set(agent, mode=mode)
+    budgets = {ANNOTATE_CANDIDATE: annotation_budget, CONFIRM: CONFIRMATION_BUDGET}
     return AgosTask(
         episode_id=episode.episode_id,
         agent=agent,
@@ -70,10 +76,19 @@ def _task(
         region=episode.region,
         instruction="find the vehicle",
         reference_images=(np.full((16, 16, 3), (200, 30, 30), np.uint8),),
-        actions=actions(agent),
-        team_actions=actions(UAV) + actions(UGV),
+        actions=actions,
+        mode=mode,
+        max_uses={action: uses for action, uses in budgets.items() if action in actions},
         action_budget=80,
         success_radius_m=20.0,
+    )
+
+
+def _uav_said(*texts: str) -> tuple[TeammateMessage, ...]:
+    """Messages the UAV's decisions carried, numbered as the task manager delivers them."""
+    return tuple(
+        TeammateMessage(sender=UAV, receiver=UGV, text=text, sequence=number)
+        for number, text in enumerate(texts, start=1)
     )
 
 
@@ -135,7 +150,8 @@ def test_the_uav_sees_its_grid_image_status_and_waypoints_and_annotates_a_cell(
     assert "5x5 grid overlay" in system and "fixed altitude of 80 m" in system
     assert f"- {ANNOTATE_CANDIDATE}: mark exactly one grid cell" in system
     text = _texts(server)[0]
-    assert "Step 3/80" in text and "annotations used 0" in text and "active candidate: none" in text
+    assert "Step 3/80" in text and "annotations used 0/5" in text
+    assert "active candidate: none" in text
     options = policy._task.town.uav_grid.options(  # type: ignore[union-attr]
         episode.uav_start.x, episode.uav_start.y, episode.region
     )
@@ -189,6 +205,7 @@ def test_the_ugv_prompt_follows_the_stages_of_the_handoff(
     free, alert, arrival, six_view, after = _texts(server)
     assert "Free exploration. No candidate is active." in free and "Candidates: none" in free
     assert "observation mode driving" in free and "remaining decision budget 77" in free
+    assert "remaining confirmation budget 1" in free
     assert "Priority Alert. A UAV candidate C001 has been reported" in alert
     assert "recommended action is GO_TO_CANDIDATE with candidate ID C001" in alert
     assert "C001 active at (" in alert
@@ -207,7 +224,7 @@ def test_the_ugv_prompt_follows_the_stages_of_the_handoff(
     assert _images(server.received[0].body)[0][0] == "Forward view:"
 
 
-def test_without_the_tool_actions_the_agents_run_the_baseline_prompts(
+def test_in_the_baseline_mode_the_agents_run_the_baseline_prompts(
     episode: AgosEpisode,
 ) -> None:
     """AGOS-Bench, appendix A.4.2: no candidate tools, no grid, no memory; the UAV waits and
@@ -226,15 +243,15 @@ def test_without_the_tool_actions_the_agents_run_the_baseline_prompts(
     with ChatServer(script) as server:
         uav = _policy(server, UAV)
         ugv = _policy(server, UGV)
-        uav.reset(_task(episode, UAV, baseline=True))
-        ugv.reset(_task(episode, UGV, baseline=True))
+        uav.reset(_task(episode, UAV, mode=MODE_BASELINE))
+        ugv.reset(_task(episode, UGV, mode=MODE_BASELINE))
         assert uav.baseline and ugv.baseline
         for number in (1, 3, 5):
             decision = uav.act(
                 AgosObservation(pose=episode.uav_start, views=_uav_views(), decision=number)
             )
-        said = TeamMessage(sender=UAV, kind="free_text", text="at (12.5, -40.0)")
-        ugv.act(AgosObservation(pose=episode.ugv_start, views=_ugv_views(), messages=(said,)))
+        said = _uav_said("at (12.5, -40.0)")
+        ugv.act(AgosObservation(pose=episode.ugv_start, views=_ugv_views(), messages=said))
     assert decision == Decision(WAIT)
     uav_system = server.received[0].body["messages"][0]["content"]
     assert "CLEAR_MATCH, AMBIGUOUS or NONE" in uav_system and "5x5 grid" not in uav_system
@@ -250,12 +267,23 @@ def test_without_the_tool_actions_the_agents_run_the_baseline_prompts(
     assert "Never output GO_TO_CANDIDATE" in ugv_system
 
 
-@pytest.mark.parametrize("ablation", ABLATIONS)
-def test_every_ablation_keeps_a_tool_so_only_a_toolless_team_is_the_baseline(
-    episode: AgosEpisode, ablation: str
-) -> None:
-    assert not _task(episode, UGV, ablation=ablation).baseline
-    assert _task(episode, UGV, ablation=ablation, baseline=True).baseline
+def test_an_annotation_beyond_the_budget_is_not_offered(episode: AgosEpisode) -> None:
+    script = Script.sequence(
+        [
+            Reply(text='{"action": "ANNOTATE_CANDIDATE", "argument": "C3"}'),
+            Reply(text='{"action": "ANNOTATE_CANDIDATE", "argument": "C3"}'),
+        ]
+    )
+    with ChatServer(script) as server:
+        policy = _policy(server, UAV, vlm_repair_turns=0, vlm_fallback=WAIT)
+        policy.reset(_task(episode, UAV, annotation_budget=1))
+        views = _uav_views()
+        first = policy.act(AgosObservation(pose=episode.uav_start, views=views))
+        second = policy.act(AgosObservation(pose=episode.uav_start, views=views))
+    assert first.action == ANNOTATE_CANDIDATE and second == Decision(WAIT)
+    before, after = _texts(server)
+    assert "annotations used 0/1" in before and "annotations used 1/1" in after
+    assert ANNOTATE_CANDIDATE not in after.split("Available Actions: ")[1]
 
 
 def test_a_decision_not_legal_now_is_repaired_then_falls_back_to_wait(
@@ -287,10 +315,6 @@ def test_the_fallback_must_be_an_action_of_the_role_without_argument() -> None:
 
 
 def test_the_search_anchor_is_the_newest_coordinate_the_uav_sent() -> None:
-    messages = (
-        TeamMessage(sender=UAV, kind="initial", text="UAV at (10.0, 20.0)"),
-        TeamMessage(sender=UAV, kind="free_text", text="nothing here"),
-        TeamMessage(sender=UAV, kind="free_text", text="clear match below me: -35.5, 7"),
-    )
+    messages = _uav_said("UAV at (10.0, 20.0)", "nothing here", "clear match below me: -35.5, 7")
     assert search_anchor(messages) == (-35.5, 7.0)
     assert search_anchor(messages[1:2]) is None

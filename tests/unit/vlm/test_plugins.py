@@ -92,3 +92,17 @@ def test_the_agos_nodes_take_plugins_of_the_agos_protocol(plugin_module: str) ->
         agent_policy(
             "agos_uav_agent", {**values, "policy": f"{plugin_module}:NotAPolicy"}, "agos_uav"
         )
+
+
+def test_the_citynav_node_takes_plugins_beside_its_map_policies(plugin_module: str) -> None:
+    values = {spec.name: spec.default for spec in NODE_PARAMETERS["citynav_agent"]}
+    plugin = agent_policy("citynav_agent", {**values, "policy": f"{plugin_module}:Spinner"}, "c")
+    assert type(plugin).__name__ == "Spinner"
+    # The GSM and colour policies act on the map the node builds, not through Policy.
+    assert agent_policy("citynav_agent", {**values, "policy": "gsm"}, "c") is None
+    replay = {**values, "policy": "oracle", "oracle_suite": "citynav_mini"}
+    oracle = agent_policy("citynav_agent", replay, "c")
+    assert getattr(oracle, "privileged", False)
+    assert validate_parameters("citynav_agent", {"policy": "pkg.mod:Cls"}, "citynav.yaml")
+    with pytest.raises(ConfigError, match=r"citynav_agent\.policy"):
+        agent_policy("citynav_agent", {**values, "policy": "nowhere.mod:X"}, "citynav_agent")

@@ -4,6 +4,7 @@ counted as decisions, the fallback, transcripts, their replay and the usage they
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,28 @@ def test_a_decision_shows_the_papers_prompt_and_the_front_rgbd(
     images = [p for p in user["content"] if p["type"] == "image_url"]
     assert len(images) == 2  # front RGB and front depth
     assert images[0]["image_url"]["url"].startswith("data:image/png;base64,")
+
+
+def test_the_prompt_shows_the_views_and_odometry_the_task_gives(goal: GoalDescription) -> None:
+    """AerialDojo-200K's protocol is the front view without odometry; a run that gives four
+    views and start-relative odometry (task_manager.observation, odometry) says so."""
+    four = ("front", "left", "right", "down")
+    replies = [Reply(text='{"action": "TurnLeft", "magnitude": 15}')] * 2
+    with ChatServer(Script.sequence(replies)) as server:
+        policy = uav_policy(_parameters(vlm_base_url=server.base_url), "uav_agent")
+        policy.reset(replace(goal, views=("front",), odometry=False))
+        policy.act(observation())
+        policy.reset(replace(goal, views=four, odometry=True))
+        policy.act(observation(views=four, odometry=True))
+    settings = ((("front",), False), (four, True))
+    for request, (views, odometry) in zip(server.received, settings, strict=True):
+        system, user = request.body["messages"]
+        labels = [part["text"] for part in user["content"] if part["type"] == "text"][1:]
+        assert labels == [f"{name} view, {kind}:" for name in views for kind in ("RGB", "depth")]
+        assert f"your {', '.join(views)} camera(s)" in system["content"]
+        assert ("- Odometry:" in system["content"]) is odometry
+        shown = "Odometry: x 1.0 m forward, y 2.0 m left, z 3.0 m up" in user["content"][0]["text"]
+        assert shown is odometry
 
 
 def test_malformed_and_illegal_replies_get_repair_turns_then_the_fallback(

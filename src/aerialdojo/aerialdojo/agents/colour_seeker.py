@@ -267,9 +267,10 @@ def free_distance(view: ViewData | None, settings: SeekerSettings) -> float:
 
 
 def _turn_toward_start(observation: AgentObservation, roam_radius_m: float) -> Action | None:
-    """A turn toward the start when the agent has roamed too far and is not facing back."""
+    """A turn toward the start when the agent has roamed too far and is not facing back;
+    never without odometry."""
     odometry = observation.odometry
-    if math.hypot(odometry.x, odometry.y) <= roam_radius_m:
+    if odometry is None or math.hypot(odometry.x, odometry.y) <= roam_radius_m:
         return None
     home = math.atan2(-odometry.y, -odometry.x)
     off = math.degrees(wrap_angle(home - odometry.yaw))

@@ -26,12 +26,14 @@ class AgentObservation:
     """One synchronized observation set.
 
     Attributes:
-        views: view name -> data (front, left, right, down for the AerialDojo UAV).
-        odometry: pose relative to the episode start (no GPS in AerialDojo).
+        views: view name -> data: the views the task gives the agent (AerialDojo-200K's
+            protocol: front only; four_views: front, left, right, down).
+        odometry: pose relative to the episode start (no GPS in AerialDojo); None where
+            the task gives no odometry (the AerialDojo-200K protocol).
     """
 
     views: dict[str, ViewData]
-    odometry: Pose
+    odometry: Pose | None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,6 +45,9 @@ class GoalDescription:
             episode has the same one).
         action_budget: actions the episode allows, Stop included (TaskSpec; 0: not told).
         success_radius_m: the radius the agent is told to stop within (0: not told).
+        views: the views every observation set of the episode will hold, in the task's
+            order (AerialDojo-200K's protocol: the front view).
+        odometry: whether observation sets carry odometry (AerialDojo-200K's protocol: no).
     """
 
     episode_id: str = ""
@@ -53,6 +58,8 @@ class GoalDescription:
     reference_images: list[np.ndarray] = field(default_factory=list)
     action_budget: int = 0
     success_radius_m: float = 0.0
+    views: tuple[str, ...] = ()
+    odometry: bool = False
 
 
 class Policy(Protocol):

@@ -15,11 +15,15 @@ from pathlib import Path
 from aerialdojo.actions import STOP, Action
 from aerialdojo.agents.observation import AgentObservation, GoalDescription
 from aerialdojo.errors import ConfigError
-from aerialdojo.tasks.suite import Suite, load_suite, resolve_suite
+from aerialdojo.protocols import SuiteLike, load_suite
+from aerialdojo.tasks.suite import resolve_suite
 
 
 class ReferenceReplayPolicy:
     """Replays the reference actions of the episode it is given, then Stop.
+
+    Any benchmark's suite whose episodes carry a ``reference`` with ``actions`` will do
+    (AerialDojo, CityNav).
 
     Args:
         suite: the suite (shipped name or path) holding the episodes' references.
@@ -33,7 +37,7 @@ class ReferenceReplayPolicy:
     privileged = True
 
     def __init__(self, suite: str | Path) -> None:
-        self.suite: Suite = load_suite(resolve_suite(suite))
+        self.suite: SuiteLike = load_suite(resolve_suite(suite))[1]
         #: What the run's report says the policy read.
         self.description = f"reference actions of {suite}"
         self._actions: deque[Action] = deque()

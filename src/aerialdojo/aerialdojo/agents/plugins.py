@@ -1,6 +1,7 @@
 """Policies by name, for every agent node: the shipped ones, the model agents, or any class
-implementing the node's protocol (``Policy`` for ``uav_agent``, ``agos.policies.AgosPolicy``
-for the AGOS nodes) named as ``package.module:ClassName`` (bring your own policy)."""
+implementing the node's protocol (``Policy`` for ``uav_agent`` and ``citynav_agent``,
+``agos.policies.AgosPolicy`` for the AGOS nodes) named as ``package.module:ClassName`` (bring
+your own policy)."""
 
 from __future__ import annotations
 
@@ -91,21 +92,46 @@ def uav_policy(values: Mapping[str, Any], where: str) -> Policy:
     Raises:
         ConfigError: a policy that cannot be built, naming ``<where>.<parameter>``.
     """
-    # Imported here: the model agent pulls in the openai SDK, which other policies never need.
-    from aerialdojo.agents.colour_seeker import ColourSeekerPolicy  # noqa: PLC0415
-    from aerialdojo.agents.oracle import ReferenceReplayPolicy  # noqa: PLC0415
-
-    name, seed = str(values["policy"]), int(values["seed"])
+    name = str(values["policy"])
     if name == "colour_seeker":
-        return ColourSeekerPolicy(seed=seed)
-    if name == "oracle":
-        return ReferenceReplayPolicy(str(values["oracle_suite"]))
-    if name != "vlm":
-        plugin: Policy = make_plugin_policy(name, seed, f"{where}.policy")
-        return plugin
-    from aerialdojo.agents.vlm.aerialdojo_policy import vlm_aerialdojo_policy  # noqa: PLC0415
+        from aerialdojo.agents.colour_seeker import ColourSeekerPolicy  # noqa: PLC0415
 
-    return vlm_aerialdojo_policy(values, where)
+        return ColourSeekerPolicy(seed=int(values["seed"]))
+    if name == "vlm":
+        # Imported here: the model agent pulls in the openai SDK, which other policies never
+        # need.
+        from aerialdojo.agents.vlm.aerialdojo_policy import vlm_aerialdojo_policy  # noqa: PLC0415
+
+        return vlm_aerialdojo_policy(values, where)
+    return _replay_or_plugin(values, where)
+
+
+#: The ``citynav_agent`` policies that act on the geographic semantic map the node builds
+#: (``citynav.policies``), not through the ``Policy`` protocol.
+CITYNAV_MAP_POLICIES = ("gsm", "colour")
+
+
+def citynav_policy(values: Mapping[str, Any], where: str) -> Policy | None:
+    """The ``Policy`` a ``citynav_agent`` node's parameters name (the oracle or a plug-in,
+    given the nadir view and the map-frame pose); None for ``CITYNAV_MAP_POLICIES``.
+
+    Raises:
+        ConfigError: a plug-in that cannot be built, naming ``<where>.policy``.
+    """
+    if values["policy"] in CITYNAV_MAP_POLICIES:
+        return None
+    return _replay_or_plugin(values, where)
+
+
+def _replay_or_plugin(values: Mapping[str, Any], where: str) -> Policy:
+    """The oracle (``policy: oracle``) or the ``package.module:ClassName`` plug-in."""
+    name = str(values["policy"])
+    if name == "oracle":
+        from aerialdojo.agents.oracle import ReferenceReplayPolicy  # noqa: PLC0415
+
+        return ReferenceReplayPolicy(str(values["oracle_suite"]))
+    plugin: Policy = make_plugin_policy(name, int(values["seed"]), f"{where}.policy")
+    return plugin
 
 
 def agos_policy(agent: str, values: Mapping[str, Any], where: str) -> AgosPolicy:
@@ -132,16 +158,21 @@ def agos_policy(agent: str, values: Mapping[str, Any], where: str) -> AgosPolicy
     return vlm_agos_policy(agent, values, where)
 
 
-def agent_policy(node: str, values: Mapping[str, Any], where: str) -> Policy | AgosPolicy:
-    """The policy of the agent node ``node`` (``uav_agent``, ``agos_uav_agent`` or
-    ``ugv_agent``), built from its parameters: how ``aerialdojo eval`` checks a config's
-    policies before anything starts.
+#: Every agent node that builds its policy here.
+POLICY_NODES = ("uav_agent", "citynav_agent", *AGOS_NODES)
+
+
+def agent_policy(node: str, values: Mapping[str, Any], where: str) -> Policy | AgosPolicy | None:
+    """The policy of the agent node ``node`` (one of ``POLICY_NODES``), built from its
+    parameters: how ``aerialdojo eval`` checks a config's policies before anything starts.
 
     Raises:
-        ConfigError: as ``uav_policy`` and ``agos_policy``.
+        ConfigError: as ``uav_policy``, ``citynav_policy`` and ``agos_policy``.
     """
     if node in AGOS_NODES:
         return agos_policy(AGOS_NODES[node], values, where)
+    if node == "citynav_agent":
+        return citynav_policy(values, where)
     return uav_policy(values, where)
 
 

@@ -287,6 +287,7 @@ def load_agos_suite(path: str | Path) -> AgosSuite:
     unknown = sorted(set(selection or []) - set(ids))
     if unknown:
         problems.append(f"{path}: default_selection names unknown episodes {unknown}")
+    problems += _shared_test_towns(path, episodes)
     if problems:
         raise TaskFileError(str(path), problems)
     return AgosSuite(
@@ -296,6 +297,17 @@ def load_agos_suite(path: str | Path) -> AgosSuite:
         default_selection=tuple(selection),
         episodes=tuple(episodes),
     )
+
+
+def _shared_test_towns(path: Path, episodes: list[AgosEpisode]) -> list[str]:
+    """Towns holding test episodes and training or validation episodes too: AGOS-Bench
+    tests on "a disjoint town"."""
+    test = {episode.scene for episode in episodes if episode.split == "test"}
+    other = {episode.scene for episode in episodes if episode.split != "test"}
+    return [
+        f"{path}: town {town} holds test and train/val episodes; test towns must be disjoint"
+        for town in sorted(test & other)
+    ]
 
 
 def save_agos_suite(

@@ -19,7 +19,8 @@ from aerialdojo.agos.grid import Region
 from aerialdojo.agos.oracle import TownOracle
 from aerialdojo.agos.planning import UGV_HEIGHT_M
 from aerialdojo.agos.sensors import uav_rig, ugv_ring
-from aerialdojo.agos.town import Town, load_town, shape_class
+from aerialdojo.agos.town import SPLIT_TOWNS, Town, load_town, shape_class
+from aerialdojo.errors import ConfigError
 from aerialdojo.geometry import Pose
 from aerialdojo.sim.annotations import TargetObject
 from aerialdojo.sim.backend import CameraSpec
@@ -191,10 +192,32 @@ def generate_episode(
     )
 
 
+def check_split_town(split: str, town_name: str) -> None:
+    """Refuse episodes of ``split`` on a town that split does not use, so that test towns
+    stay disjoint from training and validation towns (``town.SPLIT_TOWNS``).
+
+    Raises:
+        ConfigError: an unknown split, or a town of another split.
+    """
+    towns = SPLIT_TOWNS.get(split)
+    if towns is None:
+        raise ConfigError(f"split {split!r} is not one of {', '.join(SPLIT_TOWNS)}")
+    if town_name not in towns:
+        raise ConfigError(
+            f"split {split} uses town(s) {', '.join(towns)}, not {town_name}: test towns stay "
+            "disjoint from training and validation towns (AGOS-Bench, 'Expert Dataset')"
+        )
+
+
 def generate_suite(
     out_dir: Path, *, town_name: str, per_setting: int, split: str, seed: int, name: str
 ) -> Path:
-    """Write ``out_dir/suite.json`` with ``per_setting`` episodes of every setting."""
+    """Write ``out_dir/suite.json`` with ``per_setting`` episodes of every setting.
+
+    Raises:
+        ConfigError: ``town_name`` is not a town of ``split`` (``check_split_town``).
+    """
+    check_split_town(split, town_name)
     town = load_town(town_name)
     rng = np.random.default_rng(seed)
     episodes: list[AgosEpisode] = []

@@ -20,6 +20,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import lil_matrix
 
 from aerialdojo.agos.grid import Region
+from aerialdojo.agos.schedule import UAV_SPEED_MPS, UGV_SPEED_MPS
 from aerialdojo.agos.town import TownMap
 from aerialdojo.errors import ConfigError
 
@@ -57,9 +58,6 @@ class VehicleGraph:
             raise ConfigError(f"{self.name}: some waypoint cannot be reached from another")
 
 
-#: Travel speeds of the expert platforms (m/s); AGOS-Bench gives none, so these are ours.
-UAV_SPEED_MPS = 10.0
-UGV_SPEED_MPS = 6.0
 #: Half side of the square a waypoint's visible range covers: the UAV's grid cell, and an
 #: equal square around a UGV anchor.
 UAV_VISIBLE_HALF_M = 20.0

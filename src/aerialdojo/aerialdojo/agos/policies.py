@@ -2,14 +2,16 @@
 ``AgosObservation`` per decision) and gets back (``Decision``), behind the ``AgosPolicy``
 protocol; and the image-driven policies (the role-conditioned UAV and UGV decision makers of
 AGOS-Bench, without a VLM): colour and shape evidence from the rendered views against the
-reference images, and the search-handoff-verify workflow on top. Every policy sees only what
-its agent sees (its own views, its map-frame pose, the public town map, the shared candidates,
-its teammate's messages), never ground truth.
+reference images, and the search-handoff-verify workflow on top, or, in the Baseline mode,
+the message-based coordination of AGOS-Bench, appendix A.4.2. Every policy sees only what
+its agent sees (its own views, its map-frame pose, the public town map, the shared
+candidates, the teammate's messages), never ground truth.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -27,15 +29,17 @@ from aerialdojo.agos.vocabulary import (
     ANNOTATE_CANDIDATE,
     CONFIRM,
     GO_TO_CANDIDATE,
+    MODE_AGENT,
+    MODE_BASELINE,
     MOVE_TO_ROAD_WAYPOINT,
     MOVE_TO_UAV_WAYPOINT,
     REJECT,
     STOP_OBSERVE,
-    TOOL_ACTIONS,
     WAIT,
 )
 from aerialdojo.errors import ConfigError
 from aerialdojo.geometry import Pose
+from aerialdojo.protocols.referee import TeammateMessage
 
 #: Hue histogram bins of the reference colour, and the tolerance of a match (degrees).
 _HUE_BIN_DEG = 10.0
@@ -58,12 +62,53 @@ CENTRED_M = 30.0
 
 @dataclass(frozen=True)
 class Decision:
-    """One decision: an action, its argument ("" where it takes none) and a short message to
-    the teammate ("" for none; AGOS-Bench: coordination through natural-language messages)."""
+    """One decision: an action, its argument ("" where it takes none) and a message to the
+    teammate sent with it ("" none)."""
 
     action: str
     argument: str = ""
     message: str = ""
+
+
+#: A place a message names: "(x, y)" in metres (parentheses optional, as a model may write it).
+_POINT = re.compile(r"\(?\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*\)?")
+
+
+def anchor_message(pose: Pose) -> str:
+    """The Baseline UAV's message over a centred match: its own position as an approximate
+    search anchor (AGOS-Bench, appendix A.4.2)."""
+    return f"clear match below me; search anchor ({pose.x:.1f}, {pose.y:.1f})"
+
+
+def rejection_message(point: tuple[float, float]) -> str:
+    """The Baseline UGV's message after rejecting the anchor at ``point``."""
+    return f"rejected: no matching vehicle near ({point[0]:.1f}, {point[1]:.1f})"
+
+
+def confirmation_message(pose: Pose) -> str:
+    """The Baseline UGV's message after confirming the target from ``pose``."""
+    return f"confirmed the target from ({pose.x:.1f}, {pose.y:.1f})"
+
+
+def message_point(text: str) -> tuple[float, float] | None:
+    """The (x, y) a message names (its last, if it names several), if any."""
+    found = _POINT.findall(text)
+    return (float(found[-1][0]), float(found[-1][1])) if found else None
+
+
+def search_anchor(messages: Sequence[TeammateMessage]) -> tuple[float, float] | None:
+    """The place the newest message naming one gives (AGOS-Bench, appendix A.4.2, "Search
+    Anchor": the UGV reads the UAV's reported position from its messages)."""
+    for message in reversed(messages):
+        point = message_point(message.text)
+        if point is not None:
+            return point
+    return None
+
+
+def is_rejection(text: str) -> bool:
+    """Whether a message reports a rejected anchor (``rejection_message``)."""
+    return text.startswith("rejected:")
 
 
 def hsv(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -206,23 +251,6 @@ class CandidateView:
 
 
 @dataclass(frozen=True, kw_only=True)
-class TeamMessage:
-    """A message of the teammate on ``/agos/messages``.
-
-    Attributes:
-        sender: ``uav`` or ``ugv``.
-        kind: one of ``vocabulary.MESSAGE_KINDS``.
-        text: what it says.
-        candidate_id: the candidate it is about, "" if none.
-    """
-
-    sender: str
-    kind: str
-    text: str
-    candidate_id: str = ""
-
-
-@dataclass(frozen=True, kw_only=True)
 class AgosTask:
     """What an AGOS agent knows of an episode: its task (``TaskSpec``) and the public town map.
 
@@ -234,7 +262,10 @@ class AgosTask:
         instruction: the task text both agents get.
         reference_images: the target's reference views (RGB).
         actions: this agent's actions in the episode.
-        team_actions: every agent's actions in the episode (which tools the team has).
+        mode: ``agent`` (AGOS-Agent: candidates and their tools) or ``baseline``
+            (AGOS-Bench's Baseline, appendix A.4.2: coordination by messages only).
+        max_uses: action -> most uses per episode, where limited (the annotation and
+            confirmation budgets).
         action_budget: the decisions both agents share.
         success_radius_m: the UGV must confirm from within this distance of the target.
     """
@@ -246,15 +277,15 @@ class AgosTask:
     instruction: str
     reference_images: tuple[np.ndarray, ...]
     actions: tuple[str, ...]
-    team_actions: tuple[str, ...]
+    mode: str = MODE_AGENT
+    max_uses: dict[str, int] = field(default_factory=dict)
     action_budget: int
     success_radius_m: float
 
     @property
     def baseline(self) -> bool:
-        """The team has none of AGOS-Agent's tools (candidate annotation and candidate
-        navigation): AGOS-Bench's Baseline (appendix A.4.2), coordinating by messages only."""
-        return not set(TOOL_ACTIONS) & set(self.team_actions)
+        """The episode runs AGOS-Bench's Baseline (appendix A.4.2)."""
+        return self.mode == MODE_BASELINE
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -267,7 +298,8 @@ class AgosObservation:
             front view, or its six ring views after STOP_OBSERVE).
         candidates: the episode's candidates so far, by id.
         active: the candidate under verification, as the turn names it; None if none.
-        messages: the teammate's messages of this attempt, oldest first.
+        messages: the messages the teammate's decisions carried this attempt, in the order
+            sent (the task manager numbers and delivers them; the turn counts them).
         decision: the team's decision this one is (1-based), 0 when not announced.
     """
 
@@ -275,7 +307,7 @@ class AgosObservation:
     views: dict[str, ViewData]
     candidates: dict[str, CandidateView] = field(default_factory=dict)
     active: CandidateView | None = None
-    messages: tuple[TeamMessage, ...] = ()
+    messages: tuple[TeammateMessage, ...] = ()
     decision: int = 0
 
 
@@ -296,22 +328,29 @@ class UavSearchPolicy:
     """The UAV's search and handoff: on a target-coloured blob of a vehicle's size (away
     from rejected places) it first flies to the neighbour nearest to it while that brings it
     closer than ``CENTRED_M``, then annotates its cell (the paper's baseline UAV centres an
-    off-centre match too; the candidate is then good with or without E2A); without one it
-    flies to the unvisited neighbour with the most unvisited waypoints around it.
+    off-centre match too; the candidate is then good with or without E2A) or, in the
+    Baseline mode, waits over it and sends its own position as a search anchor; without one
+    it flies to the unvisited neighbour with the most unvisited waypoints around it.
 
     Args:
         town: the public town map.
         region: the episode region.
         signature: the target's colour and shape.
         seed: breaks ties between equally good waypoints.
+        mode: ``agent`` (annotate candidates) or ``baseline`` (messages).
+        annotation_budget: annotations allowed (0: no limit); once used, matches are passed
+            by and the search goes on.
     """
 
     town: TownMap
     region: Region
     signature: TargetSignature
     seed: int = 0
+    mode: str = MODE_AGENT
+    annotation_budget: int = 0
     visited: set[str] = field(default_factory=set)
     rejected: list[tuple[float, float]] = field(default_factory=list)
+    annotations: int = 0
     _annotated: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
@@ -330,7 +369,8 @@ class UavSearchPolicy:
         self.visited.add(here.waypoint_id)
         detection = self.detect(pose, nadir)
         options = grid.options(pose.x, pose.y, self.region)
-        if detection is not None:
+        exhausted = 0 < self.annotation_budget <= self.annotations
+        if detection is not None and not (self.mode == MODE_AGENT and exhausted):
             cell, ground = detection
             nearer = min(options, key=lambda w: math.dist((w.x, w.y), ground), default=None)
             if (
@@ -340,6 +380,9 @@ class UavSearchPolicy:
             ):
                 return Decision(MOVE_TO_UAV_WAYPOINT, nearer.waypoint_id)
             self._annotated = ground
+            if self.mode == MODE_BASELINE:
+                return Decision(WAIT, message=anchor_message(pose))
+            self.annotations += 1
             return Decision(ANNOTATE_CANDIDATE, cell)
         if not options:
             return Decision(WAIT)
@@ -503,7 +546,14 @@ class UgvVerifyPolicy:
 
 @dataclass
 class ColourShapeUav:
-    """``UavSearchPolicy`` as an ``AgosPolicy`` (``policy: colour_shape`` of the UAV).
+    """``UavSearchPolicy`` as an ``AgosPolicy`` (``policy: colour_shape`` of the UAV), in the
+    task's mode and within its annotation budget, told when the UGV rejected its last match.
+
+    AGOS-Agent: the UAV gets no turn while its candidate is verified and a valid CONFIRM
+    ends the episode, so its next decision after an annotation means the candidate closed
+    without success (rejected, a false CONFIRM with confirmations left, no serviceable
+    approach). Baseline: the decision clock gives the UAV turns while the UGV drives to the
+    anchor it sent, so only the UGV's messages say that the anchor was rejected.
 
     Args:
         seed: breaks ties between equally good waypoints.
@@ -511,26 +561,41 @@ class ColourShapeUav:
 
     seed: int = 0
     _policy: UavSearchPolicy | None = None
-    _verifying: bool = False
+    _annotated: bool = False
+    _messages_read: int = 0
 
     def reset(self, task: AgosTask) -> None:
         signature = TargetSignature.from_references(task.reference_images)
-        self._policy = UavSearchPolicy(task.town, task.region, signature, seed=self.seed)
-        self._verifying = False
+        self._policy = UavSearchPolicy(
+            task.town,
+            task.region,
+            signature,
+            seed=self.seed,
+            mode=task.mode,
+            annotation_budget=task.max_uses.get(ANNOTATE_CANDIDATE, 0),
+        )
+        self._annotated = False
+        self._messages_read = 0
 
     def act(self, observation: AgosObservation) -> Decision:
         assert self._policy is not None, "act() before reset()"
-        if self._verifying and observation.active is None:
-            # Its candidate is closed and the episode goes on: the UGV rejected it.
+        if self._policy.mode == MODE_BASELINE:
+            news = observation.messages[self._messages_read :]
+            self._messages_read = len(observation.messages)
+            if any(is_rejection(message.text) for message in news):
+                self._policy.candidate_rejected()
+        elif self._annotated:
             self._policy.candidate_rejected()
         decision = self._policy.act(observation.pose, observation.views[UAV_VIEW])
-        self._verifying = decision.action == ANNOTATE_CANDIDATE
+        self._annotated = decision.action == ANNOTATE_CANDIDATE
         return decision
 
 
 @dataclass
 class ColourShapeUgv:
-    """``UgvVerifyPolicy`` as an ``AgosPolicy`` (``policy: colour_shape`` of the UGV).
+    """``UgvVerifyPolicy`` as an ``AgosPolicy`` (``policy: colour_shape`` of the UGV). In the
+    Baseline the place the UAV's newest message names is its candidate (unless it rejected
+    that place), approached by road waypoints, and a CONFIRM or REJECT tells the UAV so.
 
     Args:
         seed: breaks ties between equally good anchors.
@@ -538,13 +603,35 @@ class ColourShapeUgv:
 
     seed: int = 0
     _policy: UgvVerifyPolicy | None = None
+    _baseline: bool = False
+    _rejected: list[tuple[float, float]] = field(default_factory=list)
 
     def reset(self, task: AgosTask) -> None:
         signature = TargetSignature.from_references(task.reference_images)
         self._policy = UgvVerifyPolicy(
             task.town, task.region, signature, task.actions, seed=self.seed
         )
+        self._baseline = task.baseline
+        self._rejected = []
 
     def act(self, observation: AgosObservation) -> Decision:
         assert self._policy is not None, "act() before reset()"
-        return self._policy.act(observation.pose, observation.views, observation.active)
+        if not self._baseline:
+            return self._policy.act(observation.pose, observation.views, observation.active)
+        anchor = self._anchor(observation.messages)
+        decision = self._policy.act(observation.pose, observation.views, anchor)
+        if decision.action == CONFIRM:
+            return Decision(CONFIRM, message=confirmation_message(observation.pose))
+        if decision.action == REJECT and anchor is not None:
+            self._rejected.append(anchor.center)
+            return Decision(REJECT, message=rejection_message(anchor.center))
+        return decision
+
+    def _anchor(self, messages: Sequence[TeammateMessage]) -> CandidateView | None:
+        """The UAV's search anchor, unless the UGV rejected that place."""
+        point = search_anchor(messages)
+        if point is None or any(
+            math.dist(point, place) <= REJECTED_RADIUS_M for place in self._rejected
+        ):
+            return None
+        return CandidateView(f"anchor ({point[0]:.1f}, {point[1]:.1f})", point, active=True)

@@ -1,11 +1,16 @@
 """The search-handoff-verify protocol as the task manager enforces it (AGOS-Bench, "AGOS-Agent",
-A.1, A.2.3): per-agent action sets, the shared decision budget, the candidate life cycle, the
-deterministic tools (E2A projection, RGPP planning) and the benchmark checker.
+A.1, A.2.3, A.4): per-agent action sets under the mode (AGOS-Agent or the Baseline) and the
+ablation, the shared decision budget, the decision clock that says whose decision comes
+next, the candidate life cycle, the annotation and confirmation budgets, the messages
+decisions carry, the deterministic tools (E2A projection, RGPP planning) and the benchmark
+checker.
 
 ``AgosReferee`` is the benchmark's ``protocols.referee.Referee``: the task manager asks it to
-``plan`` each requested decision (refusals raise and use no budget), has the simulator
+``plan`` each requested decision (a malformed or illegal one is refused and uses no budget:
+the paper's parser-validator, whose repair attempts DS does not count), has the simulator
 execute the planned command, then ``apply``s the outcome, whose verdict carries the
-ground-truth facts the evaluator scores.
+ground-truth facts the evaluator scores. Every rule with the paper's sentence:
+docs/protocols/agos.md.
 """
 
 from __future__ import annotations
@@ -26,14 +31,21 @@ from aerialdojo.agos.planning import (
     road_waypoint_id,
 )
 from aerialdojo.agos.projection import GroundCell, project_cell
+from aerialdojo.agos.schedule import DecisionClock, decision_seconds
 from aerialdojo.agos.sensors import uav_rig, ugv_ring
 from aerialdojo.agos.town import Town
 from aerialdojo.agos.vocabulary import (
     ANNOTATE_CANDIDATE,
+    ANNOTATION_BUDGET,
     CONFIRM,
+    CONFIRMATION_BUDGET,
     GO_TO_CANDIDATE,
+    MESSAGE_MAX_CHARS,
+    MODE_AGENT,
+    MODE_BASELINE,
     MOVE_TO_ROAD_WAYPOINT,
     MOVE_TO_UAV_WAYPOINT,
+    NO_TOOLS,
     REJECT,
     STATUS_ACTIVE,
     STATUS_CONFIRMED,
@@ -53,6 +65,7 @@ from aerialdojo.protocols.referee import (
     SimCommand,
     SimOutcome,
     StepRequest,
+    TeammateMessage,
     Turn,
     Verdict,
     check_agent,
@@ -97,12 +110,20 @@ class CandidateRecord:
 
 @dataclass
 class CoordinationState:
-    """C_t: candidates, agent poses, decisions per agent and the budget left."""
+    """C_t: candidates, agent poses, decisions per agent, the budget left, the messages
+    decisions carried, and the annotations and confirmations used."""
 
     budget: int
     poses: dict[str, Pose]
     candidates: list[CandidateRecord] = field(default_factory=list)
     decisions: dict[str, int] = field(default_factory=lambda: {UAV: 0, UGV: 0})
+    messages: list[TeammateMessage] = field(default_factory=list)
+    annotations: int = 0
+    confirmations: int = 0
+
+    def messages_to(self, agent: str) -> int:
+        """How many messages ``agent`` has been sent."""
+        return sum(message.receiver == agent for message in self.messages)
 
     @property
     def used(self) -> int:
@@ -123,14 +144,18 @@ class AgosReferee:
     Args:
         episode: the episode.
         town: its loaded town (ground truth: the referee lives in the task manager).
-        ablation: one of ``ABLATIONS``.
-        require_fresh_observation: CONFIRM and REJECT need STOP_OBSERVE as the UGV's
-            previous decision (AGOS-Bench, appendix A.2.3, "when this requirement is enabled").
+        mode: ``agent`` (AGOS-Agent) or ``baseline`` (``MODES``).
+        ablation: one of ``ABLATIONS``; ``full`` under the Baseline.
+        require_fresh_observation: a CONFIRM is valid only right after a STOP_OBSERVE of
+            the UGV (AGOS-Bench, appendix A.2.3, "when this requirement is enabled").
+        annotation_budget: ANNOTATE_CANDIDATE decisions the UAV may make (A).
+        confirmation_budget: CONFIRM decisions the UGV may make; the last one ends the
+            episode whatever the checker says.
         take_turns: refuse a decision out of turn (``next_agent``); False lets a test
             script decisions in any order.
 
     Raises:
-        InvalidActionError: an unknown ablation.
+        InvalidActionError: an unknown mode or ablation, or an ablated Baseline.
         KeyError: the episode's target is not a vehicle of the town.
     """
 
@@ -139,24 +164,30 @@ class AgosReferee:
         episode: AgosEpisode,
         town: Town,
         *,
+        mode: str = MODE_AGENT,
         ablation: str = "full",
         require_fresh_observation: bool = True,
+        annotation_budget: int = ANNOTATION_BUDGET,
+        confirmation_budget: int = CONFIRMATION_BUDGET,
         take_turns: bool = True,
     ) -> None:
-        action_set(UAV, ablation)
+        action_set(UAV, ablation, mode)
         self.episode = episode
         self.town = town
+        self.mode = mode
         self.ablation = ablation
         self.require_fresh_observation = require_fresh_observation
+        self.annotation_budget = annotation_budget
+        self.confirmation_budget = confirmation_budget
         self.take_turns = take_turns
         self.target = town.vehicle(episode.target_object_id)
         self.starts = dict(episode.starts)
         self.state = CoordinationState(budget=episode.action_budget, poses=dict(episode.starts))
+        self.clock = DecisionClock()
         self._oracle = TownOracle(town.scene)
         self._nadir = uav_rig(_NOMINAL_PIXELS, _NOMINAL_PIXELS)[0]
         self._ring = ugv_ring(_NOMINAL_PIXELS, _NOMINAL_PIXELS)
         self._last_ugv_action = ""
-        self._last_agent: str | None = None
         self._done = False
         self.uav_start_visible = self.uav_sees_target(episode.uav_start)
 
@@ -188,50 +219,69 @@ class AgosReferee:
         return max(self.state.budget_left, 0)
 
     def start_record(self) -> dict[str, Any]:
-        """The STARTED record: the episode's ground truth and ``start_facts``."""
-        return ground_truth_record(self.episode, self.start_facts())
+        """The STARTED record: the episode's ground truth, ``start_facts`` and the
+        conditions it runs under (mode and ablation)."""
+        record = ground_truth_record(self.episode, self.start_facts())
+        record["conditions"] = {
+            "mode": self.mode,
+            "ablation": NO_TOOLS if self.mode == MODE_BASELINE else self.ablation,
+        }
+        return record
 
     def turn(self) -> Turn | None:
-        """The next decision's agent and the candidate under verification, if any."""
+        """The next decision's agent, the candidate under verification, if any, and how
+        many messages that agent has been sent."""
         active = self.state.active_candidate
+        agent = self.next_agent()
         return Turn(
-            agent=self.next_agent(),
+            agent=agent,
             candidate_id=active.candidate_id if active is not None else "",
             decision=self.state.used + 1,
             budget=self.state.budget,
+            messages=self.state.messages_to(agent),
         )
 
     # -- planning a decision -----------------------------------------------------------
 
     def next_agent(self) -> str:
-        """The agent whose decision comes next.
-
-        While both agents can decide they alternate, the UAV first, so that a run does not
-        depend on which process happens to be faster; while a candidate is being verified
-        the UGV decides alone (the UAV is frozen).
+        """The agent whose decision comes next: of those that may decide, the one whose
+        last action ends first in simulated time (``schedule.DecisionClock``), the UAV on a
+        tie. While a candidate is being verified the UAV is frozen and the UGV decides
+        alone.
         """
-        if self.state.active_candidate is not None:
-            return UGV
-        return UGV if self._last_agent == UAV else UAV
+        ready = [UGV] if self.state.active_candidate is not None else [UAV, UGV]
+        return self.clock.next_agent(ready)
+
+    @property
+    def last_ugv_action(self) -> str:
+        """The UGV's previous decision ("" before its first)."""
+        return self._last_ugv_action
 
     def waits(self, agent: str) -> bool:
         """Whether a decision of ``agent`` now would be out of turn."""
         return not self._done and agent != self.next_agent()
 
     def legal_actions(self, agent: str) -> tuple[str, ...]:
-        """The actions ``agent`` may take now (the UAV none while a candidate is verified)."""
+        """The actions ``agent`` may take now (the UAV none while a candidate is verified,
+        no annotation once the annotation budget is used)."""
         if agent == UAV and self.state.active_candidate is not None:
             return ()
-        return action_set(agent, self.ablation)
+        exhausted = self.state.annotations >= self.annotation_budget
+        return tuple(
+            action
+            for action in action_set(agent, self.ablation, self.mode)
+            if not (action == ANNOTATE_CANDIDATE and exhausted)
+        )
 
     def plan(self, request: StepRequest) -> PlannedStep:
         """Validate one decision; every accepted one is executed by the simulator.
 
         Raises:
             InvalidActionError: the episode ended, the agent is not in it, the action is not
-                legal now or takes no magnitude, the argument names no legal waypoint, cell
-                or candidate, or it is not the agent's turn; the message says which. A
-                refused decision uses no budget.
+                legal now (its mode or ablation lacks it, the annotation budget is used) or
+                takes no magnitude, the argument names no legal waypoint, cell or candidate,
+                the message is too long, or it is not the agent's turn; the message says
+                which. A refused decision uses no budget.
         """
         if self._done:
             raise InvalidActionError(f"episode {self.episode.episode_id} has ended")
@@ -240,11 +290,17 @@ class AgosReferee:
             raise InvalidActionError(
                 f"{request.action} takes no magnitude, got {request.magnitude:g}"
             )
+        if len(request.teammate_message) > MESSAGE_MAX_CHARS:
+            raise InvalidActionError(
+                f"a message to the teammate is at most {MESSAGE_MAX_CHARS} characters, got "
+                f"{len(request.teammate_message)}"
+            )
         agent, action, argument = request.agent, request.action, request.argument
-        legal = action_set(agent, self.ablation)
+        legal = action_set(agent, self.ablation, self.mode)
         if action not in legal:
             raise InvalidActionError(
-                f"{action!r} is not a {agent} action here; legal: {', '.join(legal)}"
+                f"{action!r} is not a {agent} action in mode {self.mode}, ablation "
+                f"{self.ablation}; legal: {', '.join(legal)}"
             )
         active = self.state.active_candidate
         if agent == UAV and active is not None:
@@ -261,7 +317,11 @@ class AgosReferee:
                     f"{', '.join(w.waypoint_id for w in options)}"
                 )
         elif action == ANNOTATE_CANDIDATE:
-            self._project(argument, pose)  # raises on a bad cell
+            if self.state.annotations >= self.annotation_budget:
+                raise InvalidActionError(
+                    f"the annotation budget of {self.annotation_budget} is used"
+                )
+            self.project(argument, pose)  # raises on a bad cell
         elif action == MOVE_TO_ROAD_WAYPOINT:
             roads = road_options(self.town.map.roads, pose)
             if argument not in {o.waypoint_id for o in roads}:
@@ -279,12 +339,6 @@ class AgosReferee:
             if plan is None:
                 raise InvalidActionError(f"candidate {argument} has no reachable approach node")
             sim_argument = road_waypoint_id(plan.anchor)
-        elif (
-            action in (CONFIRM, REJECT)
-            and self.require_fresh_observation
-            and self._last_ugv_action != STOP_OBSERVE
-        ):
-            raise InvalidActionError(f"{action} needs a fresh STOP_OBSERVE first")
         if self.take_turns and self.waits(agent):
             raise InvalidActionError(
                 f"not the {agent}'s turn: the {self.next_agent()} decides first "
@@ -293,9 +347,13 @@ class AgosReferee:
         command = SimCommand(agent=agent, action=action, argument=sim_argument)
         return PlannedStep(request=request, command=command)
 
-    def _project(self, cell: str, pose: Pose) -> GroundCell:
-        """E2A of ``cell``; without E2A the UAV's ground footprint (AGOS-Bench, appendix
-        A.5, no_e2a)."""
+    def project(self, cell: str, pose: Pose) -> GroundCell:
+        """The candidate an annotation of ``cell`` at ``pose`` makes: E2A of the cell;
+        without E2A the UAV's ground footprint (AGOS-Bench, appendix A.5, no_e2a).
+
+        Raises:
+            InvalidActionError: a bad cell label.
+        """
         ground = self.town.map.ground_z
         intrinsics = self._nadir.intrinsics()
         pixels = _NOMINAL_PIXELS
@@ -316,13 +374,16 @@ class AgosReferee:
         after it.
 
         Returns:
-            The verdict: STOPPED after a CONFIRM (valid or not: the agents' own decision
-            ends the episode), BUDGET_EXHAUSTED after the last decision of the budget, STEP
-            otherwise. ``facts`` always hold ``agent``, ``action`` and ``decision`` (the
-            agent's 1-based decision count), plus per action: ``uav_visible`` (UAV: the
-            target is oracle-visible in the view this decision produced), ``candidate``
-            (created or closed), ``path`` (UGV drives: the fine-node points driven),
-            ``ground_support`` (STOP_OBSERVE), ``verdict`` (CONFIRM).
+            The verdict: STOPPED after a valid CONFIRM and after a false one that used the
+            last of the confirmation budget (the agents' own decision ends the episode; a
+            false CONFIRM with budget left closes the candidate and search resumes),
+            BUDGET_EXHAUSTED after the last decision of the budget, STEP otherwise.
+            ``facts`` always hold ``agent``, ``action``, ``decision`` (the agent's 1-based
+            decision count) and ``ends_s`` (when its action ends on the decision clock),
+            plus per action: ``uav_visible`` (UAV: the target is oracle-visible in the view
+            this decision produced), ``candidate`` (created or closed), ``path`` (UGV
+            drives: the fine-node points driven), ``ground_support`` (STOP_OBSERVE),
+            ``verdict`` (CONFIRM), ``message`` (the text a decision sent its teammate).
         """
         if outcome is None or planned.command is None:
             raise InvalidActionError("every AGOS decision is executed by the simulator")
@@ -331,7 +392,6 @@ class AgosReferee:
         before = state.poses[request.agent]
         state.poses[request.agent] = pose
         state.decisions[request.agent] += 1
-        self._last_agent = request.agent
         facts: dict[str, Any] = {
             "agent": request.agent,
             "action": request.action,
@@ -339,6 +399,7 @@ class AgosReferee:
         }
         changed: CandidateRecord | None = None
         kind, reason = EventKind.STEP, ""
+        moved_m = math.hypot(pose.x - before.x, pose.y - before.y)
         if request.agent == UAV:
             facts["uav_visible"] = self.uav_sees_target(pose)
             if request.action == ANNOTATE_CANDIDATE:
@@ -350,6 +411,7 @@ class AgosReferee:
                 anchor = parse_road_waypoint(planned.command.argument, self.town.map.roads)
                 drive = drive_to(self.town.map.roads, before, anchor, self.town.map.ground_z)
                 facts["path"] = [list(point) for point in drive.points[1:]]
+                moved_m = drive.length_m
                 if request.action == GO_TO_CANDIDATE and active is not None:
                     active.arrived = True
             elif request.action == STOP_OBSERVE:
@@ -358,23 +420,62 @@ class AgosReferee:
                 active.status = STATUS_REJECTED
                 changed = active
             elif request.action == CONFIRM:
-                verdict = self._check(pose)
-                facts["verdict"] = verdict
-                kind = EventKind.STOPPED
-                reason = "valid CONFIRM" if verdict["valid"] else "false CONFIRM: " + verdict["why"]
-                if active is not None:
-                    active.status = STATUS_CONFIRMED
-                    changed = active
+                kind, reason, changed = self._confirm(pose, facts, active)
             if changed is not None:
                 facts["candidate"] = changed.to_json()
             self._last_ugv_action = request.action
+        self.clock.advance(request.agent, decision_seconds(request.agent, moved_m))
+        facts["ends_s"] = round(self.clock.free_at[request.agent], 3)
+        if changed is not None and changed.status != STATUS_ACTIVE and request.agent == UGV:
+            # The frozen UAV resumes its search when the UGV closes the candidate.
+            self.clock.hold_until(UAV, self.clock.free_at[UGV])
+        message = self._deliver(request)
+        if message is not None:
+            facts["message"] = message.text
         if kind is EventKind.STEP and state.used >= state.budget:
             kind, reason = EventKind.BUDGET_EXHAUSTED, f"decision budget of {state.budget} used"
         self._done = kind is not EventKind.STEP
-        return Verdict(kind=kind, reason=reason, facts=facts, candidate=changed)
+        return Verdict(kind=kind, reason=reason, facts=facts, candidate=changed, message=message)
+
+    def _confirm(
+        self, pose: Pose, facts: dict[str, Any], active: CandidateRecord | None
+    ) -> tuple[EventKind, str, CandidateRecord | None]:
+        """Judge a CONFIRM: its verdict goes into ``facts``; returns how the decision ends
+        and the candidate it closed."""
+        self.state.confirmations += 1
+        verdict = self._check(pose, fresh=self._last_ugv_action == STOP_OBSERVE)
+        facts["verdict"] = verdict
+        left = self.confirmation_budget - self.state.confirmations
+        if verdict["valid"]:
+            kind, reason = EventKind.STOPPED, "valid CONFIRM"
+        elif left <= 0:
+            kind, reason = EventKind.STOPPED, "false CONFIRM: " + verdict["why"]
+        else:
+            kind = EventKind.STEP
+            reason = f"false CONFIRM: {verdict['why']}; {left} confirmation(s) left"
+        if active is not None:
+            # Confirmed when the CONFIRM ends the episode; a false one with budget left
+            # rejects the candidate, and the search resumes.
+            active.status = STATUS_CONFIRMED if kind is EventKind.STOPPED else STATUS_REJECTED
+        return kind, reason, active
+
+    def _deliver(self, request: StepRequest) -> TeammateMessage | None:
+        """The message a decision carries to the other agent, numbered for its receiver."""
+        if not request.teammate_message:
+            return None
+        receiver = UGV if request.agent == UAV else UAV
+        message = TeammateMessage(
+            sender=request.agent,
+            receiver=receiver,
+            text=request.teammate_message,
+            sequence=self.state.messages_to(receiver) + 1,
+        )
+        self.state.messages.append(message)
+        return message
 
     def _annotate(self, cell: str, pose: Pose) -> CandidateRecord:
-        ground = self._project(cell, pose)
+        self.state.annotations += 1
+        ground = self.project(cell, pose)
         candidate = CandidateRecord(
             candidate_id=f"C{len(self.state.candidates) + 1:03d}",
             grid_cell=ground.cell,
@@ -391,16 +492,21 @@ class AgosReferee:
         self.state.candidates.append(candidate)
         return candidate
 
-    def _check(self, pose: Pose) -> dict[str, Any]:
-        """The benchmark checker of a CONFIRM at ``pose`` (AGOS-Bench, appendix A.2.3)."""
+    def _check(self, pose: Pose, *, fresh: bool) -> dict[str, Any]:
+        """The benchmark checker of a CONFIRM at ``pose`` (AGOS-Bench, appendix A.2.3): a
+        fresh STOP_OBSERVE context (when required), the target visible in the six views,
+        within the distance threshold, in line of sight. ``fresh``: the UGV's previous
+        decision was STOP_OBSERVE."""
         eye = np.asarray((pose.x, pose.y, pose.z))
         distance = math.dist(eye, self.target.centroid)
         visible = self.ring_sees_target(pose)
         line_of_sight = self._oracle.line_of_sight(eye, self.target)
         within = distance <= self.episode.success_radius_m
+        stale = self.require_fresh_observation and not fresh
         why = ", ".join(
             problem
             for problem, failed in (
+                ("no fresh STOP_OBSERVE before it", stale),
                 ("target not visible in the six views", not visible),
                 (f"target {distance:.1f} m away", not within),
                 ("no line of sight", not line_of_sight),
@@ -408,7 +514,8 @@ class AgosReferee:
             if failed
         )
         return {
-            "valid": visible and within and line_of_sight,
+            "valid": not stale and visible and within and line_of_sight,
+            "fresh_observation": fresh,
             "distance_m": round(distance, 3),
             "visible": visible,
             "line_of_sight": line_of_sight,
@@ -420,5 +527,9 @@ class AgosReferee:
         return {
             "uav_budget": self.episode.action_budget,
             "uav_start_visible": self.uav_start_visible,
+            "mode": self.mode,
             "ablation": self.ablation,
+            "annotation_budget": self.annotation_budget,
+            "confirmation_budget": self.confirmation_budget,
+            "require_fresh_observation": self.require_fresh_observation,
         }

@@ -29,6 +29,10 @@ from aerialdojo.sim.embedded.world import EmbeddedScene
 
 #: The towns and their roles (AGOS-Bench: training towns and a disjoint test town).
 TOWN_NAMES = ("AgosTown_0", "AgosTown_1")
+#: The towns each split's episodes come from: AGOS-Bench trains and validates on five towns
+#: and tests on "a disjoint town" (Town03); AgosTown_0 stands for the first, AgosTown_1 for
+#: the second.
+SPLIT_TOWNS = {"train": ("AgosTown_0",), "val": ("AgosTown_0",), "test": ("AgosTown_1",)}
 HALF_EXTENT_M = 200.0
 #: Street centrelines of the grid, both axes.
 GRID_LINES = (-180.0, -90.0, 0.0, 90.0, 180.0)

@@ -17,6 +17,8 @@ RULE_MAP_FAMILY_EQUAL = "map_family_equal"
 #: Mean over episodes (task-weighted; AGOS and CityNav totals).
 RULE_EPISODE_POOLED = "episode_pooled"
 RULES = (RULE_MAP_FAMILY_EQUAL, RULE_EPISODE_POOLED)
+#: The value an episode without a condition is grouped under (e.g. a log that names none).
+UNSTATED = "unstated"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,6 +64,36 @@ class GroupMetrics:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ConditionGroup:
+    """The episodes of one combination of a run's grouping conditions, broken down by
+    setting and family as the whole run is (AerialDojo-200K reports ID and OOD, SemanticOGS
+    and ImageOGS apart; AGOS-Bench each mode and ablation).
+
+    Attributes:
+        conditions: condition name -> value shared by the group's episodes.
+        overall: the group's aggregate under the run's rule.
+        by_setting: setting -> aggregate.
+        by_setting_family: setting -> family -> aggregate.
+    """
+
+    conditions: Mapping[str, str]
+    overall: GroupMetrics
+    by_setting: Mapping[str, GroupMetrics]
+    by_setting_family: Mapping[str, Mapping[str, GroupMetrics]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "conditions": dict(self.conditions),
+            "overall": self.overall.to_dict(),
+            "by_setting": {name: group.to_dict() for name, group in self.by_setting.items()},
+            "by_setting_family": {
+                setting: {family: group.to_dict() for family, group in families.items()}
+                for setting, families in self.by_setting_family.items()
+            },
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
 class RunMetrics:
     """Everything a run's report states, computed from its episode scores.
 
@@ -76,6 +108,10 @@ class RunMetrics:
         by_family, by_setting, by_scene: groups, aggregated with ``rule`` (a scene is a
             single map, so its aggregate is its episode mean).
         by_setting_family: setting -> family -> group, as in AerialDojo-200K, Tables 4-5.
+        by_condition: condition name -> value -> group, for every condition an episode
+            names (``EpisodeTrace.conditions``; ``UNSTATED`` where one does not).
+        group_keys: the conditions ``groups`` combine, in the benchmark's order.
+        groups: one per combination of ``group_keys`` values present, in sorted order.
         excluded: infrastructure failures, listed and never scored.
     """
 
@@ -90,6 +126,9 @@ class RunMetrics:
     by_setting: Mapping[str, GroupMetrics]
     by_scene: Mapping[str, GroupMetrics]
     by_setting_family: Mapping[str, Mapping[str, GroupMetrics]]
+    by_condition: Mapping[str, Mapping[str, GroupMetrics]] = field(default_factory=dict)
+    group_keys: tuple[str, ...] = ()
+    groups: tuple[ConditionGroup, ...] = ()
     excluded: tuple[ExcludedEpisode, ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
@@ -118,6 +157,12 @@ class RunMetrics:
                 setting: {family: group.to_dict() for family, group in families.items()}
                 for setting, families in self.by_setting_family.items()
             },
+            "by_condition": {
+                name: {value: group.to_dict() for value, group in values.items()}
+                for name, values in self.by_condition.items()
+            },
+            "group_keys": list(self.group_keys),
+            "groups": [group.to_dict() for group in self.groups],
             "episodes": [score.to_dict() for score in self.episodes],
             "excluded": [entry.to_dict() for entry in self.excluded],
         }
@@ -202,6 +247,7 @@ def aggregate(
     rule: str,
     radii: Sequence[float],
     excluded: Sequence[ExcludedEpisode] = (),
+    group_keys: Sequence[str] = (),
 ) -> RunMetrics:
     """Aggregate a run's episode scores into every group its report shows.
 
@@ -211,6 +257,8 @@ def aggregate(
         rule: ``overall``'s and the groups' weighting (``RULES``).
         radii: the radii the scores were computed at (recorded in the result).
         excluded: infrastructure failures to list.
+        group_keys: conditions whose value combinations get a group of their own
+            (the benchmark's ``group_keys``).
 
     Raises:
         MetricsError: no scores, mixed benchmarks, a repeated episode id, or an unknown rule.
@@ -230,6 +278,27 @@ def aggregate(
     def group(members: Sequence[EpisodeScore], group_rule: str = rule) -> GroupMetrics:
         return aggregate_group(members, specs, group_rule)
 
+    def condition(score: EpisodeScore, name: str) -> str:
+        return score.conditions.get(name, UNSTATED)
+
+    def by_value(name: str) -> dict[str, GroupMetrics]:
+        values = _grouped(ordered, lambda score: condition(score, name))
+        return {value: group(members) for value, members in values.items()}
+
+    def by_setting_family(
+        members: Sequence[EpisodeScore],
+    ) -> dict[str, dict[str, GroupMetrics]]:
+        return {
+            setting: {
+                family: group(family_members)
+                for family, family_members in _grouped(setting_members, lambda s: s.family).items()
+            }
+            for setting, setting_members in _grouped(members, lambda s: s.setting).items()
+        }
+
+    names = sorted({name for score in ordered for name in score.conditions})
+    keys = tuple(group_keys)
+    combinations = _grouped(ordered, lambda s: "\x1f".join(condition(s, name) for name in keys))
     return RunMetrics(
         benchmark=benchmarks[0],
         rule=rule,
@@ -248,12 +317,22 @@ def aggregate(
             name: group(members, RULE_EPISODE_POOLED)
             for name, members in _grouped(ordered, lambda s: s.scene).items()
         },
-        by_setting_family={
-            setting: {
-                family: group(family_members)
-                for family, family_members in _grouped(members, lambda s: s.family).items()
-            }
-            for setting, members in _grouped(ordered, lambda s: s.setting).items()
-        },
+        by_setting_family=by_setting_family(ordered),
+        by_condition={name: by_value(name) for name in names},
+        group_keys=keys,
+        groups=tuple(
+            ConditionGroup(
+                conditions={name: condition(members[0], name) for name in keys},
+                overall=group(members),
+                by_setting={
+                    name: group(setting_members)
+                    for name, setting_members in _grouped(members, lambda s: s.setting).items()
+                },
+                by_setting_family=by_setting_family(members),
+            )
+            for members in combinations.values()
+        )
+        if keys
+        else (),
         excluded=tuple(excluded),
     )

@@ -30,7 +30,7 @@ METRIC_SPECS = (
         key="ne_m", label="NE", kind=KIND_DISTANCE, higher_is_better=False, conditional=True
     ),
     MetricSpec(key="ase", label="ASE", kind=KIND_RATE, higher_is_better=True),
-    MetricSpec(key="acg", label="ACG", kind=KIND_RATE, higher_is_better=True),
+    MetricSpec(key="acg", label="ACG", kind=KIND_RATE, higher_is_better=True, conditional=True),
     MetricSpec(key="gva", label="GVA", kind=KIND_RATE, higher_is_better=True, conditional=True),
     MetricSpec(key="ds", label="DS", kind=KIND_COUNT, higher_is_better=False),
     MetricSpec(key="ds_uav", label="DS-UAV", kind=KIND_COUNT, higher_is_better=False),
@@ -102,8 +102,10 @@ def score_episode(trace: EpisodeTrace) -> EpisodeScore:
       UGV's stop); N/A without any. AGOS-Bench, Table 3 marks NE undefined ("-") for runs with
       no such episode, and its Table 4 totals (NE 129.9 m from 67.0/149.3/171.6 m over
       40/40/40 episodes) are support-weighted, which a mean over all episodes cannot give.
-    - ASE_e (eq. 11), ACG_e (eq. 15), GVA: value C_e with V_e = 1, outside the support
-      otherwise (eqs. 17-20; GVA-Support is the support count).
+    - ASE_e (eq. 11), ACG_e (eq. 15; outside the support for the Baseline, which builds no
+      candidates: "Baselines are omitted because they do not construct the structured
+      candidate regions required to define ACG"), GVA: value C_e with V_e = 1, outside the
+      support otherwise (eqs. 17-20; GVA-Support is the support count).
     - DS_e = K_UAV + K_UGV (eq. 21), with DS-UAV and DS-UGV (eq. 23).
     - CErr_e (A.5): see ``candidate_error``; episodes without candidates are outside its
       support.
@@ -130,7 +132,9 @@ def score_episode(trace: EpisodeTrace) -> EpisodeScore:
         ),
         "ne_m": facts.final_distance_m if trace.stop_called else None,
         "ase": aerial_search_efficiency(record),
-        "acg": aerial_candidate_guidance(record, trace.target),
+        "acg": aerial_candidate_guidance(record, trace.target)
+        if record.candidate_workflow
+        else None,
         "gva": float(success) if gva_included(record) else None,
         "ds": float(record.uav_decisions + record.ugv_decisions),
         "ds_uav": float(record.uav_decisions),

@@ -73,6 +73,8 @@ def trace_to_record(trace: EpisodeTrace) -> dict[str, Any]:
         "reference_length_m": trace.reference_length_m,
         "termination": trace.termination,
     }
+    if trace.conditions:
+        record["conditions"] = dict(trace.conditions)
     if trace.agos is not None:
         agos = trace.agos
         record["agos"] = {
@@ -91,6 +93,7 @@ def trace_to_record(trace: EpisodeTrace) -> dict[str, Any]:
             "confirmations": agos.confirmations,
             "confirmation_valid": agos.confirmation_valid,
             "ground_observation_support": agos.ground_observation_support,
+            "candidate_workflow": agos.candidate_workflow,
         }
     return record
 
@@ -118,6 +121,7 @@ def record_to_trace(record: dict[str, Any]) -> EpisodeTrace:
         target=tuple(record["target"]),
         reference_length_m=record["reference_length_m"],
         termination=record["termination"],
+        conditions=record.get("conditions", {}),
         agos=None
         if agos is None
         else AgosRecord(
@@ -136,6 +140,7 @@ def record_to_trace(record: dict[str, Any]) -> EpisodeTrace:
             confirmations=agos["confirmations"],
             confirmation_valid=agos["confirmation_valid"],
             ground_observation_support=agos["ground_observation_support"],
+            candidate_workflow=agos.get("candidate_workflow", True),
         ),
     )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from aerialdojo.metrics import spatial
@@ -101,6 +101,7 @@ class EpisodeScore:
         reference_length_m: L_i.
         values: metric key -> per-episode value; None where the episode lies outside a
             conditional metric's support (e.g. AGOS GVA with V_e = 0).
+        conditions: copied from the trace (``EpisodeTrace.conditions``).
     """
 
     episode_id: str
@@ -116,6 +117,7 @@ class EpisodeScore:
     executed_length_m: float
     reference_length_m: float
     values: Mapping[str, float | None]
+    conditions: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_trace(
@@ -136,6 +138,7 @@ class EpisodeScore:
             executed_length_m=facts.executed_length_m,
             reference_length_m=trace.reference_length_m,
             values=dict(values),
+            conditions=dict(trace.conditions),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -154,6 +157,7 @@ class EpisodeScore:
             "executed_length_m": self.executed_length_m,
             "reference_length_m": self.reference_length_m,
             "values": dict(self.values),
+            "conditions": dict(self.conditions),
         }
 
 

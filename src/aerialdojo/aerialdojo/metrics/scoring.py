@@ -74,4 +74,5 @@ def score_run(
         rule=spec.aggregation_rule,
         radii=chosen,
         excluded=excluded,
+        group_keys=spec.group_keys,
     )

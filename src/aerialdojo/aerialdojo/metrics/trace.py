@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import cast
 
 import numpy as np
@@ -77,6 +77,10 @@ class AgosRecord:
             (target visible in the six views, within 50 m, line of sight).
         ground_observation_support: O_e, the target appeared in the UGV's six-view ground
             observation at least once, as judged by the evaluator.
+        candidate_workflow: the agents worked with structured candidates (AGOS-Agent);
+            False for the Baseline, which has none, so that ACG is undefined for it
+            (AGOS-Bench: "Baselines are omitted because they do not construct the structured
+            candidate regions required to define ACG").
     """
 
     uav_decisions: int
@@ -87,6 +91,7 @@ class AgosRecord:
     confirmations: int = 0
     confirmation_valid: bool = False
     ground_observation_support: bool = False
+    candidate_workflow: bool = True
 
     def check(self, episode_id: str) -> None:
         """Raise unless the record is self-consistent.
@@ -111,6 +116,8 @@ class AgosRecord:
             )
         if self.confirmation_valid and self.confirmations == 0:
             raise MetricsError(f"{where}: confirmation_valid is true but confirmations=0")
+        if self.candidates and not self.candidate_workflow:
+            raise MetricsError(f"{where}: candidates without the candidate workflow")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -141,6 +148,10 @@ class EpisodeTrace:
         reference_length_m: L_i, the reference trajectory's translational length (> 0).
         termination: one of ``TERMINATIONS``.
         agos: the air-ground record; required for AGOS, absent otherwise.
+        conditions: what the episode was run under and which task group it belongs to,
+            name -> value, e.g. ``{"distribution": "ood", "goal": "image", "observation":
+            "front", "odometry": "off"}`` or ``{"mode": "agent", "ablation": "no_rgpp"}``;
+            reports break results down by them (``metrics.aggregate``).
     """
 
     episode_id: str
@@ -159,6 +170,7 @@ class EpisodeTrace:
     reference_length_m: float
     termination: str
     agos: AgosRecord | None = None
+    conditions: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # Imported here: the registry's protocols import this module.
@@ -179,6 +191,14 @@ class EpisodeTrace:
             raise MetricsError(f"{where}: positions contain non-finite values")
         object.__setattr__(self, "positions", tuple(tuple(map(float, row)) for row in rows))
         object.__setattr__(self, "target", _point3(self.target, f"{where}: target"))
+        bad = {
+            name: value
+            for name, value in self.conditions.items()
+            if not (isinstance(name, str) and name and isinstance(value, str) and value)
+        }
+        if bad:
+            raise MetricsError(f"{where}: conditions must map names to non-empty text, got {bad}")
+        object.__setattr__(self, "conditions", dict(sorted(self.conditions.items())))
         self._check_ending(where)
         if self.action_budget <= 0 or self.steps_used < 0:
             raise MetricsError(

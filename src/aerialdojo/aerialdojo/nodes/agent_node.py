@@ -79,6 +79,11 @@ class AgentNode(Node):
                 f"policy {policy} reads ground truth: this run is privileged ({description})"
             )
 
+    @property
+    def awaited_stamp_ns(self) -> int | None:
+        """Stamp of the observation set being decided on (or awaited), nanoseconds."""
+        return self._expected_ns
+
     # -- for subclasses ----------------------------------------------------------------
 
     def subscribed_views(self) -> Sequence[str]:
@@ -95,11 +100,6 @@ class AgentNode(Node):
 
     def may_act(self) -> bool:
         """Whether the agent may decide now (default: whenever its observation is there)."""
-        return True
-
-    def peers_matched(self) -> bool:
-        """Whether the topics the agent shares with other agents are wired (default: it
-        shares none); like its sensors, checked before it takes a task."""
         return True
 
     def decide(self, pose: Pose, views: dict[str, ViewData]) -> StepRequest:
@@ -119,7 +119,7 @@ class AgentNode(Node):
     def _subscribe_when_sensors_match(self) -> None:
         # Only a node that will receive the first observation set may take a task: the task
         # manager starts an episode once the task topic has a subscriber.
-        if self._sensors.publishers_matched and self.peers_matched():
+        if self._sensors.publishers_matched:
             self._subscribe_to_tasks.cancel()
             self.create_subscription(TaskSpec, "/aerialdojo/task", self._on_task, TASK_QOS)
 
@@ -158,6 +158,7 @@ class AgentNode(Node):
                 action=request.action,
                 magnitude=request.magnitude,
                 argument=request.argument,
+                teammate_message=request.teammate_message,
             )
         ).add_done_callback(lambda future: self._on_step_done(future, request, pose, task_key))
 

@@ -4,8 +4,10 @@ to the UGV (AGOS-Bench, "Search" and "Handoff").
 Subscribes to ``camera/down/*``, ``odom`` (map frame), the task, ``/agos/candidates`` and
 ``/agos/messages`` and ``/agos/turn``; calls ``/aerialdojo/step``. The task manager gives it
 no turn while a candidate it proposed is being verified (it is frozen); its next turn means
-the UGV rejected the candidate. Messages: the initial position exchange, an inspection
-request naming each new candidate, and whatever its policy writes to the UGV.
+the UGV rejected the candidate. Messages: the initial position exchange and an inspection
+request naming each new candidate (information), and the message its policy sends with a
+decision (in the Baseline mode the only coordination: a match's position as the UGV's search
+anchor, AGOS-Bench, appendix A.4.2).
 
 A separate executable rather than a role of ``uav_agent``: the AerialDojo node acts on four
 odometry-relative views with magnitude actions and no teammate; this one on one map-frame

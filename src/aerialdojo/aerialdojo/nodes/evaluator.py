@@ -14,7 +14,14 @@ import time
 from pathlib import Path
 
 import rclpy
-from aerialdojo_interfaces.msg import AgentInfo, AgentMessage, Candidate, EpisodeEvent, TaskSpec
+from aerialdojo_interfaces.msg import (
+    AgentInfo,
+    AgentMessage,
+    Candidate,
+    EpisodeEvent,
+    GeoSemanticMap,
+    TaskSpec,
+)
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
 from rclpy.executors import ExternalShutdownException
@@ -37,6 +44,7 @@ from aerialdojo.nodes.lifetime import exit_with_launcher
 from aerialdojo.nodes.qos import (
     AGENTS_QOS,
     EVENTS_QOS,
+    GSM_QOS,
     HANDOFF_QOS,
     SENSOR_QOS,
     STATE_QOS,
@@ -84,6 +92,8 @@ class Evaluator(Node):
             if self._decimation:
                 for view in param(self, "record_image_views"):
                     self._record_images(f"/{agent}/camera/{view}/image")
+            if param(self, "record_gsm") and self._decimation:
+                self._record_decimated(GeoSemanticMap, f"/{agent}/gsm/layers", GSM_QOS)
         if "ugv" in param(self, "agents"):
             # AGOS handoff (AGOS-Bench): what the agents told each other, for replay and review.
             self._record(Candidate, "/agos/candidates", HANDOFF_QOS)
@@ -103,6 +113,20 @@ class Evaluator(Node):
                 self._on_event(deserialize_message(cdr, EpisodeEvent))
             elif topic == AGENTS_TOPIC:
                 self._assembler.add_agent_info(deserialize_message(cdr, AgentInfo))
+
+        self.create_subscription(msg_type, topic, on_message, qos, raw=True)
+
+    def _record_decimated(self, msg_type: type, topic: str, qos: QoSProfile) -> None:
+        """Every ``image_decimation``-th message of ``topic``, as published."""
+        if self._recorder is None:
+            return
+        self._recorder.add_topic(topic, _type_name(msg_type))
+
+        def on_message(cdr: bytes) -> None:
+            count = self._image_counts.get(topic, 0)
+            self._image_counts[topic] = count + 1
+            if count % self._decimation == 0:
+                self._write(topic, cdr)
 
         self.create_subscription(msg_type, topic, on_message, qos, raw=True)
 

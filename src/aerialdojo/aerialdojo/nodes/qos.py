@@ -78,6 +78,10 @@ HANDOFF_QOS = latched_qos(depth=100)
 #: step produced.
 SENSOR_QOS = sensor_qos(reliable=True)
 
+#: An agent's geographic semantic map (CityNav): the latest map is what a viewer that opens
+#: late wants, and one map per step is all an agent publishes.
+GSM_QOS = latched_qos(depth=1)
+
 #: Who acts for each agent (``/aerialdojo/agents``): one latched message per agent node. A
 #: reader's depth holds the messages of all its writers together, so it is room for several.
 AGENTS_QOS = latched_qos(depth=10)

@@ -12,7 +12,8 @@ The rules are not here: the suite's benchmark protocol (``aerialdojo.protocols``
 episode a referee that plans every requested action (refusals use no budget) and applies
 what the simulator did; this node only carries requests, commands, events and messages.
 Where the referee hands a candidate between agents (AGOS) it is published on
-``/agos/candidates``; where agents take turns, whose decision comes next goes on
+``/agos/candidates``, and a message a decision carried on ``/agos/messages``; where agents
+take turns, whose decision comes next (with how many messages it must have) goes on
 ``/agos/turn`` after each decision, so a run does not depend on process timing. Each step's
 ground-truth facts go to the evaluator in its event's ``episode_json``.
 """
@@ -35,7 +36,7 @@ from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from std_msgs.msg import Header
 
-from aerialdojo.errors import AerialDojoError
+from aerialdojo.errors import AerialDojoError, ConfigError
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.common import declare_node_parameters, param, wait_for_future
 from aerialdojo.nodes.conversions import candidate_msg, pose_from_msg, pose_msg, task_spec_msg
@@ -49,6 +50,7 @@ from aerialdojo.protocols.referee import (
     Referee,
     SimOutcome,
     StepRequest,
+    TeammateMessage,
     Verdict,
 )
 from aerialdojo.tasks.suite import resolve_suite
@@ -93,6 +95,9 @@ class TaskManager(Node):
         self._settings: dict[str, Any] = {
             spec.name: param(self, spec.name) for spec in NODE_PARAMETERS["task_manager"]
         }
+        problems = self._rules.check_settings(self._settings) if self._rules.check_settings else []
+        if problems:
+            raise ConfigError(f"task_manager: {'; '.join(problems)}")
         self._selection = self._select_episodes()
         self._sim_timeout_s = float(param(self, "sim_timeout_s"))
         self._lock = threading.Lock()
@@ -109,6 +114,7 @@ class TaskManager(Node):
         self._task_pub = self.create_publisher(TaskSpec, "/aerialdojo/task", TASK_QOS)
         self._candidates_pub = self.create_publisher(Candidate, "/agos/candidates", HANDOFF_QOS)
         self._turn_pub = self.create_publisher(AgentMessage, "/agos/turn", TASK_QOS)
+        self._messages_pub = self.create_publisher(AgentMessage, "/agos/messages", HANDOFF_QOS)
         self._events_pub = self.create_publisher(
             EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS
         )
@@ -226,6 +232,7 @@ class TaskManager(Node):
                 action=request.action,
                 magnitude=request.magnitude,
                 argument=request.argument,
+                teammate_message=request.teammate_message,
             )
             try:
                 planned = referee.plan(asked)
@@ -276,6 +283,8 @@ class TaskManager(Node):
         verdict = attempt.referee.apply(planned, outcome)
         if verdict.candidate is not None:
             self._publish_candidate(verdict.candidate, attempt)
+        if verdict.message is not None:
+            self._publish_message(verdict.message, attempt)
         if verdict.done:
             self._finish(attempt, int(verdict.kind), request, verdict=verdict)
         else:
@@ -319,6 +328,21 @@ class TaskManager(Node):
                 kind=AgentMessage.FREE_TEXT,
                 text=turn.text,
                 candidate_id=turn.candidate_id,
+                sequence=turn.messages,
+            )
+        )
+
+    def _publish_message(self, message: TeammateMessage, attempt: _Attempt) -> None:
+        """Deliver a message a decision carried, before the turn that follows it."""
+        self._messages_pub.publish(
+            AgentMessage(
+                header=Header(stamp=attempt.stamp, frame_id=MAP_FRAME),
+                episode_id=attempt.episode.episode_id,
+                sender=message.sender,
+                receiver=message.receiver,
+                kind=AgentMessage.FREE_TEXT,
+                text=message.text,
+                sequence=message.sequence,
             )
         )
 

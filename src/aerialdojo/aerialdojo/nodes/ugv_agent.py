@@ -4,8 +4,9 @@ verifies them from its six-view ring (AGOS-Bench, "Search" and "Verify").
 Subscribes to ``camera/front/*`` and the six ``camera/ring_*/*`` views, ``odom`` (map frame),
 the task, ``/agos/candidates``, ``/agos/messages`` and ``/agos/turn``; calls
 ``/aerialdojo/step``. Messages: the initial position exchange, an arrival message after
-reaching a candidate, the confirmation signal after each CONFIRM or REJECT, and whatever its
-policy writes to the UAV.
+reaching a candidate and the confirmation signal after each CONFIRM or REJECT of one
+(information), and the message its policy sends with a decision (in the Baseline mode, which
+has no candidates, the verdict on the UAV's search anchor).
 """
 
 from __future__ import annotations
@@ -16,7 +17,15 @@ from rclpy.executors import ExternalShutdownException
 
 from aerialdojo.agos.policies import Decision
 from aerialdojo.agos.sensors import RING_VIEWS, UGV_FRONT_VIEW
-from aerialdojo.agos.vocabulary import CONFIRM, GO_TO_CANDIDATE, REJECT, STOP_OBSERVE, UAV, UGV
+from aerialdojo.agos.vocabulary import (
+    CONFIRM,
+    GO_TO_CANDIDATE,
+    MODE_BASELINE,
+    REJECT,
+    STOP_OBSERVE,
+    UAV,
+    UGV,
+)
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.agos_agent import AgosAgentNode
 from aerialdojo.nodes.lifetime import exit_with_launcher
@@ -58,7 +67,7 @@ class UgvAgent(AgosAgentNode):
                 UAV,
                 decision.argument,
             )
-        elif decision.action in (CONFIRM, REJECT):
+        elif decision.action in (CONFIRM, REJECT) and self.mode != MODE_BASELINE:
             verdict = "confirmed" if decision.action == CONFIRM else "rejected"
             self.send(
                 AgentMessage.CONFIRMATION,

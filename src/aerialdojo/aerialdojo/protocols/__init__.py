@@ -84,6 +84,8 @@ class EpisodeRules:
         ground_truth_record: the STARTED record of an episode scored from a task file
             (``evaluate-bag --task-file``), when the record needs nothing the referee
             computes; None otherwise.
+        check_settings: every problem of the task manager's settings for this benchmark
+            (combinations the parameter table cannot refuse alone); empty when they hold.
     """
 
     load_suite: Callable[[Path], SuiteLike]
@@ -92,6 +94,7 @@ class EpisodeRules:
     referee: Callable[[Any, Any, Mapping[str, Any]], Referee]
     describe_task: Callable[[Any, Any, Mapping[str, Any]], TaskDescription]
     ground_truth_record: Callable[[Any], dict[str, Any]] | None = None
+    check_settings: Callable[[Mapping[str, Any]], list[str]] | None = None
 
 
 def _no_sections(_: RunMetrics) -> list[str]:
@@ -119,6 +122,12 @@ class BenchmarkProtocol:
             like the paper's results table, for ``aerialdojo compare NAME=RUN ...``; None
             where the benchmark has none.
         episodes: how to run its episodes; None where the task manager cannot yet.
+        group_keys: the episode conditions (``EpisodeTrace.conditions``) whose value
+            combinations the paper reports apart, in its order, e.g. ID/OOD and goal type.
+        condition_labels: how reports name condition values, name -> value -> label
+            (e.g. ``goal``: ``semantic`` -> ``SemanticOGS``); values not listed print as is.
+        condition_titles: how reports name the conditions themselves (e.g.
+            ``distribution`` -> ``split family``); names not listed print as is.
     """
 
     name: str
@@ -133,6 +142,13 @@ class BenchmarkProtocol:
     report_sections: Callable[[RunMetrics], list[str]] = field(default=_no_sections)
     paper_table: Callable[[Mapping[str, Mapping[str, Any]]], str] | None = None
     episodes: EpisodeRules | None = None
+    group_keys: tuple[str, ...] = ()
+    condition_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    condition_titles: Mapping[str, str] = field(default_factory=dict)
+
+    def condition_label(self, name: str, value: str) -> str:
+        """How reports print value ``value`` of condition ``name``."""
+        return self.condition_labels.get(name, {}).get(value, value)
 
     @property
     def uses_radii(self) -> bool:

@@ -2,8 +2,12 @@
 
 Rules (``AerialDojoReferee``): the sixteen actions of section 3.1 with their magnitudes; an
 episode ends with an explicit Stop, at the first collision, or when the action budget is
-used; a motion the scene's geofence cut short is reported, not a collision. Metrics:
-``metrics.aerialdojo`` at 3 m (primary) and 5 m, maps then families averaged equally.
+used; a motion the scene's geofence cut short is reported, not a collision. The agent is
+given the front RGB-D view and no odometry unless the run chooses four views or odometry
+(``protocols.settings``). Metrics: ``metrics.aerialdojo`` at 3 m (primary) and 5 m, maps
+then families averaged equally; reports break results down by split family (ID/OOD) and
+goal type (SemanticOGS/ImageOGS) as well (section 3.3, appendix C). Every rule with the
+paper's sentence: docs/protocols/aerialdojo.md.
 """
 
 from __future__ import annotations
@@ -25,9 +29,11 @@ from aerialdojo.protocols.referee import (
     Turn,
     Verdict,
     check_agent,
+    refuse_message,
 )
+from aerialdojo.protocols.settings import OBSERVATIONS, aerialdojo_observation, on_off
 from aerialdojo.protocols.task import TaskDescription, aerialdojo_actions
-from aerialdojo.tasks.episode import REPRESENTATION_IMAGE, Episode
+from aerialdojo.tasks.episode import REPRESENTATION_IMAGE, REPRESENTATION_SEMANTIC, Episode
 from aerialdojo.tasks.suite import Suite, load_suite, validate_suite
 
 #: What a step's message says of a motion the scene's geofence cut short.
@@ -39,10 +45,13 @@ class AerialDojoReferee:
 
     Args:
         episode: the episode.
+        settings: the task manager's parameters; ``observation`` and ``odometry`` say what
+            the agent is given (``protocols.settings``), recorded with the episode.
     """
 
-    def __init__(self, episode: Episode) -> None:
+    def __init__(self, episode: Episode, settings: Mapping[str, Any] | None = None) -> None:
         self.episode = episode
+        self.views, self.odometry = aerialdojo_observation(settings or {})
         self.starts = dict.fromkeys(episode.agents, episode.start)
         self.scored_pose = episode.start
         self._used = 0
@@ -57,18 +66,22 @@ class AerialDojoReferee:
         return max(self.episode.action_budget - self._used, 0)
 
     def start_record(self) -> dict[str, Any]:
-        return ground_truth_record(self.episode)
+        """The episode's ground truth and its conditions, the observation setting included."""
+        record = ground_truth_record(self.episode)
+        record["conditions"] |= observation_conditions(self.views, self.odometry)
+        return record
 
     def plan(self, request: StepRequest) -> PlannedStep:
         """Accept one of the sixteen actions with a legal magnitude.
 
         Raises:
-            InvalidActionError: the episode ended, the agent is not in it, or the action or
-                its magnitude is not legal.
+            InvalidActionError: the episode ended, the agent is not in it, the step carries
+                a message, or the action or its magnitude is not legal.
         """
         if self._ended:
             raise InvalidActionError(f"episode {self.episode.episode_id} has ended")
         check_agent(self.episode.episode_id, self.episode.agents, request.agent)
+        refuse_message(request)
         check_action(Action(request.action, request.magnitude))
         if request.action == STOP:
             return PlannedStep(request=request, command=None)
@@ -110,10 +123,18 @@ class AerialDojoReferee:
         return None
 
 
+def observation_conditions(views: tuple[str, ...], odometry: bool) -> dict[str, str]:
+    """The observation setting as episode conditions: ``observation`` (``front`` or
+    ``four_views``) and ``odometry`` (``on``/``off``)."""
+    name = next(key for key, chosen in OBSERVATIONS.items() if chosen == views)
+    return {"observation": name, "odometry": on_off(odometry)}
+
+
 def ground_truth_record(episode: Episode) -> dict[str, Any]:
     """What the evaluator must know about an episode to score it (STARTED's episode_json).
 
-    Only ground truth and bookkeeping: the target anchor, the reference length, the budget.
+    Only ground truth and bookkeeping: the target anchor, the reference length, the budget,
+    and the episode's task groups (``conditions``: ID/OOD, SemanticOGS/ImageOGS).
     """
     anchor, start = episode.target_anchor, episode.start
     return {
@@ -128,11 +149,13 @@ def ground_truth_record(episode: Episode) -> dict[str, Any]:
         "target": [anchor.x, anchor.y, anchor.z],
         "reference_length_m": episode.reference.length_m,
         "success_radius_m": episode.success_radius_m,
+        "conditions": {"distribution": episode.distribution, "goal": episode.goal.representation},
     }
 
 
-def describe_task(episode: Episode, suite: Suite, _: Mapping[str, Any]) -> TaskDescription:
-    """Goal, action set and budget, never the target's coordinates; an ImageOGS agent gets
+def describe_task(episode: Episode, suite: Suite, settings: Mapping[str, Any]) -> TaskDescription:
+    """Goal, action set, budget and what the agent observes (front view and no odometry
+    unless the run chose otherwise), never the target's coordinates; an ImageOGS agent gets
     the reference image instead of the description (section 3.2, "Task definition").
 
     Raises:
@@ -144,6 +167,7 @@ def describe_task(episode: Episode, suite: Suite, _: Mapping[str, Any]) -> TaskD
         raise InvalidActionError(
             f"episode {episode.episode_id}: ImageOGS goal without a reference image"
         )
+    views, odometry = aerialdojo_observation(settings)
     return TaskDescription(
         episode_id=episode.episode_id,
         benchmark=episode.benchmark,
@@ -160,11 +184,13 @@ def describe_task(episode: Episode, suite: Suite, _: Mapping[str, Any]) -> TaskD
         action_budget=episode.action_budget,
         success_radius_m=episode.success_radius_m,
         global_localization=False,
+        views=views,
+        odometry=odometry,
     )
 
 
-def _referee(episode: Episode, _suite: Any, _settings: Mapping[str, Any]) -> AerialDojoReferee:
-    return AerialDojoReferee(episode)
+def _referee(episode: Episode, _suite: Any, settings: Mapping[str, Any]) -> AerialDojoReferee:
+    return AerialDojoReferee(episode, settings)
 
 
 PROTOCOL = register(
@@ -177,6 +203,13 @@ PROTOCOL = register(
         score_episode=metrics.score_episode,
         trace_builder=PoseTraceBuilder,
         radar_chart=True,
+        group_keys=("distribution", "goal"),
+        condition_labels={
+            "distribution": {"id": "ID", "ood": "OOD"},
+            "goal": {REPRESENTATION_SEMANTIC: "SemanticOGS", REPRESENTATION_IMAGE: "ImageOGS"},
+            "observation": {"front": "front view", "four_views": "four views"},
+        },
+        condition_titles={"distribution": "split family", "goal": "goal type"},
         episodes=EpisodeRules(
             load_suite=load_suite,
             validate_suite=validate_suite,

@@ -1,10 +1,13 @@
 """The AGOS-Bench protocol: UAV-UGV search, handoff and verification (appendices A.1-A.5).
 
-Rules: ``agos.protocol.AgosReferee`` (per-agent action sets, the shared decision budget, the
-frozen UAV during verification, the E2A and RGPP tools and the checker). Traces: the UGV's
-path and the air-ground record, folded from the facts the referee put in each decision's
-event (``AgosTraceBuilder``). Metrics: ``metrics.agos``, episodes pooled. Reports add the
-run laid out like Table 4.
+Rules: ``agos.protocol.AgosReferee`` (per-agent action sets under the mode, AGOS-Agent or
+the Baseline, and the ablation; the shared decision budget and the decision clock; the
+frozen UAV during verification; the E2A and RGPP tools; the annotation and confirmation
+budgets; the checker). Traces: the UGV's path and the air-ground record, folded from the
+facts the referee put in each decision's event (``AgosTraceBuilder``). Metrics:
+``metrics.agos``, episodes pooled. Reports add the run laid out like Table 3 (by mode) and
+Table 4 (by ablation); ``aerialdojo compare NAME=RUN ...`` lays several runs out so. Every
+rule with the paper's sentence: docs/protocols/agos.md.
 """
 
 from __future__ import annotations
@@ -16,7 +19,18 @@ from pathlib import Path
 from typing import Any
 
 from aerialdojo.agos.episodes import AgosEpisode, AgosSuite, load_agos_suite, task_text
-from aerialdojo.agos.vocabulary import ARGUMENT_ACTIONS, action_set
+from aerialdojo.agos.vocabulary import (
+    ANNOTATE_CANDIDATE,
+    ANNOTATION_BUDGET,
+    ARGUMENT_ACTIONS,
+    CONFIRM,
+    CONFIRMATION_BUDGET,
+    MODE_AGENT,
+    MODE_BASELINE,
+    NO_TOOLS,
+    action_set,
+    settings_problems,
+)
 from aerialdojo.errors import MetricsError, TaskFileError
 from aerialdojo.events import EventLike
 from aerialdojo.metrics import agos as metrics
@@ -35,6 +49,7 @@ class AgosTraceBuilder:
 
     uav_budget: int
     uav_start_visible: bool
+    candidate_workflow: bool
     positions: list[Point3]
     decisions: dict[str, int] = field(default_factory=lambda: {"uav": 0, "ugv": 0})
     uav_visible_after: list[bool] = field(default_factory=list)
@@ -50,9 +65,11 @@ class AgosTraceBuilder:
     def from_record(cls, record: Mapping[str, Any], _start: Point3) -> AgosTraceBuilder:
         """Start from the STARTED record (its ``agos`` start facts and the UGV start)."""
         x, y, z = record["start"][:3]
+        facts = record["agos"]
         return cls(
-            uav_budget=int(record["agos"]["uav_budget"]),
-            uav_start_visible=bool(record["agos"]["uav_start_visible"]),
+            uav_budget=int(facts["uav_budget"]),
+            uav_start_visible=bool(facts["uav_start_visible"]),
+            candidate_workflow=facts.get("mode", MODE_AGENT) != MODE_BASELINE,
             positions=[(float(x), float(y), float(z))],
         )
 
@@ -73,8 +90,11 @@ class AgosTraceBuilder:
         if verdict is not None:
             self.confirmations += 1
             self.confirmation_valid = bool(verdict["valid"])
-            # The checker's six views are the ground observation of this decision too.
-            self.ground_support |= bool(verdict["visible"])
+            # After a fresh STOP_OBSERVE the checker's six views are the ground observation
+            # of this decision too; without one the UGV never looked around.
+            self.ground_support |= bool(verdict["visible"]) and verdict.get(
+                "fresh_observation", True
+            )
         self.positions.extend((float(x), float(y), float(z)) for x, y, z in facts.get("path", ()))
 
     def trace_fields(self) -> dict[str, Any]:
@@ -94,16 +114,46 @@ class AgosTraceBuilder:
             confirmations=self.confirmations,
             confirmation_valid=self.confirmation_valid,
             ground_observation_support=self.ground_support,
+            candidate_workflow=self.candidate_workflow,
         )
+
+
+def run_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The AGOS settings of the task manager's parameters, the paper's where they name none:
+    ``mode``, ``ablation``, ``annotation_budget``, ``confirmation_budget``,
+    ``require_fresh_observation`` (``AgosReferee``'s keyword arguments)."""
+    return {
+        "mode": str(settings.get("mode", MODE_AGENT)),
+        "ablation": str(settings.get("ablation", "full")),
+        "annotation_budget": int(settings.get("annotation_budget", ANNOTATION_BUDGET)),
+        "confirmation_budget": int(settings.get("confirmation_budget", CONFIRMATION_BUDGET)),
+        "require_fresh_observation": bool(settings.get("require_fresh_observation", True)),
+    }
+
+
+def check_settings(settings: Mapping[str, Any]) -> list[str]:
+    """Problems of a run's AGOS settings that one parameter alone cannot show (an ablated
+    Baseline)."""
+    chosen = run_settings(settings)
+    return settings_problems(chosen["mode"], chosen["ablation"])
 
 
 def describe_task(
     episode: AgosEpisode, suite: AgosSuite, settings: Mapping[str, Any]
 ) -> TaskDescription:
-    """The multi-view reference images, the town and region in the instruction text, each
-    agent's actions under the run's ablation, the shared decision budget; never the target's
-    identity or position."""
-    ablation = str(settings.get("ablation", "full"))
+    """The multi-view reference images, the town and region in the instruction text, the
+    top-down map of the region, each agent's actions under the run's mode and ablation
+    (with the annotation and confirmation budgets as their most uses), the shared decision
+    budget and the mode; never the target's identity or position."""
+    # Imported here: towns pull in the embedded renderer, which scoring never needs.
+    from aerialdojo.agos.maps import region_map  # noqa: PLC0415
+    from aerialdojo.agos.town import town_map  # noqa: PLC0415
+
+    chosen = run_settings(settings)
+    limits = {
+        ANNOTATE_CANDIDATE: chosen["annotation_budget"],
+        CONFIRM: chosen["confirmation_budget"],
+    }
     return TaskDescription(
         episode_id=episode.episode_id,
         benchmark=episode.benchmark,
@@ -115,13 +165,20 @@ def describe_task(
         reference_images=tuple(suite.reference_image_paths(episode)),
         agents=episode.agents,
         actions=tuple(
-            ActionDescription(agent=agent, name=name, takes_argument=name in ARGUMENT_ACTIONS)
+            ActionDescription(
+                agent=agent,
+                name=name,
+                takes_argument=name in ARGUMENT_ACTIONS,
+                max_uses=limits.get(name, 0),
+            )
             for agent in episode.agents
-            for name in action_set(agent, ablation)
+            for name in action_set(agent, chosen["ablation"], chosen["mode"])
         ),
         action_budget=episode.action_budget,
         success_radius_m=episode.success_radius_m,
         global_localization=True,
+        mode=chosen["mode"],
+        map_image=region_map(town_map(episode.scene), episode.region),
     )
 
 
@@ -130,9 +187,7 @@ def _referee(episode: AgosEpisode, _suite: Any, settings: Mapping[str, Any]) -> 
     from aerialdojo.agos.protocol import AgosReferee  # noqa: PLC0415
     from aerialdojo.agos.town import load_town  # noqa: PLC0415
 
-    return AgosReferee(
-        episode, load_town(episode.scene), ablation=str(settings.get("ablation", "full"))
-    )
+    return AgosReferee(episode, load_town(episode.scene), **run_settings(settings))
 
 
 def _validate_suite(path: Path) -> list[str]:
@@ -156,10 +211,21 @@ TABLE4_COLUMNS = (
     ("ds", "DS ↓", "s"),
     ("cerr_m", "CErr ↓", "m"),
 )
+#: Table 3's columns per difficulty; it prints SPL in percent as well.
+TABLE3_COLUMNS = (
+    ("sr", "SR ↑", "%"),
+    ("osr", "OSR ↑", "%"),
+    ("spl", "SPL ↑", "%"),
+    ("ne_m", "NE ↓", "m"),
+    ("ds", "DS ↓", "s"),
+)
 DIFFICULTIES = (("easy", "Easy"), ("mid", "Mid"), ("hard", "Hard"))
+MODE_LABELS = {MODE_AGENT: "AGOS-Agent", MODE_BASELINE: "Baseline"}
+#: Where a run mixes the values of a condition (a run is meant to hold one).
+MIXED = "mixed"
 
 
-def _table4_cell(value: float | None, style: str) -> str:
+def _table_cell(value: float | None, style: str) -> str:
     if value is None:
         return "N/A"
     if style == "%":
@@ -169,21 +235,39 @@ def _table4_cell(value: float | None, style: str) -> str:
     return f"{value:.1f}"
 
 
-def table4(conditions: Mapping[str, Mapping[str, Any]]) -> str:
-    """Several conditions' ``metrics.json`` laid out like AGOS-Bench Table 4 (appendix A.5):
-    one block per condition, a row per difficulty and a Total.
+def _checked(conditions: Mapping[str, Mapping[str, Any]]) -> None:
+    for condition, run in conditions.items():
+        if run.get("benchmark") != "agos":
+            raise MetricsError(f"{condition}: a {run.get('benchmark')} run, not an AGOS run")
 
-    Difficulties a run did not hold are left out of its block; ``Total`` is the run's
-    overall aggregate (episode-pooled, conditional metrics over their support).
+
+def _condition(run: Mapping[str, Any], name: str) -> str:
+    """The value of condition ``name`` the run's episodes share, as the tables print it."""
+    values = [str(value) for value in run.get("by_condition", {}).get(name, {})]
+    if len(values) != 1:
+        return MIXED if values else "?"
+    return PROTOCOL.condition_label(name, values[0])
+
+
+def table4(conditions: Mapping[str, Mapping[str, Any]]) -> str:
+    """Several conditions' ``metrics.json`` laid out like AGOS-Bench Table 4 (appendix A.5),
+    with the mode beside the ablation so that Baseline runs fit in: one block per
+    condition, a row per difficulty and a Total.
+
+    Mode and ablation are read from each run's episodes, not from its name. Difficulties a
+    run did not hold are left out of its block; ``Total`` is the run's overall aggregate
+    (episode-pooled, conditional metrics over their support).
 
     Raises:
         MetricsError: a condition that is not an AGOS run.
     """
-    header = "| Condition | Diff. | " + " | ".join(title for _, title, _ in TABLE4_COLUMNS) + " |"
-    lines = [header, "|" + " --- |" * (len(TABLE4_COLUMNS) + 2)]
+    _checked(conditions)
+    titles = " | ".join(title for _, title, _ in TABLE4_COLUMNS)
+    lines = [
+        f"| Condition | Mode | Ablation | Diff. | {titles} |",
+        "|" + " --- |" * (len(TABLE4_COLUMNS) + 4),
+    ]
     for condition, run in conditions.items():
-        if run.get("benchmark") != "agos":
-            raise MetricsError(f"{condition}: a {run.get('benchmark')} run, not an AGOS run")
         groups = [
             (label, run["by_setting"][key])
             for key, label in DIFFICULTIES
@@ -192,17 +276,71 @@ def table4(conditions: Mapping[str, Mapping[str, Any]]) -> str:
         groups.append(("Total", run["overall"]))
         for row, (label, group) in enumerate(groups):
             values = group["values"]
-            cells = [_table4_cell(values.get(key), style) for key, _, style in TABLE4_COLUMNS]
-            name = condition if row == 0 else ""
-            lines.append(f"| {name} | {label} ({group['episodes']}) | " + " | ".join(cells) + " |")
+            cells = [_table_cell(values.get(key), style) for key, _, style in TABLE4_COLUMNS]
+            named = (
+                [condition, _condition(run, "mode"), _condition(run, "ablation")]
+                if row == 0
+                else ["", "", ""]
+            )
+            lines.append(
+                "| " + " | ".join([*named, f"{label} ({group['episodes']})", *cells]) + " |"
+            )
     return "\n".join(lines) + "\n"
 
 
+def table3(conditions: Mapping[str, Mapping[str, Any]]) -> str:
+    """Several conditions' ``metrics.json`` laid out like AGOS-Bench Table 3: one row per
+    condition, SR, OSR, SPL, NE and DS for Easy, Mid and Hard, then Overall (the run's
+    aggregate); "N/A" where a run held no episode of a difficulty.
+
+    Raises:
+        MetricsError: a condition that is not an AGOS run.
+    """
+    _checked(conditions)
+    scopes = [*(label for _, label in DIFFICULTIES), "Overall"]
+    header = [
+        "Condition",
+        "Method",
+        *(f"{scope} {title}" for scope in scopes for _, title, _ in TABLE3_COLUMNS),
+    ]
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    for condition, run in conditions.items():
+        groups = [run["by_setting"].get(key) for key, _ in DIFFICULTIES] + [run["overall"]]
+        cells = [
+            _table_cell(group["values"].get(key), style) if group is not None else "N/A"
+            for group in groups
+            for key, _, style in TABLE3_COLUMNS
+        ]
+        method = _condition(run, "mode")
+        if method == MODE_LABELS[MODE_AGENT] and _condition(run, "ablation") != "full":
+            method += f" ({_condition(run, 'ablation')})"
+        lines.append("| " + " | ".join([condition, method, *cells]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def paper_tables(conditions: Mapping[str, Mapping[str, Any]]) -> str:
+    """Several runs laid out as AGOS-Bench lays out its results: Table 3 (Baseline against
+    AGOS-Agent by difficulty), then Table 4 (each mode and ablation by difficulty).
+
+    Raises:
+        MetricsError: a condition that is not an AGOS run.
+    """
+    return (
+        "AGOS-Bench, Table 3 layout (methods by difficulty):\n\n"
+        + table3(conditions)
+        + "\nAGOS-Bench, Table 4 layout (mode and ablation by difficulty):\n\n"
+        + table4(conditions)
+    )
+
+
 def _report_sections(run: RunMetrics) -> list[str]:
+    this = {"this run": run.to_dict()}
     return [
-        "## AGOS by difficulty (AGOS-Bench, Table 4 layout)\n\n"
-        + table4({"this run": run.to_dict()})
-        + "\nCompare conditions: `aerialdojo compare full=RUN_DIR no_e2a=RUN_DIR ...`"
+        "## AGOS by method and difficulty (AGOS-Bench, Table 3 layout)\n\n" + table3(this),
+        "## AGOS by mode, ablation and difficulty (AGOS-Bench, Table 4 layout)\n\n"
+        + table4(this)
+        + "\nCompare conditions: `aerialdojo compare baseline=RUN_DIR full=RUN_DIR "
+        "no_e2a=RUN_DIR ...`",
     ]
 
 
@@ -225,12 +363,15 @@ PROTOCOL = register(
         trace_builder=AgosTraceBuilder.from_record,
         air_ground=True,
         report_sections=_report_sections,
-        paper_table=table4,
+        paper_table=paper_tables,
+        group_keys=("mode", "ablation"),
+        condition_labels={"mode": MODE_LABELS, "ablation": {NO_TOOLS: "–"}},
         episodes=EpisodeRules(
             load_suite=load_agos_suite,
             validate_suite=_validate_suite,
             referee=_referee,
             describe_task=describe_task,
+            check_settings=check_settings,
         ),
     )
 )

@@ -26,12 +26,18 @@ ENDINGS = (EventKind.STOPPED, EventKind.COLLIDED, EventKind.BUDGET_EXHAUSTED)
 
 @dataclass(frozen=True, kw_only=True)
 class StepRequest:
-    """One action an agent asked for (the ``Step`` service request)."""
+    """One action an agent asked for (the ``Step`` service request).
+
+    Attributes:
+        teammate_message: a short message to the other agent sent with this decision
+            (AGOS); "" where none.
+    """
 
     agent: str
     action: str
     magnitude: float = 0.0
     argument: str = ""
+    teammate_message: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,6 +92,22 @@ class HandoffCandidate(Protocol):
 
 
 @dataclass(frozen=True, kw_only=True)
+class TeammateMessage:
+    """A message one agent sent another with a decision, as the referee delivers it.
+
+    Attributes:
+        sender, receiver: the agents.
+        text: what it says.
+        sequence: its 1-based number among the messages ``receiver`` was sent this episode.
+    """
+
+    sender: str
+    receiver: str
+    text: str
+    sequence: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class Verdict:
     """What one applied step did to the episode.
 
@@ -96,6 +118,7 @@ class Verdict:
             ``episode_json``); None where the event's pose says all.
         collision_object: what was hit, where the step collided.
         candidate: a handoff candidate this step created or closed, to announce.
+        message: a message the step carried to another agent, to deliver.
     """
 
     kind: EventKind
@@ -103,6 +126,7 @@ class Verdict:
     facts: dict[str, Any] | None = None
     collision_object: str = ""
     candidate: HandoffCandidate | None = None
+    message: TeammateMessage | None = None
 
     @property
     def done(self) -> bool:
@@ -112,12 +136,21 @@ class Verdict:
 
 @dataclass(frozen=True, kw_only=True)
 class Turn:
-    """Whose decision comes next in a turn-taking episode, and about which candidate."""
+    """Whose decision comes next in a turn-taking episode, and what it must have seen first.
+
+    Attributes:
+        agent: who decides.
+        candidate_id: the candidate under verification ("" none).
+        decision: the 1-based number of the decision among the episode's.
+        budget: decisions allowed.
+        messages: messages ``agent`` has been sent with decisions so far this episode.
+    """
 
     agent: str
     candidate_id: str
     decision: int
     budget: int
+    messages: int = 0
 
     @property
     def text(self) -> str:
@@ -173,6 +206,12 @@ class Referee(Protocol):
     def turn(self) -> Turn | None:
         """The next turn where agents take turns; None where they do not."""
         ...
+
+
+def refuse_message(request: StepRequest) -> None:
+    """Raise ``InvalidActionError`` if a single-agent benchmark's step carries a message."""
+    if request.teammate_message:
+        raise InvalidActionError("this benchmark has one agent: a step carries no message")
 
 
 def check_agent(episode_id: str, agents: Sequence[str], agent: str) -> None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from aerialdojo.actions import AERIALDOJO_ACTIONS
 
 
@@ -20,6 +22,8 @@ class ActionDescription:
         magnitudes: allowed values; empty where it takes none.
         unit: ``m``, ``deg`` or "".
         takes_argument: ``Step.argument`` names a waypoint, cell or candidate.
+        max_uses: times the agent may take it in an episode; 0: no limit (AGOS: the
+            annotation and confirmation budgets).
     """
 
     agent: str
@@ -27,6 +31,7 @@ class ActionDescription:
     magnitudes: tuple[float, ...] = ()
     unit: str = ""
     takes_argument: bool = False
+    max_uses: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,6 +54,13 @@ class TaskDescription:
         action_budget: actions (decisions) allowed, Stop included.
         success_radius_m: the radius the agents are told.
         global_localization: odometry is in the map frame (False: relative to the start).
+        views: the camera views the agents are given; empty: every view of their rigs as
+            their benchmark describes it (AGOS).
+        odometry: the agents are given odometry (AerialDojo-200K's protocol: no).
+        mode: the protocol variant the agents work under (AGOS: ``agent`` or ``baseline``);
+            "" where a benchmark has one.
+        map_image: the top-down map of the episode region (AGOS: M, ``agos.maps``), RGB
+            uint8, north up; None where agents get none.
     """
 
     episode_id: str
@@ -66,6 +78,10 @@ class TaskDescription:
     action_budget: int
     success_radius_m: float
     global_localization: bool
+    views: tuple[str, ...] = ()
+    odometry: bool = True
+    mode: str = ""
+    map_image: np.ndarray | None = None
 
 
 def aerialdojo_actions(agents: tuple[str, ...]) -> tuple[ActionDescription, ...]:

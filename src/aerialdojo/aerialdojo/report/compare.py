@@ -21,7 +21,8 @@ class ComparisonRow:
     """One metric of one scope in two runs.
 
     Attributes:
-        scope: ``"overall"``, ``"task_weighted"``, ``"family: urban"``, ``"setting: base"``.
+        scope: ``"overall"``, ``"task_weighted"``, ``"family: urban"``, ``"setting: base"``,
+            ``"distribution: ood"``.
         key: metric key; label: its label; unit: ``%``, ``m`` or ``steps``.
         value_a, value_b: aggregates in report units (rates in %); None for N/A.
         delta: value_b - value_a; None if either is N/A.
@@ -63,6 +64,13 @@ def _scopes(data: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     }
     scopes.update({f"family: {name}": group for name, group in data["by_family"].items()})
     scopes.update({f"setting: {name}": group for name, group in data["by_setting"].items()})
+    scopes.update(
+        {
+            f"{name}: {value}": group
+            for name, values in data.get("by_condition", {}).items()
+            for value, group in values.items()
+        }
+    )
     return scopes
 
 

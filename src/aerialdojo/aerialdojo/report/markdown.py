@@ -11,6 +11,7 @@ from typing import Any
 from aerialdojo.metrics.aggregate import (
     RULE_EPISODE_POOLED,
     RULE_MAP_FAMILY_EQUAL,
+    ConditionGroup,
     GroupMetrics,
     RunMetrics,
 )
@@ -85,13 +86,37 @@ def _group_cells(specs: Sequence[MetricSpec], group: GroupMetrics) -> list[str]:
 
 def summary_rows(run: RunMetrics) -> list[tuple[str, GroupMetrics]]:
     """The summary's scopes in order: overall, task-weighted (where it differs), families,
-    settings."""
+    settings, then every condition whose episodes hold more than one value (ID and OOD,
+    SemanticOGS and ImageOGS)."""
+    spec = protocol(run.benchmark)
     rows = [("Overall", run.overall)]
     if run.rule != RULE_EPISODE_POOLED:
         rows.append(("Overall (task-weighted)", run.task_weighted))
     rows += [(f"family: {name}", group) for name, group in run.by_family.items()]
     rows += [(f"setting: {name}", group) for name, group in run.by_setting.items()]
+    rows += [
+        (f"{name}: {spec.condition_label(name, value)}", group)
+        for name, values in run.by_condition.items()
+        if len(values) > 1
+        for value, group in values.items()
+    ]
     return rows
+
+
+def conditions_text(run: RunMetrics) -> str:
+    """The conditions of a run's episodes, e.g. ``distribution: OOD; goal: ImageOGS,
+    SemanticOGS; observation: front``; "" where the episodes name none."""
+    spec = protocol(run.benchmark)
+    return "; ".join(
+        f"{name}: {', '.join(spec.condition_label(name, value) for value in values)}"
+        for name, values in run.by_condition.items()
+    )
+
+
+def group_title(run: RunMetrics, group: ConditionGroup) -> str:
+    """A condition group's heading, e.g. ``OOD · SemanticOGS``."""
+    spec = protocol(run.benchmark)
+    return " · ".join(spec.condition_label(name, value) for name, value in group.conditions.items())
 
 
 def summary_table(run: RunMetrics) -> str:
@@ -114,6 +139,28 @@ def _setting_family_tables(run: RunMetrics) -> list[str]:
     return sections
 
 
+def _group_tables(run: RunMetrics) -> list[str]:
+    """One table per condition group: the group, each setting, each setting's families."""
+    sections = []
+    for group in run.groups:
+        rows = [["all", "all", *_group_cells(run.specs, group.overall)]]
+        for setting, families in group.by_setting_family.items():
+            rows.append([setting, "all", *_group_cells(run.specs, group.by_setting[setting])])
+            rows += [
+                [setting, family, *_group_cells(run.specs, metrics)]
+                for family, metrics in families.items()
+            ]
+        sections.append(
+            f"### {group_title(run, group)}\n\n"
+            + markdown_table(["Setting", "Family", *_group_columns(run.specs)], rows)
+        )
+    return sections
+
+
+def _condition_names(run: RunMetrics) -> list[str]:
+    return list(run.by_condition)
+
+
 def _episode_cells(run: RunMetrics) -> list[list[str]]:
     rows = []
     for score in run.episodes:
@@ -122,6 +169,7 @@ def _episode_cells(run: RunMetrics) -> list[list[str]]:
             f"{facts[name]:.2f}" if isinstance(facts[name], float) else str(facts[name])
             for name, _ in _EPISODE_FIELDS
         ]
+        cells += [score.conditions.get(name, "") for name in _condition_names(run)]
         cells += [format_value(spec, score.values[spec.key]) for spec in run.specs]
         rows.append(cells)
     return rows
@@ -144,6 +192,7 @@ def render_report_md(
             short), quoted under the title.
     """
     radii = ", ".join(f"{radius:g} m" for radius in run.radii) or "none (checker verdict)"
+    conditions = conditions_text(run)
     parts = [
         f"# Run report: {protocol(run.benchmark).title}",
         *(["\n".join(f"> **Note**: {notice}" for notice in notices)] if notices else []),
@@ -153,6 +202,7 @@ def render_report_md(
             f"- Aggregation: {_RULE_TEXT[run.rule]}\n"
             f"- Success radii: {radii}"
             + (" (first is primary)" if len(run.radii) > 1 else "")
+            + (f"\n- Conditions: {conditions} (docs/protocols/)" if conditions else "")
             + "\n- Units: rates in %, distances in m, decision steps per episode; N/A where a "
             "metric has no supporting episode (definitions: docs/metrics.md)"
         ),
@@ -160,10 +210,18 @@ def render_report_md(
     ]
     if run.rule == RULE_MAP_FAMILY_EQUAL:
         parts.append("## By setting and family\n\n" + "\n\n".join(_setting_family_tables(run)))
+    if len(run.groups) > 1:
+        titles = [protocol(run.benchmark).condition_titles.get(k, k) for k in run.group_keys]
+        keys = " and ".join([", ".join(titles[:-1]), titles[-1]] if len(titles) > 1 else titles)
+        parts.append(
+            f"## By {keys}, each by setting and family\n\n" + "\n\n".join(_group_tables(run))
+        )
     if images:
         parts.append("## Plots\n\n" + "\n\n".join(f"![{name}]({name})" for name in images))
-    episode_header = [title for _, title in _EPISODE_FIELDS] + [
-        column_title(spec) for spec in run.specs
+    episode_header = [
+        *(title for _, title in _EPISODE_FIELDS),
+        *_condition_names(run),
+        *(column_title(spec) for spec in run.specs),
     ]
     parts.append("## Episodes\n\n" + markdown_table(episode_header, _episode_cells(run)))
     excluded = (
@@ -205,11 +263,15 @@ def write_episodes_csv(run: RunMetrics, path: Path) -> None:
     """One row per episode: facts, then metric values (rates as fractions, empty for N/A)."""
     with path.open("w", newline="", encoding="utf-8") as stream:
         writer = csv.writer(stream)
-        writer.writerow([name for name, _ in _EPISODE_FIELDS] + [spec.key for spec in run.specs])
+        conditions = _condition_names(run)
+        writer.writerow(
+            [name for name, _ in _EPISODE_FIELDS] + conditions + [spec.key for spec in run.specs]
+        )
         for score in run.episodes:
             facts = score.to_dict()
             values = [score.values[spec.key] for spec in run.specs]
             writer.writerow(
                 [facts[name] for name, _ in _EPISODE_FIELDS]
+                + [score.conditions.get(name, "") for name in conditions]
                 + ["" if value is None else repr(value) for value in values]
             )

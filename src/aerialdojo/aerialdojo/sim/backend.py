@@ -81,6 +81,17 @@ def aerialdojo_uav_rig(width: int, height: int, fov_deg: float = 90.0) -> list[C
     ]
 
 
+#: The name of a nadir view.
+NADIR_VIEW = "down"
+
+
+def nadir_rig(width: int, height: int) -> list[CameraSpec]:
+    """One camera looking straight down with a 90 deg field of view: the view CityNav's
+    evaluation renders (its footprint is a square twice the altitude across, CityNav,
+    appendix C.2)."""
+    return [CameraSpec(name=NADIR_VIEW, width=width, height=height, fov_deg=90.0, pitch_deg=-90.0)]
+
+
 @dataclass(kw_only=True)
 class CameraFrame:
     """One rendered view.

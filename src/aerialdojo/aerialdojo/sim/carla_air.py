@@ -11,20 +11,40 @@ tick that never comes (the known deadlock). Images are therefore fetched on a th
 own, with an airsim client of its own (the client is not thread-safe), while the calling thread
 keeps ticking until they arrive.
 
+What CARLA-Air does that shapes this backend (docs/simulators.md has the sources):
+- AirSim's settings file decides the UAV's cameras, their sizes and FOV, and the physics
+  engine; the backend refuses a server whose settings do not match its rig or leave the drone
+  to AirSim's own physics (it would fall between steps) and names the settings file to install
+  (``sim.remote.airsim_settings``).
+- AirSim stamps images with its own clock (the Unix epoch on its physics thread), not CARLA's:
+  every observation, UAV or UGV, is stamped with CARLA's simulation time of the tick that
+  rendered it.
+- CARLA-Air lifts the drone above the first surface a ray from 100 m above it hits; a start
+  pose under a roof, an overpass or a canopy cannot be flown and is refused at reset.
+- ``set_transform`` teleports the UGV without a sweep: the backend casts rays along each move
+  and stops the UGV short of the first obstacle (a collision).
+- The launcher starts city traffic with an asynchronous traffic manager; the backend removes
+  it, or makes its traffic manager synchronous (``carla_air_traffic``).
+- Actors outlive a fault: the UGV and its sensors carry the role name ``aerialdojo/ugv`` and
+  every connection destroys what an earlier one left.
+- A source-built CARLA-Air reports its commit as the server version and ships its own Python
+  module; PyPI's ``carla`` does not match it.
+
 Agents: ``uav`` is AirSim's vehicle, placed with ``simSetVehiclePose``; ``ugv`` is a CARLA
-vehicle spawned at the episode start, moved with ``set_transform`` (it drives on the ground:
-MoveUp/MoveDown are refused), with an RGB and a depth camera per view and a collision sensor.
-The map frame is CARLA's world mirrored in y; AirSim poses go through the map's offset
-(``sim.remote.frames``). Stamps are capture times: AirSim's ``time_stamp`` and CARLA's sensor
-``timestamp``, both read off the shared Unreal clock.
+vehicle spawned at each episode start (a spawn on an occupied spot fails, which checks the
+start), moved with ``set_transform`` (it drives on the ground: MoveUp/MoveDown are refused),
+with an RGB and a depth camera per view and a collision sensor. The map frame is CARLA's world
+mirrored in y; AirSim poses go through the map's offset (``sim.remote.frames``).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import logging
 import math
 import queue
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -51,12 +71,14 @@ from aerialdojo.sim.backend import (
     Observation,
     SimulatorBackend,
 )
+from aerialdojo.sim.remote.airsim_settings import SETTINGS_FIX, settings_problems
 from aerialdojo.sim.remote.connection import (
     Endpoint,
     check_version,
     connect_with_retries,
     fault,
 )
+from aerialdojo.sim.remote.diagnostics import ServerCamera
 from aerialdojo.sim.remote.frames import (
     CarlaPose,
     carla_to_map,
@@ -78,13 +100,26 @@ TESTED_CARLA_VERSION = "0.9.16"
 TESTED_AIRSIM_VERSION = "1.8.1"
 #: How long to wait for images between two ticks, seconds of wall time.
 _TICK_WAIT_S = 0.01
+#: Role name of the actors this backend spawns (``<role>``, ``<role>/<view>``).
+UGV_ROLE = "aerialdojo/ugv"
+#: A read-back pose this much above the placed one was lifted by CARLA-Air's ground clamp.
+_LIFT_TOLERANCE_M = 0.01
+#: Semantic labels of surfaces a car drives on or under, never obstacles to a move.
+_DRIVABLE = frozenset({"Roads", "RoadLines", "Sidewalks", "Ground", "Terrain", "Sky"})
+#: Clearance the UGV keeps to an obstacle it stops at, metres.
+_STOP_SHORT_M = 0.1
+#: Traffic the launcher (CARLA-Air's auto_traffic.py) spawns: type id prefixes.
+_CARS, _WALKERS, _WALKER_AI = "vehicle.", "walker.", "controller.ai.walker"
+_RELEASE = re.compile(r"^\d+(\.\d+)+$")
+#: A smoke test's UAV start: high above the map origin, clear of buildings.
+SMOKE_TEST_UAV_START = Pose(0.0, 0.0, 100.0, 0.0)
 
 _log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class RoadGraph:
-    """CARLA's OpenDRIVE lanes sampled as a directed graph (AGOS seed, appendix A.1.1).
+    """CARLA's OpenDRIVE lanes sampled as a directed graph (AGOS-Bench, appendix A.1.1).
 
     Attributes:
         nodes: lane waypoints (x, y, z) in the map frame.
@@ -145,7 +180,7 @@ class CarlaAirBackend(SimulatorBackend):
     """Runs discrete actions of a UAV and a UGV in CARLA-Air.
 
     Args:
-        settings: server address, ports, map and its offset, tick, timeouts.
+        settings: server address, ports, map and its offset, tick, traffic, timeouts.
         rigs: camera rig per agent (``uav`` and/or ``ugv``).
         seconds_per_action: simulated time one action takes (rounded up to whole ticks).
         carla_client: a ready ``carla.Client`` (or stand-in); None connects to
@@ -171,17 +206,35 @@ class CarlaAirBackend(SimulatorBackend):
         self._ticks_per_action = max(1, math.ceil(seconds_per_action / settings.fixed_delta_s))
         self.carla_endpoint = Endpoint("CARLA", settings.host, settings.carla_port)
         self.airsim_endpoint = Endpoint("AirSim", settings.host, settings.airsim_port)
+        self.server_build = ""
         self._given_carla_client = carla_client
         self._condition = threading.Condition()
+        self._client: Any = None
         self._world: Any = None
         self._original_settings: Any = None
+        self._traffic_manager: Any = None
         self._airsim: Any = None
         self._fetcher: _ImageFetcher | None = None
         self._ground: _Ground | None = None
         self._uav_collision_ns = 0
         self._action_frame = 0
+        self._tick_time_s = 0.0
+        self._ugv_cameras: dict[str, ServerCamera] = {}
+        self._uav_sizes: dict[str, tuple[int, int]] = {}
 
     # -- connection ----------------------------------------------------------------------
+
+    def connect(self) -> None:
+        """Connect to CARLA and AirSim unless connected (``reset`` does it too); sets
+        ``server_build``.
+
+        Raises:
+            ConfigError: the server runs another map, its AirSim settings do not serve the
+                rig, or its CARLA needs another client module.
+            SimulatorFaultError: a server cannot be reached.
+        """
+        if self._world is None:
+            self._connect()
 
     def _connect(self) -> None:
         policy = self.settings.policy
@@ -197,9 +250,7 @@ class CarlaAirBackend(SimulatorBackend):
             connect_carla, self.carla_endpoint, policy, (RuntimeError,)
         )
         client_version = str(client.get_client_version())
-        check_version("carla client", client_version, TESTED_CARLA_VERSION)
-        # LibCarla's protocol changes between releases: client and server should match exactly.
-        check_version(f"CARLA server ({self.carla_endpoint})", server_version, client_version, 3)
+        self._check_carla_versions(client_version, server_version)
         world = self._carla("reading the world", client.get_world)
         loaded = str(world.get_map().name)
         if not loaded.rsplit("/", maxsplit=1)[-1].startswith(self.settings.map_name):
@@ -207,21 +258,82 @@ class CarlaAirBackend(SimulatorBackend):
                 f"sim_bridge.carla_air_map: the run asks for {self.settings.map_name!r} but "
                 f"{self.carla_endpoint} runs {loaded!r}"
             )
+        try:
+            self._connect_airsim_and_take_the_world(client, world, client_version, server_version)
+        except BaseException:
+            self._drop_connection()
+            raise
+
+    def _connect_airsim_and_take_the_world(
+        self, client: Any, world: Any, client_version: str, server_version: str
+    ) -> None:
+        policy = self.settings.policy
         check_version("airsim client", airsim.__version__, TESTED_AIRSIM_VERSION)
         self._airsim = connect_with_retries(
             self._airsim_client, self.airsim_endpoint, policy, (RPCError, OSError)
         )
+        engine = self._check_airsim_settings()
         self._call_airsim(
             "enabling API control",
             lambda: self._airsim.enableApiControl(True, self.settings.airsim_vehicle),
+        )
+        self.server_build = (
+            f"CARLA {server_version} (client {client_version}), AirSim RPC "
+            f"{self._call_airsim('reading its version', self._airsim.getServerVersion)} "
+            f"with {engine}"
         )
         self._original_settings = self._carla("reading settings", world.get_settings)
         synchronous = world.get_settings()
         synchronous.synchronous_mode = True
         synchronous.fixed_delta_seconds = self.settings.fixed_delta_s
         self._carla("entering synchronous mode", lambda: world.apply_settings(synchronous))
-        self._world = world
+        self._client, self._world = client, world
+        self._destroy_leftovers()
+        self._tame_traffic()
         self._fetcher = _ImageFetcher(self._airsim_client)
+
+    def _check_carla_versions(self, client_version: str, server_version: str) -> None:
+        """A release client against a release server differing in patch level only warns
+        (LibCarla's protocol rarely changes); a source build (CARLA-Air's server reports its
+        commit, Util/BuildTools/Setup.sh) needs the Python module built with it."""
+        if client_version == server_version:
+            return
+        if _RELEASE.match(server_version) and _RELEASE.match(client_version):
+            check_version("carla client", client_version, TESTED_CARLA_VERSION)
+            check_version(
+                f"CARLA server ({self.carla_endpoint})", server_version, client_version, 3
+            )
+            return
+        raise ConfigError(
+            f"{self.carla_endpoint} is build {server_version!r} but the carla client module is "
+            f"{client_version!r}: CARLA-Air's own setup replaces PyPI's carla with the module "
+            "built with its server (env_setup/carla_python_module.tar.gz); install it into the "
+            "bridge's venv with CARLA_AIR_CARLA_MODULE=<that tarball> "
+            "tools/bootstrap_backend.sh carla-air"
+        )
+
+    def _check_airsim_settings(self) -> str:
+        """The server's AirSim settings must hold the UAV rig and the external physics
+        engine; returns the engine.
+
+        Raises:
+            ConfigError: they do not, with every problem and the file to install.
+        """
+        text = self._call_airsim("reading AirSim's settings", self._airsim.getSettingsString)
+        try:
+            settings = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ConfigError(
+                f"{self.airsim_endpoint}: its settings are not JSON ({error}); {SETTINGS_FIX}"
+            ) from error
+        rig = self._rigs.get(UAV, [])
+        problems = settings_problems(settings, rig, self.settings.airsim_vehicle)
+        if UAV in self._rigs and problems:
+            raise ConfigError(
+                f"{self.airsim_endpoint}: AirSim's settings cannot serve the {UAV} rig: "
+                f"{'; '.join(problems)}. Fix: {SETTINGS_FIX}"
+            )
+        return str(settings.get("PhysicsEngineName") or "FastPhysicsEngine")
 
     def _airsim_client(self) -> Any:
         client = airsim.MultirotorClient(
@@ -248,25 +360,72 @@ class CarlaAirBackend(SimulatorBackend):
             raise fault(self.airsim_endpoint, doing, error) from error
 
     def _drop_connection(self) -> None:
-        """Forget the connection after a fault; the next reset reconnects."""
+        """Forget the connection after a fault; the next reset reconnects and destroys the
+        actors left behind."""
         if self._fetcher is not None:
             self._fetcher.close(timeout_s=0.0)
         if self._airsim is not None:
             self._airsim.client.close()
-        self._world, self._airsim, self._fetcher, self._ground = None, None, None, None
+        self._client, self._world, self._airsim, self._fetcher = None, None, None, None
+        self._ground, self._traffic_manager = None, None
+
+    # -- the world -----------------------------------------------------------------------
+
+    def _destroy_leftovers(self) -> None:
+        """Destroy the UGV actors an earlier connection spawned (actors outlive a fault)."""
+        for actor in self._carla("listing actors", self._world.get_actors):
+            if str(actor.attributes.get("role_name", "")).startswith(UGV_ROLE):
+                _destroy(actor)
+
+    def _tame_traffic(self) -> None:
+        """Remove the launcher's traffic, or keep its cars on a synchronous, seeded traffic
+        manager. Walkers go either way: auto_traffic.py gives them destinations on its wall
+        clock."""
+        actors = self._carla("listing actors", self._world.get_actors)
+        keep_cars = self.settings.traffic == "synchronous"
+        for actor in actors:
+            type_id = str(actor.type_id)
+            if type_id.startswith((_WALKERS, _WALKER_AI)) or (
+                type_id.startswith(_CARS) and not keep_cars
+            ):
+                _destroy(actor)
+        if keep_cars:
+            manager = self._carla(
+                "reaching the traffic manager",
+                partial(self._client.get_trafficmanager, self.settings.traffic_manager_port),
+            )
+            manager.set_synchronous_mode(True)
+            manager.set_random_device_seed(self.settings.seed)
+            self._traffic_manager = manager
 
     # -- scenes and episodes -------------------------------------------------------------
 
     def scenes(self) -> list[str]:
         return [self.settings.map_name]
 
+    def start_pose(self, scene: str, agent: str) -> Pose:
+        """A free start for a smoke test: the UAV high above the map origin, the UGV on the
+        first lane waypoint, heading along its lane.
+
+        Raises:
+            SimulatorFaultError: CARLA failed, or the backend is not connected.
+        """
+        if agent == UAV:
+            return SMOKE_TEST_UAV_START
+        graph = self.road_graph()
+        start, ahead = graph.edges[0]
+        (x0, y0, z0), (x1, y1, _) = graph.nodes[start], graph.nodes[ahead]
+        return Pose(x0, y0, z0, math.atan2(y1 - y0, x1 - x0))
+
     def reset(self, scene: str, poses: dict[str, Pose]) -> None:
-        """Place the agents on the map (spawning the UGV the first time) and tick once.
+        """Place the agents on the map (spawning the UGV afresh) and tick once.
 
         Raises:
             UnknownSceneError: ``scene`` is not the run's map.
-            ConfigError: an agent without a rig, or the server runs another map.
-            SimulatorFaultError: CARLA or AirSim failed or did not answer.
+            ConfigError: an agent without a rig, the server runs another map, its AirSim
+                settings do not serve the rig, or its CARLA needs another client module.
+            SimulatorFaultError: CARLA or AirSim failed or did not answer, the UGV's start
+                is occupied, or CARLA-Air lifted the UAV off its start.
         """
         if scene != self.settings.map_name:
             raise UnknownSceneError(
@@ -277,10 +436,24 @@ class CarlaAirBackend(SimulatorBackend):
             self._connect()
         if UAV in poses:
             self._place_uav(poses[UAV], ignore_collision=True)
-            self._uav_collision_ns = self._uav_collision()[0]
         if UGV in poses:
             self._place_ugv(poses[UGV])
         self._tick(1)
+        if UAV in poses:
+            self._check_not_lifted(poses[UAV])
+            self._uav_collision_ns = self._uav_collision()[0]
+
+    def _check_not_lifted(self, placed: Pose) -> None:
+        """CARLA-Air clamps the drone above the first surface a ray from 100 m above it
+        hits (CarlaAir MultirotorPawnSimApi.cpp): a start under a roof is moved on top."""
+        actual = self._uav_pose()
+        if actual.z > placed.z + _LIFT_TOLERANCE_M:
+            raise SimulatorFaultError(
+                f"{self.airsim_endpoint}: CARLA-Air lifted the {UAV} from z={placed.z:.2f} m to "
+                f"{actual.z:.2f} m at ({placed.x:.1f}, {placed.y:.1f}): its ground clamp puts "
+                "the drone above the first surface hit from 100 m above, so a start under a "
+                "roof, an overpass or a canopy cannot be flown"
+            )
 
     def _place_uav(self, pose: Pose, *, ignore_collision: bool) -> None:
         north, east, down, yaw = self.settings.offset.map_to_airsim(pose)
@@ -307,7 +480,7 @@ class CarlaAirBackend(SimulatorBackend):
         return self.settings.offset.airsim_to_map(p.x_val, p.y_val, p.z_val, yaw)
 
     def _uav_collision(self) -> tuple[int, str]:
-        """(time stamp, object name) of the UAV's last collision."""
+        """(time stamp, object name) of the UAV's last collision (AirSim's clock)."""
         vehicle = self.settings.airsim_vehicle
         info = self._call_airsim(
             "reading UAV collisions", lambda: self._airsim.simGetCollisionInfo(vehicle)
@@ -315,19 +488,29 @@ class CarlaAirBackend(SimulatorBackend):
         return (int(info.time_stamp) if info.has_collided else 0, str(info.object_name))
 
     def _place_ugv(self, pose: Pose) -> None:
-        transform = _carla_transform(map_to_carla(pose))
-        if self._ground is None:
-            self._ground = self._spawn_ugv(transform)
-        else:
-            self._carla("placing the UGV", partial(self._ground.vehicle.set_transform, transform))
+        """Spawn the UGV at ``pose``, replacing the one of the previous episode: CARLA refuses
+        a spawn on an occupied spot, which a teleport would not."""
+        if self._ground is not None:
+            for actor in [*self._ground.sensors, self._ground.vehicle]:
+                self._carla("destroying the previous UGV", partial(_destroy, actor))
+            self._ground = None
+        self._ground = self._spawn_ugv(_carla_transform(map_to_carla(pose)), pose)
 
-    def _spawn_ugv(self, transform: Any) -> _Ground:
+    def _spawn_ugv(self, transform: Any, pose: Pose) -> _Ground:
         world = self._world
         library = self._carla("reading blueprints", world.get_blueprint_library)
         blueprint = library.find(self.settings.ugv_blueprint)
-        blueprint.set_attribute("role_name", UGV)
-        vehicle = self._carla("spawning the UGV", lambda: world.spawn_actor(blueprint, transform))
+        blueprint.set_attribute("role_name", UGV_ROLE)
+        vehicle = self._carla(
+            "spawning the UGV", lambda: world.try_spawn_actor(blueprint, transform)
+        )
+        if vehicle is None:
+            raise SimulatorFaultError(
+                f"{self.carla_endpoint}: cannot spawn the {UGV} at ({pose.x:.1f}, {pose.y:.1f}): "
+                "the spot is occupied"
+            )
         ground = _Ground(vehicle=vehicle, sensors=[])
+        cameras = {}
         for spec in self._rigs.get(UGV, []):
             for kind in ("sensor.camera.rgb", "sensor.camera.depth"):
                 camera = library.find(kind)
@@ -335,7 +518,7 @@ class CarlaAirBackend(SimulatorBackend):
                     ("image_size_x", spec.width),
                     ("image_size_y", spec.height),
                     ("fov", spec.fov_deg),
-                    ("role_name", spec.name),
+                    ("role_name", f"{UGV_ROLE}/{spec.name}"),
                 ):
                     camera.set_attribute(name, str(value))
                 mount = carla.Transform(
@@ -348,8 +531,19 @@ class CarlaAirBackend(SimulatorBackend):
                 )
                 sensor.listen(self._image_callback(ground, (spec.name, kind)))
                 ground.sensors.append(sensor)
-        collision = world.spawn_actor(
-            library.find("sensor.other.collision"), carla.Transform(), attach_to=vehicle
+            cameras[spec.name] = ServerCamera(
+                width=spec.width,
+                height=spec.height,
+                fov_deg=spec.fov_deg,
+                colour_encoding="BGRA",
+                depth_encoding="BGRA depth (24 bit over 1000 m)",
+            )
+        self._ugv_cameras = cameras
+        collision_blueprint = library.find("sensor.other.collision")
+        collision_blueprint.set_attribute("role_name", f"{UGV_ROLE}/collision")
+        collision = self._carla(
+            "spawning the collision sensor",
+            partial(world.spawn_actor, collision_blueprint, carla.Transform(), attach_to=vehicle),
         )
         collision.listen(self._collision_callback(ground))
         ground.sensors.append(collision)
@@ -376,6 +570,8 @@ class CarlaAirBackend(SimulatorBackend):
         world = self._world
         for _ in range(count):
             self._action_frame = self._carla("ticking the world", world.tick)
+            snapshot = self._carla("reading the world's time", world.get_snapshot)
+            self._tick_time_s = float(snapshot.timestamp.elapsed_seconds)
         return self._action_frame
 
     # -- actions -------------------------------------------------------------------------
@@ -398,10 +594,18 @@ class CarlaAirBackend(SimulatorBackend):
         self._tick(self._ticks_per_action)
         stamp, name = self._uav_collision()
         collided = stamp > self._uav_collision_ns
-        self._uav_collision_ns = max(stamp, self._uav_collision_ns)
-        return MotionOutcome(
+        outcome = MotionOutcome(
             pose=self._uav_pose(), collided=collided, collision_object=name if collided else ""
         )
+        if collided:
+            # The physics body stays at the blocked goal and every tick would sweep the drone
+            # into the obstacle again (MultirotorPawnSimApi.cpp updateRendering): put the body
+            # where the drone stopped.
+            self._place_uav(outcome.pose, ignore_collision=True)
+            self._tick(1)
+            stamp = max(stamp, self._uav_collision()[0])
+        self._uav_collision_ns = max(stamp, self._uav_collision_ns)
+        return outcome
 
     def _execute_ugv(self, action: Action) -> MotionOutcome:
         ground = self._require_ground()
@@ -411,6 +615,15 @@ class CarlaAirBackend(SimulatorBackend):
         if action.name in ("MoveUp", "MoveDown"):
             raise InvalidActionError(f"{action.name}: the {UGV} drives on the ground")
         goal = target_pose(pose, action)
+        hit = self._ugv_path_hit(ground, pose, goal)
+        if hit is not None:
+            fraction = hit[0]
+            goal = Pose(
+                pose.x + (goal.x - pose.x) * fraction,
+                pose.y + (goal.y - pose.y) * fraction,
+                goal.z,
+                goal.yaw,
+            )
         with self._condition:
             ground.collisions.clear()
         transform = _carla_transform(map_to_carla(goal))
@@ -418,9 +631,60 @@ class CarlaAirBackend(SimulatorBackend):
         self._tick(self._ticks_per_action)
         with self._condition:
             hits = [event.other_actor.type_id for event in ground.collisions]
+        if hit is not None:
+            hits.insert(0, hit[1])
         return MotionOutcome(
             pose=self._ugv_pose(ground), collided=bool(hits), collision_object=", ".join(hits)
         )
+
+    def _ugv_path_hit(self, ground: _Ground, start: Pose, goal: Pose) -> tuple[float, str] | None:
+        """Where along start -> goal the UGV's box first meets an obstacle, as a fraction of
+        the way it can still go, with the obstacle's semantic label; None if the way is free.
+
+        ``set_transform`` teleports without a sweep (CARLA ``CarlaActor.cpp``), so the backend
+        sweeps itself: rays from the box's sides and centre, at two heights, cast along the
+        move (``World.cast_ray``: every surface hit, with its label). A turn in place is not
+        swept.
+        """
+        begin, end = map_to_carla(start), map_to_carla(goal)
+        dx, dy = end.x - begin.x, end.y - begin.y
+        length = math.hypot(dx, dy)
+        if length < 1e-6:
+            return None
+        ux, uy = dx / length, dy / length
+        box = ground.vehicle.bounding_box
+        heading = math.radians(begin.yaw_deg)
+        # The box's reach along the move and across it, in the world frame.
+        along = (
+            abs(ux * math.cos(heading) + uy * math.sin(heading)) * box.extent.x
+            + abs(-ux * math.sin(heading) + uy * math.cos(heading)) * box.extent.y
+        )
+        across = (
+            abs(-uy * math.cos(heading) + ux * math.sin(heading)) * box.extent.x
+            + abs(uy * math.sin(heading) + ux * math.cos(heading)) * box.extent.y
+        )
+        nearest: tuple[float, str] | None = None
+        for side in (-0.95 * across, 0.0, 0.95 * across):
+            for height in (box.location.z, 0.5 * box.location.z):
+                origin = carla.Location(begin.x - uy * side, begin.y + ux * side, begin.z + height)
+                target = carla.Location(
+                    origin.x + ux * (along + length), origin.y + uy * (along + length), origin.z
+                )
+                points = self._carla(
+                    "casting a ray along the UGV's move",
+                    partial(self._world.cast_ray, origin, target),
+                )
+                for point in points:
+                    label = str(point.label)
+                    travel = (point.location.x - origin.x) * ux + (point.location.y - origin.y) * uy
+                    if label in _DRIVABLE or travel <= along:
+                        continue  # the road, or the UGV's own body
+                    if nearest is None or travel < nearest[0]:
+                        nearest = (travel, label)
+                    break
+        if nearest is None or nearest[0] - along >= length:
+            return None
+        return max(0.0, nearest[0] - along - _STOP_SHORT_M) / length, nearest[1]
 
     def _ugv_pose(self, ground: _Ground) -> Pose:
         transform = self._carla("reading the UGV pose", ground.vehicle.get_transform)
@@ -446,11 +710,13 @@ class CarlaAirBackend(SimulatorBackend):
     # -- observations --------------------------------------------------------------------
 
     def observe(self, agent: str, with_ground_truth_ids: bool = False) -> Observation:
-        """Every view of ``agent`` captured after its last action, stamped with the capture
-        time. Ground-truth id images are not wired; ``instance_ids`` stays None.
+        """Every view of ``agent`` rendered after its last action, stamped with CARLA's
+        time of the tick that rendered it. Ground-truth id images are not wired;
+        ``instance_ids`` stays None.
 
         Raises:
-            SimulatorFaultError: a server failed, or frames did not arrive within the timeout.
+            SimulatorFaultError: a server failed, frames did not arrive within
+                ``frame_timeout_s``, or a frame is not the size the rig asked for.
         """
         self._require_connection(agent)
         if agent == UGV:
@@ -468,10 +734,19 @@ class CarlaAirBackend(SimulatorBackend):
         responses = self._tick_until(
             fetcher.fetch(requests, self.settings.airsim_vehicle), "UAV images"
         )
+        # AirSim's own time stamps run on its physics thread's epoch clock; the tick that
+        # rendered the images (the last one before they came) is on CARLA's.
+        stamp_s = self._tick_time_s
         frames = {}
         for index, spec in enumerate(self._rigs[UAV]):
             colour, depth = responses[2 * index], responses[2 * index + 1]
             where = f"{self.airsim_endpoint}: {UAV}/{spec.name}"
+            for response, kind in ((colour, "Scene"), (depth, "DepthPlanar")):
+                if (response.width, response.height) != (spec.width, spec.height):
+                    raise SimulatorFaultError(
+                        f"{where}: {kind} came {response.width}x{response.height}, the rig asks "
+                        f"for {spec.width}x{spec.height}; {SETTINGS_FIX}"
+                    )
             frames[spec.name] = CameraFrame(
                 spec=spec,
                 rgb=rgb_from_bgr_bytes(
@@ -481,12 +756,12 @@ class CarlaAirBackend(SimulatorBackend):
                     depth.image_data_float, depth.width, depth.height, f"{where} DepthPlanar"
                 ),
             )
-        stamp_ns = max(int(response.time_stamp) for response in responses)
-        return Observation(sim_time_s=stamp_ns / 1e9, pose=self._uav_pose(), frames=frames)
+            self._uav_sizes[spec.name] = (colour.width, colour.height)
+        return Observation(sim_time_s=stamp_s, pose=self._uav_pose(), frames=frames)
 
     def _tick_until(self, result: concurrent.futures.Future[T], what: str) -> T:
         """Keep ticking the world until ``result`` is ready (CARLA-Air renders on ticks)."""
-        deadline = time.monotonic() + self.settings.policy.timeout_s
+        deadline = time.monotonic() + self.settings.frame_timeout_s
         while True:
             done, _ = concurrent.futures.wait([result], timeout=_TICK_WAIT_S)
             if done:
@@ -498,7 +773,7 @@ class CarlaAirBackend(SimulatorBackend):
             if time.monotonic() > deadline:
                 self._drop_connection()
                 raise SimulatorFaultError(
-                    f"{self.airsim_endpoint}: no {what} within {self.settings.policy.timeout_s:g} s"
+                    f"{self.airsim_endpoint}: no {what} within {self.settings.frame_timeout_s:g} s"
                 )
             self._tick(1)
 
@@ -509,7 +784,7 @@ class CarlaAirBackend(SimulatorBackend):
             for spec in rig
             for kind in ("sensor.camera.rgb", "sensor.camera.depth")
         ]
-        deadline = time.monotonic() + self.settings.policy.timeout_s
+        deadline = time.monotonic() + self.settings.frame_timeout_s
         with self._condition:
             while any(
                 key not in ground.images or ground.images[key].frame < self._action_frame
@@ -518,7 +793,7 @@ class CarlaAirBackend(SimulatorBackend):
                 if time.monotonic() > deadline:
                     raise SimulatorFaultError(
                         f"{self.carla_endpoint}: {UGV} cameras sent no frame of tick "
-                        f"{self._action_frame} within {self.settings.policy.timeout_s:g} s"
+                        f"{self._action_frame} within {self.settings.frame_timeout_s:g} s"
                     )
                 self._condition.wait(_TICK_WAIT_S)
             images = {key: ground.images[key] for key in keys}
@@ -536,6 +811,35 @@ class CarlaAirBackend(SimulatorBackend):
             )
         stamp = max(float(image.timestamp) for image in images.values())
         return Observation(sim_time_s=stamp, pose=self._ugv_pose(ground), frames=frames)
+
+    def server_cameras(self, agent: str) -> dict[str, ServerCamera]:
+        """Every view of ``agent`` as the server delivered it in the last observation (UAV:
+        image sizes, and FOV from ``simGetCameraInfo``; UGV: its CARLA sensors).
+
+        Raises:
+            SimulatorFaultError: no observation of ``agent`` yet, or AirSim failed.
+        """
+        if agent == UGV:
+            if not self._ugv_cameras:
+                raise SimulatorFaultError(f"the {UGV} has not been placed by reset")
+            return dict(self._ugv_cameras)
+        self._require_connection(agent)
+        if not self._uav_sizes:
+            raise SimulatorFaultError(f"no observation of the {UAV} yet")
+        cameras = {}
+        for view, (width, height) in self._uav_sizes.items():
+            info = self._call_airsim(
+                f"reading the {view} camera's FOV",
+                partial(self._airsim.simGetCameraInfo, view, self.settings.airsim_vehicle),
+            )
+            cameras[view] = ServerCamera(
+                width=width,
+                height=height,
+                fov_deg=float(info.fov),
+                colour_encoding="Scene: BGR bytes",
+                depth_encoding="DepthPlanar: floats",
+            )
+        return cameras
 
     # -- map -----------------------------------------------------------------------------
 
@@ -568,15 +872,16 @@ class CarlaAirBackend(SimulatorBackend):
         return RoadGraph(nodes=tuple(nodes), edges=tuple(edges))
 
     def close(self) -> None:
-        """Destroy the UGV's actors and give the world back in asynchronous mode."""
+        """Destroy the UGV's actors and give the world (and the traffic manager) back in
+        asynchronous mode."""
         world, original = self._world, self._original_settings
-        ground = self._ground
+        ground, manager = self._ground, self._traffic_manager
         try:
             if ground is not None:
                 for actor in [*ground.sensors, ground.vehicle]:
-                    if hasattr(actor, "stop") and actor is not ground.vehicle:
-                        actor.stop()
-                    actor.destroy()
+                    _destroy(actor)
+            if manager is not None:
+                manager.set_synchronous_mode(False)
             if world is not None and original is not None:
                 original.synchronous_mode = False
                 world.apply_settings(original)
@@ -584,6 +889,13 @@ class CarlaAirBackend(SimulatorBackend):
             _log.warning("%s: could not restore the world on close: %s", self.carla_endpoint, error)
         finally:
             self._drop_connection()
+
+
+def _destroy(actor: Any) -> None:
+    """Stop a sensor or walker controller if it is one, then destroy the actor."""
+    if hasattr(actor, "stop"):
+        actor.stop()
+    actor.destroy()
 
 
 def _carla_transform(pose: CarlaPose) -> Any:

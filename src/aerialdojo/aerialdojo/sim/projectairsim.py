@@ -3,17 +3,26 @@
 Needs the ``projectairsim`` client (PyPI ``projectairsim==1.1.0``), which lives in its own venv
 (``.venv-projectairsim``, tools/bootstrap_backend.sh) because it needs msgpack 1.x.
 
-How the benchmark's embodiment maps onto ProjectAirSim:
+How the benchmark's embodiment maps onto ProjectAirSim (server files named are in
+``iamaisim/ProjectAirSim``; docs/simulators.md has the details):
 - scenes are ProjectAirSim scene configs ``scene_<name>.jsonc`` (and the robot configs they
   name) in one directory; each agent is the robot actor of the same name (``uav``);
-- on load the backend makes the clock steppable and paused, the robot non-physics, and gives it
-  the rig's cameras, each capturing scene and planar depth every ``capture_interval_s`` of
+- on load the backend makes the clock steppable and paused, the robot non-physics with link
+  collision on (a non-physics SetPose sweeps only then, ``UnrealRobot.cpp``), and gives it the
+  rig's cameras, each capturing scene and planar depth every ``capture_interval_s`` of
   simulated time (1/15 s: 15 FPS, AerialDojo-200K, section 3.1);
 - a discrete action is a ``SetPose`` of the non-physics drone followed by ``seconds_per_action``
-  of simulated time; a ``collision_info`` message during that time makes it a collision, and the
-  drone is put back where the collision happened;
-- observations are the newest frames of every view captured after the action's last pose
-  change; their stamp is the capture time the server wrote into them.
+  of simulated time. Unreal moves the drone at its next frame as a sweep that stops at the
+  first hit and publishes ``collision_info``; the ground-truth pose still says the commanded
+  one, so after a hit the backend sets the pose to the contact;
+- observations are the newest frames of every view captured after the last pose change.
+  Cameras capture on Unreal frames when more than one interval passed since the last capture
+  (``UnrealCamera.cpp``), so an action may end without a fresh capture: the backend then runs
+  the clock one interval further until one arrives. Their stamp is the capture time the server
+  wrote into them.
+- a reset whose sweep from the previous pose hits something reloads the scene with the robot
+  spawned at the start pose, since a blocked reset renders from the wall while reporting the
+  start.
 """
 
 from __future__ import annotations
@@ -53,6 +62,7 @@ from aerialdojo.sim.remote.connection import (
     connect_with_retries,
     fault,
 )
+from aerialdojo.sim.remote.diagnostics import ServerCamera, fov_of_focal_length
 from aerialdojo.sim.remote.frames import (
     map_to_ned,
     ned_to_map,
@@ -71,6 +81,11 @@ SCENE_FILE_SUFFIX = ".jsonc"
 #: ProjectAirSim image types (``projectairsim.types.ImageType``) and their topic names.
 SCENE_IMAGE, DEPTH_PLANAR_IMAGE = 0, 1
 _TOPIC = {SCENE_IMAGE: "scene_camera", DEPTH_PLANAR_IMAGE: "depth_planar_camera"}
+LOAD_SCENE = "/Sim/LoadScene"
+#: What the server answers for a service it does not register (``service_manager.cpp``).
+NOT_SUPPORTED = "is not supported by Request-Response Service"
+#: Wall time to wait for a capture rendered at the clock's stop before running the clock on.
+_RENDER_WAIT_S = 0.5
 
 _log = logging.getLogger(__name__)
 # The client logs to a file in the working directory unless its logger already has a handler.
@@ -78,19 +93,36 @@ logging.getLogger("projectairsim").addHandler(logging.NullHandler())
 
 
 class _ServerTimeoutError(RuntimeError):
-    """A service request got no reply within the policy's timeout."""
+    """A service request got no reply within its timeout."""
 
 
 class _Client(ProjectAirSimClient):  # type: ignore[misc]
-    """The unmodified client, except what it does when a request times out.
+    """The unmodified client, except how long it waits for a reply and what it does then.
 
-    ``ProjectAirSimClient.request`` disconnects on a timeout, and ``disconnect`` unsubscribes
-    with another request, which times out in turn: against a hung server it recurses without
-    end. This raises instead; the backend closes the sockets itself. The wire format is the
-    client's own (``preprocess_request`` / ``postprocess_response``).
+    ``ProjectAirSimClient.request`` waits up to 300 s for every reply and disconnects on a
+    timeout, and ``disconnect`` unsubscribes with another request, which times out in turn:
+    against a hung server it recurses without end. This waits per request kind (a scene load,
+    a clock run, anything else) and raises instead; the backend closes the sockets itself. The
+    wire format is the client's own (``preprocess_request`` / ``postprocess_response``).
     """
 
+    def __init__(self, settings: ProjectAirSimSettings) -> None:
+        super().__init__(settings.host, settings.topics_port, settings.services_port)
+        self._settings = settings
+
+    def timeout_s(self, request_data: Mapping[str, Any]) -> float:
+        """How long to wait for the reply to ``request_data``."""
+        method = str(request_data.get("method", ""))
+        if method == LOAD_SCENE:
+            return self._settings.scene_load_timeout_s
+        timeout_s = self._settings.policy.timeout_s
+        if method.endswith("/ContinueForSimTime"):
+            # The steppable clock runs at real-time speed unless the scene says otherwise.
+            timeout_s += float(request_data["params"]["delta_time"]) / 1e9
+        return timeout_s
+
     def request(self, request_data: dict[str, Any]) -> Any:
+        self.socket_services.recv_timeout = round(self.timeout_s(request_data) * 1000.0)
         self.socket_services.send(self.preprocess_request(request_data))
         try:
             response = self.socket_services.recv_msg()
@@ -116,6 +148,7 @@ class _Agent:
     rig: list[CameraSpec]
     pose_changed_ns: int = 0
     frames: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
+    infos: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
     collisions: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -125,8 +158,7 @@ class ProjectAirSimBackend(SimulatorBackend):
     Args:
         settings: server address, scene directory, capture interval, timeouts.
         rigs: camera rig per agent name; each agent is the scene's robot of that name.
-        seconds_per_action: simulated time one action takes (at least one capture interval,
-            so that every action is followed by a capture).
+        seconds_per_action: simulated time one action takes (at least one capture interval).
 
     Raises:
         ConfigError: no scene directory or no scenes in it, a rig without cameras, or an
@@ -150,6 +182,7 @@ class ProjectAirSimBackend(SimulatorBackend):
         self._scene_dir = Path(settings.scene_dir)
         self._scenes = _scene_names(self._scene_dir)
         self.endpoint = Endpoint("ProjectAirSim", settings.host, settings.services_port)
+        self.server_build = ""
         self._condition = threading.Condition()
         self._client: _Client | None = None
         self._world: Any = None
@@ -158,27 +191,45 @@ class ProjectAirSimBackend(SimulatorBackend):
 
     # -- connection ----------------------------------------------------------------------
 
+    def connect(self) -> None:
+        """Connect to the server unless connected (``reset`` does it too); sets
+        ``server_build``.
+
+        Raises:
+            SimulatorFaultError: the server cannot be reached.
+        """
+        if self._client is None:
+            self._client = self._connect()
+
     def _connect(self) -> _Client:
         check_version("projectairsim client", projectairsim.__version__, TESTED_CLIENT_VERSION)
-        policy = self.settings.policy
 
         def attempt() -> _Client:
-            client = _Client(
-                self.settings.host, self.settings.topics_port, self.settings.services_port
-            )
+            client = _Client(self.settings)
             try:
                 client.connect()
-                client.socket_services.recv_timeout = round(policy.timeout_s * 1000.0)
-                build = client.get_build_commit_hash()
-            except (pynng.NNGException, _ServerTimeoutError):
+                self.server_build = self._probe_build(client)
+            except BaseException:
                 client.close_sockets()
                 raise
-            _log.info("connected to %s, server build %s", self.endpoint, build)
+            _log.info("connected to %s, server build %s", self.endpoint, self.server_build)
             return client
 
         return connect_with_retries(
-            attempt, self.endpoint, policy, (pynng.NNGException, _ServerTimeoutError)
+            attempt, self.endpoint, self.settings.policy, (pynng.NNGException, _ServerTimeoutError)
         )
+
+    def _probe_build(self, client: _Client) -> str:
+        """The server's build hash; the public server does not register the service
+        (``core_sim/src/simulator.cpp``), which is no fault."""
+        try:
+            return str(client.get_build_commit_hash())
+        except _ServerTimeoutError:
+            raise
+        except RuntimeError as error:  # the client raises error replies as RuntimeError
+            if NOT_SUPPORTED in str(error):
+                return "unknown (the server does not serve /Sim/GetBuildCommitHash)"
+            raise fault(self.endpoint, "asking for the server build", error) from error
 
     def _drop_connection(self) -> None:
         if self._client is not None:
@@ -198,8 +249,24 @@ class ProjectAirSimBackend(SimulatorBackend):
     def scenes(self) -> list[str]:
         return list(self._scenes)
 
-    def _scene_config(self, scene: str) -> dict[str, Any]:
-        """The scene's config with the robot configs merged in, patched for the benchmark.
+    def start_pose(self, scene: str, agent: str) -> Pose:
+        """Where ``scene`` spawns the robot of ``agent`` (its actor's origin): a free start
+        for a smoke test.
+
+        Raises:
+            ConfigError: the scene config cannot be read or has no such robot.
+        """
+        for actor in self._scene_config(scene, {}).get("actors", []):
+            if actor["name"] == agent:
+                origin = actor.get("origin", {})
+                north, east, down = (float(v) for v in origin.get("xyz", "0 0 0").split())
+                yaw_deg = float(origin.get("rpy-deg", "0 0 0").split()[2])
+                return ned_to_map(north, east, down, math.radians(yaw_deg))
+        raise ConfigError(f"scene {scene!r} has no robot actor {agent!r}")
+
+    def _scene_config(self, scene: str, origins: Mapping[str, Pose]) -> dict[str, Any]:
+        """The scene's config with the robot configs merged in, patched for the benchmark,
+        with the robots of ``origins`` spawned there.
 
         The client validates the result against its schemas when it loads it.
 
@@ -216,8 +283,11 @@ class ProjectAirSimBackend(SimulatorBackend):
                     f"{self._scene_dir / file_name}: no robot actor named {agent!r} "
                     f"(actors: {', '.join(sorted(actors)) or 'none'})"
                 )
+            if agent in origins:
+                actors[agent]["origin"] = _origin(origins[agent])
             robot = actors[agent]["robot-config"]
             robot["physics-type"] = "non-physics"
+            _enable_root_link_collision(robot)
             views = {spec.name for spec in rig}
             robot["sensors"] = [
                 sensor for sensor in robot.get("sensors", []) if sensor.get("id") not in views
@@ -252,11 +322,13 @@ class ProjectAirSimBackend(SimulatorBackend):
             },
         }
 
-    def _load(self, scene: str) -> None:
-        config = self._scene_config(scene)
+    def _load(self, scene: str, origins: Mapping[str, Pose] | None = None) -> None:
+        config = self._scene_config(scene, origins or {})
         if self._client is None:
             self._client = self._connect()
         client = self._client
+        # The old scene's topics go with it; their callbacks must not feed the new agents.
+        client.subs.clear()
         # World() loads a scene by file name with the client's own loader and schema check,
         # and only then talks to the scene; so the patched config goes through a file too.
         with tempfile.TemporaryDirectory(prefix="aerialdojo-projectairsim-") as directory:
@@ -278,6 +350,7 @@ class ProjectAirSimBackend(SimulatorBackend):
             state = _Agent(drone=drone, rig=rig)
             self._agents[agent] = state
             self._subscribe(client, state)
+        self._await_subscriptions()
         self._scene = scene
 
     def _subscribe(self, client: _Client, agent: _Agent) -> None:
@@ -290,21 +363,55 @@ class ProjectAirSimBackend(SimulatorBackend):
         for spec in agent.rig:
             for image_type, name in _TOPIC.items():
                 topic = agent.drone.sensors[spec.name][name]
-                callback = self._frame_callback(agent, (spec.name, image_type))
+                callback = self._keeper(agent.frames, (spec.name, image_type))
+                self._call(f"subscribing to {topic}", partial(client.subscribe, topic, callback))
+        # Subscribed last: the server answers each with its latched value, and handles one
+        # connection's frames in order (topic_manager.cpp), so when every info has arrived,
+        # every image subscription is in force and no capture goes unsent.
+        for spec in agent.rig:
+            for image_type, name in _TOPIC.items():
+                topic = agent.drone.sensors[spec.name][f"{name}_info"]
+                callback = self._keeper(agent.infos, (spec.name, image_type))
                 self._call(f"subscribing to {topic}", partial(client.subscribe, topic, callback))
 
-    def _frame_callback(
-        self, agent: _Agent, key: tuple[str, int]
+    def _keeper(
+        self, store: dict[tuple[str, int], dict[str, Any]], key: tuple[str, int]
     ) -> Callable[[Any, dict[str, Any]], None]:
-        """Keeps the newest frame of one view and image type (called on the client's topic
+        """Keeps the newest message of one view and image type (called on the client's topic
         thread)."""
 
-        def on_frame(_topic: Any, message: dict[str, Any]) -> None:
+        def keep(_topic: Any, message: dict[str, Any]) -> None:
             with self._condition:
-                agent.frames[key] = message
+                store[key] = message
                 self._condition.notify_all()
 
-        return on_frame
+        return keep
+
+    def _await_subscriptions(self) -> None:
+        def missing() -> list[str]:
+            return [
+                f"{agent}/{spec.name} {name}_info"
+                for agent, state in self._agents.items()
+                for spec in state.rig
+                for image_type, name in _TOPIC.items()
+                if (spec.name, image_type) not in state.infos
+            ]
+
+        absent = self._wait_for(missing, self.settings.frame_timeout_s)
+        if absent:
+            self._drop_connection()
+            raise SimulatorFaultError(
+                f"{self.endpoint}: no {absent[0]} within {self.settings.frame_timeout_s:g} s; "
+                "the scene's cameras did not load"
+            )
+
+    def _wait_for(self, missing: Callable[[], list[str]], seconds: float) -> list[str]:
+        """Wait up to ``seconds`` until ``missing()`` is empty; returns what is still missing."""
+        deadline = time.monotonic() + seconds
+        with self._condition:
+            while (absent := missing()) and (remaining := deadline - time.monotonic()) > 0.0:
+                self._condition.wait(remaining)
+        return absent
 
     # -- episodes ------------------------------------------------------------------------
 
@@ -312,10 +419,14 @@ class ProjectAirSimBackend(SimulatorBackend):
         """Load ``scene`` if it is not loaded (reconnecting after a fault), place every agent
         and let one action's time pass so that each view has a frame of the start pose.
 
+        A placement the server's sweep stopped short (geometry between the previous pose and
+        the start) is redone by reloading the scene with the robots spawned at their starts.
+
         Raises:
             UnknownSceneError: no scene config of that name.
             ConfigError: an agent without a rig, or a scene config that cannot be loaded.
-            SimulatorFaultError: the server failed or did not answer.
+            SimulatorFaultError: the server failed or did not answer, or a start pose is
+                inside geometry.
         """
         if scene not in self._scenes:
             raise UnknownSceneError(
@@ -325,12 +436,28 @@ class ProjectAirSimBackend(SimulatorBackend):
         self._check_rigged(poses)
         if self._client is None or scene != self._scene:
             self._load(scene)
+        blocked = self._place(poses)
+        if blocked:
+            _log.info("%s: the way to the start hit %s; spawning there", self.endpoint, blocked)
+            self._load(scene, origins=poses)
+            blocked = self._place(poses)
+            if blocked:
+                agent, hit = next(iter(blocked.items()))
+                raise SimulatorFaultError(
+                    f"{self.endpoint}: the start pose of {agent!r} in {scene!r} collides with "
+                    f"{hit.get('object_name', '')!r}"
+                )
+
+    def _place(self, poses: Mapping[str, Pose]) -> dict[str, dict[str, Any]]:
+        """Set every agent's pose and run one action's time; returns the agents whose sweep
+        hit something, with the hit."""
         for agent, pose in poses.items():
-            self._agents[agent].collisions.clear()
+            with self._condition:
+                self._agents[agent].collisions.clear()
             self._set_pose(agent, pose)
-        end_ns = self._advance(self.seconds_per_action)
-        for agent in poses:
-            self._await_frames(agent, end_ns)
+        self._run(self.seconds_per_action, list(poses))
+        hits = {agent: self._collision_since_pose_change(agent) for agent in poses}
+        return {agent: hit for agent, hit in hits.items() if hit is not None}
 
     def _set_pose(self, agent: str, pose: Pose) -> None:
         state = self._agents[agent]
@@ -349,8 +476,65 @@ class ProjectAirSimBackend(SimulatorBackend):
         """Run the paused clock for ``seconds`` of simulated time; returns the time after."""
         world = self._world
         delta_ns = round(seconds * 1e9)
-        self._call("advancing the clock", lambda: world.continue_for_sim_time(delta_ns, True))
-        return int(self._call("reading the clock", world.get_sim_time))
+        return int(
+            self._call("advancing the clock", lambda: world.continue_for_sim_time(delta_ns, True))
+        )
+
+    def _run(self, seconds: float, agents: Sequence[str]) -> None:
+        """Run the clock for ``seconds``, then on by one capture interval at a time until
+        every view of ``agents`` delivered a frame captured after its pose change; then give
+        the run's last captures a moment to arrive, so that observations carry the newest.
+
+        Raises:
+            SimulatorFaultError: no such frame within ``frame_timeout_s``.
+        """
+        deadline = time.monotonic() + self.settings.frame_timeout_s
+        end_ns = self._advance(seconds)
+        while True:
+            wait_s = min(_RENDER_WAIT_S, max(0.0, deadline - time.monotonic()))
+            stale = self._wait_for(partial(self._views_older_than, agents, None), wait_s)
+            if not stale:
+                break
+            if time.monotonic() >= deadline:
+                self._drop_connection()
+                raise SimulatorFaultError(
+                    f"{self.endpoint}: no {stale[0]} frame captured after the pose change "
+                    f"within {self.settings.frame_timeout_s:g} s"
+                )
+            end_ns = self._advance(self.settings.capture_interval_s)
+        # The last capture of a run lies within one interval of its end unless the run ended
+        # exactly one interval after a capture (the condition is strict): best effort.
+        near_end_ns = end_ns - round(self.settings.capture_interval_s * 1e9)
+        self._wait_for(partial(self._views_older_than, agents, near_end_ns), _RENDER_WAIT_S)
+
+    def _views_older_than(self, agents: Sequence[str], oldest_ns: int | None) -> list[str]:
+        """The views of ``agents`` whose newest frame is older than ``oldest_ns``, or (None)
+        not newer than the agent's last pose change."""
+        stale = []
+        for agent in agents:
+            state = self._agents[agent]
+            for view, image_type in self._keys(state):
+                stamp = int(state.frames.get((view, image_type), {}).get("time_stamp", -1))
+                if (oldest_ns is None and stamp <= state.pose_changed_ns) or (
+                    oldest_ns is not None and stamp < oldest_ns
+                ):
+                    stale.append(f"{_TOPIC[image_type]} of {agent}/{view}")
+        return stale
+
+    @staticmethod
+    def _keys(state: _Agent) -> list[tuple[str, int]]:
+        return [(spec.name, image_type) for spec in state.rig for image_type in _TOPIC]
+
+    def _collision_since_pose_change(self, agent: str) -> dict[str, Any] | None:
+        """The first collision after the agent's last pose change. Topic messages arrive in
+        publication order and the server publishes a hit before the frames of its tick, so
+        once those frames are in, so is the collision."""
+        state = self._agents[agent]
+        with self._condition:
+            return next(
+                (c for c in state.collisions if int(c["time_stamp"]) > state.pose_changed_ns),
+                None,
+            )
 
     def execute(self, agent: str, action: Action, argument: str = "") -> MotionOutcome:
         """Execute one action of ``agent`` (``argument`` is unused by this action set).
@@ -368,19 +552,16 @@ class ProjectAirSimBackend(SimulatorBackend):
         with self._condition:
             state.collisions.clear()
         self._set_pose(agent, goal)
-        end_ns = self._advance(self.seconds_per_action)
-        self._await_frames(agent, end_ns)
-        with self._condition:
-            collision = next(
-                (c for c in state.collisions if int(c["time_stamp"]) > state.pose_changed_ns),
-                None,
-            )
+        self._run(self.seconds_per_action, [agent])
+        collision = self._collision_since_pose_change(agent)
         if collision is None:
             return MotionOutcome(pose=self._ground_truth_pose(state))
+        # The sweep stopped Unreal's drone at the hit, but the kinematics (and the ground
+        # truth) still say the goal (robot.cpp GetGroundTruthPose): bring them to the contact.
         where = collision["position"]
         contact = ned_to_map(where["x"], where["y"], where["z"], math.pi / 2.0 - goal.yaw)
         self._set_pose(agent, contact)
-        self._await_frames(agent, self._advance(self.settings.capture_interval_s))
+        self._run(self.settings.capture_interval_s, [agent])
         return MotionOutcome(
             pose=self._ground_truth_pose(state),
             collided=True,
@@ -404,41 +585,6 @@ class ProjectAirSimBackend(SimulatorBackend):
         yaw = yaw_of_quaternion_wxyz(q["w"], q["x"], q["y"], q["z"])
         return ned_to_map(float(t["x"]), float(t["y"]), float(t["z"]), yaw)
 
-    def _await_frames(self, agent: str, end_ns: int) -> None:
-        """Wait until every view's newest frame is the last capture before ``end_ns``.
-
-        Topic messages arrive in publication order, so once those frames are in, so is every
-        collision message published while the clock ran.
-
-        Raises:
-            SimulatorFaultError: a view delivered no such frame within the timeout.
-        """
-        state = self._agents[agent]
-        oldest_ns = max(
-            state.pose_changed_ns + 1, end_ns - round(self.settings.capture_interval_s * 1e9)
-        )
-        keys = [(spec.name, image_type) for spec in state.rig for image_type in _TOPIC]
-        deadline = time.monotonic() + self.settings.policy.timeout_s
-
-        def missing() -> list[tuple[str, int]]:
-            return [
-                key
-                for key in keys
-                if key not in state.frames or int(state.frames[key]["time_stamp"]) < oldest_ns
-            ]
-
-        with self._condition:
-            while missing():
-                remaining = deadline - time.monotonic()
-                if remaining <= 0.0:
-                    view, image_type = missing()[0]
-                    raise SimulatorFaultError(
-                        f"{self.endpoint}: no {_TOPIC[image_type]} frame of {agent}/{view} "
-                        f"captured at or after {oldest_ns / 1e9:.3f} s within "
-                        f"{self.settings.policy.timeout_s:g} s"
-                    )
-                self._condition.wait(remaining)
-
     def observe(self, agent: str, with_ground_truth_ids: bool = False) -> Observation:
         """The newest frames of every view, stamped with their capture time.
 
@@ -446,7 +592,8 @@ class ProjectAirSimBackend(SimulatorBackend):
         ``semantic_ids`` stay None.
 
         Raises:
-            SimulatorFaultError: the server failed, or frames are missing.
+            SimulatorFaultError: the server failed, frames are missing, or a frame is not the
+                size the rig asked for.
         """
         state = self._placed(agent)
         with self._condition:
@@ -459,6 +606,8 @@ class ProjectAirSimBackend(SimulatorBackend):
             depth = messages.get((spec.name, DEPTH_PLANAR_IMAGE))
             if colour is None or depth is None:
                 raise SimulatorFaultError(f"{where}: no frame yet; reset places the agents")
+            for message in (colour, depth):
+                _check_size(message, spec, where)
             frames[spec.name] = CameraFrame(
                 spec=spec,
                 rgb=rgb_from_projectairsim(colour, f"{where} scene_camera"),
@@ -471,9 +620,61 @@ class ProjectAirSimBackend(SimulatorBackend):
             frames=frames,
         )
 
+    def server_cameras(self, agent: str) -> dict[str, ServerCamera]:
+        """Every view of ``agent`` as the server reports it: size and FOV from its
+        ``camera_info`` topics, encodings from the last frames.
+
+        Raises:
+            SimulatorFaultError: not connected, or no frame yet.
+        """
+        state = self._placed(agent)
+        with self._condition:
+            infos, frames = dict(state.infos), dict(state.frames)
+        cameras = {}
+        for spec in state.rig:
+            info = infos.get((spec.name, SCENE_IMAGE))
+            colour = frames.get((spec.name, SCENE_IMAGE))
+            depth = frames.get((spec.name, DEPTH_PLANAR_IMAGE))
+            if info is None or colour is None or depth is None:
+                raise SimulatorFaultError(f"{self.endpoint}: {agent}/{spec.name} sent no frame")
+            width = int(info["width"])
+            cameras[spec.name] = ServerCamera(
+                width=width,
+                height=int(info["height"]),
+                fov_deg=fov_of_focal_length(width, float(info["intrinsic_camera_matrix"][0])),
+                colour_encoding=str(colour["encoding"]),
+                depth_encoding=str(depth["encoding"]),
+            )
+        return cameras
+
     def close(self) -> None:
         """Close the connection without further requests."""
         self._drop_connection()
+
+
+def _check_size(message: Mapping[str, Any], spec: CameraSpec, where: str) -> None:
+    size = (int(message["width"]), int(message["height"]))
+    if size != (spec.width, spec.height):
+        raise SimulatorFaultError(
+            f"{where}: the server sent {size[0]}x{size[1]} {message.get('encoding')} frames, "
+            f"the rig asks for {spec.width}x{spec.height}"
+        )
+
+
+def _origin(pose: Pose) -> dict[str, str]:
+    """A scene config ``origin`` (NED metres, degrees) of a map-frame pose."""
+    north, east, down, yaw = map_to_ned(pose)
+    return {"xyz": f"{north} {east} {down}", "rpy-deg": f"0 0 {math.degrees(yaw)}"}
+
+
+def _enable_root_link_collision(robot: dict[str, Any]) -> None:
+    """Link collision on for the robot's root link (the link no joint has as its child):
+    without it a non-physics SetPose never sweeps (``UnrealRobot.cpp``), and ProjectAirSim's
+    own non-physics robot configs turn it off."""
+    children = {joint.get("child-link") for joint in robot.get("joints", [])}
+    for link in robot.get("links", []):
+        if link.get("name") not in children:
+            link.setdefault("collision", {})["enabled"] = True
 
 
 def _read_jsonc(path: Path) -> Any:

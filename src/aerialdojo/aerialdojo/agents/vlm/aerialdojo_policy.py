@@ -1,9 +1,11 @@
 """The AerialDojo-200K model agent: the fixed prompt of appendix A around the current RGB-D
 views, the goal, the termination conditions and the interaction history (section 3.3,
-"Benchmark framework"), one single-action JSON reply per step."""
+"Benchmark framework"), one single-action JSON reply per step. The prompt shows the views and
+odometry the task gives (the paper's protocol: the front view, no odometry)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,12 +19,15 @@ from aerialdojo.agents.vlm.parsing import parse_aerialdojo_action
 from aerialdojo.agents.vlm.prompts import PromptSet, prompt_directory
 from aerialdojo.agents.vlm.session import ModelSession
 from aerialdojo.errors import ConfigError
+from aerialdojo.geometry import Pose
 
 #: The embodiment the prompt states (AerialDojo-200K, section 3.1, "Aerial embodiment").
 WHEELBASE_MM = 250
 COLLISION_RADIUS_MM = 250
 #: The prompt's radius when the task does not say (section 3.2: Stop within 3 m).
 DEFAULT_RADIUS_M = 3.0
+#: The views shown when the goal does not name them (appendix A: the front view).
+DEFAULT_VIEWS = ("front",)
 REPLY_FORMAT = (
     '{"action": "<action name>", "magnitude": <one of its magnitudes>}\n'
     'For Stop: {"action": "Stop"}'
@@ -30,7 +35,7 @@ REPLY_FORMAT = (
 
 _SYSTEM_FIELDS = frozenset(
     {
-        "views_description",
+        "inputs",
         "depth_max_m",
         "action_list",
         "wheelbase_mm",
@@ -98,11 +103,12 @@ def describe_action(action: Action) -> dict[str, Any]:
 class VlmAerialDojoPolicy:
     """A ``Policy`` that asks a vision-language model for every action.
 
+    Every view the goal names is shown as RGB and rendered depth, and odometry where the
+    goal gives it.
+
     Args:
         session: the model conversation (live or replayed).
         prompts: the templates of ``TEMPLATE_FIELDS``.
-        views: the camera views shown, each as RGB and rendered depth (the paper's prompt:
-            the front view).
         image_format: ``png`` or ``jpeg`` for RGB (depth is always PNG).
         depth_max_m: the depth rendering's far limit, as the prompt states it.
         history: previous actions shown (the interaction history's window).
@@ -112,13 +118,13 @@ class VlmAerialDojoPolicy:
 
     session: ModelSession
     prompts: PromptSet
-    views: tuple[str, ...] = ("front",)
     image_format: str = "png"
     depth_max_m: float = 50.0
     history: int = 8
     fallback: Action = field(default_factory=lambda: Action("Stop"))
     description: str = ""
     _goal: GoalDescription | None = None
+    _views: tuple[str, ...] = DEFAULT_VIEWS
     _actions: list[str] = field(default_factory=list)
     _references: list[EncodedImage] = field(default_factory=list)
     _system: str = ""
@@ -126,13 +132,14 @@ class VlmAerialDojoPolicy:
     def reset(self, goal: GoalDescription) -> None:
         """Start a new episode (or a rerun of one) with ``goal``."""
         self._goal = goal
+        self._views = goal.views or DEFAULT_VIEWS
         self._actions = []
         self._references = [encode_rgb(image, self.image_format) for image in goal.reference_images]
         self.session.start_episode(goal.episode_id)
         self._system = self.prompts.render(
             "system",
             {
-                "views_description": self._views_description(),
+                "inputs": self._inputs(goal),
                 "depth_max_m": f"{self.depth_max_m:g}",
                 "action_list": action_list(),
                 "wheelbase_mm": WHEELBASE_MM,
@@ -188,19 +195,16 @@ class VlmAerialDojoPolicy:
                 "budget": goal.action_budget or "?",
                 "steps_left": max(goal.action_budget - step + 1, 0) if goal.action_budget else "?",
                 "history": history,
-                "odometry": (
-                    f"x {odometry.x:.1f} m forward, y {odometry.y:.1f} m left, "
-                    f"z {odometry.z:.1f} m up of the start"
-                ),
+                "odometry": _odometry(odometry),
             },
         )
         content: list[dict[str, Any]] = [{"type": "text", "text": text}]
         for index, image in enumerate(self._references, start=1):
             content += labelled_image(f"Reference image {index} of the target:", image)
-        for name in self.views:
+        for name in self._views:
             view = observation.views.get(name)
             if view is None:
-                raise ConfigError(f"vlm_views: the observation has no {name!r} view")
+                raise ValueError(f"the observation has no {name!r} view, which the goal names")
             content += labelled_image(f"{name} view, RGB:", encode_rgb(view.rgb, self.image_format))
             content += labelled_image(
                 f"{name} view, depth:", encode_depth(view.depth, self.depth_max_m)
@@ -210,12 +214,28 @@ class VlmAerialDojoPolicy:
             {"role": "user", "content": content},
         ]
 
-    def _views_description(self) -> str:
-        names = ", ".join(self.views)
-        return (
-            f"- RGB and depth images from your {names} camera(s): 90-degree field of view, "
-            "taken after your last action."
-        )
+    def _inputs(self, goal: GoalDescription) -> str:
+        """The system prompt's list of inputs: the views, and odometry where given."""
+        lines = [
+            f"- RGB and depth images from your {', '.join(self._views)} camera(s): 90-degree "
+            "field of view, taken after your last action."
+        ]
+        if goal.odometry:
+            lines.append(
+                "- Odometry: your position and heading relative to where the episode started "
+                "(x forward, y left, z up of the start)."
+            )
+        return "\n".join(lines)
+
+
+def _odometry(pose: Pose | None) -> str:
+    """The user prompt's odometry sentence ("" where the task gives none)."""
+    if pose is None:
+        return ""
+    return (
+        f" Odometry: x {pose.x:.1f} m forward, y {pose.y:.1f} m left, z {pose.z:.1f} m up of "
+        f"the start, heading {math.degrees(pose.yaw):.0f} deg from the start's."
+    )
 
 
 def vlm_aerialdojo_policy(values: Mapping[str, Any], where: str) -> VlmAerialDojoPolicy:
@@ -235,7 +255,6 @@ def vlm_aerialdojo_policy(values: Mapping[str, Any], where: str) -> VlmAerialDoj
         prompts=PromptSet.load(
             prompt_directory(settings.prompt_dir, "aerialdojo"), TEMPLATE_FIELDS
         ),
-        views=settings.views,
         image_format=settings.image_format,
         depth_max_m=settings.depth_max_m,
         history=settings.history,

@@ -7,13 +7,14 @@ UGV's switching between stages (free exploration, candidate reminder, arrival, s
 verification, post-rejection search). The Baseline (A.4.2) has no candidate tools and no
 task memory: the UAV classifies its evidence and sends its position as a search anchor, the
 UGV drives towards the anchor it reads from the UAV's messages. Which one an agent runs is
-read from its task: a team without the tool actions (``AgosTask.baseline``) is the Baseline.
+the task's ``mode`` (``AgosTask.baseline``). A reply's message goes with the decision's step;
+the prompt shows the messages the teammate's decisions carried, as the task manager
+delivered and the turn counted them.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,12 +27,7 @@ from aerialdojo.agents.vlm.prompts import PromptSet, prompt_directory
 from aerialdojo.agents.vlm.session import ModelSession
 from aerialdojo.agos.grid import CELL_COLUMNS, CELL_ROWS, cell_label, overlay_grid
 from aerialdojo.agos.planning import road_options, road_waypoint_id
-from aerialdojo.agos.policies import (
-    AgosObservation,
-    AgosTask,
-    Decision,
-    TeamMessage,
-)
+from aerialdojo.agos.policies import AgosObservation, AgosTask, Decision, search_anchor
 from aerialdojo.agos.sensors import UAV_VIEW, UGV_FRONT_VIEW
 from aerialdojo.agos.vocabulary import (
     ANNOTATE_CANDIDATE,
@@ -82,11 +78,6 @@ ANTI_STALL_WAITS = 2
 _GRID_CELLS = tuple(
     cell_label(row, column) for row in range(len(CELL_ROWS)) for column in range(CELL_COLUMNS)
 )
-_COORDINATE = re.compile(r"\(?\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*\)?")
-#: The teammate's own words: sent as it decided, so they reach the other agent before its
-#: turn. The workflow notices (inspection request, arrival, confirmation) follow the step
-#: and would race the turn; the candidate status carries what they say.
-_SHOWN_MESSAGES = ("initial", "free_text")
 
 _REPLY_FORMATS = {
     UAV: '{"action": "<an available action>", "argument": "<waypoint id or grid cell; '
@@ -135,6 +126,7 @@ _UGV_USER = frozenset(
         "step",
         "budget",
         "steps_left",
+        "confirmations_left",
         "x",
         "y",
         "mode",
@@ -201,17 +193,6 @@ def _xy(x: float, y: float) -> str:
     return f"({x:.1f}, {y:.1f})"
 
 
-def search_anchor(messages: Sequence[TeamMessage]) -> tuple[float, float] | None:
-    """The coordinate of the newest teammate message that holds one (A.4.2, "Search
-    Anchor": the UGV reads the UAV's reported position from its messages)."""
-    for message in reversed(messages):
-        found = _COORDINATE.findall(message.text)
-        if found:
-            x, y = found[-1]
-            return float(x), float(y)
-    return None
-
-
 @dataclass
 class VlmAgosPolicy:
     """An ``AgosPolicy`` that asks a vision-language model for every decision of one role.
@@ -244,6 +225,7 @@ class VlmAgosPolicy:
     _last: Decision | None = None
     _waits_here: int = 0
     _arrived_at: str = ""
+    _used: dict[str, int] = field(default_factory=dict)
 
     @property
     def baseline(self) -> bool:
@@ -257,6 +239,7 @@ class VlmAgosPolicy:
         self._task = task
         self._memory, self._noted, self._visited = [], set(), set()
         self._decisions, self._last, self._waits_here, self._arrived_at = 0, None, 0, ""
+        self._used = {}
         self._references = []
         for index, image in enumerate(task.reference_images, start=1):
             self._references += labelled_image(
@@ -316,7 +299,8 @@ class VlmAgosPolicy:
     def available(self, observation: AgosObservation) -> dict[str, list[str] | None]:
         """The role's actions that are legal now, with their legal arguments: no annotation
         while a candidate is verified, CONFIRM and REJECT only right after STOP_OBSERVE,
-        GO_TO_CANDIDATE only to the active candidate, moves only where an option exists."""
+        GO_TO_CANDIDATE only to the active candidate, moves only where an option exists,
+        none beyond its budget (``AgosTask.max_uses``)."""
         task = self._task
         assert task is not None
         pose = observation.pose
@@ -324,6 +308,8 @@ class VlmAgosPolicy:
         six_view = self._six_view()
         options: dict[str, list[str] | None] = {}
         for action in task.actions:
+            if self._left(action) == 0:
+                continue
             if action == MOVE_TO_UAV_WAYPOINT:
                 ids = [
                     w.waypoint_id for w in task.town.uav_grid.options(pose.x, pose.y, task.region)
@@ -398,7 +384,7 @@ class VlmAgosPolicy:
                 "uav_user",
                 {
                     **common,
-                    "annotations_used": len(observation.candidates),
+                    "annotations_used": self._uses(ANNOTATE_CANDIDATE),
                     "candidate_status": status,
                     "memory": self._recent(self._memory),
                     "waypoints": "\n".join(
@@ -428,7 +414,7 @@ class VlmAgosPolicy:
         common = self._status(observation, options) | {"mode": mode}
         choices = road_options(roads, pose)
         if self.baseline:
-            anchor = search_anchor(self._shown(observation))
+            anchor = search_anchor(observation.messages)
             if anchor is None:
                 anchor_text = "No UAV message holds a coordinate yet: explore the road network."
             else:
@@ -459,6 +445,7 @@ class VlmAgosPolicy:
                 {
                     **common,
                     "steps_left": max(task.action_budget - self._step(observation) + 1, 0),
+                    "confirmations_left": _or_unlimited(self._left(CONFIRM)),
                     "candidate_status": self._candidate_status(observation),
                     "waypoints": waypoints or "(none)",
                     "stage": self._stage(observation, options),
@@ -558,6 +545,18 @@ class VlmAgosPolicy:
             return _BASELINE_UAV_FORMAT
         return _REPLY_FORMATS[self.agent]
 
+    def _left(self, action: str) -> int | None:
+        """Uses of ``action`` left this episode; None where unlimited."""
+        assert self._task is not None
+        limit = self._task.max_uses.get(action)
+        return None if limit is None else max(limit - self._used.get(action, 0), 0)
+
+    def _uses(self, action: str) -> str:
+        """``a/A``: uses of ``action`` so far of its budget (``a`` where unlimited)."""
+        assert self._task is not None
+        used, limit = self._used.get(action, 0), self._task.max_uses.get(action)
+        return f"{used}/{limit}" if limit else str(used)
+
     def _six_view(self) -> bool:
         return self._last is not None and self._last.action == STOP_OBSERVE
 
@@ -568,11 +567,8 @@ class VlmAgosPolicy:
         shown = list(lines[-self.history :]) if self.history else []
         return "\n".join(f"- {line}" for line in shown) or "(none)"
 
-    def _shown(self, observation: AgosObservation) -> list[TeamMessage]:
-        return [m for m in observation.messages if m.kind in _SHOWN_MESSAGES]
-
     def _messages(self, observation: AgosObservation) -> str:
-        return self._recent([m.text for m in self._shown(observation)])
+        return self._recent([m.text for m in observation.messages])
 
     def _note_closed_candidates(self, observation: AgosObservation) -> None:
         """Task memory of the UAV: what became of its candidates."""
@@ -588,6 +584,7 @@ class VlmAgosPolicy:
         assert task is not None
         pose = observation.pose
         self._decisions += 1
+        self._used[decision.action] = self._used.get(decision.action, 0) + 1
         if self.agent == UAV:
             here = task.town.uav_grid.nearest_active(pose.x, pose.y, task.region).waypoint_id
         else:
@@ -603,6 +600,10 @@ class VlmAgosPolicy:
             + f" at {_xy(pose.x, pose.y)}"
         )
         self._last = decision
+
+
+def _or_unlimited(count: int | None) -> str:
+    return "unlimited" if count is None else str(count)
 
 
 def _decision(reply: AgosReply) -> Decision:

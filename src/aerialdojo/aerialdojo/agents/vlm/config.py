@@ -28,7 +28,6 @@ class VlmSettings:
             a magnitude, e.g. ``TurnLeft 15``).
         history: previous decisions shown in the prompt.
         image_format: ``png`` or ``jpeg`` for RGB.
-        views: views shown (AerialDojo).
         depth_max_m: far limit of the rendered depth.
         price_input_per_mtok: price of a million input tokens (cost in the report).
         price_output_per_mtok: price of a million output tokens.
@@ -42,7 +41,6 @@ class VlmSettings:
     fallback: str = "Stop"
     history: int = 8
     image_format: str = "png"
-    views: tuple[str, ...] = ("front",)
     depth_max_m: float = 50.0
     price_input_per_mtok: float = 0.0
     price_output_per_mtok: float = 0.0
@@ -78,7 +76,6 @@ class VlmSettings:
             fallback=str(values["vlm_fallback"]),
             history=int(values["vlm_history"]),
             image_format=str(values["vlm_image_format"]),
-            views=tuple(values.get("vlm_views", ("front",))),
             depth_max_m=float(values["vlm_depth_max_m"]),
             price_input_per_mtok=float(values["vlm_price_input_per_mtok"]),
             price_output_per_mtok=float(values["vlm_price_output_per_mtok"]),

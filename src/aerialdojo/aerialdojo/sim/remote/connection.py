@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from aerialdojo.errors import ConfigError, SimulatorFaultError
 
@@ -48,29 +48,15 @@ class CallPolicy:
         backoff_s: pause before the second try; doubled before each further one.
     """
 
-    timeout_s: float = 10.0
-    attempts: int = 3
-    backoff_s: float = 0.5
+    timeout_s: float
+    attempts: int
+    backoff_s: float
 
     def __post_init__(self) -> None:
         if self.timeout_s <= 0.0:
             raise ConfigError(f"server_timeout_s={self.timeout_s} must be positive")
         if self.attempts < 1:
             raise ConfigError(f"server_attempts={self.attempts} must be at least 1")
-
-
-def setting(settings: Mapping[str, Any], name: str, default: T) -> T:
-    """A bridge parameter from ``settings``, or ``default`` where the bridge passed none.
-
-    Raises:
-        ConfigError: the value has another type than the default.
-    """
-    value = settings.get(name, default)
-    if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
-        value = float(value)
-    if type(value) is not type(default):
-        raise ConfigError(f"sim_bridge.{name}: expected {type(default).__name__}, got {value!r}")
-    return value
 
 
 def connect_with_retries(

@@ -6,8 +6,8 @@ CARLA (Unreal): left-handed, z up, yaw clockwise from +x, degrees. As in the CAR
 a CARLA-Air episode's map frame is CARLA's world mirrored in y (map_y = -carla_y), so map
 coordinates read like CARLA's with the handedness fixed.
 CARLA-Air runs AirSim inside the CARLA world with its own origin: per map,
-``airsim = (carla_x + dx, carla_y + dy, -carla_z + dz)`` (Town10HD: dx=172.20, dy=-183.86,
-dz=27.45).
+``airsim = (carla_x + dx, carla_y + dy, -carla_z + dz)``; the offset of the run's map is the
+bridge parameter ``carla_air_map_offset`` (Town10HD by default, ``params.py``).
 """
 
 from __future__ import annotations
@@ -107,7 +107,3 @@ class MapOffset:
     def airsim_to_map(self, north: float, east: float, down: float, yaw: float) -> Pose:
         """The map-frame pose of an AirSim NED pose."""
         return carla_to_map(self.airsim_to_carla(north, east, down, yaw))
-
-
-#: Town10HD, the map of CARLA-Air's documentation and the default of the run config.
-TOWN10HD_OFFSET = MapOffset(172.20, -183.86, 27.45)

@@ -17,6 +17,9 @@ from aerialdojo.errors import SimulatorFaultError
 #: CARLA's depth camera encodes 0..1000 m in 24 bits of the R, G and B channels.
 CARLA_DEPTH_RANGE_M = 1000.0
 
+#: Largest finite IEEE half float: a depth render target's saturation value.
+HALF_FLOAT_MAX = 65504.0
+
 _PROJECTAIRSIM_RGB = {"BGR": True, "bgr8": True, "RGB": False, "rgb8": False}
 _PROJECTAIRSIM_DEPTH = {"16FC1": "<f2", "32FC1": "<f4"}
 
@@ -84,8 +87,10 @@ def rgb_from_projectairsim(message: Mapping[str, Any], what: str) -> np.ndarray:
 def depth_from_projectairsim(message: Mapping[str, Any], what: str) -> np.ndarray:
     """Planar depth in metres from a ProjectAirSim image message (``depth_planar_camera``).
 
-    16FC1 is IEEE half precision, 32FC1 single precision, both little-endian metres. Exact
-    zero is read as "no hit": some server builds write 0 instead of +inf for the sky.
+    The public server sends ``32FC1`` as floats in ``data_float`` with ``data`` empty
+    (``ImagePackingAsyncTask.cpp``); other builds send 32FC1 or 16FC1 (IEEE half) as
+    little-endian bytes in ``data``. Zero, non-finite values and the half float's largest value
+    (65504, where the depth render target saturates) are read as "no hit".
 
     Raises:
         SimulatorFaultError: unknown encoding or wrong payload size.
@@ -95,15 +100,19 @@ def depth_from_projectairsim(message: Mapping[str, Any], what: str) -> np.ndarra
     if dtype is None:
         raise SimulatorFaultError(f"{what}: unsupported depth encoding {encoding!r}")
     height, width = int(message["height"]), int(message["width"])
-    raw = _buffer(message["data"], what)
-    itemsize = np.dtype(dtype).itemsize
-    if raw.size != height * width * itemsize:
-        raise SimulatorFaultError(
-            f"{what}: {raw.size} bytes for a {width}x{height} {encoding} image "
-            f"({height * width * itemsize} expected)"
-        )
-    depth = raw.view(dtype).reshape(height, width).astype(np.float32)
-    depth[depth == 0.0] = np.inf
+    floats = message.get("data_float") or []
+    if encoding == "32FC1" and len(floats) > 0:
+        depth = depth_from_floats(floats, width, height, what)
+    else:
+        raw = _buffer(message["data"], what)
+        itemsize = np.dtype(dtype).itemsize
+        if raw.size != height * width * itemsize:
+            raise SimulatorFaultError(
+                f"{what}: {raw.size} bytes for a {width}x{height} {encoding} image "
+                f"({height * width * itemsize} expected)"
+            )
+        depth = raw.view(dtype).reshape(height, width).astype(np.float32)
+    depth[(depth == 0.0) | ~np.isfinite(depth) | (depth >= HALF_FLOAT_MAX)] = np.inf
     return depth
 
 

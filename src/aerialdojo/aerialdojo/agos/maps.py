@@ -1,0 +1,46 @@
+"""The top-down map M of an episode region (AGOS-Bench, "Task Description": at the start both
+agents "receive their own location P_0, the top-down map M of region S and multi-view
+images I_target"), drawn from the public town map: roads on plain ground, no vehicles, so
+the map tells the layout and never where the target is."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aerialdojo.agos.grid import Region
+from aerialdojo.agos.town import ROAD_WIDTH_M, TownMap
+
+#: Pixels along each side of the map image.
+MAP_PIXELS = 256
+GROUND_RGB = (232, 229, 218)
+ROAD_RGB = (96, 96, 100)
+#: One-way streets carry a lighter centre line, so the map shows which roads are one-way.
+ONE_WAY_LINE_RGB = (200, 200, 120)
+_ONE_WAY_LINE_M = 1.0
+
+
+def region_map(town: TownMap, region: Region, pixels: int = MAP_PIXELS) -> np.ndarray:
+    """The map image of ``region``: ``pixels`` x ``pixels`` RGB, north (+y) up, east (+x)
+    right; pixel (row, column) shows the point ``x_min + (column + 0.5) * w / pixels``,
+    ``y_max - (row + 0.5) * h / pixels`` of a region ``w`` by ``h`` metres."""
+    columns = region.x_min + (np.arange(pixels) + 0.5) * (region.x_max - region.x_min) / pixels
+    rows = region.y_max - (np.arange(pixels) + 0.5) * (region.y_max - region.y_min) / pixels
+    x, y = np.meshgrid(columns, rows)
+    image = np.empty((pixels, pixels, 3), dtype=np.uint8)
+    image[:] = GROUND_RGB
+    for street in town.streets:
+        distance = _segment_distance(x, y, street.start, street.end)
+        image[distance <= ROAD_WIDTH_M / 2.0] = ROAD_RGB
+        if street.one_way:
+            image[distance <= _ONE_WAY_LINE_M / 2.0] = ONE_WAY_LINE_RGB
+    return image
+
+
+def _segment_distance(
+    x: np.ndarray, y: np.ndarray, start: tuple[float, float], end: tuple[float, float]
+) -> np.ndarray:
+    """Distance of every (x, y) to the segment from ``start`` to ``end``."""
+    (ax, ay), (bx, by) = start, end
+    dx, dy = bx - ax, by - ay
+    along = np.clip(((x - ax) * dx + (y - ay) * dy) / max(dx * dx + dy * dy, 1e-12), 0.0, 1.0)
+    return np.asarray(np.hypot(x - (ax + along * dx), y - (ay + along * dy)))

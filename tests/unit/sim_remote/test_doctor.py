@@ -1,0 +1,160 @@
+"""``aerialdojo doctor`` end to end on its command line: against the fake ProjectAirSim server in
+a process of its own (the doctor runs itself again in .venv-projectairsim), against no server
+at all, and writing AirSim settings. The CARLA-Air checks against the fakes run in-process in
+test_carla_air_backend.py: CARLA's client cannot be faked at the wire.
+
+Needs the backend venvs (tools/bootstrap_backend.sh); the server tests skip without them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from fakes.projectairsim_process import FakeServerProcess
+from fakes.projectairsim_scenes import write_scene_config
+
+from aerialdojo.sim.backend import aerialdojo_uav_rig
+from aerialdojo.sim.remote.airsim_settings import settings_for_rig
+
+REPO = Path(__file__).resolve().parents[3]
+PROJECTAIRSIM_PYTHON = REPO / ".venv-projectairsim" / "bin" / "python"
+CARLA_AIR_PYTHON = REPO / ".venv-carla-air" / "bin" / "python"
+needs_projectairsim = pytest.mark.skipif(
+    not PROJECTAIRSIM_PYTHON.exists(), reason="tools/bootstrap_backend.sh projectairsim"
+)
+
+
+def _doctor(config: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(
+        [sys.executable, "-m", "aerialdojo.cli", "doctor", "--config", str(config), *options],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "AERIALDOJO_ROOT": str(REPO)},
+    )
+    print(result.stdout, result.stderr)  # the table, for whoever reads the test log
+    return result
+
+
+def _config(path: Path, bridge: dict[str, Any]) -> Path:
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "sim_bridge": {"ros__parameters": bridge},
+                "task_manager": {"ros__parameters": {}},
+                "evaluator": {"ros__parameters": {}},
+            }
+        )
+    )
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def fake_projectairsim(tmp_path: Path) -> Iterator[FakeServerProcess]:
+    # A wall 20-21 m north of the scene's origin.
+    server = FakeServerProcess(
+        PROJECTAIRSIM_PYTHON, tmp_path / "fake.log", ["--obstacle", "wall,20,-5,-50,21,5,0"]
+    )
+    yield server
+    server.close()
+
+
+def _projectairsim_config(tmp_path: Path, server: FakeServerProcess) -> Path:
+    scene_dir = tmp_path / "sim_config"
+    write_scene_config(scene_dir, "Yard")
+    bridge = {
+        "backend": "projectairsim",
+        "image_width": 32,
+        "image_height": 24,
+        "projectairsim_scene_dir": str(scene_dir),
+        "projectairsim_topics_port": server.ports["topics"],
+        "projectairsim_services_port": server.ports["services"],
+        "server_timeout_s": 5.0,
+        "server_attempts": 1,
+    }
+    return _config(tmp_path / "projectairsim.yaml", bridge)
+
+
+@needs_projectairsim
+def test_the_doctor_passes_a_projectairsim_server_that_works(
+    fake_projectairsim: FakeServerProcess, tmp_path: Path
+) -> None:
+    result = _doctor(_projectairsim_config(tmp_path, fake_projectairsim))
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    verdicts = [line.split()[:2] for line in lines[1:-1]]
+    assert verdicts == [
+        ["PASS", "server"],
+        ["PASS", "reset"],
+        *([["PASS", "camera"]] * 4),
+        ["PASS", "step"],
+        ["PASS", "clock"],
+    ]
+    assert "GetBuildCommitHash" in lines[1], "the public build serves no hash"
+    assert "32x24, FOV 90.0 deg, BGR + 32FC1" in result.stdout
+    assert lines[-1] == "8 of 8 checks passed"
+
+
+@needs_projectairsim
+def test_the_doctor_names_the_fix_of_a_start_inside_geometry(
+    fake_projectairsim: FakeServerProcess, tmp_path: Path
+) -> None:
+    config = _projectairsim_config(tmp_path, fake_projectairsim)
+    result = _doctor(config, "--pose", "uav=0,20.5,10,0")  # map y is NED north: in the wall
+    assert result.returncode == 1
+    assert "FAIL  reset   ProjectAirSim at 127.0.0.1" in result.stdout
+    assert "collides with 'wall'" in result.stdout
+    assert "fix: pass a free start with --pose AGENT=x,y,z,yaw" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("backend", "python", "ports"),
+    [
+        ("projectairsim", PROJECTAIRSIM_PYTHON, ("projectairsim_services_port",)),
+        ("carla_air", CARLA_AIR_PYTHON, ("carla_port", "airsim_port")),
+    ],
+)
+def test_the_doctor_says_how_to_start_a_server_that_is_not_there(
+    backend: str, python: Path, ports: tuple[str, ...], tmp_path: Path
+) -> None:
+    if not python.exists():
+        pytest.skip(f"no {python.parent.parent.name}")
+    bridge = {
+        "backend": backend,
+        "projectairsim_scene_dir": str(REPO / "config" / "projectairsim"),
+        "server_timeout_s": 1.0,
+        "server_attempts": 1,
+        **dict.fromkeys(ports, _free_port()),
+    }
+    result = _doctor(_config(tmp_path / f"{backend}.yaml", bridge))
+    assert result.returncode == 1
+    assert "FAIL  server  " in result.stdout and "after 1 tries" in result.stdout
+    assert "fix: start the simulator" in result.stdout
+    assert result.stdout.rstrip().endswith("0 of 1 checks passed")
+
+
+def test_the_doctor_writes_the_airsim_settings_of_a_config(tmp_path: Path) -> None:
+    config = _config(
+        tmp_path / "carla_air.yaml",
+        {"backend": "carla_air", "image_width": 320, "image_height": 240, "fov_deg": 70.0},
+    )
+    written = tmp_path / "settings.json"
+    result = _doctor(config, "--airsim-settings", str(written))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(written.read_text()) == settings_for_rig(aerialdojo_uav_rig(320, 240, 70.0))
