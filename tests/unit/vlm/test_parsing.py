@@ -8,6 +8,7 @@ from aerialdojo.actions import Action
 from aerialdojo.agents.vlm.parsing import (
     ILLEGAL_ARGUMENT,
     ILLEGAL_MAGNITUDE,
+    LONG_MESSAGE,
     MALFORMED,
     UNKNOWN_ACTION,
     ReplyError,
@@ -78,3 +79,10 @@ def test_agos_replies_need_an_argument_from_the_options() -> None:
     with pytest.raises(ReplyError) as raised:
         parse_agos_reply('{"action": "GO_TO_CANDIDATE", "argument": "C001"}', arguments)
     assert raised.value.kind == UNKNOWN_ACTION
+    # The referee carries at most 280 characters (AGOS-Bench, A.4.2: "short" messages); a
+    # longer one is repaired here rather than refused as a step.
+    longest = "x" * 280
+    assert parse_agos_reply(f'{{"action": "WAIT", "message": "{longest}"}}', arguments).message
+    with pytest.raises(ReplyError) as raised:
+        parse_agos_reply(f'{{"action": "WAIT", "message": "{longest}y"}}', arguments)
+    assert raised.value.kind == LONG_MESSAGE and "281 characters" in str(raised.value)

@@ -123,6 +123,7 @@ def test_malformed_and_illegal_replies_get_repair_turns_then_the_fallback(
         "unknown_action": 1,
         "illegal_magnitude": 2,
         "illegal_argument": 0,
+        "long_message": 0,
     }
 
 

@@ -12,14 +12,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from aerialdojo.actions import AERIALDOJO_ACTIONS, Action, ActionType
+from aerialdojo.agos.vocabulary import MESSAGE_MAX_CHARS
 from aerialdojo.errors import AerialDojoError
 
 MALFORMED = "malformed"
 UNKNOWN_ACTION = "unknown_action"
 ILLEGAL_MAGNITUDE = "illegal_magnitude"
 ILLEGAL_ARGUMENT = "illegal_argument"
+LONG_MESSAGE = "long_message"
 #: Every reason a reply is refused, as counted in reports.
-REPLY_ERROR_KINDS = (MALFORMED, UNKNOWN_ACTION, ILLEGAL_MAGNITUDE, ILLEGAL_ARGUMENT)
+REPLY_ERROR_KINDS = (MALFORMED, UNKNOWN_ACTION, ILLEGAL_MAGNITUDE, ILLEGAL_ARGUMENT, LONG_MESSAGE)
 
 _FENCE = re.compile(r"```(?:json)?", re.IGNORECASE)
 
@@ -126,7 +128,8 @@ def parse_agos_reply(text: str, arguments: Mapping[str, Sequence[str] | None]) -
         arguments: each legal action -> its legal arguments (None: it takes none).
 
     Raises:
-        ReplyError: malformed, an action not legal now, or an argument not among the options.
+        ReplyError: malformed, an action not legal now, an argument not among the options,
+            or a message longer than the referee carries (``MESSAGE_MAX_CHARS``).
     """
     value = reply_object(text)
     action = _action_name(value, list(arguments))
@@ -135,6 +138,11 @@ def parse_agos_reply(text: str, arguments: Mapping[str, Sequence[str] | None]) -
     argument = "" if raw is None else str(raw).strip()
     message = value.get("message")
     message = message.strip() if isinstance(message, str) else ""
+    if len(message) > MESSAGE_MAX_CHARS:
+        raise ReplyError(
+            LONG_MESSAGE,
+            f"the message is {len(message)} characters; at most {MESSAGE_MAX_CHARS}",
+        )
     if options is None:
         return AgosReply(action, "", message)  # an argument given to WAIT is harmless
     folded = {option.lower(): option for option in options}
