@@ -34,7 +34,9 @@ setup(
     name=PACKAGE,
     version="0.1.0",
     packages=find_packages(exclude=["test"]),
-    package_data={PACKAGE: ["schemas/*.json", "suites/*.json", "suites/**/*"]},
+    package_data={
+        PACKAGE: ["schemas/*.json", "suites/*.json", "suites/**/*", "agents/vlm/prompts/**/*"]
+    },
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),

@@ -64,6 +64,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--timeout", type=float, default=3600.0, help="give up after this many seconds"
     )
+    run.add_argument(
+        "--replay-transcripts",
+        type=Path,
+        metavar="RUN_DIR",
+        help="replay the model replies recorded in RUN_DIR/transcripts instead of asking a "
+        "server (same actions, same metrics.json)",
+    )
     run.set_defaults(handler=_cmd_eval)
 
     replay = commands.add_parser(
@@ -222,6 +229,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
+    from aerialdojo.agents.plugins import POLICY_NODES, agent_policy  # noqa: PLC0415
     from aerialdojo.graph import default_run_id, run_specs  # noqa: PLC0415
 
     run_id = args.run_id or default_run_id()
@@ -230,8 +238,14 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         run_id=run_id,
         output_dir=str(args.output) if args.output else None,
         episodes=args.episodes,
+        replay_transcripts=str(args.replay_transcripts) if args.replay_transcripts else None,
     )
     _check_selection(specs, args.config)
+    for spec in specs:
+        if spec.name in POLICY_NODES:
+            # A policy that cannot be built (a plug-in that does not import, a model agent
+            # without a model, a run to replay without transcripts) fails here, not in a log.
+            agent_policy(spec.name, dict(spec.parameters), f"{args.config}: {spec.name}")
     return _run_graph(specs, args.timeout)
 
 
@@ -426,6 +440,7 @@ def _summary_section(report_md: str) -> str:
 
 
 def _cmd_evaluate_bag(args: argparse.Namespace) -> int:
+    from aerialdojo.agents.vlm.transcript import TRANSCRIPTS_DIR  # noqa: PLC0415
     from aerialdojo.bags.replay import assemble_bags, read_pose_track  # noqa: PLC0415
     from aerialdojo.report.run import score_assembled, write_run  # noqa: PLC0415
 
@@ -442,7 +457,10 @@ def _cmd_evaluate_bag(args: argparse.Namespace) -> int:
     replayed = assemble_bags(args.bag, records, track)
     result = score_assembled(replayed.assembler, args.radius, replayed.warnings)
     if args.out is not None:
-        write_run(args.out, result)
+        # A live run's transcripts sit beside its bag: account them the same way (one run:
+        # the bags of a run and its rerun hold two transcript directories).
+        transcripts = args.bag[0].parent / TRANSCRIPTS_DIR if len(args.bag) == 1 else None
+        write_run(args.out, result, transcripts_dir=transcripts)
     print(result.summary_table)
     print(result.accounting)
     if result.metrics is None:

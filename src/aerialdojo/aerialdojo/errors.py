@@ -42,6 +42,13 @@ class SimulatorFaultError(AerialDojoError):
     never scored against the agent."""
 
 
+class PolicyFaultError(AerialDojoError):
+    """A policy could not decide for reasons outside it (its model server died, hangs or
+    refuses every request; a replayed transcript diverged): an infrastructure failure of the
+    attempt, which is rerun and never scored against the agent. A plug-in policy raises it
+    for faults of its own services."""
+
+
 class BagError(AerialDojoError):
     """A bag is missing, unreadable or lacks the topics a computation needs."""
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from aerialdojo.agents.vlm.transcript import TRANSCRIPTS_DIR
 from aerialdojo.backends import BACKEND_VENVS, camera_views
 from aerialdojo.errors import ConfigError
 from aerialdojo.params import NODE_PARAMETERS, ParamValue, validate_parameters
@@ -47,6 +48,9 @@ START_ORDER = (
     "agos_uav_agent",
     "ugv_agent",
 )
+
+#: The agent nodes that can run a model agent: their transcripts go into the run directory.
+AGENT_NODES = ("uav_agent", "agos_uav_agent", "ugv_agent")
 
 #: The bridge owns the clock; every other node runs on simulation time.
 CLOCK_OWNER = "sim_bridge"
@@ -172,6 +176,14 @@ def node_specs(config: Mapping[str, Mapping[str, ParamValue]]) -> list[NodeSpec]
         if node == "evaluator" and "agents" in config["sim_bridge"]:
             # The evaluator records what the bridge publishes; one list, not two to keep equal.
             declared["agents"] = config["sim_bridge"]["agents"]
+        if node in AGENT_NODES:
+            # Model transcripts belong to the run, beside its bag and report.
+            evaluator = config["evaluator"]
+            run_id = str(evaluator.get("run_id", _default("evaluator", "run_id")))
+            output_dir = str(evaluator.get("output_dir", _default("evaluator", "output_dir")))
+            declared["transcript_dir"] = (
+                str(Path(output_dir) / run_id / TRANSCRIPTS_DIR) if run_id else ""
+            )
         if node in ("uav_agent", "citynav_agent"):
             # The oracle replays the suite the task manager serves unless told another.
             declared["oracle_suite"] = config["task_manager"].get(
@@ -238,6 +250,7 @@ def run_specs(
     output_dir: str | None = None,
     episodes: int | None = None,
     episode_ids: Sequence[str] = (),
+    replay_transcripts: str | None = None,
     source: str = "command line",
 ) -> list[NodeSpec]:
     """The node specs of one run: the config file plus the options every entry point offers.
@@ -248,6 +261,7 @@ def run_specs(
         output_dir: replaces the config's evaluator ``output_dir`` when given.
         episodes: caps the task manager's selection (``max_episodes``) when given.
         episode_ids: run exactly these episodes when given (e.g. a rerun of failures).
+        replay_transcripts: a recorded run directory whose model replies the agents replay.
         source: what to name in errors about the options.
 
     Raises:
@@ -260,7 +274,14 @@ def run_specs(
         overrides.setdefault("task_manager", {})["max_episodes"] = episodes
     if episode_ids:
         overrides.setdefault("task_manager", {})["episodes"] = list(episode_ids)
-    return node_specs(apply_overrides(load_config(config_path), overrides, source))
+    config = load_config(config_path)
+    if replay_transcripts:
+        agents = [node for node in AGENT_NODES if node in config]
+        if not agents:
+            raise ConfigError(f"{config_path}: --replay-transcripts needs an agent node")
+        for node in agents:
+            overrides[node] = {"replay_transcripts": replay_transcripts}
+    return node_specs(apply_overrides(config, overrides, source))
 
 
 def config_of(specs: Sequence[NodeSpec]) -> dict[str, dict[str, dict[str, ParamValue]]]:

@@ -9,6 +9,7 @@ never repeated between launch file, CLI and node.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,7 @@ class ParamSpec:
             stands for a list of strings).
         description: shown by ``ros2 param describe``.
         choices: legal values of a string parameter (empty: any).
+        pattern: a regular expression a string outside ``choices`` may match instead.
         minimum: inclusive lower bound of a number or of every element of a number list.
         above: exclusive lower bound (a value must be greater).
         maximum: inclusive upper bound.
@@ -52,6 +54,7 @@ class ParamSpec:
     default: ParamValue
     description: str
     choices: tuple[str, ...] = ()
+    pattern: str = ""
     minimum: float | None = None
     above: float | None = None
     maximum: float | None = None
@@ -71,8 +74,10 @@ class ParamSpec:
         if example == [] and isinstance(value, list) and value:
             example = _EMPTY_LIST_EXAMPLES[self.item_type]
         checked = _coerce(example, value, where)
-        if self.choices and checked not in self.choices:
-            raise ConfigError(f"{where}: {checked!r} is not one of {', '.join(self.choices)}")
+        matches = bool(self.pattern) and re.fullmatch(self.pattern, str(checked)) is not None
+        if self.choices and checked not in self.choices and not matches:
+            also = f", or {self.pattern_text}" if self.pattern else ""
+            raise ConfigError(f"{where}: {checked!r} is not one of {', '.join(self.choices)}{also}")
         numbers = checked if isinstance(checked, list) else [checked]
         for number in numbers:
             if isinstance(number, bool) or not isinstance(number, int | float):
@@ -90,6 +95,15 @@ class ParamSpec:
             if self.maximum is not None and number > self.maximum:
                 raise ConfigError(f"{where}: {number!r} is above the maximum {self.maximum:g}")
         return checked
+
+    @property
+    def pattern_text(self) -> str:
+        """How errors name the pattern."""
+        return "package.module:ClassName" if self.pattern == PLUGIN_PATTERN else self.pattern
+
+
+#: A bring-your-own policy class (``agents.plugins``; the same expression, kept ROS-free).
+PLUGIN_PATTERN = r"[A-Za-z_][\w.]*:[A-Za-z_]\w*"
 
 
 def _coerce(default: ParamValue, value: Any, where: str) -> ParamValue:
@@ -130,13 +144,121 @@ P = ParamSpec
 def _agos_agent_parameters(policy: str) -> tuple[ParamSpec, ...]:
     """The parameters both AGOS agent nodes declare; ``policy`` describes the policy."""
     return (
-        P(name="policy", default="colour_shape", choices=("colour_shape",), description=policy),
+        P(
+            name="policy",
+            default="colour_shape",
+            choices=("colour_shape", "vlm"),
+            pattern=PLUGIN_PATTERN,
+            description=f"{policy}: colour_shape (the image heuristics), vlm (a "
+            "vision-language model under the AGOS-Bench role prompts, docs/vlm_agents.md) or "
+            "package.module:ClassName (any class implementing "
+            "aerialdojo.agos.policies.AgosPolicy)",
+        ),
         P(name="seed", default=0, minimum=0, description="Seed of the policy's choices"),
         P(
             name="observation_timeout_s",
             default=60.0,
             minimum=0.1,
             description="Longest wait for the observation set a step produced, seconds",
+        ),
+        *_vlm_parameters("WAIT"),
+    )
+
+
+def _vlm_parameters(fallback: str) -> tuple[ParamSpec, ...]:
+    """The model agent's parameters (``policy: vlm``; docs/vlm_agents.md)."""
+    return (
+        P(
+            name="vlm_base_url",
+            default="http://127.0.0.1:8000/v1",
+            description="OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama, hosted)",
+        ),
+        P(name="vlm_model", default="", description="Model name the server serves"),
+        P(
+            name="vlm_api_key_env",
+            default="OPENAI_API_KEY",
+            description="NAME of the environment variable holding the API key (never the key); "
+            "unset: no key",
+        ),
+        P(
+            name="vlm_timeout_s",
+            default=60.0,
+            minimum=0.1,
+            description="Longest wait for one reply, seconds; a server that hangs is retried, "
+            "then an infrastructure failure",
+        ),
+        P(
+            name="vlm_max_retries",
+            default=3,
+            minimum=0,
+            description="Further attempts after a 429, 5xx, timeout or refused connection",
+        ),
+        P(
+            name="vlm_backoff_s",
+            default=1.0,
+            minimum=0.0,
+            description="First wait between attempts without Retry-After, doubled each time",
+        ),
+        P(
+            name="vlm_max_concurrency",
+            default=1,
+            minimum=1,
+            description="Requests in flight at once to one server from this node",
+        ),
+        P(name="vlm_temperature", default=0.0, minimum=0.0, description="Sampling temperature"),
+        P(name="vlm_max_tokens", default=512, minimum=1, description="Longest reply, tokens"),
+        P(
+            name="vlm_prompt_dir",
+            default="",
+            description="Edited copy of a prompt template directory; empty: the shipped ones",
+        ),
+        P(
+            name="vlm_repair_turns",
+            default=2,
+            minimum=0,
+            description="Repair requests after a reply naming no legal action (not decisions)",
+        ),
+        P(
+            name="vlm_fallback",
+            default=fallback,
+            description="Decision taken when no reply is legal after the repair turns",
+        ),
+        P(name="vlm_history", default=8, minimum=0, description="Previous decisions shown"),
+        P(
+            name="vlm_image_format",
+            default="png",
+            choices=("png", "jpeg"),
+            description="Encoding of RGB views sent to the model (depth: always PNG)",
+        ),
+        P(
+            name="vlm_depth_max_m",
+            default=50.0,
+            minimum=1.0,
+            description="Depth shown as grey levels from white at 0 m to black at this range",
+        ),
+        P(
+            name="vlm_price_input_per_mtok",
+            default=0.0,
+            minimum=0.0,
+            description="Price of a million input tokens, for the report's cost",
+        ),
+        P(
+            name="vlm_price_output_per_mtok",
+            default=0.0,
+            minimum=0.0,
+            description="Price of a million output tokens, for the report's cost",
+        ),
+        P(
+            name="transcript_dir",
+            default="",
+            description="Where requests and replies are recorded; set by aerialdojo eval to "
+            "the run's transcripts/",
+        ),
+        P(
+            name="replay_transcripts",
+            default="",
+            description="A recorded run directory whose replies are replayed instead of asking "
+            "a server (aerialdojo eval --replay-transcripts)",
         ),
     )
 
@@ -451,10 +573,13 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         P(
             name="policy",
             default="colour_seeker",
-            choices=("colour_seeker", "oracle"),
+            choices=("colour_seeker", "oracle", "vlm"),
+            pattern=PLUGIN_PATTERN,
             description="Policy acting on the UAV's own observations and the goal: "
             "colour_seeker (the baseline), oracle (replays the reference actions: privileged, "
-            "it proves the harness)",
+            "it proves the harness), vlm (a vision-language model, docs/vlm_agents.md) or "
+            "package.module:ClassName (any class implementing "
+            "aerialdojo.agents.observation.Policy)",
         ),
         P(
             name="oracle_suite",
@@ -475,15 +600,25 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             minimum=0.1,
             description="Longest wait for the observation set a step produced, seconds",
         ),
+        *_vlm_parameters("Stop"),
     ),
     "citynav_agent": (
         P(
             name="policy",
             default="gsm",
             choices=("gsm", "colour", "oracle"),
+            pattern=PLUGIN_PATTERN,
             description="CityNav policy on the GNSS pose, the nadir view and the GSM: gsm (go "
             "to the named landmarks, search around them), colour (the colour baseline, no map), "
-            "oracle (replays the reference actions: privileged, it proves the harness)",
+            "oracle (replays the reference actions: privileged, it proves the harness) or "
+            "package.module:ClassName (any class implementing "
+            "aerialdojo.agents.observation.Policy: the nadir view and the map-frame pose)",
+        ),
+        P(
+            name="seed",
+            default=0,
+            minimum=0,
+            description="Seed given to a plug-in policy whose constructor takes one",
         ),
         P(
             name="oracle_suite",

@@ -1,9 +1,11 @@
 """The image-driven policies on real renders of a town: colour and shape evidence from the
-reference images, UAV detection in the nadir view, UGV verification in the six views."""
+reference images, UAV detection in the nadir view, UGV verification in the six views, and
+as ``AgosPolicy`` agents, the Baseline's coordination by messages."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -15,12 +17,20 @@ from aerialdojo.agos.episodes import load_agos_suite
 from aerialdojo.agos.generate import reference_images, verifying_anchors
 from aerialdojo.agos.grid import Region
 from aerialdojo.agos.policies import (
+    AgosObservation,
+    AgosTask,
     CandidateView,
+    ColourShapeUav,
+    ColourShapeUgv,
+    Decision,
     TargetSignature,
     UavSearchPolicy,
     UgvVerifyPolicy,
+    anchor_message,
+    confirmation_message,
     find_blobs,
     hsv,
+    rejection_message,
 )
 from aerialdojo.agos.projection import project_cell
 from aerialdojo.agos.sensors import uav_rig, ugv_rig
@@ -29,12 +39,19 @@ from aerialdojo.agos.vocabulary import (
     ANNOTATE_CANDIDATE,
     CONFIRM,
     GO_TO_CANDIDATE,
+    MODE_AGENT,
+    MODE_BASELINE,
+    MOVE_TO_ROAD_WAYPOINT,
     MOVE_TO_UAV_WAYPOINT,
     REJECT,
     STOP_OBSERVE,
+    UAV,
+    UGV,
+    WAIT,
     action_set,
 )
 from aerialdojo.geometry import Pose
+from aerialdojo.protocols.referee import TeammateMessage
 from aerialdojo.sim.embedded.catalogue import COLOURS
 from aerialdojo.sim.embedded.renderer import render_views
 
@@ -123,6 +140,78 @@ def test_ugv_goes_to_a_candidate_then_verifies_from_the_ring(town: Town) -> None
         STOP_OBSERVE
     )
     assert elsewhere.act(away, _views(town, away, ugv_rig(128, 128)[1:]), second).action == REJECT
+
+
+def _task(town: Town, agent: str, mode: str, references: list[np.ndarray]) -> AgosTask:
+    return AgosTask(
+        episode_id="e1",
+        agent=agent,
+        town=town.map,
+        region=EVERYWHERE,
+        instruction="",
+        reference_images=tuple(references),
+        actions=action_set(agent, mode=mode),
+        mode=mode,
+        action_budget=80,
+        success_radius_m=50.0,
+    )
+
+
+def _from(sender: str, text: str, sequence: int) -> TeammateMessage:
+    receiver = UAV if sender == UGV else UGV
+    return TeammateMessage(sender=sender, receiver=receiver, text=text, sequence=sequence)
+
+
+def test_the_colour_shape_uav_learns_of_a_rejection_as_its_mode_tells_it(town: Town) -> None:
+    target = _vehicle(town, "orange")
+    references = reference_images(town, target)
+    x, y, _ = target.centroid
+    waypoint = town.map.uav_grid.nearest_active(x, y, EVERYWHERE)
+    pose = Pose(waypoint.x, waypoint.y, waypoint.z, math.pi / 2)
+    over = AgosObservation(pose=pose, views=_views(town, pose, uav_rig(256, 256)))
+    # Baseline: the decision clock gives the UAV turns while the UGV drives to the anchor, so
+    # it waits over the match, sending its position, until a message says the UGV rejected it.
+    uav = ColourShapeUav()
+    uav.reset(_task(town, UAV, MODE_BASELINE, references))
+    waiting = Decision(WAIT, message=anchor_message(pose))
+    assert uav.act(over) == waiting
+    assert uav.act(replace(over, messages=(_from(UGV, "driving there", 1),))) == waiting
+    news = (_from(UGV, "driving there", 1), _from(UGV, rejection_message((x, y)), 2))
+    assert uav.act(replace(over, messages=news)).action == MOVE_TO_UAV_WAYPOINT
+    assert uav.act(replace(over, messages=news)).action == MOVE_TO_UAV_WAYPOINT  # for good
+    # AGOS-Agent: frozen while its candidate is verified, the UAV decides next only once the
+    # UGV closed it without success.
+    uav = ColourShapeUav()
+    uav.reset(_task(town, UAV, MODE_AGENT, references))
+    assert uav.act(over).action == ANNOTATE_CANDIDATE
+    assert uav.act(over).action == MOVE_TO_UAV_WAYPOINT
+
+
+def test_the_colour_shape_ugv_verifies_the_baseline_anchor_and_answers_with_its_verdict(
+    town: Town,
+) -> None:
+    target = _vehicle(town, "orange")
+    references = reference_images(town, target)
+    front, ring = ugv_rig(128, 128)[:1], ugv_rig(128, 128)[1:]
+    ugv = ColourShapeUgv()
+    ugv.reset(_task(town, UGV, MODE_BASELINE, references))
+    # An anchor with no target: observed, rejected with a message, then left alone.
+    far = max(town.map.roads.anchors, key=lambda a: math.dist(town.map.roads.xy(a), (0, 0)))
+    away = Pose(*town.map.roads.xy(far), 1.6, 0.0)
+    sent = (_from(UAV, anchor_message(away), 1),)
+    looking = AgosObservation(pose=away, views=_views(town, away, front), messages=sent)
+    assert ugv.act(looking).action == STOP_OBSERVE
+    verdict = ugv.act(replace(looking, views=_views(town, away, ring)))
+    assert verdict == Decision(REJECT, message=rejection_message((away.x, away.y)))
+    assert ugv.act(looking).action == MOVE_TO_ROAD_WAYPOINT
+    # The target's anchor: observed and confirmed, with a message.
+    anchor = verifying_anchors(town, target, 40.0)[0]
+    near = Pose(*town.map.roads.xy(anchor), 1.6, 0.0)
+    sent += (_from(UAV, anchor_message(near), 2),)
+    looking = AgosObservation(pose=near, views=_views(town, near, front), messages=sent)
+    assert ugv.act(looking).action == STOP_OBSERVE
+    verdict = ugv.act(replace(looking, views=_views(town, near, ring)))
+    assert verdict == Decision(CONFIRM, message=confirmation_message(near))
 
 
 def test_every_shipped_episode_signature_has_its_target_colour(repo: Path) -> None:

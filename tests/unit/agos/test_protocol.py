@@ -33,7 +33,7 @@ from aerialdojo.agos.vocabulary import (
     action_set,
 )
 from aerialdojo.errors import InvalidActionError
-from aerialdojo.protocols.referee import PlannedStep
+from aerialdojo.protocols.referee import PlannedStep, parse_turn_text
 
 from .referees import (
     episode_for,
@@ -207,6 +207,9 @@ def test_the_agent_free_first_decides_and_the_frozen_uav_waits(town: Town) -> No
     # The UAV resumes when the candidate closes, not before.
     assert referee.clock.free_at[UAV] == referee.clock.free_at[UGV]
     assert referee.next_agent() == UAV
+    turn = referee.turn()
+    assert turn is not None and parse_turn_text(turn.text) == turn.decision
+    assert parse_turn_text("your turn") == 0
 
 
 def _play(referee: AgosReferee) -> list[tuple[str, str]]:

@@ -41,7 +41,13 @@ class GoalDescription:
     """The goal as the agent is told it (TaskSpec.goal), never the target's coordinates.
 
     Attributes:
-        episode_id: the episode the goal belongs to (``TaskSpec.episode_id``).
+        episode_id: the episode the goal belongs to (``TaskSpec.episode_id``; a rerun of an
+            episode has the same one).
+        action_budget: actions the episode allows, Stop included (TaskSpec; 0: not told).
+        success_radius_m: the radius the agent is told to stop within (0: not told).
+        views: the views every observation set of the episode will hold, in the task's
+            order (AerialDojo-200K's protocol: the front view).
+        odometry: whether observation sets carry odometry (AerialDojo-200K's protocol: no).
     """
 
     episode_id: str = ""
@@ -50,6 +56,10 @@ class GoalDescription:
     direction: str
     description: str = ""
     reference_images: list[np.ndarray] = field(default_factory=list)
+    action_budget: int = 0
+    success_radius_m: float = 0.0
+    views: tuple[str, ...] = ()
+    odometry: bool = False
 
 
 class Policy(Protocol):

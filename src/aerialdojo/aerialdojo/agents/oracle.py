@@ -38,6 +38,8 @@ class ReferenceReplayPolicy:
 
     def __init__(self, suite: str | Path) -> None:
         self.suite: SuiteLike = load_suite(resolve_suite(suite))[1]
+        #: What the run's report says the policy read.
+        self.description = f"reference actions of {suite}"
         self._actions: deque[Action] = deque()
 
     def reset(self, goal: GoalDescription) -> None:

@@ -1,9 +1,11 @@
-"""Image-driven AGOS policies (the role-conditioned UAV and UGV decision makers of AGOS-Bench,
-without a VLM): colour and shape evidence from the rendered views against the reference
-images, and the search-handoff-verify workflow on top, or, in the Baseline mode, the
-message-based coordination of AGOS-Bench, appendix A.4.2. They see only what their agent
-sees (its own views, its map-frame pose, the public town map, the shared candidates, the
-teammate's messages), never ground truth.
+"""AGOS policies: what an AGOS agent node hands its policy (``AgosTask`` per episode,
+``AgosObservation`` per decision) and gets back (``Decision``), behind the ``AgosPolicy``
+protocol; and the image-driven policies (the role-conditioned UAV and UGV decision makers of
+AGOS-Bench, without a VLM): colour and shape evidence from the rendered views against the
+reference images, and the search-handoff-verify workflow on top, or, in the Baseline mode,
+the message-based coordination of AGOS-Bench, appendix A.4.2. Every policy sees only what
+its agent sees (its own views, its map-frame pose, the public town map, the shared
+candidates, the teammate's messages), never ground truth.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 from scipy import ndimage
@@ -20,7 +23,7 @@ from aerialdojo.agents.observation import ViewData
 from aerialdojo.agos.grid import Region, cell_of_pixel
 from aerialdojo.agos.planning import road_options
 from aerialdojo.agos.projection import pixel_to_ground
-from aerialdojo.agos.sensors import RING_VIEWS, UGV_FRONT_VIEW
+from aerialdojo.agos.sensors import RING_VIEWS, UAV_VIEW, UGV_FRONT_VIEW
 from aerialdojo.agos.town import TownMap
 from aerialdojo.agos.vocabulary import (
     ANNOTATE_CANDIDATE,
@@ -36,6 +39,7 @@ from aerialdojo.agos.vocabulary import (
 )
 from aerialdojo.errors import ConfigError
 from aerialdojo.geometry import Pose
+from aerialdojo.protocols.referee import TeammateMessage
 
 #: Hue histogram bins of the reference colour, and the tolerance of a match (degrees).
 _HUE_BIN_DEG = 10.0
@@ -66,8 +70,8 @@ class Decision:
     message: str = ""
 
 
-#: The place a Baseline message names, "(x, y)" in metres.
-_POINT = re.compile(r"\((-?\d+(?:\.\d+)?), (-?\d+(?:\.\d+)?)\)")
+#: A place a message names: "(x, y)" in metres (parentheses optional, as a model may write it).
+_POINT = re.compile(r"\(?\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*\)?")
 
 
 def anchor_message(pose: Pose) -> str:
@@ -87,9 +91,19 @@ def confirmation_message(pose: Pose) -> str:
 
 
 def message_point(text: str) -> tuple[float, float] | None:
-    """The (x, y) a message names, if any."""
-    found = _POINT.search(text)
-    return (float(found[1]), float(found[2])) if found else None
+    """The (x, y) a message names (its last, if it names several), if any."""
+    found = _POINT.findall(text)
+    return (float(found[-1][0]), float(found[-1][1])) if found else None
+
+
+def search_anchor(messages: Sequence[TeammateMessage]) -> tuple[float, float] | None:
+    """The place the newest message naming one gives (AGOS-Bench, appendix A.4.2, "Search
+    Anchor": the UGV reads the UAV's reported position from its messages)."""
+    for message in reversed(messages):
+        point = message_point(message.text)
+        if point is not None:
+            return point
+    return None
 
 
 def is_rejection(text: str) -> bool:
@@ -234,6 +248,79 @@ class CandidateView:
     center: tuple[float, float]
     active: bool
     confirmed: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgosTask:
+    """What an AGOS agent knows of an episode: its task (``TaskSpec``) and the public town map.
+
+    Attributes:
+        episode_id: the episode (a rerun has the same one).
+        agent: ``uav`` or ``ugv``.
+        town: the public map of the episode's town.
+        region: the search region.
+        instruction: the task text both agents get.
+        reference_images: the target's reference views (RGB).
+        actions: this agent's actions in the episode.
+        mode: ``agent`` (AGOS-Agent: candidates and their tools) or ``baseline``
+            (AGOS-Bench's Baseline, appendix A.4.2: coordination by messages only).
+        max_uses: action -> most uses per episode, where limited (the annotation and
+            confirmation budgets).
+        action_budget: the decisions both agents share.
+        success_radius_m: the UGV must confirm from within this distance of the target.
+    """
+
+    episode_id: str
+    agent: str
+    town: TownMap
+    region: Region
+    instruction: str
+    reference_images: tuple[np.ndarray, ...]
+    actions: tuple[str, ...]
+    mode: str = MODE_AGENT
+    max_uses: dict[str, int] = field(default_factory=dict)
+    action_budget: int
+    success_radius_m: float
+
+    @property
+    def baseline(self) -> bool:
+        """The episode runs AGOS-Bench's Baseline (appendix A.4.2)."""
+        return self.mode == MODE_BASELINE
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgosObservation:
+    """What an AGOS agent decides on.
+
+    Attributes:
+        pose: its pose, map frame.
+        views: the views of the awaited observation set (the UAV's nadir view; the UGV's
+            front view, or its six ring views after STOP_OBSERVE).
+        candidates: the episode's candidates so far, by id.
+        active: the candidate under verification, as the turn names it; None if none.
+        messages: the messages the teammate's decisions carried this attempt, in the order
+            sent (the task manager numbers and delivers them; the turn counts them).
+        decision: the team's decision this one is (1-based), 0 when not announced.
+    """
+
+    pose: Pose
+    views: dict[str, ViewData]
+    candidates: dict[str, CandidateView] = field(default_factory=dict)
+    active: CandidateView | None = None
+    messages: tuple[TeammateMessage, ...] = ()
+    decision: int = 0
+
+
+class AgosPolicy(Protocol):
+    """What an AGOS agent node runs: reset per episode, one decision per turn. A policy may
+    raise ``errors.PolicyFaultError`` when a service it needs fails (an infrastructure
+    failure: the attempt is rerun)."""
+
+    def reset(self, task: AgosTask) -> None:
+        """Start a new episode (or a rerun of one) with ``task``."""
+
+    def act(self, observation: AgosObservation) -> Decision:
+        """The next decision, from this observation and the policy's own memory."""
 
 
 @dataclass
@@ -455,3 +542,96 @@ class UgvVerifyPolicy:
             return Decision(MOVE_TO_ROAD_WAYPOINT, best.waypoint_id)
         pick = inside[int(self._rng.integers(len(inside)))]
         return Decision(MOVE_TO_ROAD_WAYPOINT, pick.waypoint_id)
+
+
+@dataclass
+class ColourShapeUav:
+    """``UavSearchPolicy`` as an ``AgosPolicy`` (``policy: colour_shape`` of the UAV), in the
+    task's mode and within its annotation budget, told when the UGV rejected its last match.
+
+    AGOS-Agent: the UAV gets no turn while its candidate is verified and a valid CONFIRM
+    ends the episode, so its next decision after an annotation means the candidate closed
+    without success (rejected, a false CONFIRM with confirmations left, no serviceable
+    approach). Baseline: the decision clock gives the UAV turns while the UGV drives to the
+    anchor it sent, so only the UGV's messages say that the anchor was rejected.
+
+    Args:
+        seed: breaks ties between equally good waypoints.
+    """
+
+    seed: int = 0
+    _policy: UavSearchPolicy | None = None
+    _annotated: bool = False
+    _messages_read: int = 0
+
+    def reset(self, task: AgosTask) -> None:
+        signature = TargetSignature.from_references(task.reference_images)
+        self._policy = UavSearchPolicy(
+            task.town,
+            task.region,
+            signature,
+            seed=self.seed,
+            mode=task.mode,
+            annotation_budget=task.max_uses.get(ANNOTATE_CANDIDATE, 0),
+        )
+        self._annotated = False
+        self._messages_read = 0
+
+    def act(self, observation: AgosObservation) -> Decision:
+        assert self._policy is not None, "act() before reset()"
+        if self._policy.mode == MODE_BASELINE:
+            news = observation.messages[self._messages_read :]
+            self._messages_read = len(observation.messages)
+            if any(is_rejection(message.text) for message in news):
+                self._policy.candidate_rejected()
+        elif self._annotated:
+            self._policy.candidate_rejected()
+        decision = self._policy.act(observation.pose, observation.views[UAV_VIEW])
+        self._annotated = decision.action == ANNOTATE_CANDIDATE
+        return decision
+
+
+@dataclass
+class ColourShapeUgv:
+    """``UgvVerifyPolicy`` as an ``AgosPolicy`` (``policy: colour_shape`` of the UGV). In the
+    Baseline the place the UAV's newest message names is its candidate (unless it rejected
+    that place), approached by road waypoints, and a CONFIRM or REJECT tells the UAV so.
+
+    Args:
+        seed: breaks ties between equally good anchors.
+    """
+
+    seed: int = 0
+    _policy: UgvVerifyPolicy | None = None
+    _baseline: bool = False
+    _rejected: list[tuple[float, float]] = field(default_factory=list)
+
+    def reset(self, task: AgosTask) -> None:
+        signature = TargetSignature.from_references(task.reference_images)
+        self._policy = UgvVerifyPolicy(
+            task.town, task.region, signature, task.actions, seed=self.seed
+        )
+        self._baseline = task.baseline
+        self._rejected = []
+
+    def act(self, observation: AgosObservation) -> Decision:
+        assert self._policy is not None, "act() before reset()"
+        if not self._baseline:
+            return self._policy.act(observation.pose, observation.views, observation.active)
+        anchor = self._anchor(observation.messages)
+        decision = self._policy.act(observation.pose, observation.views, anchor)
+        if decision.action == CONFIRM:
+            return Decision(CONFIRM, message=confirmation_message(observation.pose))
+        if decision.action == REJECT and anchor is not None:
+            self._rejected.append(anchor.center)
+            return Decision(REJECT, message=rejection_message(anchor.center))
+        return decision
+
+    def _anchor(self, messages: Sequence[TeammateMessage]) -> CandidateView | None:
+        """The UAV's search anchor, unless the UGV rejected that place."""
+        point = search_anchor(messages)
+        if point is None or any(
+            math.dist(point, place) <= REJECTED_RADIUS_M for place in self._rejected
+        ):
+            return None
+        return CandidateView(f"anchor ({point[0]:.1f}, {point[1]:.1f})", point, active=True)

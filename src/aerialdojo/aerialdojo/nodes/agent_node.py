@@ -8,6 +8,11 @@ turns a set into a decision.
 
 A task is new when its episode id or its stamp is: the rerun of an episode after an
 infrastructure failure comes with the same id and a later stamp, and the agent must take it.
+
+A policy that cannot decide for reasons outside it (``errors.PolicyFaultError``: its model
+server died or hangs) does not fail the agent: the node says so on
+``/aerialdojo/agent_faults`` and the task manager ends the attempt as an infrastructure
+failure and reruns the episode.
 """
 
 from __future__ import annotations
@@ -15,16 +20,17 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from aerialdojo_interfaces.msg import AgentInfo, TaskSpec
+from aerialdojo_interfaces.msg import AgentInfo, AgentMessage, TaskSpec
 from aerialdojo_interfaces.srv import Step
 from rclpy.node import Node
 from rclpy.task import Future
 from std_msgs.msg import Header
 
 from aerialdojo.agents.observation import ViewData
+from aerialdojo.errors import PolicyFaultError
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.common import declare_node_parameters, param, time_ns, wall_timer
-from aerialdojo.nodes.qos import AGENTS_QOS, TASK_QOS
+from aerialdojo.nodes.qos import AGENTS_QOS, FAULTS_QOS, TASK_QOS
 from aerialdojo.nodes.sensor_sync import ObservationSync
 from aerialdojo.protocols.referee import StepRequest
 
@@ -50,6 +56,7 @@ class AgentNode(Node):
         self._step_pending = False
         self._sensors = ObservationSync(self, self.subscribed_views(), self.try_act)
         self._step_client = self.create_client(Step, "/aerialdojo/step")
+        self._faults = self.create_publisher(AgentMessage, "/aerialdojo/agent_faults", FAULTS_QOS)
         self._subscribe_to_tasks = wall_timer(self, 0.1, self._subscribe_when_sensors_match)
         wall_timer(self, 5.0, self._warn_if_starved)
 
@@ -137,7 +144,11 @@ class AgentNode(Node):
         if observed is None:
             return
         pose, views = observed
-        request = self.decide(pose, views)
+        try:
+            request = self.decide(pose, views)
+        except PolicyFaultError as error:
+            self._report_fault(str(error))
+            return
         self._sensors.forget_before(stamp)
         self._step_pending = True
         task_key = self._task_key
@@ -179,6 +190,21 @@ class AgentNode(Node):
         self._expected_ns = time_ns(response.stamp)
         self._waiting_since = time.monotonic()
         self.try_act()
+
+    def _report_fault(self, reason: str) -> None:
+        """End this attempt as an infrastructure failure: the task manager reruns it."""
+        self.get_logger().error(f"episode {self.episode_id}: {reason}")
+        self._expected_ns = None
+        self._faults.publish(
+            AgentMessage(
+                header=Header(stamp=self.get_clock().now().to_msg()),
+                episode_id=self.episode_id,
+                sender=self.agent,
+                receiver="task_manager",
+                kind=AgentMessage.FREE_TEXT,
+                text=reason,
+            )
+        )
 
     def _warn_if_starved(self) -> None:
         if self._step_pending:

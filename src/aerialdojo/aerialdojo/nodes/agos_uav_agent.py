@@ -4,10 +4,10 @@ to the UGV (AGOS-Bench, "Search" and "Handoff").
 Subscribes to ``camera/down/*``, ``odom`` (map frame), the task, ``/agos/candidates`` and
 ``/agos/messages`` and ``/agos/turn``; calls ``/aerialdojo/step``. The task manager gives it
 no turn while a candidate it proposed is being verified (it is frozen); its next turn means
-the UGV rejected the candidate. Messages: the initial position exchange, and an inspection
-request naming each new candidate. In the Baseline mode it has no candidates: it waits over
-a match and sends its position with that decision, and learns of a rejection from the
-UGV's messages.
+the UGV rejected the candidate. Messages: the initial position exchange and an inspection
+request naming each new candidate (information), and the message its policy sends with a
+decision (in the Baseline mode the only coordination: a match's position as the UGV's search
+anchor, AGOS-Bench, appendix A.4.2).
 
 A separate executable rather than a role of ``uav_agent``: the AerialDojo node acts on four
 odometry-relative views with magnitude actions and no teammate; this one on one map-frame
@@ -20,82 +20,44 @@ import rclpy
 from aerialdojo_interfaces.msg import AgentMessage
 from rclpy.executors import ExternalShutdownException
 
-from aerialdojo.agents.observation import ViewData
-from aerialdojo.agos.policies import (
-    CandidateView,
-    TargetSignature,
-    UavSearchPolicy,
-    is_rejection,
-)
+from aerialdojo.agos.policies import CandidateView, Decision
 from aerialdojo.agos.sensors import UAV_VIEW
-from aerialdojo.agos.vocabulary import ANNOTATE_CANDIDATE, MODE_BASELINE, UAV, UGV
+from aerialdojo.agos.vocabulary import ANNOTATE_CANDIDATE, UAV, UGV
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.agos_agent import AgosAgentNode
-from aerialdojo.nodes.common import param
 from aerialdojo.nodes.lifetime import exit_with_launcher
 from aerialdojo.protocols.referee import StepRequest
 
-#: The ``policy`` parameter's choices.
-_POLICIES = {"colour_shape": UavSearchPolicy}
-
 
 class AgosUavAgent(AgosAgentNode):
-    """Runs ``UavSearchPolicy`` on the nadir view."""
+    """Runs the UAV's ``AgosPolicy`` (``policy`` parameter) on the nadir view."""
 
     def __init__(self) -> None:
         super().__init__("agos_uav_agent", UAV, (UAV_VIEW,))
-        self._policy: UavSearchPolicy | None = None
         self._annotations = 0
         self._outstanding: str | None = None
         self._requested: set[str] = set()
         self._greeted = False
-        self._read = 0
 
-    def start_episode(self, signature: TargetSignature) -> None:
-        assert self.town is not None and self.region is not None
-        policy = _POLICIES[param(self, "policy")]
-        self._policy = policy(
-            self.town,
-            self.region,
-            signature,
-            seed=self.seed,
-            mode=self.mode,
-            annotation_budget=self.limits.get(ANNOTATE_CANDIDATE, 0),
-        )
+    def start_episode(self) -> None:
         self._annotations = 0
         self._outstanding = None
         self._requested = set()
         self._greeted = False
-        self._read = 0
 
     def expected_views(self) -> tuple[str, ...]:
         return (UAV_VIEW,)
 
-    def decide(self, pose: Pose, views: dict[str, ViewData]) -> StepRequest:
-        assert self._policy is not None
+    def deciding(self, decision: Decision, pose: Pose) -> None:
         if not self._greeted:
             self._greeted = True
             self.send(AgentMessage.INITIAL, f"UAV at ({pose.x:.1f}, {pose.y:.1f})", UGV)
-        if self.mode == MODE_BASELINE:
-            # The UGV's messages say whether the anchor the UAV sent was rejected.
-            if any(is_rejection(text) for text in self.inbox[self._read :]):
-                self._policy.candidate_rejected()
-            self._read = len(self.inbox)
-        elif self._outstanding is not None:
-            # The UAV gets no turn while its candidate is verified, and a CONFIRM ends the
-            # episode: this candidate was rejected.
-            self._policy.candidate_rejected()
-            self._outstanding = None
-        decision = self._policy.act(pose, views[UAV_VIEW])
-        return StepRequest(
-            agent=self.agent,
-            action=decision.action,
-            argument=decision.argument,
-            teammate_message=decision.message,
-        )
+        # The UAV gets no turn while its candidate is verified, and a CONFIRM ends the
+        # episode: a candidate still outstanding now was rejected.
+        self._outstanding = None
 
-    def stepped(self, decision: StepRequest, pose: Pose) -> None:
-        if decision.action == ANNOTATE_CANDIDATE:
+    def stepped(self, request: StepRequest, pose: Pose) -> None:
+        if request.action == ANNOTATE_CANDIDATE:
             # The task manager numbers candidates in proposal order: C001, C002, ...
             self._annotations += 1
             self._outstanding = f"C{self._annotations:03d}"

@@ -11,6 +11,10 @@ Foxglove) and all five as ``gsm/layers`` (GeoSemanticMap). The GSM lives in the 
 a node of its own: it is the agent's memory of its own observations, and the policy must
 act on the map of the very step it decides on.
 
+The ``policy`` parameter names the GSM policy, the colour baseline, the oracle or a
+``package.module:ClassName`` plug-in implementing ``Policy`` (given the nadir view and the
+map-frame pose; ``agents.plugins``).
+
 A separate executable rather than a role of ``uav_agent``: that node acts on four
 odometry-relative views with the AerialDojo action set; this one on one map-frame view, the
 CityNav action set and a map it builds.
@@ -28,14 +32,15 @@ from nav_msgs.msg import MapMetaData, OccupancyGrid
 from rclpy.executors import ExternalShutdownException
 from std_msgs.msg import Header
 
-from aerialdojo.agents.observation import AgentObservation, GoalDescription, ViewData
-from aerialdojo.agents.oracle import ReferenceReplayPolicy
+from aerialdojo.agents.observation import AgentObservation, ViewData
+from aerialdojo.agents.plugins import citynav_policy, policy_identity
 from aerialdojo.citynav.city import load_city_map
 from aerialdojo.citynav.gsm import LAYERS, GeoSemanticMap
 from aerialdojo.citynav.policies import ColourSearchPolicy, GsmPolicy
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.agent_node import AgentNode
-from aerialdojo.nodes.common import param
+from aerialdojo.nodes.common import param, parameters_of
+from aerialdojo.nodes.conversions import goal_description
 from aerialdojo.nodes.lifetime import exit_with_launcher
 from aerialdojo.nodes.qos import GSM_QOS
 from aerialdojo.protocols.referee import StepRequest
@@ -51,17 +56,14 @@ class CityNavAgent(AgentNode):
     def __init__(self) -> None:
         super().__init__("citynav_agent", default_agent="uav")
         name = str(param(self, "policy"))
-        self._replay = (
-            ReferenceReplayPolicy(param(self, "oracle_suite")) if name == "oracle" else None
-        )
-        self._search = _SEARCH_POLICIES[name]() if name in _SEARCH_POLICIES else None
+        self._policy = citynav_policy(parameters_of(self, "citynav_agent"), "citynav_agent")
+        self._search = _SEARCH_POLICIES[name]() if self._policy is None else None
         self._gsm: GeoSemanticMap | None = None
         self._layer_pubs = {
             layer: self.create_publisher(OccupancyGrid, f"gsm/{layer}", GSM_QOS) for layer in LAYERS
         }
         self._layers_pub = self.create_publisher(GeoSemanticMapMsg, "gsm/layers", GSM_QOS)
-        suite = f"reference actions of {param(self, 'oracle_suite')}" if self._replay else ""
-        self.announce(name, privileged=self._replay is not None, description=suite)
+        self.announce(name, **policy_identity(self._policy))
 
     def subscribed_views(self) -> list[str]:
         return [NADIR_VIEW]
@@ -76,16 +78,8 @@ class CityNavAgent(AgentNode):
         )
         if self._search is not None:
             self._search.reset(self._gsm, int(task.action_budget))
-        if self._replay is not None:
-            self._replay.reset(
-                GoalDescription(
-                    episode_id=task.episode_id,
-                    object_name=task.goal.object_name,
-                    landmark_name=task.goal.landmark_name,
-                    direction=task.goal.direction,
-                    description=task.goal.description,
-                )
-            )
+        if self._policy is not None:
+            self._policy.reset(goal_description(task, (NADIR_VIEW,), odometry=True))
         self.get_logger().info(f"episode {task.episode_id}: {task.goal.description!r}")
 
     def decide(self, pose: Pose, views: dict[str, ViewData]) -> StepRequest:
@@ -93,8 +87,8 @@ class CityNavAgent(AgentNode):
         view = views[NADIR_VIEW]
         self._gsm.update(pose, view.rgb, view.depth, view.intrinsics)
         self._publish_gsm()
-        if self._replay is not None:
-            action = self._replay.act(AgentObservation(views=views, odometry=pose))
+        if self._policy is not None:
+            action = self._policy.act(AgentObservation(views=views, odometry=pose))
         else:
             assert self._search is not None
             action = self._search.act(pose)

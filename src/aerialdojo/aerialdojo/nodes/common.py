@@ -71,6 +71,11 @@ def _descriptor(spec: ParamSpec) -> ParameterDescriptor:
     )
 
 
+def parameters_of(node: Node, table: str) -> dict[str, Any]:
+    """Every declared parameter of ``table`` with its value (for ROS-free constructors)."""
+    return {spec.name: param(node, spec.name) for spec in NODE_PARAMETERS[table]}
+
+
 def param(node: Node, name: str) -> Any:
     """The value of a declared parameter ([] for an unset list declared by type)."""
     try:

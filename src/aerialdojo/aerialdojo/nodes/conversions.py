@@ -13,8 +13,10 @@ from PIL import Image as PILImage
 from sensor_msgs.msg import CameraInfo, Image
 from std_msgs.msg import Header
 
+from aerialdojo.agents.observation import GoalDescription
 from aerialdojo.agos.vocabulary import STATUS_ACTIVE, STATUS_CONFIRMED
 from aerialdojo.geometry import Pose, yaw_from_quaternion
+from aerialdojo.image_codec import image_to_array
 from aerialdojo.nodes.images import array_to_image
 from aerialdojo.protocols.referee import HandoffCandidate
 from aerialdojo.protocols.task import TaskDescription
@@ -139,4 +141,24 @@ def task_spec_msg(task: TaskDescription, header: Header) -> TaskSpec:
         map_image=array_to_image(task.map_image, "rgb8", Header(frame_id="map"))
         if task.map_image is not None
         else Image(),
+    )
+
+
+def goal_description(
+    task: TaskSpec, views: tuple[str, ...] = (), *, odometry: bool = False
+) -> GoalDescription:
+    """What a ``Policy`` is told of ``task``: its goal, budget and radius, and the views and
+    odometry the agent node gives it."""
+    goal = task.goal
+    return GoalDescription(
+        episode_id=task.episode_id,
+        object_name=goal.object_name,
+        landmark_name=goal.landmark_name,
+        direction=goal.direction,
+        description=goal.description,
+        reference_images=[image_to_array(image).copy() for image in goal.reference_images],
+        action_budget=int(task.action_budget),
+        success_radius_m=float(task.success_radius_m),
+        views=views,
+        odometry=odometry,
     )

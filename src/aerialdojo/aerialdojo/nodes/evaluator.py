@@ -11,6 +11,7 @@ On RUN_FINISHED it writes ``metrics.json``, ``report.md`` and the CSV, then exit
 from __future__ import annotations
 
 import signal
+import time
 from pathlib import Path
 
 import rclpy
@@ -31,13 +32,14 @@ from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import CompressedImage, Image
 from tf2_msgs.msg import TFMessage
 
+from aerialdojo.agents.vlm.transcript import TRANSCRIPTS_DIR
 from aerialdojo.bags.recorder import BagRecorder
 from aerialdojo.bags.replay import AGENTS_TOPIC, EVENTS_TOPIC
 from aerialdojo.bags.typestore import aerialdojo_typestore
 from aerialdojo.events import EpisodeAssembler
 from aerialdojo.graph import default_run_id
 from aerialdojo.image_codec import image_to_array
-from aerialdojo.nodes.common import declare_node_parameters, param
+from aerialdojo.nodes.common import declare_node_parameters, param, wall_timer
 from aerialdojo.nodes.images import array_to_compressed
 from aerialdojo.nodes.lifetime import exit_with_launcher
 from aerialdojo.nodes.qos import (
@@ -50,6 +52,11 @@ from aerialdojo.nodes.qos import (
     TASK_QOS,
 )
 from aerialdojo.report.run import BETWEEN_EPISODES, RunResult, score_assembled, write_run
+
+#: How long a finished run waits for an agent's announcement on /aerialdojo/agents that has
+#: not arrived: discovery under load can take longer than a short run, and the report must
+#: say who acted (and the bag hold it, so that replayed metrics equal the live ones).
+AGENT_INFO_WAIT_S = 10.0
 
 
 class Evaluator(Node):
@@ -173,7 +180,26 @@ class Evaluator(Node):
                 f"({event.message}); not scored"
             )
         if self._assembler.finished:
+            self._finish_once_agents_announced()
+
+    def _finish_once_agents_announced(self) -> None:
+        """Finish now, or once every recorded agent has said who acts for it (at most
+        ``AGENT_INFO_WAIT_S``; an agent node of one's own may announce nothing)."""
+        deadline = time.monotonic() + AGENT_INFO_WAIT_S
+
+        def missing() -> list[str]:
+            return [a for a in param(self, "agents") if a not in self._assembler.agents]
+
+        def check() -> None:
+            if missing() and time.monotonic() < deadline:
+                return
+            if missing():
+                self.get_logger().warning(f"no announcement of who acted for {missing()}")
+            timer.cancel()
             self.finish()
+
+        timer = wall_timer(self, 0.1, check)
+        check()
 
     @property
     def done(self) -> bool:
@@ -187,7 +213,12 @@ class Evaluator(Node):
         if self._recorder is not None:
             self._recorder.close()
         self.result = score_assembled(self._assembler, self._radii)
-        write_run(self.run_dir, self.result, self.bag_bytes if self._recorder else None)
+        write_run(
+            self.run_dir,
+            self.result,
+            self.bag_bytes if self._recorder else None,
+            self.run_dir / TRANSCRIPTS_DIR,
+        )
         self.get_logger().info(f"report written to {self.run_dir}\n{self.result.summary_table}")
 
 

@@ -96,3 +96,8 @@ SERVICE_QOS = QoSProfile(
     reliability=ReliabilityPolicy.RELIABLE,
     durability=DurabilityPolicy.VOLATILE,
 )
+
+#: Agent faults (``/aerialdojo/agent_faults``: a policy's model server died or hangs):
+#: reliable, and volatile, so that a fault of one attempt can never reach a task manager
+#: that matches later as the fault of a rerun.
+FAULTS_QOS = _keep_last(10, ReliabilityPolicy.RELIABLE, DurabilityPolicy.VOLATILE)

@@ -5,10 +5,11 @@ Topics: ``/aerialdojo/task`` (TaskSpec, latched) and ``/aerialdojo/episode_event
 (EpisodeEvent, evaluator only). It enforces the action set, the budget and termination
 (Stop, collision, budget) on top of the bridge's ``/sim/reset`` and ``/sim/execute``. A bridge
 that fails or does not answer ends the attempt as an infrastructure failure, which is rerun,
-never scored against the agent; so do agents that send no action for ``agent_timeout_s``.
-A second attempt of an episode (a rerun, or ``start_episode`` of an episode that ended)
-carries the next attempt number and supersedes the first. Invalid requests are answered with
-a reason; every request is queued and answered (``SERVICE_QOS``).
+never scored against the agent; so do agents that send no action for ``agent_timeout_s``,
+and an agent reporting on ``/aerialdojo/agent_faults`` that its policy's own service failed
+(a model server). A second attempt of an episode (a rerun, or ``start_episode`` of an
+episode that ended) carries the next attempt number and supersedes the first. Invalid
+requests are answered with a reason; every request is queued and answered (``SERVICE_QOS``).
 
 In an automatic run, ``RUN_STARTED`` names the selection before the first episode, so that
 whoever scores the run can list the episodes that never started.
@@ -47,7 +48,7 @@ from aerialdojo.graph import selected_episodes
 from aerialdojo.nodes.common import declare_node_parameters, param, wait_for_future
 from aerialdojo.nodes.conversions import candidate_msg, pose_from_msg, pose_msg, task_spec_msg
 from aerialdojo.nodes.lifetime import exit_with_launcher
-from aerialdojo.nodes.qos import EVENTS_QOS, HANDOFF_QOS, SERVICE_QOS, TASK_QOS
+from aerialdojo.nodes.qos import EVENTS_QOS, FAULTS_QOS, HANDOFF_QOS, SERVICE_QOS, TASK_QOS
 from aerialdojo.params import NODE_PARAMETERS
 from aerialdojo.protocols import EpisodeLike, load_suite
 from aerialdojo.protocols.referee import (
@@ -137,6 +138,9 @@ class TaskManager(Node):
             self.create_service(
                 srv_type, name, callback, qos_profile=SERVICE_QOS, callback_group=services
             )
+        self.create_subscription(
+            AgentMessage, "/aerialdojo/agent_faults", self._on_agent_fault, FAULTS_QOS
+        )
         self.get_logger().info(
             f"suite {self._suite.name} ({self._protocol.title}): "
             f"{len(self._selection)} episodes selected"
@@ -307,6 +311,21 @@ class TaskManager(Node):
             self._publish_turn(attempt)
         return int(verdict.kind), verdict.reason
 
+    def _on_agent_fault(self, fault: AgentMessage) -> None:
+        """An agent could not decide for reasons outside it (its model server died or hangs):
+        the running attempt of that episode ends as an infrastructure failure and is rerun."""
+        with self._lock:
+            attempt = self._attempt
+            if (
+                attempt is None
+                or attempt.termination is not None
+                or attempt.episode.episode_id != fault.episode_id
+            ):
+                return
+            self._finish(
+                attempt, EpisodeEvent.INFRA_FAILURE, None, message=f"{fault.sender}: {fault.text}"
+            )
+
     def _publish_turn(self, attempt: _Attempt) -> None:
         """Where agents take turns, announce whose decision comes next, with the candidate
         under verification, after the candidate messages of the decision just made."""
@@ -320,7 +339,7 @@ class TaskManager(Node):
                 sender="task_manager",
                 receiver=turn.agent,
                 kind=AgentMessage.FREE_TEXT,
-                text=f"decision {turn.decision} of {turn.budget}",
+                text=turn.text,
                 candidate_id=turn.candidate_id,
                 sequence=turn.messages,
             )

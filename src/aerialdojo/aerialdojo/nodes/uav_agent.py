@@ -7,24 +7,26 @@ and the task services: the same node runs against a real robot's drivers.
 
 Each step returns the stamp of the observation set it produced; the node waits until every
 view of that stamp the task names has arrived, then asks the policy for the next action.
-The policy is given only what the task allows (``TaskSpec.views``, ``TaskSpec.odometry``;
-AerialDojo-200K's protocol: the front view, no odometry), whatever the node subscribes to.
+The policy is the ``policy`` parameter's: the colour seeker, the oracle, a vision-language
+model (``agents.vlm``) or any ``package.module:ClassName`` implementing ``Policy``. It is
+given only what the task allows (``TaskSpec.views``, ``TaskSpec.odometry``; AerialDojo-200K's
+protocol: the front view, no odometry), whatever the node subscribes to, and is told so in
+its goal.
 """
 
 from __future__ import annotations
 
 import rclpy
-from aerialdojo_interfaces.msg import GoalSpec, TaskSpec
+from aerialdojo_interfaces.msg import TaskSpec
 from rclpy.executors import ExternalShutdownException
 
-from aerialdojo.agents.colour_seeker import ColourSeekerPolicy
-from aerialdojo.agents.observation import AgentObservation, GoalDescription, Policy, ViewData
-from aerialdojo.agents.oracle import ReferenceReplayPolicy
+from aerialdojo.agents.observation import AgentObservation, Policy, ViewData
+from aerialdojo.agents.plugins import policy_identity, uav_policy
 from aerialdojo.errors import ConfigError
 from aerialdojo.geometry import Pose
-from aerialdojo.image_codec import image_to_array
 from aerialdojo.nodes.agent_node import AgentNode
-from aerialdojo.nodes.common import param
+from aerialdojo.nodes.common import param, parameters_of
+from aerialdojo.nodes.conversions import goal_description
 from aerialdojo.nodes.lifetime import exit_with_launcher
 from aerialdojo.protocols.referee import StepRequest
 
@@ -38,18 +40,11 @@ class UavAgent(AgentNode):
 
     def __init__(self, policy: Policy | None = None) -> None:
         super().__init__("uav_agent", default_agent="uav")
-        self._policy = policy or self._configured_policy()
+        self._policy = policy or uav_policy(parameters_of(self, "uav_agent"), "uav_agent")
         name = param(self, "policy") if policy is None else type(policy).__name__
-        privileged = bool(getattr(self._policy, "privileged", False))
-        suite = f"reference actions of {param(self, 'oracle_suite')}" if privileged else ""
-        self.announce(name, privileged=privileged, description=suite)
+        self.announce(name, **policy_identity(self._policy))
         self._views: tuple[str, ...] = tuple(param(self, "views"))
         self._odometry = False
-
-    def _configured_policy(self) -> Policy:
-        if param(self, "policy") == "oracle":
-            return ReferenceReplayPolicy(param(self, "oracle_suite"))
-        return ColourSeekerPolicy(seed=param(self, "seed"))
 
     def subscribed_views(self) -> list[str]:
         return list(param(self, "views"))
@@ -70,7 +65,7 @@ class UavAgent(AgentNode):
                 f"episode {task.episode_id} gives the agent"
             )
         self._odometry = task.odometry
-        self._policy.reset(_goal(task.episode_id, task.goal))
+        self._policy.reset(goal_description(task, self._views, odometry=self._odometry))
         self.get_logger().info(
             f"episode {task.episode_id}: {task.goal.object_name!r}; views "
             f"{', '.join(self._views)}, odometry {'on' if self._odometry else 'off'}"
@@ -83,17 +78,6 @@ class UavAgent(AgentNode):
         observation = AgentObservation(views=views, odometry=pose if self._odometry else None)
         action = self._policy.act(observation)
         return StepRequest(agent=self.agent, action=action.name, magnitude=action.magnitude)
-
-
-def _goal(episode_id: str, goal: GoalSpec) -> GoalDescription:
-    return GoalDescription(
-        episode_id=episode_id,
-        object_name=goal.object_name,
-        landmark_name=goal.landmark_name,
-        direction=goal.direction,
-        description=goal.description,
-        reference_images=[image_to_array(image).copy() for image in goal.reference_images],
-    )
 
 
 def main(args: list[str] | None = None) -> None:

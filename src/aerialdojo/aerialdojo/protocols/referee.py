@@ -11,6 +11,7 @@ rules live in its referee (``protocols.aerialdojo.AerialDojoReferee``,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -150,6 +151,17 @@ class Turn:
     decision: int
     budget: int
     messages: int = 0
+
+    @property
+    def text(self) -> str:
+        """How the turn announcement says which decision of the budget comes next."""
+        return f"decision {self.decision} of {self.budget}"
+
+
+def parse_turn_text(text: str) -> int:
+    """The decision number a turn announcement (``Turn.text``) names; 0 if none."""
+    match = re.fullmatch(r"decision (\d+) of \d+", text.strip())
+    return int(match.group(1)) if match else 0
 
 
 class Referee(Protocol):

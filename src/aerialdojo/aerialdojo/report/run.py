@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aerialdojo.agents.vlm.usage import model_usage, usage_section
 from aerialdojo.errors import MetricsError
 from aerialdojo.events import AgentRecord, EpisodeAssembler, SupersededAttempt
 from aerialdojo.metrics.aggregate import ExcludedEpisode, RunMetrics
@@ -197,16 +198,28 @@ def headline(result: RunResult, source: Path) -> str:
     )
 
 
-def write_run(run_dir: Path, result: RunResult, bag_bytes: Mapping[str, int] | None = None) -> None:
+def write_run(
+    run_dir: Path,
+    result: RunResult,
+    bag_bytes: Mapping[str, int] | None = None,
+    transcripts_dir: Path | None = None,
+) -> None:
     """Write every file of a run into ``run_dir`` in one pass: when anything was scored,
     the plots, ``metrics.json``, ``episodes.csv`` and ``report.md`` (with the benchmark's
-    own sections and the recording's); always the run notes and ``run_status.json``.
+    own sections, the model usage and the recording's); always the run notes and
+    ``run_status.json``.
 
     Args:
         run_dir: created if missing.
         result: the scored run.
         bag_bytes: serialized bytes the bag holds per episode id (``BETWEEN_EPISODES`` for the
             rest), listed in the report; None when no bag was recorded.
+        transcripts_dir: the run's model transcripts, whose usage (tokens, latency, cost,
+            refused replies, repairs, fallbacks) goes into the report and under
+            ``metrics.json``'s ``"run"``; None, missing or empty: no model agent ran.
+
+    Raises:
+        ConfigError: an unreadable transcript.
     """
     run_dir.mkdir(parents=True, exist_ok=True)
     metrics = result.metrics
@@ -215,10 +228,20 @@ def write_run(run_dir: Path, result: RunResult, bag_bytes: Mapping[str, int] | N
         sections = [_accounting_section(result)]
         sections += [_agents_section(result.agents)] if result.agents else []
         sections += protocol(metrics.benchmark).report_sections(metrics)
+        context: dict[str, Any] = {}
+        if result.agents:
+            context["agents"] = [agent.to_dict() for agent in result.agents]
+        usage = (
+            model_usage(transcripts_dir, [trace.episode_id for trace in result.traces])
+            if transcripts_dir is not None
+            else None
+        )
+        if usage:
+            sections.append(usage_section(usage))
+            context["model_usage"] = usage
         if bag_bytes:
             sections.append(_bag_section(bag_bytes))
-        context = {"agents": [agent.to_dict() for agent in result.agents]}
-        write_metrics_json(metrics, run_dir / METRICS_JSON, context if result.agents else None)
+        write_metrics_json(metrics, run_dir / METRICS_JSON, context)
         write_episodes_csv(metrics, run_dir / EPISODES_CSV)
         (run_dir / REPORT_MD).write_text(
             render_report_md(metrics, images, sections, result.warnings), encoding="utf-8"
