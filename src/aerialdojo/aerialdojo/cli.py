@@ -55,15 +55,31 @@ def _parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=_cmd_eval)
 
     replay = commands.add_parser(
-        "evaluate-bag", help="recompute a run's metrics from its bag alone"
+        "evaluate-bag",
+        help="recompute a run's metrics from its bag alone, or score a robot's bag through a "
+        "mapping file (docs/replay.md)",
     )
-    replay.add_argument("bag", type=Path, help="rosbag2 directory (runs/<id>/bag)")
+    replay.add_argument(
+        "bags",
+        type=Path,
+        nargs="+",
+        metavar="BAG",
+        help="rosbag2 directory (runs/<id>/bag); with --map, one or more of a robot's bags "
+        "(SQLite3 or MCAP)",
+    )
     replay.add_argument("--radius", type=float, action="append", help="success radius, metres")
     replay.add_argument("--out", type=Path, help="write metrics.json and report.md here")
     replay.add_argument(
         "--task-file",
+        "--task",
         type=Path,
         help="suite.json with the episodes' targets, for bags whose events carry no ground truth",
+    )
+    replay.add_argument(
+        "--map",
+        type=Path,
+        help="mapping YAML for a bag recorded by another stack: pose source, collision and "
+        "stop signals, episode cuts (needs --task)",
     )
     replay.add_argument(
         "--pose-topic", help="score positions from this pose topic (e.g. a robot's /uav/odom)"
@@ -251,15 +267,27 @@ def _cmd_evaluate_bag(args: argparse.Namespace) -> int:
     records = None
     if args.task_file is not None:
         records = _task_file_records(args.task_file)
-    track = None
-    if args.pose_topic:
-        track = read_pose_track(
-            args.bag, args.pose_topic, relative_to_start=args.pose_frame == "start"
-        )
-    replayed = assemble_bag(args.bag, records, track)
-    result = score_assembled(replayed.assembler, args.radius, replayed.warnings)
+    if args.map is not None:
+        from aerialdojo.bags.mapped import score_mapped_bags  # noqa: PLC0415
+        from aerialdojo.bags.mapping import load_mapping  # noqa: PLC0415
+
+        if records is None:
+            raise ConfigError("evaluate-bag --map needs --task: the suite the robot flew")
+        mapped = score_mapped_bags(args.bags, load_mapping(args.map), records)
+        assembler, warnings = mapped.assembler, mapped.warnings
+    else:
+        if len(args.bags) != 1:
+            raise ConfigError("evaluate-bag reads one run bag; several bags need --map")
+        track = None
+        if args.pose_topic:
+            track = read_pose_track(
+                args.bags[0], args.pose_topic, relative_to_start=args.pose_frame == "start"
+            )
+        replayed = assemble_bag(args.bags[0], records, track)
+        assembler, warnings = replayed.assembler, replayed.warnings
+    result = score_assembled(assembler, args.radius, warnings)
     if args.out is not None:
-        write_run(args.out, result)
+        write_run(args.out, result, suite=args.task_file)
     print(result.summary_table)
     return 0 if result.metrics is not None else EXIT_FAILED
 

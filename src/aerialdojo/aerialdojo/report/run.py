@@ -146,7 +146,13 @@ def headline(result: RunResult, source: Path) -> str:
     )
 
 
-def write_run(run_dir: Path, result: RunResult, bag_bytes: Mapping[str, int] | None = None) -> None:
+def write_run(
+    run_dir: Path,
+    result: RunResult,
+    bag_bytes: Mapping[str, int] | None = None,
+    *,
+    suite: Path | None = None,
+) -> None:
     """Write every file of a run into ``run_dir`` in one pass: when anything was scored,
     the plots, ``metrics.json``, ``episodes.csv`` and ``report.md`` (with the benchmark's
     own sections and the recording's); always the run notes.
