@@ -125,6 +125,11 @@ def node_specs(config: Mapping[str, Mapping[str, ParamValue]]) -> list[NodeSpec]
         if node == "evaluator" and "agents" in config["sim_bridge"]:
             # The evaluator records what the bridge publishes; one list, not two to keep equal.
             declared["agents"] = config["sim_bridge"]["agents"]
+        if node == "evaluator":
+            # The report's maps draw the reference paths of the suite the task manager runs.
+            declared["suite"] = config["task_manager"].get(
+                "suite", _default("task_manager", "suite")
+            )
         if node in ("uav_agent", "citynav_agent"):
             # The oracle replays the suite the task manager serves unless told another.
             declared["oracle_suite"] = config["task_manager"].get(

@@ -556,6 +556,12 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             default=True,
             description="Exit after the report of a finished run is written",
         ),
+        P(
+            name="suite",
+            default="",
+            description="Suite of the run's episodes, for the report's maps (reference paths, "
+            "scene overviews); empty: the task manager's",
+        ),
     ),
 }
 

@@ -9,6 +9,7 @@ the episode cuts. Each episode then becomes the events a live run would have emi
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -245,9 +246,12 @@ class _Pass:
             ("stop", mapping.stop),
             ("actions", mapping.actions),
         ):
-            if signal is not None and topic == signal.topic:
-                if _fires(signal, message, msgtype, mapping.where(name)):
-                    self.signals[name].append(_stamp_ns(message, log_time))
+            if (
+                signal is not None
+                and topic == signal.topic
+                and _fires(signal, message, msgtype, mapping.where(name))
+            ):
+                self.signals[name].append(_stamp_ns(message, log_time))
         if topic == mapping.episodes.topic:
             self._marker(message, msgtype, _stamp_ns(message, log_time))
 
@@ -332,7 +336,7 @@ def _windows(recording: Recording, mapping: BagMapping, warnings: list[str]) -> 
             for item in cuts.ranges
         ]
         ordered = sorted(windows, key=lambda window: window.start_ns)
-        for before, after in zip(ordered, ordered[1:], strict=False):
+        for before, after in itertools.pairwise(ordered):
             if after.start_ns < before.end_ns:
                 raise ConfigError(
                     f"{mapping.where('episodes.ranges')}: episodes {before.episode_id} and "
@@ -340,8 +344,9 @@ def _windows(recording: Recording, mapping: BagMapping, warnings: list[str]) -> 
                 )
         return windows
     windows, open_start, open_id, unnamed = [], None, None, list(cuts.episode_ids)
-    for stamp, starts, episode_id in recording.markers:
+    for stamp, starts, named in recording.markers:
         if starts and open_start is None:
+            episode_id = named
             if episode_id is None:
                 if not unnamed:
                     raise ConfigError(
@@ -416,8 +421,12 @@ def _held_still(recording: Recording, window: Window, mapping: BagMapping) -> bo
     return bool(np.all(speeds < still.speed_below_mps))
 
 
-def _track(recording: Recording, mapping: BagMapping, windows: Sequence[Window],
-           records: Mapping[str, Mapping[str, Any]]) -> PoseTrack:  # fmt: skip
+def _track(
+    recording: Recording,
+    mapping: BagMapping,
+    windows: Sequence[Window],
+    records: Mapping[str, Mapping[str, Any]],
+) -> PoseTrack:
     """The positions to score, in the task's map frame (or start-relative, for the
     assembler to place)."""
     if mapping.pose.frame != FRAME_ANCHORED:
@@ -435,9 +444,12 @@ def _track(recording: Recording, mapping: BagMapping, windows: Sequence[Window],
         origin, heading = recording.positions[anchor], recording.yaws[anchor]
         turn = start.yaw - heading
         rotation = np.array(
-            ((math.cos(turn), -math.sin(turn), 0.0), (math.sin(turn), math.cos(turn), 0.0),
-             (0.0, 0.0, 1.0))
-        )  # fmt: skip
+            (
+                (math.cos(turn), -math.sin(turn), 0.0),
+                (math.sin(turn), math.cos(turn), 0.0),
+                (0.0, 0.0, 1.0),
+            )
+        )
         moved = (recording.positions[inside] - origin) @ rotation.T + np.array(start.position)
         stamps += [np.array([window.start_ns]), recording.stamps_ns[inside]]
         positions += [np.array([start.position]), moved]

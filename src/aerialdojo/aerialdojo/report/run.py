@@ -8,13 +8,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from aerialdojo.errors import MetricsError
+from aerialdojo.errors import AerialDojoError, MetricsError
 from aerialdojo.events import AgentRecord, EpisodeAssembler
 from aerialdojo.metrics.aggregate import ExcludedEpisode, RunMetrics
-from aerialdojo.metrics.jsonl import load_trajectory_log
+from aerialdojo.metrics.jsonl import load_trajectory_log, write_trajectory_log
+from aerialdojo.metrics.scores import radius_key
 from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import EpisodeTrace
 from aerialdojo.protocols import protocol
+from aerialdojo.report.html import REPORT_HTML, render_report_html
+from aerialdojo.report.maps import (
+    FAILURES_PNG,
+    SceneryLookup,
+    suite_scenery,
+    write_contact_sheet,
+    write_episode_maps,
+)
 from aerialdojo.report.markdown import (
     render_report_md,
     summary_table,
@@ -27,6 +36,9 @@ METRICS_JSON = "metrics.json"
 REPORT_MD = "report.md"
 EPISODES_CSV = "episodes.csv"
 NOTES_FILE = "run_notes.md"
+#: The scored episodes' paths as a trajectory log (``aerialdojo metrics`` reads it back;
+#: ``aerialdojo compare`` overlays two runs' paths from it).
+TRAJECTORIES_JSONL = "trajectories.jsonl"
 #: Where bag bytes recorded outside any episode are counted.
 BETWEEN_EPISODES = "(between episodes)"
 
@@ -154,31 +166,89 @@ def write_run(
     suite: Path | None = None,
 ) -> None:
     """Write every file of a run into ``run_dir`` in one pass: when anything was scored,
-    the plots, ``metrics.json``, ``episodes.csv`` and ``report.md`` (with the benchmark's
-    own sections and the recording's); always the run notes.
+    the plots, a top-down map per episode and a contact sheet of the failures,
+    ``metrics.json``, ``episodes.csv``, ``trajectories.jsonl``, ``report.md`` (with the
+    benchmark's own sections and the recording's) and ``report.html`` (the same, every
+    picture embedded); always the run notes.
 
     Args:
         run_dir: created if missing.
         result: the scored run.
         bag_bytes: serialized bytes the bag holds per episode id (``BETWEEN_EPISODES`` for the
             rest), listed in the report; None when no bag was recorded.
+        suite: the suite the episodes came from, for the maps' reference paths and scene
+            overviews; None: maps of the paths alone.
     """
     run_dir.mkdir(parents=True, exist_ok=True)
     metrics = result.metrics
+    notes = list(result.warnings)
     if metrics is not None:
         images = write_plots(metrics, run_dir, result.traces)
         sections = [_agents_section(result.agents)] if result.agents else []
         sections += protocol(metrics.benchmark).report_sections(metrics)
+        sections.append(_maps_section(run_dir, result, _scenery(suite, notes)))
         if bag_bytes:
             sections.append(_bag_section(bag_bytes))
         context = {"agents": [agent.to_dict() for agent in result.agents]}
         write_metrics_json(metrics, run_dir / METRICS_JSON, context if result.agents else None)
         write_episodes_csv(metrics, run_dir / EPISODES_CSV)
-        (run_dir / REPORT_MD).write_text(
-            render_report_md(metrics, images, sections, result.warnings), encoding="utf-8"
+        write_trajectory_log(run_dir / TRAJECTORIES_JSONL, result.traces, result.excluded)
+        report = render_report_md(metrics, images, sections, result.warnings)
+        (run_dir / REPORT_MD).write_text(report, encoding="utf-8")
+        title = f"Run report: {protocol(metrics.benchmark).title} ({run_dir.name})"
+        (run_dir / REPORT_HTML).write_text(
+            render_report_html(report, run_dir, title), encoding="utf-8"
         )
-    notes = result.warnings or ["the run finished and every started episode was scored"]
+    notes = notes or ["the run finished and every started episode was scored"]
     (run_dir / NOTES_FILE).write_text("".join(f"- {note}\n" for note in notes), encoding="utf-8")
+
+
+def _scenery(suite: Path | None, notes: list[str]) -> SceneryLookup | None:
+    if suite is None:
+        return None
+    try:
+        return suite_scenery(suite)
+    except AerialDojoError as error:
+        notes.append(f"maps drawn without reference paths or scenes: {error}")
+        return None
+
+
+def success_key(run: RunMetrics) -> str:
+    """The per-episode value that says whether an episode succeeded: SR at the primary
+    radius, or the checker's verdict where success is not a radius (AGOS-Bench)."""
+    return radius_key("sr", run.radii[0]) if run.radii else "sr"
+
+
+def _maps_section(run_dir: Path, result: RunResult, scenery: SceneryLookup | None) -> str:
+    metrics = result.metrics
+    assert metrics is not None
+    scores = {score.episode_id: score for score in metrics.episodes}
+    traces = sorted(result.traces, key=lambda trace: trace.episode_id)
+    maps = write_episode_maps(run_dir, traces, scores, scenery)
+    key = success_key(metrics)
+    failed = [
+        name
+        for trace, name in zip(traces, maps, strict=True)
+        if scores[trace.episode_id].values.get(key) != 1.0
+    ]
+    parts = ["## Trajectory maps"]
+    if failed:
+        write_contact_sheet(run_dir, failed, run_dir / FAILURES_PNG)
+        parts.append(
+            f"The {len(failed)} failed episode(s) at a glance (not successful by "
+            f"{key}):\n\n![failures]({FAILURES_PNG})"
+        )
+    else:
+        parts.append("Every scored episode succeeded.")
+    parts.append(
+        "Each episode from above: start (triangle), target (star) and its success radius, "
+        "reference path (dashed), executed path coloured by time, the Stop (square) or "
+        "collision (cross); for AGOS-Bench the candidate regions and the UGV's route.\n\n"
+        + "\n".join(
+            f"![map: {trace.episode_id}]({name})" for trace, name in zip(traces, maps, strict=True)
+        )
+    )
+    return "\n\n".join(parts)
 
 
 def _agents_section(agents: Sequence[AgentRecord]) -> str:
