@@ -109,8 +109,19 @@ def _parser() -> argparse.ArgumentParser:
         "runs",
         nargs="+",
         metavar="RUN",
-        help="two run directories (A then B), or NAME=RUN_DIR pairs (e.g. full=runs/a "
-        "no_e2a=runs/b) for the results-table layout (AGOS-Bench Table 4)",
+        help="two run directories (A then B; e.g. a simulated run and a robot's bag scored "
+        "with evaluate-bag --map), or NAME=RUN_DIR pairs (e.g. full=runs/a no_e2a=runs/b) for "
+        "the results-table layout (AGOS-Bench Table 4)",
+    )
+    diff.add_argument(
+        "--out",
+        type=Path,
+        help="also write compare.md and overlay.png (both runs' paths per shared episode) here",
+    )
+    diff.add_argument(
+        "--task",
+        type=Path,
+        help="the runs' suite: the overlay draws its scenes and reference paths",
     )
     diff.set_defaults(handler=_cmd_compare)
 
@@ -319,7 +330,13 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from aerialdojo.report.compare import compare_table, paper_table  # noqa: PLC0415
+    from aerialdojo.report.compare import (  # noqa: PLC0415
+        compare_runs,
+        comparison_markdown,
+        comparison_text,
+        paper_table,
+        write_overlay,
+    )
 
     named = [run.partition("=") for run in args.runs]
     if all(equals for _, equals, _ in named):
@@ -329,7 +346,23 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         raise ConfigError(
             "compare takes two run directories, or NAME=RUN_DIR pairs for a results table"
         )
-    print(compare_table(Path(args.runs[0]), Path(args.runs[1])), end="")
+    run_a, run_b = Path(args.runs[0]), Path(args.runs[1])
+    comparison = compare_runs(run_a, run_b)
+    text = comparison_text(comparison, run_a, run_b)
+    print(text, end="")
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        overlay = args.out / "overlay.png"
+        scenery = None
+        if args.task is not None:
+            from aerialdojo.report.maps import suite_scenery  # noqa: PLC0415
+
+            scenery = suite_scenery(args.task)
+        drawn = write_overlay(run_a, run_b, overlay, scenery)
+        (args.out / "compare.md").write_text(
+            comparison_markdown(comparison, run_a, run_b, overlay.name), encoding="utf-8"
+        )
+        print(f"overlay of {len(drawn)} episode(s): {overlay}")
     return 0
 
 

@@ -387,3 +387,52 @@ def test_evaluate_bag_scores_a_robot_bag_from_the_command_line(
     assert data["task_weighted"]["values"]["cr"] == 0.5
     assert main(["evaluate-bag", str(bag), "--map", str(mapping)]) == 2
     assert "--map needs --task" in capsys.readouterr().err
+
+
+def test_compare_a_simulated_run_with_the_robots_bag_of_the_same_tasks(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    from eventstream import event
+
+    from aerialdojo.events import EpisodeAssembler, EventKind
+    from aerialdojo.report.run import write_run
+
+    # The simulated run: NEAR flown to 1 m from its target; FAR stopped at its start.
+    simulated = EpisodeAssembler()
+    for episode_id, end in ((NEAR, _target(NEAR) + (1.0, 0.0, 0.0)), (FAR, _start(FAR)[0])):
+        truth = json.dumps(RECORDS[episode_id])
+        start = tuple(_start(episode_id)[0])
+        simulated.add(event(EventKind.STARTED, episode_id, position=start, episode_json=truth))
+        moved = dict(position=tuple(end), action="MoveForward")
+        simulated.add(event(EventKind.STEP, episode_id, step=1, **moved))
+        simulated.add(
+            event(EventKind.STOPPED, episode_id, step=2, position=tuple(end), action="Stop")
+        )
+    write_run(tmp_path / "sim", score_assembled(simulated, [3.0]))
+    bag = _odometry_bag(tmp_path, "mcap")
+    mapping = _mapping(tmp_path, ODOMETRY_MAPPING)
+    real = ["evaluate-bag", str(bag), "--task", "aerialdojo_mini", "--map", str(mapping)]
+    assert main([*real, "--out", str(tmp_path / "real"), "--radius", "3"]) == 0
+    capsys.readouterr()
+
+    out = tmp_path / "sim_vs_real"
+    compare = ["compare", str(tmp_path / "sim"), str(tmp_path / "real"), "--out", str(out)]
+    assert main([*compare, "--task", "aerialdojo_mini"]) == 0
+    printed = capsys.readouterr().out
+    near_length = float(np.linalg.norm(_target(NEAR) - _start(NEAR)[0]))
+    sim_near = float(np.linalg.norm(_target(NEAR) + (1.0, 0.0, 0.0) - _start(NEAR)[0]))
+    row = next(line for line in printed.splitlines() if line.startswith(f"| {NEAR} |"))
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert float(cells[1]) == pytest.approx(sim_near, abs=0.01)  # path, sim
+    assert float(cells[2]) == pytest.approx(near_length - 2.0, abs=0.01)  # path, robot
+    assert float(cells[4]) == pytest.approx(1.0, abs=0.01)  # final distance, sim
+    assert float(cells[5]) == pytest.approx(2.0, abs=0.01)  # final distance, robot
+    assert cells[7:] == ["yes", "yes", "stopped / stopped"]
+    far = next(line for line in printed.splitlines() if line.startswith(f"| {FAR} |"))
+    assert far.endswith("| no | no | stopped / collided |")
+    assert "overlay of 2 episode(s)" in printed
+    from PIL import Image
+
+    with Image.open(out / "overlay.png") as overlay:
+        assert overlay.width > 800  # two panels side by side
+    assert "![overlay](overlay.png)" in (out / "compare.md").read_text()

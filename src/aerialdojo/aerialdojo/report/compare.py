@@ -14,7 +14,7 @@ from aerialdojo.errors import MetricsError
 from aerialdojo.metrics.jsonl import load_trajectory_log
 from aerialdojo.metrics.scores import KIND_RATE, MetricSpec, radius_key
 from aerialdojo.protocols import protocol
-from aerialdojo.report.maps import plot_overlay
+from aerialdojo.report.maps import SceneryLookup, plot_overlay
 from aerialdojo.report.markdown import NOT_AVAILABLE, markdown_table
 from aerialdojo.report.run import METRICS_JSON, TRAJECTORIES_JSONL
 
@@ -328,6 +328,21 @@ def comparison_text(comparison: Comparison, run_a_dir: Path, run_b_dir: Path) ->
     return "\n\n".join(parts) + "\n"
 
 
+def comparison_markdown(
+    comparison: Comparison, run_a_dir: Path, run_b_dir: Path, overlay: str | None = None
+) -> str:
+    """``compare.md``: the runs, the warnings, both tables and the overlay picture."""
+    parts = [f"# Comparison\n\n- A: `{run_a_dir}`\n- B: `{run_b_dir}`"]
+    if comparison.warnings:
+        parts.append("## Warnings\n\n" + "\n".join(f"- {note}" for note in comparison.warnings))
+    parts.append("## Metrics\n\n" + comparison_table(comparison.rows))
+    if comparison.tasks:
+        parts.append("## Per episode\n\n" + task_table(comparison.tasks))
+    if overlay:
+        parts.append(f"## Paths\n\n![overlay]({overlay})")
+    return "\n\n".join(parts) + "\n"
+
+
 def compare_table(run_a_dir: Path, run_b_dir: Path) -> str:
     """The comparison of two run directories, printable.
 
@@ -337,7 +352,9 @@ def compare_table(run_a_dir: Path, run_b_dir: Path) -> str:
     return comparison_text(compare_runs(run_a_dir, run_b_dir), run_a_dir, run_b_dir)
 
 
-def write_overlay(run_a_dir: Path, run_b_dir: Path, path: Path) -> list[str]:
+def write_overlay(
+    run_a_dir: Path, run_b_dir: Path, path: Path, scenery: SceneryLookup | None = None
+) -> list[str]:
     """Both runs' paths over each other, one panel per episode both scored (from their
     ``trajectories.jsonl``); returns the episodes drawn.
 
@@ -353,7 +370,7 @@ def write_overlay(run_a_dir: Path, run_b_dir: Path, path: Path) -> list[str]:
                 "the trajectory maps); no overlay"
             )
         runs[name] = {trace.episode_id: trace for trace in load_trajectory_log(log).traces}
-    return plot_overlay(runs, path)
+    return plot_overlay(runs, path, scenery)
 
 
 def paper_table(conditions: Mapping[str, Path]) -> str:
