@@ -125,6 +125,17 @@ def _parser() -> argparse.ArgumentParser:
     )
     diff.set_defaults(handler=_cmd_compare)
 
+    replay_video = commands.add_parser(
+        "replay", help="render an episode's recorded camera views as a video with a HUD"
+    )
+    replay_video.add_argument("run", type=Path, help="a run directory (runs/<id>) or its bag")
+    replay_video.add_argument("--episode", required=True, help="episode id")
+    replay_video.add_argument("--video", type=Path, required=True, help="MP4 file to write (H.264)")
+    replay_video.add_argument(
+        "--fps", type=float, default=2.0, help="frames (recorded observation sets) per second"
+    )
+    replay_video.set_defaults(handler=_cmd_replay)
+
     scenes = commands.add_parser("scenes", help="the embedded simulator's scenes")
     scenes_commands = scenes.add_subparsers(dest="scenes_command", required=True)
     scenes_commands.add_parser("list", help="print every scene name").set_defaults(
@@ -363,6 +374,17 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             comparison_markdown(comparison, run_a, run_b, overlay.name), encoding="utf-8"
         )
         print(f"overlay of {len(drawn)} episode(s): {overlay}")
+    return 0
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from aerialdojo.video import episode_frames, run_bag, write_video  # noqa: PLC0415
+
+    if not args.fps > 0 or args.fps > 1000:
+        raise ConfigError(f"--fps {args.fps}: must be in (0, 1000]")
+    frames = episode_frames(run_bag(args.run), args.episode)
+    written = write_video(frames, args.episode, args.video, args.fps)
+    print(f"{args.video}: {written} frame(s) of {args.episode}")
     return 0
 
 
