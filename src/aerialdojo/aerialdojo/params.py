@@ -177,6 +177,12 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             description="Horizontal field of view of every camera, degrees",
         ),
         P(
+            name="publish_point_clouds",
+            default=False,
+            description="Also publish each view's depth as sensor_msgs/PointCloud2 on "
+            "<agent>/camera/<view>/points (optical frame), for RViz and Foxglove 3D panels",
+        ),
+        P(
             name="agent_radius_m",
             default=0.25,
             minimum=0.01,
