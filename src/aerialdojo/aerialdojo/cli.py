@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -51,6 +51,15 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--run-id", help="name of the run directory (default: UTC timestamp)")
     run.add_argument(
         "--timeout", type=float, default=3600.0, help="give up after this many seconds"
+    )
+    run.add_argument(
+        "--live",
+        action="store_true",
+        help="serve the run to the Foxglove app while it runs (WebSocket on 127.0.0.1; layout: "
+        "config/foxglove/aerialdojo.json)",
+    )
+    run.add_argument(
+        "--live-port", type=int, default=8765, help="port of the --live server (0: any free one)"
     )
     run.set_defaults(handler=_cmd_eval)
 
@@ -203,7 +212,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     task_manager = next(spec for spec in specs if spec.name == "task_manager")
     # Fail here, naming the file and field, rather than in a node's log.
     load_suite(resolve_suite(str(task_manager.parameters["suite"])))
-    return _run_graph(specs, args.timeout)
+    return _run_graph(specs, args.timeout, live_port=args.live_port if args.live else None)
 
 
 def _cmd_rerun(args: argparse.Namespace) -> int:
@@ -226,7 +235,7 @@ def _cmd_rerun(args: argparse.Namespace) -> int:
     return _run_graph(specs, args.timeout)
 
 
-def _run_graph(specs: list[NodeSpec], timeout_s: float) -> int:
+def _run_graph(specs: list[NodeSpec], timeout_s: float, live_port: int | None = None) -> int:
     from rich.console import Console  # noqa: PLC0415
 
     from aerialdojo.graph import config_of  # noqa: PLC0415
@@ -251,6 +260,7 @@ def _run_graph(specs: list[NodeSpec], timeout_s: float) -> int:
         f"{os.environ['ROS_DOMAIN_ID']}, run directory {run_dir}"
     )
     monitor = ProgressMonitor(lambda done, total, line: console.print(f"  [{done}/{total}] {line}"))
+    live = _start_live_view(live_port, console) if live_port is not None else None
     nodes = start_graph(specs, run_dir, env=os.environ)
     try:
         outcome = wait_for_graph(nodes, timeout_s)
@@ -260,6 +270,8 @@ def _run_graph(specs: list[NodeSpec], timeout_s: float) -> int:
         raise
     finally:
         monitor.close()
+        if live is not None:
+            live.close()
     if not outcome.finished:
         console.print(f"[red]run failed[/]: {outcome.message}")
         if outcome.failed_node:
@@ -273,6 +285,25 @@ def _run_graph(specs: list[NodeSpec], timeout_s: float) -> int:
     print(notes, end="")
     print(f"report: {report}\nbag: {run_dir / 'bag'}")
     return 0
+
+
+def _start_live_view(port: int, console: Any) -> Any:
+    """The --live server and the listener that feeds it, before any node starts."""
+    from aerialdojo.bags.typestore import aerialdojo_typestore  # noqa: PLC0415
+    from aerialdojo.live import LiveServer  # noqa: PLC0415
+    from aerialdojo.nodes.live_view import LiveView  # noqa: PLC0415
+
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"--live-port {port}: not a TCP port")
+    try:
+        server = LiveServer(aerialdojo_typestore(), port)
+    except RuntimeError as error:  # the SDK's error for a port in use
+        raise ConfigError(f"--live: cannot serve on 127.0.0.1:{port}: {error}") from error
+    console.print(
+        f"live view: {server.url} (Foxglove app: Open connection, Foxglove WebSocket; "
+        "layout config/foxglove/aerialdojo.json)"
+    )
+    return LiveView(server)
 
 
 def _summary_section(report_md: str) -> str:

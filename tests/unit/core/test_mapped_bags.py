@@ -135,11 +135,11 @@ def test_mocap_poses_in_the_map_frame_cut_by_time_ranges(tmp_path: Path) -> None
     start, _ = _start(NEAR)
     path = [
         start,
-        start + (3, 0, 0),
-        start + (3, 4, 0),
-        start + (3, 4, 0),
-        start + (3, 4, 0),
-        start + (3, 4, 0.01),
+        start + np.array((3, 0, 0)),
+        start + np.array((3, 4, 0)),
+        start + np.array((3, 4, 0)),
+        start + np.array((3, 4, 0)),
+        start + np.array((3, 4, 0.01)),
     ]
     messages = [
         (10.0 + i, topic, "geometry_msgs/msg/PoseStamped", pose_stamped(10.0 + i, tuple(p)))
@@ -151,7 +151,7 @@ def test_mocap_poses_in_the_map_frame_cut_by_time_ranges(tmp_path: Path) -> None
             20.0 + i,
             topic,
             "geometry_msgs/msg/PoseStamped",
-            pose_stamped(20.0 + i, tuple(start_far + (i, 0, 0))),
+            pose_stamped(20.0 + i, tuple(start_far + np.array((i, 0, 0)))),
         )
         for i in range(6)
     ]
@@ -175,7 +175,7 @@ def test_mocap_poses_in_the_map_frame_cut_by_time_ranges(tmp_path: Path) -> None
     scores = {s.episode_id: s for s in score_assembled(replayed.assembler, [3.0]).metrics.episodes}
     assert scores[NEAR].termination == "stopped"
     assert scores[NEAR].executed_length_m == pytest.approx(7.01)
-    final = start + (3, 4, 0.01)
+    final = start + np.array((3, 4, 0.01))
     assert scores[NEAR].final_distance_m == pytest.approx(
         float(np.linalg.norm(final - _target(NEAR)))
     )
@@ -223,7 +223,7 @@ def test_tf_only_bags_one_episode_each_with_counted_actions(tmp_path: Path) -> N
     replayed = score_mapped_bags([near, far], mapping, RECORDS)
     scores = {s.episode_id: s for s in score_assembled(replayed.assembler, [3.0]).metrics.episodes}
     # odom is turned 90 deg: base_link's x is the map's y.
-    final = _start(NEAR)[0] + (0.0, 5.0, 0.0)
+    final = _start(NEAR)[0] + np.array((0.0, 5.0, 0.0))
     assert scores[NEAR].executed_length_m == pytest.approx(5.0)
     assert scores[NEAR].final_distance_m == pytest.approx(
         float(np.linalg.norm(final - _target(NEAR)))
@@ -399,11 +399,14 @@ def test_compare_a_simulated_run_with_the_robots_bag_of_the_same_tasks(
 
     # The simulated run: NEAR flown to 1 m from its target; FAR stopped at its start.
     simulated = EpisodeAssembler()
-    for episode_id, end in ((NEAR, _target(NEAR) + (1.0, 0.0, 0.0)), (FAR, _start(FAR)[0])):
+    for episode_id, end in (
+        (NEAR, _target(NEAR) + np.array((1.0, 0.0, 0.0))),
+        (FAR, _start(FAR)[0]),
+    ):
         truth = json.dumps(RECORDS[episode_id])
         start = tuple(_start(episode_id)[0])
         simulated.add(event(EventKind.STARTED, episode_id, position=start, episode_json=truth))
-        moved = dict(position=tuple(end), action="MoveForward")
+        moved = {"position": tuple(end), "action": "MoveForward"}
         simulated.add(event(EventKind.STEP, episode_id, step=1, **moved))
         simulated.add(
             event(EventKind.STOPPED, episode_id, step=2, position=tuple(end), action="Stop")
@@ -420,7 +423,7 @@ def test_compare_a_simulated_run_with_the_robots_bag_of_the_same_tasks(
     assert main([*compare, "--task", "aerialdojo_mini"]) == 0
     printed = capsys.readouterr().out
     near_length = float(np.linalg.norm(_target(NEAR) - _start(NEAR)[0]))
-    sim_near = float(np.linalg.norm(_target(NEAR) + (1.0, 0.0, 0.0) - _start(NEAR)[0]))
+    sim_near = float(np.linalg.norm(_target(NEAR) + np.array((1.0, 0.0, 0.0)) - _start(NEAR)[0]))
     row = next(line for line in printed.splitlines() if line.startswith(f"| {NEAR} |"))
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     assert float(cells[1]) == pytest.approx(sim_near, abs=0.01)  # path, sim
