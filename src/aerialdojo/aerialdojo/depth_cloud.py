@@ -32,13 +32,13 @@ def depth_points(depth: np.ndarray, intrinsics: np.ndarray) -> np.ndarray:
         depth: HxW planar depth in metres (+inf where nothing was hit).
         intrinsics: the 3x3 pinhole matrix K of the camera.
     """
-    rows, columns = np.indices(depth.shape)
     valid = np.isfinite(depth) & (depth > 0.0)
+    rows, columns = np.nonzero(valid)
     z = depth[valid].astype(np.float64)
     fx, fy, cx, cy = intrinsics[0, 0], intrinsics[1, 1], intrinsics[0, 2], intrinsics[1, 2]
     # Pixel centres: pixel (u, v) covers [u, u + 1), as the renderer casts its rays.
-    x = (columns[valid] + 0.5 - cx) / fx * z
-    y = (rows[valid] + 0.5 - cy) / fy * z
+    x = (columns + 0.5 - cx) / fx * z
+    y = (rows + 0.5 - cy) / fy * z
     return np.stack([x, y, z], axis=1).astype(np.float32)
 
 

@@ -86,7 +86,7 @@ def episode_frames(bag: Path, episode_id: str) -> list[Frame]:
                 if c.topic == EVENTS_TOPIC or IMAGE_TOPIC.match(c.topic)
             ]
             for connection, _, raw in reader.messages(connections=wanted):
-                message = reader.deserialize(raw, connection.msgtype)
+                message: Any = reader.deserialize(raw, connection.msgtype)
                 match = IMAGE_TOPIC.match(connection.topic)
                 if match is None:
                     if message.episode_id == episode_id:
