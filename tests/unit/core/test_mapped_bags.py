@@ -346,8 +346,8 @@ def test_each_missing_frame_is_named(tmp_path: Path, tf: dict[str, str], message
             "stop: give topic, or speed_below_mps and for_s",
         ),
         (
-            {"pose": {"topic": "/o"}, "episodes": {"per_bag": ["a"]}, "colision": {}},
-            "colision: unknown field",
+            {"pose": {"topic": "/o"}, "episodes": {"per_bag": ["a"]}, "collisions": {}},
+            "collisions: unknown field",
         ),
     ],
 )
