@@ -47,6 +47,22 @@ POSE = "geometry_msgs/msg/PoseStamped"
 IMAGE = "sensor_msgs/msg/CompressedImage"
 
 
+def _record(index: int, steps: int) -> dict[str, object]:
+    return {
+        "episode_id": f"bench-{index:05d}",
+        "benchmark": "aerialdojo",
+        "scene": f"Scene_{index % 7}",
+        "family": ("urban", "natural", "infrastructure", "disaster")[index % 4],
+        "setting": "base",
+        "split": "test",
+        "action_budget": steps + 1,
+        "start": [0.0, 0.0, 5.0, 0.0],
+        "target": [20.0, 5.0, 5.0],
+        "reference_length_m": 25.0,
+        "success_radius_m": 3.0,
+    }
+
+
 def write_bag(path: Path, episodes: int, steps: int) -> int:
     """A run bag of ``episodes`` episodes of ``steps`` actions; returns the events written."""
     typestore = aerialdojo_typestore(MSG_DIR)
@@ -74,19 +90,7 @@ def write_bag(path: Path, episodes: int, steps: int) -> int:
     events, now = 0, 0
     for index in range(episodes):
         episode_id = f"bench-{index:05d}"
-        record = {
-            "episode_id": episode_id,
-            "benchmark": "aerialdojo",
-            "scene": f"Scene_{index % 7}",
-            "family": ("urban", "natural", "infrastructure", "disaster")[index % 4],
-            "setting": "base",
-            "split": "test",
-            "action_budget": steps + 1,
-            "start": [0.0, 0.0, 5.0, 0.0],
-            "target": [20.0, 5.0, 5.0],
-            "reference_length_m": 25.0,
-            "success_radius_m": 3.0,
-        }
+        record = _record(index, steps)
         x, y = 0.0, 0.0
         for step in range(steps + 1):
             now += 10**9
@@ -134,22 +138,6 @@ MAPPING = {
     "collision": {"topic": BUMPER},
     "episodes": {"topic": MISSION},
 }
-
-
-def _record(index: int, steps: int) -> dict[str, object]:
-    return {
-        "episode_id": f"bench-{index:05d}",
-        "benchmark": "aerialdojo",
-        "scene": f"Scene_{index % 7}",
-        "family": ("urban", "natural", "infrastructure", "disaster")[index % 4],
-        "setting": "base",
-        "split": "test",
-        "action_budget": steps + 1,
-        "start": [0.0, 0.0, 5.0, 0.0],
-        "target": [20.0, 5.0, 5.0],
-        "reference_length_m": 25.0,
-        "success_radius_m": 3.0,
-    }
 
 
 def write_robot_bag(path: Path, episodes: int, samples: int) -> int:

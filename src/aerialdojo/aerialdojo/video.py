@@ -34,6 +34,7 @@ IMAGE_TOPIC = re.compile(
 )
 #: Height of the HUD band, pixels.
 HUD_PIXELS = 44
+HUD_BACKGROUND = (20, 20, 20)
 #: Frames per second of a replay video unless told otherwise.
 DEFAULT_FPS = 2.0
 
@@ -112,14 +113,23 @@ def episode_frames(bag: Path, episode_id: str) -> list[Frame]:
     budget = int(record.get("action_budget", 0))
     first = event_stamp_ns(events[0])
     last = event_stamp_ns(events[-1])
+    stamps = sorted(s for s in images if first <= s <= last)
+    # A set may lack a view (the recorder decimates each topic on its own count): it shows
+    # that view's latest picture, or black before the first, so every frame has every view.
+    labels = list(dict.fromkeys(label for s in stamps for label in images[s]))
+    latest = {
+        label: np.zeros_like(next(images[s][label] for s in stamps if label in images[s]))
+        for label in labels
+    }
     frames = []
-    for stamp in sorted(s for s in images if first <= s <= last):
+    for stamp in stamps:
+        latest.update(images[stamp])
         current = [e for e in events if event_stamp_ns(e) <= stamp][-1]
         kind = EventKind(current.kind)
         distance = math.dist(event_position(current), target) if target else math.nan
         ending = "" if kind in (EventKind.STARTED, EventKind.STEP) else kind.name.lower()
         hud = HudState(int(current.step), budget, current.action or "-", distance, ending)
-        frames.append(Frame(stamp, images[stamp], hud))
+        frames.append(Frame(stamp, dict(latest), hud))
     if not frames:
         raise BagError(
             f"{bag}: episode {episode_id!r} has no recorded camera view (the evaluator's "
@@ -153,14 +163,12 @@ def render_frame(frame: Frame, episode_id: str) -> np.ndarray:
     # Small views get a canvas wide enough for the HUD line.
     needed = round(ImageDraw.Draw(Image.new("RGB", (1, 1))).textlength(text, font=_font(14))) + 12
     width = max(body.shape[1], needed)
-    canvas = Image.new("RGB", (width, body.shape[0] + HUD_PIXELS), (20, 20, 20))
+    canvas = Image.new("RGB", (width, body.shape[0] + HUD_PIXELS), HUD_BACKGROUND)
     canvas.paste(Image.fromarray(body), (0, 0))
     draw = ImageDraw.Draw(canvas)
     draw.text((6, body.shape[0] + 4), text, fill=(255, 255, 255), font=_font(14))
     draw.text((6, body.shape[0] + 24), episode_id, fill=(170, 170, 170), font=_font(11))
-    # H.264 with 4:2:0 chroma needs even sides.
-    width, height = canvas.width // 2 * 2, canvas.height // 2 * 2
-    return np.asarray(canvas)[:height, :width]
+    return np.asarray(canvas)
 
 
 def write_video(
@@ -174,16 +182,17 @@ def write_video(
     if not frames:
         raise BagError(f"episode {episode_id!r}: no frames to write")
     pictures = [render_frame(frame, episode_id) for frame in frames]
-    height = min(p.shape[0] for p in pictures)
-    width = min(p.shape[1] for p in pictures)
+    # One size for the stream: the largest frame (a longer HUD line widens a frame), even.
+    height = -(-max(p.shape[0] for p in pictures) // 2) * 2
+    width = -(-max(p.shape[1] for p in pictures) // 2) * 2
     out.parent.mkdir(parents=True, exist_ok=True)
     with av.open(str(out), mode="w") as container:
         stream = container.add_stream("libx264", rate=Fraction(fps).limit_denominator(1000))
         stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
         for picture in pictures:
-            video_frame = av.VideoFrame.from_ndarray(
-                np.ascontiguousarray(picture[:height, :width]), format="rgb24"
-            )
+            padded = np.full((height, width, 3), HUD_BACKGROUND, dtype=np.uint8)
+            padded[: picture.shape[0], : picture.shape[1]] = picture
+            video_frame = av.VideoFrame.from_ndarray(padded, format="rgb24")
             for packet in stream.encode(video_frame):
                 container.mux(packet)
         for packet in stream.encode():

@@ -55,8 +55,8 @@ def _compressed(stamp_s: int, pixels: np.ndarray) -> Any:
 
 def _run_bag(path: Path) -> Path:
     """A run bag as the evaluator writes it: episode "a" (target at (10, 0, 2)) moves 1 m a
-    step for 6 steps and stops; every other observation set of two views is recorded, the
-    front one PNG-compressed. Episode "b" follows, also with views."""
+    step for 6 steps and stops; every other observation set of two views is recorded (one
+    down view missing), the front one PNG-compressed. Episode "b" follows, also with views."""
     recorder = BagRecorder(path, TYPESTORE)
     for topic, msgtype in ((EVENTS_TOPIC, EVENT_TYPE), (FRONT, COMPRESSED), (DOWN, IMAGE)):
         recorder.add_topic(topic, msgtype)
@@ -89,7 +89,8 @@ def _run_bag(path: Path) -> Path:
         recorder.write(
             FRONT, stamp * 10**9, TYPESTORE.serialize_cdr(_compressed(stamp, pixels), COMPRESSED)
         )
-        recorder.write(DOWN, stamp * 10**9, TYPESTORE.serialize_cdr(_raw(stamp, pixels), IMAGE))
+        if stamp != 14:  # the recorder missed one down view
+            recorder.write(DOWN, stamp * 10**9, TYPESTORE.serialize_cdr(_raw(stamp, pixels), IMAGE))
     recorder.close()
     return path
 
@@ -99,6 +100,9 @@ def test_each_recorded_observation_set_is_one_frame_with_its_hud(tmp_path: Path)
     assert [frame.stamp_ns // 10**9 for frame in frames] == [10, 12, 14, 16]
     assert list(frames[0].views) == ["uav/front", "uav/down"]
     assert np.array_equal(frames[1].views["uav/front"], frames[1].views["uav/down"])
+    # The set without its down view shows the latest down view before it.
+    assert np.array_equal(frames[2].views["uav/down"], frames[1].views["uav/down"])
+    assert not np.array_equal(frames[2].views["uav/front"], frames[1].views["uav/front"])
     huds = [(f.hud.step, f.hud.action, f.hud.distance_m) for f in frames]
     # Target (10, 0, 2): after step i the UAV is at x = i.
     assert huds == [

@@ -4,19 +4,14 @@ progress monitor, that subscribes to each topic as it appears and hands on its r
 
 from __future__ import annotations
 
-import contextlib
 import importlib
-import threading
 import time
 from typing import Any
 
-import rclpy
-from rclpy.context import Context
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
-from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 
 from aerialdojo.live import LiveServer
+from aerialdojo.nodes.background import BackgroundNode
 from aerialdojo.nodes.qos import latched_qos, sensor_qos
 
 #: Topics of the ROS machinery, not of the run.
@@ -39,28 +34,17 @@ class LiveView:
     def __init__(self, server: LiveServer) -> None:
         self.server = server
         self._subscribed: set[str] = set()
-        self._context = Context()
-        rclpy.init(context=self._context)
-        self._node = Node("aerialdojo_live_view", context=self._context)
+        self._background = BackgroundNode("aerialdojo_live_view")
+        self._node = self._background.node
         self._node.create_timer(_DISCOVERY_PERIOD_S, self._discover)
-        self._executor = SingleThreadedExecutor(context=self._context)
-        self._executor.add_node(self._node)
-        self._thread = threading.Thread(target=self._spin, daemon=True)
-        self._thread.start()
+        self._background.start()
 
-    def _spin(self) -> None:
-        with contextlib.suppress(ExternalShutdownException):
-            self._executor.spin()
-
-    def _qos(self, topic: str) -> QoSProfile:
+    def _qos(self, topic: str, writers: list[Any]) -> QoSProfile:
         # Camera streams are watched, never waited for (best effort); what a late viewer
         # must still see (task, events, tf_static, candidates) is latched by its writers.
         if "/camera/" in topic:
             return sensor_qos(reliable=False)
-        writers = self._node.get_publishers_info_by_topic(topic)
-        if writers and all(
-            w.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for w in writers
-        ):
+        if all(w.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for w in writers):
             return latched_qos(depth=100)
         return sensor_qos(reliable=False, depth=10)
 
@@ -71,13 +55,17 @@ class LiveView:
             message_class = _message_class(types[0])
             if message_class is None or not self.server.knows(types[0]):
                 continue
+            # A topic known only from its readers waits for a writer, whose QoS decides.
+            writers = self._node.get_publishers_info_by_topic(topic)
+            if not writers:
+                continue
             self._subscribed.add(topic)
             self.server.advertise(topic, types[0])
             self._node.create_subscription(
                 message_class,
                 topic,
                 lambda cdr, topic=topic: self.server.forward(topic, cdr, time.time_ns()),
-                self._qos(topic),
+                self._qos(topic, writers),
                 raw=True,
             )
 
@@ -88,8 +76,5 @@ class LiveView:
 
     def close(self) -> None:
         """Leave the ROS graph and stop the server."""
-        self._executor.shutdown(timeout_sec=1.0)
-        self._node.destroy_node()
-        rclpy.shutdown(context=self._context)
-        self._thread.join(timeout=2.0)
+        self._background.close()
         self.server.close()

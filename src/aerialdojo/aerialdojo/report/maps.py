@@ -138,6 +138,29 @@ def suite_scenery(suite: Path, *, overviews: bool = True) -> SceneryLookup:
     return lookup
 
 
+#: How a map marks its points: marker, face colour, edge colour, size.
+_MARKS = {
+    "start": ("^", "lime", "black", 10),
+    "target": ("*", "red", "black", 14),
+    "collision": ("X", "red", "white", 13),
+    "Stop": ("s", "white", "black", 9),
+}
+
+
+def _mark(axes: Axes, xy: np.ndarray, kind: str, label: str | None = None) -> None:
+    marker, face, edge, size = _MARKS[kind]
+    axes.plot(
+        *xy[:2],
+        marker=marker,
+        color=face,
+        markeredgecolor=edge,
+        markersize=size,
+        linestyle="",
+        zorder=6,
+        label=label or kind,
+    )
+
+
 def _path_xy(trace: EpisodeTrace) -> np.ndarray:
     return np.array([(x, y) for x, y, _ in trace.positions], dtype=np.float64).reshape(-1, 2)
 
@@ -200,55 +223,18 @@ def draw_episode(
     )
     line.set_array(np.arange(len(segments), dtype=float))
     axes.add_collection(line)
-    axes.plot(
-        *path[0],
-        marker="^",
-        color="lime",
-        markeredgecolor="black",
-        markersize=10,
-        linestyle="",
-        zorder=5,
-        label="start",
-    )
-    axes.plot(
-        *target,
-        marker="*",
-        color="red",
-        markeredgecolor="black",
-        markersize=14,
-        linestyle="",
-        zorder=5,
-        label="target",
-    )
+    _mark(axes, path[0], "start")
+    _mark(axes, target, "target")
     if scenery.radius_m:
         axes.add_patch(
             Circle(
                 tuple(target), scenery.radius_m, fill=False, color="red", linestyle=":", zorder=3
             )
         )
-    end = path[-1]
     if trace.collided:
-        axes.plot(
-            *end,
-            marker="X",
-            color="red",
-            markeredgecolor="white",
-            markersize=13,
-            linestyle="",
-            zorder=6,
-            label=f"collision (step {trace.collision_step})",
-        )
+        _mark(axes, path[-1], "collision", f"collision (step {trace.collision_step})")
     elif trace.stop_called:
-        axes.plot(
-            *end,
-            marker="s",
-            color="white",
-            markeredgecolor="black",
-            markersize=9,
-            linestyle="",
-            zorder=6,
-            label="Stop",
-        )
+        _mark(axes, path[-1], "Stop")
     drawn = [path, target[None, :]]
     if scenery.reference_xy is not None:
         drawn.append(scenery.reference_xy)
@@ -363,15 +349,8 @@ def plot_overlay(
             marker = "X" if trace.collided else "s" if trace.stop_called else "o"
             axes.plot(*path_xy[-1], marker=marker, color=colour, markeredgecolor="black")
         start = _path_xy(first)[0]
-        axes.plot(*start, marker="^", color="lime", markeredgecolor="black", markersize=9)
-        axes.plot(
-            *first.target[:2],
-            marker="*",
-            color="red",
-            markeredgecolor="black",
-            markersize=13,
-            label="target",
-        )
+        _mark(axes, start, "start", "_start")
+        _mark(axes, np.array(first.target), "target")
         _frame(axes, drawn)
         axes.set_title(episode_id, fontsize=8)
         axes.tick_params(labelsize=6)
