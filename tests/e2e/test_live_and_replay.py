@@ -97,7 +97,9 @@ class _Watcher:
             self.statuses.append(message["message"])
             # The server can refuse a subscription that follows its advertisement too
             # closely (foxglove-sdk 0.30 logs "unknown channel"); a client asks again.
-            refused = re.search(r"unknown channel(?: ID)?: (\d+)", message["message"], re.IGNORECASE)
+            refused = re.search(
+                r"unknown channel(?: ID)?: (\d+)", message["message"], re.IGNORECASE
+            )
             if refused:
                 time.sleep(0.1)
                 self._subscribe([self.channels[int(refused.group(1))]])
