@@ -144,6 +144,14 @@ def test_the_html_report_renders_with_every_picture_embedded(
     assert '<img src="radar.png"' not in page.read_text()  # embedded, not linked
 
     connection = browser(page)
+    # The page target exists before it has navigated to the file: wait until it has.
+    deadline = time.monotonic() + 60
+    while True:
+        where = _call(connection, "Runtime.evaluate", expression="location.href")
+        if where["result"]["value"] == page.as_uri():
+            break
+        assert time.monotonic() < deadline, f"the browser never opened {page}"
+        time.sleep(0.1)
     evaluated = _call(connection, "Runtime.evaluate", expression=_PAGE_STATE, awaitPromise=True)
     state = json.loads(evaluated["result"]["value"])
     # Radar, radius sweep, the failures' contact sheet and a map per episode.
