@@ -439,3 +439,19 @@ def test_compare_a_simulated_run_with_the_robots_bag_of_the_same_tasks(
     with Image.open(out / "overlay.png") as overlay:
         assert overlay.width > 800  # two panels side by side
     assert "![overlay](overlay.png)" in (out / "compare.md").read_text()
+
+
+def test_an_air_ground_suite_is_refused_as_ground_truth(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    # AGOS-Bench scores the referee's facts (candidates, CONFIRM verdicts), not a pose.
+    bag = _tf_bag(tmp_path / "bag", _start(NEAR)[0], 2)
+    mapping = _mapping(
+        tmp_path,
+        {
+            "pose": {"tf": {"parent": "world", "child": "base_link"}},
+            "episodes": {"per_bag": [NEAR]},
+        },
+    )
+    assert main(["evaluate-bag", str(bag), "--task", "agos_mini", "--map", str(mapping)]) == 2
+    assert "AGOS-Bench episodes cannot be scored from a task file" in capsys.readouterr().err

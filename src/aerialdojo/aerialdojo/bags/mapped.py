@@ -33,10 +33,9 @@ from aerialdojo.bags.mapping import (
     BagMapping,
     Signal,
 )
-from aerialdojo.errors import BagError, ConfigError, MetricsError
+from aerialdojo.errors import BagError, ConfigError
 from aerialdojo.events import EpisodeAssembler, EventKind, PoseTrack
 from aerialdojo.geometry import Pose
-from aerialdojo.protocols import protocol
 
 _POSE_TYPES = (
     "nav_msgs/msg/Odometry",
@@ -521,7 +520,6 @@ def score_mapped_bags(
     Raises:
         BagError: a missing topic or frame, an unreadable bag, no episode.
         ConfigError: episode ids that the task file lacks, or too few of them.
-        MetricsError: a benchmark whose scoring needs its referee's facts (AGOS).
     """
     warnings = [f"scored from a bag mapped by {mapping.path}; no agent events were recorded"]
     if mapping.episodes.kind == CUT_PER_BAG:
@@ -568,12 +566,4 @@ def _check_episode(
         raise ConfigError(
             f"{mapping.path}: episode {episode_id!r} is not in the task file "
             f"(it has {len(records)} episodes, e.g. {', '.join(sorted(records)[:3])})"
-        )
-    record = records[episode_id]
-    spec = protocol(record["benchmark"])
-    start = tuple(record.get("start", (0.0, 0.0, 0.0))[:3])
-    if not spec.trace_builder(record, start).follows_pose_track:
-        raise MetricsError(
-            f"episode {episode_id!r}: {spec.title} episodes are scored from their referee's "
-            "facts, not from a pose; a mapped bag cannot score them"
         )
