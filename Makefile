@@ -7,7 +7,7 @@ EVAL_CONFIG ?= config/eval.yaml
 EVAL_ARGS ?=
 TEST_ARGS ?=
 
-.PHONY: eval test lint bootstrap backends clean
+.PHONY: eval test lint bootstrap backends browser clean
 
 bootstrap:
 	@tools/bootstrap.sh
@@ -15,6 +15,10 @@ bootstrap:
 # The real-simulator clients' own venvs: the tests run their bridges against fake servers.
 backends: bootstrap
 	@tools/bootstrap_backend.sh projectairsim carla-air
+
+# Headless Chromium for the test that opens report.html (it skips without one).
+browser:
+	@tools/install_browser.sh
 
 eval: bootstrap
 	@tools/run.sh aerialdojo eval --config $(EVAL_CONFIG) $(EVAL_ARGS)

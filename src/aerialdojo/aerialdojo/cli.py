@@ -9,7 +9,7 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -71,24 +71,44 @@ def _parser() -> argparse.ArgumentParser:
         help="replay the model replies recorded in RUN_DIR/transcripts instead of asking a "
         "server (same actions, same metrics.json)",
     )
+    run.add_argument(
+        "--live",
+        action="store_true",
+        help="serve the run to the Foxglove app while it runs (WebSocket on 127.0.0.1; layout: "
+        "config/foxglove/aerialdojo.json)",
+    )
+    run.add_argument(
+        "--live-port", type=int, default=8765, help="port of the --live server (0: any free one)"
+    )
     run.set_defaults(handler=_cmd_eval)
 
     replay = commands.add_parser(
-        "evaluate-bag", help="recompute a run's metrics from its bag alone"
+        "evaluate-bag",
+        help="recompute a run's metrics from its bag alone, or score a robot's bag through a "
+        "mapping file (docs/replay.md)",
     )
     replay.add_argument(
-        "bag",
+        "bags",
         type=Path,
         nargs="+",
+        metavar="BAG",
         help="rosbag2 directory (runs/<id>/bag); several (a run, then its reruns) are scored "
-        "as one run, a later attempt of an episode superseding an earlier one",
+        "as one run, a later attempt of an episode superseding an earlier one; with --map, "
+        "one or more of a robot's bags (SQLite3 or MCAP)",
     )
     replay.add_argument("--radius", type=float, action="append", help="success radius, metres")
     replay.add_argument("--out", type=Path, help="write metrics.json and report.md here")
     replay.add_argument(
         "--task-file",
+        "--task",
         type=Path,
         help="suite.json with the episodes' targets, for bags whose events carry no ground truth",
+    )
+    replay.add_argument(
+        "--map",
+        type=Path,
+        help="mapping YAML for a bag recorded by another stack: pose source, collision and "
+        "stop signals, episode cuts (needs --task)",
     )
     replay.add_argument(
         "--pose-topic", help="score positions from this pose topic (e.g. a robot's /uav/odom)"
@@ -118,10 +138,32 @@ def _parser() -> argparse.ArgumentParser:
         "runs",
         nargs="+",
         metavar="RUN",
-        help="two run directories (A then B), or NAME=RUN_DIR pairs (e.g. full=runs/a "
-        "no_e2a=runs/b) for the results-table layout (AGOS-Bench Table 4)",
+        help="two run directories (A then B; e.g. a simulated run and a robot's bag scored "
+        "with evaluate-bag --map), or NAME=RUN_DIR pairs (e.g. full=runs/a no_e2a=runs/b) for "
+        "the results-table layout (AGOS-Bench Table 4)",
+    )
+    diff.add_argument(
+        "--out",
+        type=Path,
+        help="also write compare.md and overlay.png (both runs' paths per shared episode) here",
+    )
+    diff.add_argument(
+        "--task",
+        type=Path,
+        help="the runs' suite: the overlay draws its scenes and reference paths",
     )
     diff.set_defaults(handler=_cmd_compare)
+
+    replay_video = commands.add_parser(
+        "replay", help="render an episode's recorded camera views as a video with a HUD"
+    )
+    replay_video.add_argument("run", type=Path, help="a run directory (runs/<id>) or its bag")
+    replay_video.add_argument("--episode", required=True, help="episode id")
+    replay_video.add_argument("--video", type=Path, required=True, help="MP4 file to write (H.264)")
+    replay_video.add_argument(
+        "--fps", type=float, default=2.0, help="frames (recorded observation sets) per second"
+    )
+    replay_video.set_defaults(handler=_cmd_replay)
 
     scenes = commands.add_parser(
         "scenes", help="the embedded simulator's scenes: AerialDojo scenes and AGOS towns"
@@ -246,7 +288,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             # A policy that cannot be built (a plug-in that does not import, a model agent
             # without a model, a run to replay without transcripts) fails here, not in a log.
             agent_policy(spec.name, dict(spec.parameters), f"{args.config}: {spec.name}")
-    return _run_graph(specs, args.timeout)
+    return _run_graph(specs, args.timeout, live_port=args.live_port if args.live else None)
 
 
 def _check_selection(specs: list[NodeSpec], source: Path) -> None:
@@ -345,7 +387,7 @@ def _score_bags(bags: list[Path], radii: list[float] | None, out: Path | None) -
     return 0 if result.complete else EXIT_INCOMPLETE
 
 
-def _run_graph(specs: list[NodeSpec], timeout_s: float) -> int:
+def _run_graph(specs: list[NodeSpec], timeout_s: float, live_port: int | None = None) -> int:
     from rich.console import Console  # noqa: PLC0415
 
     from aerialdojo.graph import config_of  # noqa: PLC0415
@@ -379,6 +421,7 @@ def _run_graph(specs: list[NodeSpec], timeout_s: float) -> int:
     )
     segments_before = shm_segments()
     monitor = ProgressMonitor(lambda done, total, line: console.print(f"  [{done}/{total}] {line}"))
+    live = _start_live_view(live_port, console) if live_port is not None else None
     nodes = start_graph(specs, run_dir, env=os.environ)
     interrupted = False
     try:
@@ -391,6 +434,8 @@ def _run_graph(specs: list[NodeSpec], timeout_s: float) -> int:
     finally:
         monitor.close()
         remove_dead_segments(segments_before)
+        if live is not None:
+            live.close()
     for node in nodes:
         if node.restarts:
             console.print(f"{node.spec.name} died and was restarted {node.restarts} time(s)")
@@ -432,6 +477,25 @@ def _report_of(run_dir: Path, radii: list[float] | None, console: Console) -> in
     return EXIT_INCOMPLETE
 
 
+def _start_live_view(port: int, console: Any) -> Any:
+    """The --live server and the listener that feeds it, before any node starts."""
+    from aerialdojo.bags.typestore import aerialdojo_typestore  # noqa: PLC0415
+    from aerialdojo.live import LiveServer  # noqa: PLC0415
+    from aerialdojo.nodes.live_view import LiveView  # noqa: PLC0415
+
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"--live-port {port}: not a TCP port")
+    try:
+        server = LiveServer(aerialdojo_typestore(), port)
+    except RuntimeError as error:  # the SDK's error for a port in use
+        raise ConfigError(f"--live: cannot serve on 127.0.0.1:{port}: {error}") from error
+    console.print(
+        f"live view: {server.url} (Foxglove app: Open connection, Foxglove WebSocket; "
+        "layout config/foxglove/aerialdojo.json)"
+    )
+    return LiveView(server)
+
+
 def _summary_section(report_md: str) -> str:
     """The '## Summary' section of a report."""
     start = report_md.find("## Summary")
@@ -447,20 +511,30 @@ def _cmd_evaluate_bag(args: argparse.Namespace) -> int:
     records = None
     if args.task_file is not None:
         records = _task_file_records(args.task_file)
-    track = None
-    if args.pose_topic:
-        if len(args.bag) > 1:
-            raise ConfigError("--pose-topic scores one bag at a time")
-        track = read_pose_track(
-            args.bag[0], args.pose_topic, relative_to_start=args.pose_frame == "start"
-        )
-    replayed = assemble_bags(args.bag, records, track)
-    result = score_assembled(replayed.assembler, args.radius, replayed.warnings)
+    if args.map is not None:
+        from aerialdojo.bags.mapped import score_mapped_bags  # noqa: PLC0415
+        from aerialdojo.bags.mapping import load_mapping  # noqa: PLC0415
+
+        if records is None:
+            raise ConfigError("evaluate-bag --map needs --task: the suite the robot flew")
+        mapped = score_mapped_bags(args.bags, load_mapping(args.map), records)
+        assembler, warnings = mapped.assembler, mapped.warnings
+    else:
+        track = None
+        if args.pose_topic:
+            if len(args.bags) > 1:
+                raise ConfigError("--pose-topic scores one bag at a time")
+            track = read_pose_track(
+                args.bags[0], args.pose_topic, relative_to_start=args.pose_frame == "start"
+            )
+        replayed = assemble_bags(args.bags, records, track)
+        assembler, warnings = replayed.assembler, replayed.warnings
+    result = score_assembled(assembler, args.radius, warnings)
     if args.out is not None:
         # A live run's transcripts sit beside its bag: account them the same way (one run:
         # the bags of a run and its rerun hold two transcript directories).
-        transcripts = args.bag[0].parent / TRANSCRIPTS_DIR if len(args.bag) == 1 else None
-        write_run(args.out, result, transcripts_dir=transcripts)
+        transcripts = args.bags[0].parent / TRANSCRIPTS_DIR if len(args.bags) == 1 else None
+        write_run(args.out, result, transcripts, suite=args.task_file)
     print(result.summary_table)
     print(result.accounting)
     if result.metrics is None:
@@ -495,7 +569,13 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from aerialdojo.report.compare import compare_table, paper_table  # noqa: PLC0415
+    from aerialdojo.report.compare import (  # noqa: PLC0415
+        compare_runs,
+        comparison_markdown,
+        comparison_text,
+        paper_table,
+        write_overlay,
+    )
 
     named = [run.partition("=") for run in args.runs]
     if all(equals for _, equals, _ in named):
@@ -505,7 +585,34 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         raise ConfigError(
             "compare takes two run directories, or NAME=RUN_DIR pairs for a results table"
         )
-    print(compare_table(Path(args.runs[0]), Path(args.runs[1])), end="")
+    run_a, run_b = Path(args.runs[0]), Path(args.runs[1])
+    comparison = compare_runs(run_a, run_b)
+    text = comparison_text(comparison, run_a, run_b)
+    print(text, end="")
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        overlay = args.out / "overlay.png"
+        scenery = None
+        if args.task is not None:
+            from aerialdojo.report.maps import suite_scenery  # noqa: PLC0415
+
+            scenery = suite_scenery(args.task)
+        drawn = write_overlay(run_a, run_b, overlay, scenery)
+        (args.out / "compare.md").write_text(
+            comparison_markdown(comparison, run_a, run_b, overlay.name), encoding="utf-8"
+        )
+        print(f"overlay of {len(drawn)} episode(s): {overlay}")
+    return 0
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from aerialdojo.video import episode_frames, run_bag, write_video  # noqa: PLC0415
+
+    if not args.fps > 0 or args.fps > 1000:
+        raise ConfigError(f"--fps {args.fps}: must be in (0, 1000]")
+    frames = episode_frames(run_bag(args.run), args.episode)
+    written = write_video(frames, args.episode, args.video, args.fps)
+    print(f"{args.video}: {written} frame(s) of {args.episode}")
     return 0
 
 

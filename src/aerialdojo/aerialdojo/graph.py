@@ -184,6 +184,11 @@ def node_specs(config: Mapping[str, Mapping[str, ParamValue]]) -> list[NodeSpec]
             declared["transcript_dir"] = (
                 str(Path(output_dir) / run_id / TRANSCRIPTS_DIR) if run_id else ""
             )
+        if node == "evaluator":
+            # The report's maps draw the reference paths of the suite the task manager runs.
+            declared["suite"] = config["task_manager"].get(
+                "suite", _default("task_manager", "suite")
+            )
         if node in ("uav_agent", "citynav_agent"):
             # The oracle replays the suite the task manager serves unless told another.
             declared["oracle_suite"] = config["task_manager"].get(

@@ -305,6 +305,12 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             description="Horizontal field of view of every camera, degrees",
         ),
         P(
+            name="publish_point_clouds",
+            default=False,
+            description="Also publish each view's depth as sensor_msgs/PointCloud2 on "
+            "<agent>/camera/<view>/points (optical frame), for RViz and Foxglove 3D panels",
+        ),
+        P(
             name="agent_radius_m",
             default=0.25,
             minimum=0.01,
@@ -703,6 +709,12 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             name="exit_when_finished",
             default=True,
             description="Exit after the report of a finished run is written",
+        ),
+        P(
+            name="suite",
+            default="",
+            description="Suite of the run's episodes, for the report's maps (reference paths, "
+            "scene overviews); empty: the task manager's",
         ),
     ),
 }

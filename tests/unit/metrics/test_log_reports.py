@@ -54,12 +54,16 @@ def test_jsonl_report_and_compare(make_trace: Factory, tmp_path: Path) -> None:
     write_jsonl_report(log_b, tmp_path / "run_b")
     assert sorted(p.name for p in (tmp_path / "run_a").iterdir()) == [
         "episodes.csv",
+        "failures.png",
+        "maps",
         "metrics.json",
         "radar.png",
         "radius_sweep.png",
+        "report.html",
         "report.md",
         "run_notes.md",
         "run_status.json",
+        "trajectories.jsonl",
     ]
     assert "![radar.png](radar.png)" in (tmp_path / "run_a" / "report.md").read_text()
     table = compare_table(tmp_path / "run_a", tmp_path / "run_b")

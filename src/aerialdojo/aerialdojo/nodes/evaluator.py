@@ -213,11 +213,13 @@ class Evaluator(Node):
         if self._recorder is not None:
             self._recorder.close()
         self.result = score_assembled(self._assembler, self._radii)
+        suite = str(param(self, "suite"))
         write_run(
             self.run_dir,
             self.result,
             self.bag_bytes if self._recorder else None,
             self.run_dir / TRANSCRIPTS_DIR,
+            suite=Path(suite) if suite else None,
         )
         self.get_logger().info(f"report written to {self.run_dir}\n{self.result.summary_table}")
 

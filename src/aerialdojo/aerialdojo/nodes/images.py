@@ -1,5 +1,6 @@
-"""sensor_msgs/Image and CompressedImage messages of numpy pixels (``image_codec`` does the
-pixels and bytes; this module only fills messages, copying the pixels once)."""
+"""sensor_msgs/Image, CompressedImage and PointCloud2 messages of numpy arrays
+(``image_codec`` and ``depth_cloud`` do the pixels, points and bytes; this module only fills
+messages, copying the data once)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,16 @@ import array
 from typing import Any
 
 import numpy as np
-from sensor_msgs.msg import CompressedImage, Image
+from sensor_msgs.msg import CompressedImage, Image, PointCloud2, PointField
 from std_msgs.msg import Header
 
+from aerialdojo.depth_cloud import FLOAT32, XYZ_FIELDS, cloud_fields
 from aerialdojo.image_codec import DepthPacking, ImageCodec, compress, image_fields
+
+try:  # A ROS install's point cloud helpers; the PyPI wheels have none.
+    from sensor_msgs_py.point_cloud2 import create_cloud_xyz32
+except ImportError:
+    create_cloud_xyz32 = None
 
 
 def array_to_image(array_: np.ndarray, encoding: str, header: Header | None = None) -> Image:
@@ -65,6 +72,29 @@ def array_to_compressed(
     _attach_data(message, data)
     if header is not None:
         message.header = header
+    return message
+
+
+def points_to_cloud(points: np.ndarray, header: Header) -> PointCloud2:
+    """An unordered x, y, z float32 sensor_msgs/PointCloud2 of (N, 3) ``points``: made by
+    sensor_msgs_py where a ROS install provides it, else with the same layout here."""
+    if create_cloud_xyz32 is not None:
+        return create_cloud_xyz32(header, points)
+    fields = cloud_fields(points)
+    message = PointCloud2(
+        header=header,
+        height=1,
+        width=fields.width,
+        fields=[
+            PointField(name=name, offset=offset, datatype=FLOAT32, count=1)
+            for name, offset in XYZ_FIELDS
+        ],
+        is_bigendian=False,
+        point_step=fields.point_step,
+        row_step=fields.row_step,
+        is_dense=True,
+    )
+    _attach_data(message, memoryview(fields.data))
     return message
 
 

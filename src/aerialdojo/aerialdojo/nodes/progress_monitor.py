@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
-import threading
 from collections.abc import Callable
 
-import rclpy
 from aerialdojo_interfaces.msg import EpisodeEvent
-from rclpy.context import Context
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
-from rclpy.node import Node
 
+from aerialdojo.nodes.background import BackgroundNode
 from aerialdojo.nodes.qos import EVENTS_QOS
 
 _TERMINAL = {
@@ -29,20 +24,11 @@ class ProgressMonitor:
     def __init__(self, on_progress: Callable[[int, int, str], None]) -> None:
         self._on_progress = on_progress
         self._done = 0
-        self._context = Context()
-        rclpy.init(context=self._context)
-        self._node = Node("aerialdojo_cli_monitor", context=self._context)
-        self._node.create_subscription(
+        self._background = BackgroundNode("aerialdojo_cli_monitor")
+        self._background.node.create_subscription(
             EpisodeEvent, "/aerialdojo/episode_events", self._on_event, EVENTS_QOS
         )
-        self._executor = SingleThreadedExecutor(context=self._context)
-        self._executor.add_node(self._node)
-        self._thread = threading.Thread(target=self._spin, daemon=True)
-        self._thread.start()
-
-    def _spin(self) -> None:
-        with contextlib.suppress(ExternalShutdownException):
-            self._executor.spin()
+        self._background.start()
 
     def _on_event(self, event: EpisodeEvent) -> None:
         if event.kind not in _TERMINAL:
@@ -56,7 +42,4 @@ class ProgressMonitor:
 
     def close(self) -> None:
         """Stop spinning and leave the ROS graph."""
-        self._executor.shutdown(timeout_sec=1.0)
-        self._node.destroy_node()
-        rclpy.shutdown(context=self._context)
-        self._thread.join(timeout=2.0)
+        self._background.close()

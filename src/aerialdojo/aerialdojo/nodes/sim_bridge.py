@@ -2,7 +2,8 @@
 
 Per agent ``<a>`` (topics relative to the node, e.g. ``/uav/...``):
   ``<a>/camera/<view>/image`` (rgb8), ``<a>/camera/<view>/depth`` (32FC1, metres),
-  ``<a>/camera/<view>/camera_info``, ``<a>/odom`` (relative to the episode start),
+  ``<a>/camera/<view>/camera_info``, ``<a>/camera/<view>/points`` (PointCloud2 of the depth,
+  with ``publish_point_clouds``), ``<a>/odom`` (relative to the episode start),
   ``/sim/ground_truth/<a>/pose`` (map frame; evaluator only), ``/clock``, ``/tf`` (map -> <a>/odom
   -> <a>/base_link with every observation) and ``/tf_static`` (the camera mounts, once;
   ``aerialdojo.tf_tree``).
@@ -23,18 +24,19 @@ from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.publisher import Publisher
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import CameraInfo, Image
+from sensor_msgs.msg import CameraInfo, Image, PointCloud2
 from std_msgs.msg import Header
 from tf2_msgs.msg import TFMessage
 
 from aerialdojo.actions import Action
 from aerialdojo.backends import create_backend
+from aerialdojo.depth_cloud import depth_points
 from aerialdojo.errors import AerialDojoError, SimulatorFaultError
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.common import declare_node_parameters, param, time_msg, time_ns
 from aerialdojo.nodes.conversions import camera_info_msg, pose_from_msg, pose_msg, transform_msg
 from aerialdojo.nodes.frame_publisher import FramePublisher
-from aerialdojo.nodes.images import array_to_image
+from aerialdojo.nodes.images import array_to_image, points_to_cloud
 from aerialdojo.nodes.lifetime import exit_with_launcher
 from aerialdojo.nodes.qos import SENSOR_QOS, STATE_QOS, TASK_QOS
 from aerialdojo.params import NODE_PARAMETERS
@@ -56,6 +58,7 @@ class _ViewPublishers:
     depth: Publisher
     info: Publisher
     frame_id: str
+    points: Publisher | None = None
 
 
 class SimBridge(Node):
@@ -65,6 +68,7 @@ class SimBridge(Node):
         super().__init__("sim_bridge")
         declare_node_parameters(self, "sim_bridge")
         self._agents: list[str] = list(param(self, "agents"))
+        self._point_clouds = bool(param(self, "publish_point_clouds"))
         self._backend = create_backend(
             param(self, "backend"),
             agents=self._agents,
@@ -121,6 +125,9 @@ class SimBridge(Node):
                 depth=self.create_publisher(Image, f"{base}/depth", SENSOR_QOS),
                 info=self.create_publisher(CameraInfo, f"{base}/camera_info", SENSOR_QOS),
                 frame_id=optical_frame(agent, spec.name),
+                points=self.create_publisher(PointCloud2, f"{base}/points", SENSOR_QOS)
+                if self._point_clouds
+                else None,
             )
         return views
 
@@ -217,6 +224,9 @@ class SimBridge(Node):
                 (view.depth, array_to_image(frame.depth, "32FC1", header)),
                 (view.info, info),
             ]
+            if view.points is not None:
+                points = depth_points(frame.depth, frame.spec.intrinsics())
+                messages.append((view.points, points_to_cloud(points, header)))
         if self._backend.global_localization:
             odom = Odometry(header=Header(stamp=stamp, frame_id=MAP_FRAME))
             odom.pose.pose = pose_msg(observation.pose)

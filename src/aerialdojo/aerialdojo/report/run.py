@@ -11,13 +11,22 @@ from pathlib import Path
 from typing import Any
 
 from aerialdojo.agents.vlm.usage import model_usage, usage_section
-from aerialdojo.errors import MetricsError
+from aerialdojo.errors import AerialDojoError, MetricsError
 from aerialdojo.events import AgentRecord, EpisodeAssembler, SupersededAttempt
 from aerialdojo.metrics.aggregate import ExcludedEpisode, RunMetrics
-from aerialdojo.metrics.jsonl import load_trajectory_log
+from aerialdojo.metrics.jsonl import load_trajectory_log, write_trajectory_log
+from aerialdojo.metrics.scores import radius_key
 from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import EpisodeTrace
 from aerialdojo.protocols import protocol
+from aerialdojo.report.html import REPORT_HTML, render_report_html
+from aerialdojo.report.maps import (
+    FAILURES_PNG,
+    SceneryLookup,
+    suite_scenery,
+    write_contact_sheet,
+    write_episode_maps,
+)
 from aerialdojo.report.markdown import (
     render_report_md,
     summary_table,
@@ -33,6 +42,9 @@ NOTES_FILE = "run_notes.md"
 #: What became of every selected episode; written for every run, scored or not
 #: (``aerialdojo rerun`` reads it).
 STATUS_JSON = "run_status.json"
+#: The scored episodes' paths as a trajectory log (``aerialdojo metrics`` reads it back;
+#: ``aerialdojo compare`` overlays two runs' paths from it).
+TRAJECTORIES_JSONL = "trajectories.jsonl"
 #: Where bag bytes recorded outside any episode are counted.
 BETWEEN_EPISODES = "(between episodes)"
 
@@ -203,11 +215,14 @@ def write_run(
     result: RunResult,
     bag_bytes: Mapping[str, int] | None = None,
     transcripts_dir: Path | None = None,
+    *,
+    suite: Path | None = None,
 ) -> None:
     """Write every file of a run into ``run_dir`` in one pass: when anything was scored,
-    the plots, ``metrics.json``, ``episodes.csv`` and ``report.md`` (with the benchmark's
-    own sections, the model usage and the recording's); always the run notes and
-    ``run_status.json``.
+    the plots, a top-down map per episode and a contact sheet of the failures,
+    ``metrics.json``, ``episodes.csv``, ``trajectories.jsonl``, ``report.md`` (with the
+    benchmark's own sections, the model usage and the recording's) and ``report.html`` (the
+    same, every picture embedded); always the run notes and ``run_status.json``.
 
     Args:
         run_dir: created if missing.
@@ -217,12 +232,15 @@ def write_run(
         transcripts_dir: the run's model transcripts, whose usage (tokens, latency, cost,
             refused replies, repairs, fallbacks) goes into the report and under
             ``metrics.json``'s ``"run"``; None, missing or empty: no model agent ran.
+        suite: the suite the episodes came from, for the maps' reference paths and scene
+            overviews; None: maps of the paths alone.
 
     Raises:
         ConfigError: an unreadable transcript.
     """
     run_dir.mkdir(parents=True, exist_ok=True)
     metrics = result.metrics
+    notes = list(result.warnings)
     if metrics is not None:
         images = write_plots(metrics, run_dir, result.traces)
         sections = [_accounting_section(result)]
@@ -239,14 +257,19 @@ def write_run(
         if usage:
             sections.append(usage_section(usage))
             context["model_usage"] = usage
+        sections.append(_maps_section(run_dir, result, _scenery(suite, notes)))
         if bag_bytes:
             sections.append(_bag_section(bag_bytes))
         write_metrics_json(metrics, run_dir / METRICS_JSON, context)
         write_episodes_csv(metrics, run_dir / EPISODES_CSV)
-        (run_dir / REPORT_MD).write_text(
-            render_report_md(metrics, images, sections, result.warnings), encoding="utf-8"
+        write_trajectory_log(run_dir / TRAJECTORIES_JSONL, result.traces, result.excluded)
+        report = render_report_md(metrics, images, sections, result.warnings)
+        (run_dir / REPORT_MD).write_text(report, encoding="utf-8")
+        title = f"Run report: {protocol(metrics.benchmark).title} ({run_dir.name})"
+        (run_dir / REPORT_HTML).write_text(
+            render_report_html(report, run_dir, title), encoding="utf-8"
         )
-    notes = result.warnings or [f"the run is complete: {result.accounting}"]
+    notes = notes or [f"the run is complete: {result.accounting}"]
     (run_dir / NOTES_FILE).write_text("".join(f"- {note}\n" for note in notes), encoding="utf-8")
     (run_dir / STATUS_JSON).write_text(
         json.dumps(result.status(), indent=2, sort_keys=True) + "\n", encoding="utf-8"
@@ -261,6 +284,54 @@ def _accounting_section(result: RunResult) -> str:
     rows += "".join(f"| {episode_id} | not started |\n" for episode_id in result.not_started)
     table = "| Episode | Outcome |\n| --- | --- |\n" + rows if rows else ""
     return f"## Episodes\n\n{result.accounting}.\n\n{table}"
+
+
+def _scenery(suite: Path | None, notes: list[str]) -> SceneryLookup | None:
+    if suite is None:
+        return None
+    try:
+        return suite_scenery(suite)
+    except AerialDojoError as error:
+        notes.append(f"maps drawn without reference paths or scenes: {error}")
+        return None
+
+
+def success_key(run: RunMetrics) -> str:
+    """The per-episode value that says whether an episode succeeded: SR at the primary
+    radius, or the checker's verdict where success is not a radius (AGOS-Bench)."""
+    return radius_key("sr", run.radii[0]) if run.radii else "sr"
+
+
+def _maps_section(run_dir: Path, result: RunResult, scenery: SceneryLookup | None) -> str:
+    metrics = result.metrics
+    assert metrics is not None
+    scores = {score.episode_id: score for score in metrics.episodes}
+    traces = sorted(result.traces, key=lambda trace: trace.episode_id)
+    maps = write_episode_maps(run_dir, traces, scores, scenery)
+    key = success_key(metrics)
+    failed = [
+        name
+        for trace, name in zip(traces, maps, strict=True)
+        if scores[trace.episode_id].values.get(key) != 1.0
+    ]
+    parts = ["## Trajectory maps"]
+    if failed:
+        write_contact_sheet(run_dir, failed, run_dir / FAILURES_PNG)
+        parts.append(
+            f"The {len(failed)} failed episode(s) at a glance (not successful by "
+            f"{key}):\n\n![failures]({FAILURES_PNG})"
+        )
+    else:
+        parts.append("Every scored episode succeeded.")
+    parts.append(
+        "Each episode from above: start (triangle), target (star) and its success radius, "
+        "reference path (dashed), executed path coloured by time, the Stop (square) or "
+        "collision (cross); for AGOS-Bench the candidate regions and the UGV's route.\n\n"
+        + "\n".join(
+            f"![map: {trace.episode_id}]({name})" for trace, name in zip(traces, maps, strict=True)
+        )
+    )
+    return "\n\n".join(parts)
 
 
 def _agents_section(agents: Sequence[AgentRecord]) -> str:
