@@ -347,9 +347,9 @@ def _cmd_rerun(args: argparse.Namespace) -> int:
     return _score_bags(bags, _radii_of(specs), combined)
 
 
-def _read_status(path: Path) -> dict[str, object]:
+def _read_status(path: Path) -> dict[str, Any]:
     try:
-        status: dict[str, object] = json.loads(path.read_text(encoding="utf-8"))
+        status: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
         return status
     except (OSError, ValueError) as error:
         raise ConfigError(f"{path}: not a readable run status: {error}") from error
@@ -534,7 +534,7 @@ def _cmd_evaluate_bag(args: argparse.Namespace) -> int:
         # A live run's transcripts sit beside its bag: account them the same way (one run:
         # the bags of a run and its rerun hold two transcript directories).
         transcripts = args.bags[0].parent / TRANSCRIPTS_DIR if len(args.bags) == 1 else None
-        write_run(args.out, result, transcripts, suite=args.task_file)
+        write_run(args.out, result, transcripts_dir=transcripts, suite=args.task_file)
     print(result.summary_table)
     print(result.accounting)
     if result.metrics is None:
@@ -616,7 +616,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_scenes_list(_: argparse.Namespace) -> int:
+def _cmd_scenes_list(_args: argparse.Namespace) -> int:
     from aerialdojo.agos.town import TOWN_NAMES  # noqa: PLC0415
     from aerialdojo.citynav.city import CITY_NAMES  # noqa: PLC0415
     from aerialdojo.sim.embedded.scenes import SCENE_TYPES, scene_names  # noqa: PLC0415

@@ -331,7 +331,9 @@ class EpisodeAssembler:
             return None
         self._open = None
         positions = current.builder.positions
+        source = "actions"
         if self.track is not None and current.builder.follows_pose_track:
+            source = "pose_track"
             record = current.record
             positions = self.track.between(
                 current.started_ns, event_stamp_ns(event), Pose(*record["start"])
@@ -341,7 +343,7 @@ class EpisodeAssembler:
                     f"episode {record['episode_id']!r}: no pose on the pose topic between its "
                     "start and end"
                 )
-        trace = _trace(current, positions, kind, event)
+        trace = _trace(current, positions, kind, event, positions_source=source)
         self.traces.append(trace)
         self._outcomes[trace.episode_id] = (current.attempt, trace)
         return trace
@@ -389,7 +391,12 @@ def event_position(event: EventLike) -> Point3:
 
 
 def _trace(
-    current: _OpenEpisode, positions: list[Point3], kind: EventKind, event: EventLike
+    current: _OpenEpisode,
+    positions: list[Point3],
+    kind: EventKind,
+    event: EventLike,
+    *,
+    positions_source: str,
 ) -> EpisodeTrace:
     record = current.record
     collided = kind is EventKind.COLLIDED
@@ -410,5 +417,6 @@ def _trace(
         reference_length_m=float(record["reference_length_m"]),
         termination=_TERMINATIONS[kind],
         conditions=record.get("conditions", {}),
+        positions_source=positions_source,
         **current.builder.trace_fields(),
     )

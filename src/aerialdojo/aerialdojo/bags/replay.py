@@ -127,7 +127,7 @@ def read_pose_track(bag: Path, topic: str, *, relative_to_start: bool) -> PoseTr
                 topics = sorted({c.topic for c in reader.connections})
                 raise BagError(f"{bag}: no pose topic {topic}; the bag has {', '.join(topics)}")
             for connection, _timestamp, raw in reader.messages(connections=connections):
-                message = reader.deserialize(raw, connection.msgtype)
+                message: Any = reader.deserialize(raw, connection.msgtype)
                 pose = _pose_of(message, connection.msgtype, topic)
                 stamp = message.header.stamp
                 stamps.append(int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec))

@@ -18,7 +18,7 @@ from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import AgosCandidate, AgosRecord, EpisodeTrace
 
 #: The schema version this code writes; it reads every 1.x.
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 RECORD_EPISODE = "episode"
 RECORD_EXCLUDED = "excluded"
 #: The longest line read: an episode of 10,000 positions is about 0.6 MB; a longer line is
@@ -80,6 +80,8 @@ def trace_to_record(trace: EpisodeTrace) -> dict[str, Any]:
     }
     if trace.conditions:
         record["conditions"] = dict(trace.conditions)
+    if trace.positions_source != "actions":
+        record["positions_source"] = trace.positions_source
     if trace.agos is not None:
         agos = trace.agos
         record["agos"] = {
@@ -127,6 +129,7 @@ def record_to_trace(record: dict[str, Any]) -> EpisodeTrace:
         reference_length_m=record["reference_length_m"],
         termination=record["termination"],
         conditions=record.get("conditions", {}),
+        positions_source=record.get("positions_source", "actions"),
         agos=None
         if agos is None
         else AgosRecord(
@@ -194,8 +197,9 @@ def plausibility_problems(trace: EpisodeTrace) -> list[str]:
     """What a recorded episode could not have done, beyond ``EpisodeTrace``'s own rules.
 
     - More actions than the budget allows.
-    - Where positions follow the actions (every benchmark but the air-ground ones): one
-      position per executed action that is not Stop, after the start.
+    - Where positions follow the actions (every benchmark but the air-ground ones, and not a
+      robot's pose track): one position per executed action that is not Stop, after the
+      start.
     - AGOS (AGOS-Bench, appendix A.2.3): a CONFIRM ends the episode, so there is at most
       one, and it is how the UGV stops; a valid CONFIRM saw the target in the UGV's six
       views, so the ground observation supports it.
@@ -208,6 +212,8 @@ def plausibility_problems(trace: EpisodeTrace) -> list[str]:
         )
     agos = trace.agos
     if agos is None:
+        if trace.positions_source == "pose_track":
+            return problems
         expected = trace.steps_used + 1 - int(trace.stop_called)
         if len(trace.path) != expected:
             problems.append(

@@ -18,6 +18,7 @@ TERMINATION_BUDGET_EXHAUSTED = "budget_exhausted"
 #: How an episode can end (AerialDojo-200K, section 3.2 "Task execution": Stop, collision or
 #: budget).
 TERMINATIONS = (TERMINATION_STOPPED, TERMINATION_COLLIDED, TERMINATION_BUDGET_EXHAUSTED)
+POSITIONS_SOURCES = ("actions", "pose_track")
 
 Point3 = tuple[float, float, float]
 Point2 = tuple[float, float]
@@ -138,6 +139,9 @@ class EpisodeTrace:
             position and ending where the episode ended (the Stop position, or the contact
             pose after a collision); for AGOS the UGV's. Given as an (N, 3) array or a
             sequence of triples; stored as a tuple of float triples.
+        positions_source: ``"actions"``: one position per executed action but Stop, after the
+            start; ``"pose_track"``: a robot's pose topic sampled between the episode's start
+            and end (a bag scored with ``--pose-topic`` or a mapping), as many as it held.
         stop_called: the agent ended the episode itself (Stop; AGOS: CONFIRM).
         collided: a collision happened at any time.
         collision_step: the 1-based action step during which it happened; None without one.
@@ -171,6 +175,7 @@ class EpisodeTrace:
     termination: str
     agos: AgosRecord | None = None
     conditions: Mapping[str, str] = field(default_factory=dict)
+    positions_source: str = "actions"
 
     def __post_init__(self) -> None:
         # Imported here: the registry's protocols import this module.
@@ -217,6 +222,11 @@ class EpisodeTrace:
             self.agos.check(self.episode_id)
 
     def _check_ending(self, where: str) -> None:
+        if self.positions_source not in POSITIONS_SOURCES:
+            raise MetricsError(
+                f"{where}: positions_source {self.positions_source!r} is not one of "
+                f"{', '.join(POSITIONS_SOURCES)}"
+            )
         if self.termination not in TERMINATIONS:
             raise MetricsError(
                 f"{where}: termination {self.termination!r} is not one of {', '.join(TERMINATIONS)}"

@@ -217,8 +217,8 @@ class Evaluator(Node):
         write_run(
             self.run_dir,
             self.result,
-            self.bag_bytes if self._recorder else None,
-            self.run_dir / TRANSCRIPTS_DIR,
+            bag_bytes=self.bag_bytes if self._recorder else None,
+            transcripts_dir=self.run_dir / TRANSCRIPTS_DIR,
             suite=Path(suite) if suite else None,
         )
         self.get_logger().info(f"report written to {self.run_dir}\n{self.result.summary_table}")

@@ -213,9 +213,9 @@ def headline(result: RunResult, source: Path) -> str:
 def write_run(
     run_dir: Path,
     result: RunResult,
+    *,
     bag_bytes: Mapping[str, int] | None = None,
     transcripts_dir: Path | None = None,
-    *,
     suite: Path | None = None,
 ) -> None:
     """Write every file of a run into ``run_dir`` in one pass: when anything was scored,
