@@ -63,11 +63,13 @@ def _config(repo: Path, tmp_path: Path) -> Path:
 
 class _Watcher:
     """A Foxglove WebSocket client: subscribes to every channel advertised and counts (and
-    keeps the first of) the messages of each topic."""
+    keeps the first few of) the messages of each topic."""
+
+    KEPT_PER_TOPIC = 20
 
     def __init__(self, url: str) -> None:
         self.channels: dict[int, dict[str, Any]] = {}
-        self.first: dict[str, bytes] = {}
+        self.kept: dict[str, list[bytes]] = {}
         self.counts: dict[str, int] = {}
         self.statuses: list[str] = []
         self._subscriptions: dict[int, str] = {}
@@ -90,7 +92,9 @@ class _Watcher:
                 (subscription,) = struct.unpack_from("<I", message, 1)
                 topic = self._subscriptions[subscription]
                 self.counts[topic] = self.counts.get(topic, 0) + 1
-                self.first.setdefault(topic, bytes(message[13:]))
+                kept = self.kept.setdefault(topic, [])
+                if len(kept) < self.KEPT_PER_TOPIC:
+                    kept.append(bytes(message[13:]))
 
     def _control(self, message: dict[str, Any]) -> None:
         if message["op"] == "status":
@@ -116,13 +120,13 @@ class _Watcher:
             subscriptions.append({"id": subscription, "channelId": channel["id"]})
         self._socket.send(json.dumps({"op": "subscribe", "subscriptions": subscriptions}))
 
-    def decode(self, topic: str) -> Any:
-        """The first message of ``topic``, decoded with the schema the server advertised."""
+    def decode(self, topic: str) -> list[Any]:
+        """The kept messages of ``topic``, decoded with the schema the server advertised."""
         channel = next(c for c in self.channels.values() if c["topic"] == topic)
         assert (channel["encoding"], channel["schemaEncoding"]) == ("cdr", "ros2msg")
         typestore = get_typestore(Stores.EMPTY)
         typestore.register(get_types_from_msg(channel["schema"], channel["schemaName"]))
-        return typestore.deserialize_cdr(self.first[topic], channel["schemaName"])
+        return [typestore.deserialize_cdr(raw, channel["schemaName"]) for raw in self.kept[topic]]
 
     def close(self) -> None:
         self._done.set()
@@ -186,9 +190,10 @@ def test_a_live_run_is_served_to_foxglove_and_replayed_as_a_video(
         assert watcher.counts.get(topic, 0) >= 1, (
             f"no live message on {topic}: {watcher.counts} {watcher.statuses}"
         )
-    started = watcher.decode("/aerialdojo/episode_events")
-    image = watcher.decode("/uav/camera/front/image")
-    cloud = watcher.decode("/uav/camera/front/points")
+    # The run's own event (RUN_STARTED) names no episode; the first episode's do.
+    started = next(e for e in watcher.decode("/aerialdojo/episode_events") if e.episode_id)
+    image = watcher.decode("/uav/camera/front/image")[0]
+    cloud = watcher.decode("/uav/camera/front/points")[0]
     assert (image.height, image.width, image.encoding) == (96, 96, "rgb8")
     assert cloud.width > 0 and cloud.point_step == 12
 
