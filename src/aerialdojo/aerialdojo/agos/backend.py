@@ -128,7 +128,7 @@ class AgosBackend(LocalBackend):
         frames = render_views(
             self.town.scene, pose, rig, with_ground_truth_ids=with_ground_truth_ids
         )
-        return Observation(sim_time_s=self._sim_time_s, pose=pose, frames=frames)
+        return Observation(sim_time_s=self.sim_time_s, pose=pose, frames=frames)
 
     def close(self) -> None:
         """Forget the town and the agents."""

@@ -264,7 +264,7 @@ class PointCloudBackend(LocalBackend):
     def observe(self, agent: str, with_ground_truth_ids: bool = False) -> Observation:
         pose = self.pose(agent)
         frames = {spec.name: render_view(self.scene, pose, spec) for spec in self.cameras(agent)}
-        return Observation(sim_time_s=self._sim_time_s, pose=pose, frames=frames)
+        return Observation(sim_time_s=self.sim_time_s, pose=pose, frames=frames)
 
     def close(self) -> None:
         """Drop every cached cloud."""

@@ -116,7 +116,7 @@ class EmbeddedBackend(LocalBackend):
         frames = render_views(
             self.scene, pose, self.cameras(agent), with_ground_truth_ids=with_ground_truth_ids
         )
-        return Observation(sim_time_s=self._sim_time_s, pose=pose, frames=frames)
+        return Observation(sim_time_s=self.sim_time_s, pose=pose, frames=frames)
 
     def close(self) -> None:
         """Drop every cached scene."""
