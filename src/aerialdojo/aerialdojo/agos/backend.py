@@ -24,11 +24,11 @@ from aerialdojo.agos.vocabulary import (
 )
 from aerialdojo.errors import ConfigError, InvalidActionError
 from aerialdojo.geometry import Pose
-from aerialdojo.sim.backend import CameraSpec, MotionOutcome, Observation, SimulatorBackend
+from aerialdojo.sim.backend import CameraSpec, LocalBackend, MotionOutcome, Observation
 from aerialdojo.sim.embedded.renderer import render_views
 
 
-class AgosBackend(SimulatorBackend):
+class AgosBackend(LocalBackend):
     """Executes AGOS decisions in a town and renders each agent's current views.
 
     Args:
@@ -63,9 +63,7 @@ class AgosBackend(SimulatorBackend):
     ) -> None:
         super().__init__(rigs=rigs, seconds_per_action=seconds_per_action)
         self._town: Town | None = None
-        self._poses: dict[str, Pose] = {}
         self._ring_next: set[str] = set()
-        self._sim_time_s = 0.0
 
     @property
     def town(self) -> Town:
@@ -90,21 +88,8 @@ class AgosBackend(SimulatorBackend):
         """
         self._check_rigged(poses)
         self._town = load_town(scene)
-        self._poses = dict(poses)
+        self._place(poses)
         self._ring_next = set()
-        self._sim_time_s = 0.0
-
-    def pose(self, agent: str) -> Pose:
-        """Ground-truth pose of a placed agent.
-
-        Raises:
-            InvalidActionError: the agent was not placed by ``reset``.
-        """
-        if agent not in self._poses:
-            raise InvalidActionError(
-                f"agent {agent!r} is not in the scene; placed: {sorted(self._poses)}"
-            )
-        return self._poses[agent]
 
     def execute(self, agent: str, action: Action, argument: str = "") -> MotionOutcome:
         """Execute one validated AGOS decision.
@@ -128,8 +113,7 @@ class AgosBackend(SimulatorBackend):
             self._ring_next.add(agent)
         else:
             self._ring_next.discard(agent)
-        self._poses[agent] = pose
-        self._sim_time_s += self.seconds_per_action
+        self._moved(agent, pose)
         return MotionOutcome(pose=pose)
 
     def observe(self, agent: str, with_ground_truth_ids: bool = False) -> Observation:
@@ -144,9 +128,9 @@ class AgosBackend(SimulatorBackend):
         frames = render_views(
             self.town.scene, pose, rig, with_ground_truth_ids=with_ground_truth_ids
         )
-        return Observation(sim_time_s=self._sim_time_s, pose=pose, frames=frames)
+        return Observation(sim_time_s=self.sim_time_s, pose=pose, frames=frames)
 
     def close(self) -> None:
         """Forget the town and the agents."""
         self._town = None
-        self._poses = {}
+        super().close()

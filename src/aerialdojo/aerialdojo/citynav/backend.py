@@ -67,5 +67,4 @@ class CityNavBackend(EmbeddedBackend):
         """
         self._check_rigged(poses)
         self._scene = load_city(scene).scene
-        self._poses = dict(poses)
-        self._sim_time_s = 0.0
+        self._place(poses)

@@ -18,10 +18,12 @@ failure and reruns the episode.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+import rclpy
 from aerialdojo_interfaces.msg import AgentInfo, AgentMessage, TaskSpec
 from aerialdojo_interfaces.srv import Step
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.task import Future
 from std_msgs.msg import Header
@@ -30,6 +32,7 @@ from aerialdojo.agents.observation import ViewData
 from aerialdojo.errors import PolicyFaultError
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.common import declare_node_parameters, param, time_ns, wall_timer
+from aerialdojo.nodes.lifetime import exit_with_launcher
 from aerialdojo.nodes.qos import AGENTS_QOS, FAULTS_QOS, TASK_QOS
 from aerialdojo.nodes.sensor_sync import ObservationSync
 from aerialdojo.protocols.referee import StepRequest
@@ -219,3 +222,13 @@ class AgentNode(Node):
         warning = self._sensors.starvation(self._expected_ns, waited, self._timeout_s)
         if warning:
             self.get_logger().warning(warning)
+
+
+def spin_agent(make_node: Callable[[], AgentNode], args: list[str] | None = None) -> None:
+    """Run one agent node until shutdown: the body of every agent node's ``main``."""
+    exit_with_launcher()
+    try:
+        with rclpy.init(args=args):
+            rclpy.spin(make_node())
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass

@@ -16,16 +16,14 @@ view with argument actions and the handoff topics, so a shared node would be two
 
 from __future__ import annotations
 
-import rclpy
 from aerialdojo_interfaces.msg import AgentMessage
-from rclpy.executors import ExternalShutdownException
 
 from aerialdojo.agos.policies import CandidateView, Decision
 from aerialdojo.agos.sensors import UAV_VIEW
 from aerialdojo.agos.vocabulary import ANNOTATE_CANDIDATE, UAV, UGV
 from aerialdojo.geometry import Pose
+from aerialdojo.nodes.agent_node import spin_agent
 from aerialdojo.nodes.agos_agent import AgosAgentNode
-from aerialdojo.nodes.lifetime import exit_with_launcher
 from aerialdojo.protocols.referee import StepRequest
 
 
@@ -83,12 +81,7 @@ class AgosUavAgent(AgosAgentNode):
 
 
 def main(args: list[str] | None = None) -> None:
-    exit_with_launcher()
-    try:
-        with rclpy.init(args=args):
-            rclpy.spin(AgosUavAgent())
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+    spin_agent(AgosUavAgent, args)
 
 
 if __name__ == "__main__":

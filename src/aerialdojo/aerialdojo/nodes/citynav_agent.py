@@ -24,12 +24,10 @@ from __future__ import annotations
 
 from array import array
 
-import rclpy
 from aerialdojo_interfaces.msg import GeoSemanticMap as GeoSemanticMapMsg
 from aerialdojo_interfaces.msg import TaskSpec
 from builtin_interfaces.msg import Time
 from nav_msgs.msg import MapMetaData, OccupancyGrid
-from rclpy.executors import ExternalShutdownException
 from std_msgs.msg import Header
 
 from aerialdojo.agents.observation import AgentObservation, ViewData
@@ -38,10 +36,9 @@ from aerialdojo.citynav.city import load_city_map
 from aerialdojo.citynav.gsm import LAYERS, GeoSemanticMap
 from aerialdojo.citynav.policies import ColourSearchPolicy, GsmPolicy
 from aerialdojo.geometry import Pose
-from aerialdojo.nodes.agent_node import AgentNode
+from aerialdojo.nodes.agent_node import AgentNode, spin_agent
 from aerialdojo.nodes.common import param, parameters_of
 from aerialdojo.nodes.conversions import goal_description
-from aerialdojo.nodes.lifetime import exit_with_launcher
 from aerialdojo.nodes.qos import GSM_QOS
 from aerialdojo.protocols.referee import StepRequest
 from aerialdojo.sim.backend import NADIR_VIEW
@@ -128,12 +125,7 @@ class CityNavAgent(AgentNode):
 
 
 def main(args: list[str] | None = None) -> None:
-    exit_with_launcher()
-    try:
-        with rclpy.init(args=args):
-            rclpy.spin(CityNavAgent())
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+    spin_agent(CityNavAgent, args)
 
 
 if __name__ == "__main__":

@@ -16,18 +16,15 @@ its goal.
 
 from __future__ import annotations
 
-import rclpy
 from aerialdojo_interfaces.msg import TaskSpec
-from rclpy.executors import ExternalShutdownException
 
 from aerialdojo.agents.observation import AgentObservation, Policy, ViewData
 from aerialdojo.agents.plugins import policy_identity, uav_policy
 from aerialdojo.errors import ConfigError
 from aerialdojo.geometry import Pose
-from aerialdojo.nodes.agent_node import AgentNode
+from aerialdojo.nodes.agent_node import AgentNode, spin_agent
 from aerialdojo.nodes.common import param, parameters_of
 from aerialdojo.nodes.conversions import goal_description
-from aerialdojo.nodes.lifetime import exit_with_launcher
 from aerialdojo.protocols.referee import StepRequest
 
 
@@ -81,12 +78,7 @@ class UavAgent(AgentNode):
 
 
 def main(args: list[str] | None = None) -> None:
-    exit_with_launcher()
-    try:
-        with rclpy.init(args=args):
-            rclpy.spin(UavAgent())
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+    spin_agent(UavAgent, args)
 
 
 if __name__ == "__main__":

@@ -11,9 +11,7 @@ has no candidates, the verdict on the UAV's search anchor).
 
 from __future__ import annotations
 
-import rclpy
 from aerialdojo_interfaces.msg import AgentMessage
-from rclpy.executors import ExternalShutdownException
 
 from aerialdojo.agos.policies import Decision
 from aerialdojo.agos.sensors import RING_VIEWS, UGV_FRONT_VIEW
@@ -27,8 +25,8 @@ from aerialdojo.agos.vocabulary import (
     UGV,
 )
 from aerialdojo.geometry import Pose
+from aerialdojo.nodes.agent_node import spin_agent
 from aerialdojo.nodes.agos_agent import AgosAgentNode
-from aerialdojo.nodes.lifetime import exit_with_launcher
 from aerialdojo.protocols.referee import StepRequest
 
 
@@ -78,12 +76,7 @@ class UgvAgent(AgosAgentNode):
 
 
 def main(args: list[str] | None = None) -> None:
-    exit_with_launcher()
-    try:
-        with rclpy.init(args=args):
-            rclpy.spin(UgvAgent())
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+    spin_agent(UgvAgent, args)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from aerialdojo.actions import Action
-from aerialdojo.errors import CameraConfigError, ConfigError
+from aerialdojo.errors import CameraConfigError, ConfigError, InvalidActionError
 from aerialdojo.geometry import Pose, yaw_matrix
 
 
@@ -238,3 +238,49 @@ class SimulatorBackend(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook; most backends hold nothing
         """Release the simulator connection or scene resources."""
+
+
+class LocalBackend(SimulatorBackend):
+    """A backend that simulates in this process: it keeps every placed agent's pose and a
+    clock that each executed action advances by ``seconds_per_action``.
+
+    Subclasses call ``_place`` from ``reset`` and ``_moved`` from ``execute``.
+    """
+
+    def __init__(
+        self, *, rigs: Mapping[str, Sequence[CameraSpec]], seconds_per_action: float
+    ) -> None:
+        super().__init__(rigs=rigs, seconds_per_action=seconds_per_action)
+        self._poses: dict[str, Pose] = {}
+        self._sim_time_s = 0.0
+
+    @property
+    def sim_time_s(self) -> float:
+        """Simulation time since the last ``reset``."""
+        return self._sim_time_s
+
+    def pose(self, agent: str) -> Pose:
+        """Ground-truth pose of a placed agent.
+
+        Raises:
+            InvalidActionError: the agent was not placed by ``reset``.
+        """
+        if agent not in self._poses:
+            raise InvalidActionError(
+                f"agent {agent!r} is not in the scene; placed: {sorted(self._poses)}"
+            )
+        return self._poses[agent]
+
+    def _place(self, poses: Mapping[str, Pose]) -> None:
+        """Place the agents (their rigs already checked) and restart the clock at 0."""
+        self._poses = dict(poses)
+        self._sim_time_s = 0.0
+
+    def _moved(self, agent: str, pose: Pose) -> None:
+        """Record where an executed action left ``agent``; the clock advances by one action."""
+        self._poses[agent] = pose
+        self._sim_time_s += self.seconds_per_action
+
+    def close(self) -> None:
+        """Forget the placed agents."""
+        self._poses = {}

@@ -29,9 +29,9 @@ from aerialdojo.geometry import Pose
 from aerialdojo.sim.backend import (
     CameraFrame,
     CameraSpec,
+    LocalBackend,
     MotionOutcome,
     Observation,
-    SimulatorBackend,
     nadir_rig,
 )
 from aerialdojo.sim.embedded.raycast import RayCaster
@@ -150,7 +150,7 @@ def render_view(scene: PointCloudScene, pose: Pose, spec: CameraSpec) -> CameraF
     )
 
 
-class PointCloudBackend(SimulatorBackend):
+class PointCloudBackend(LocalBackend):
     """Flies agents through coloured point clouds.
 
     Args:
@@ -191,8 +191,6 @@ class PointCloudBackend(SimulatorBackend):
         self.voxel_m = voxel_m
         self._cache: dict[str, PointCloudScene] = {}
         self._scene: PointCloudScene | None = None
-        self._poses: dict[str, Pose] = {}
-        self._sim_time_s = 0.0
 
     def _files(self) -> dict[str, Path]:
         return {path.stem: path for path in sorted(self.directory.rglob("*.ply"))}
@@ -228,20 +226,7 @@ class PointCloudBackend(SimulatorBackend):
             points, colours = load_point_cloud(path)
             self._cache[scene] = build_scene(scene, points, colours, self.voxel_m)
         self._scene = self._cache[scene]
-        self._poses = dict(poses)
-        self._sim_time_s = 0.0
-
-    def pose(self, agent: str) -> Pose:
-        """Pose of a placed agent.
-
-        Raises:
-            InvalidActionError: the agent was not placed by ``reset``.
-        """
-        if agent not in self._poses:
-            raise InvalidActionError(
-                f"agent {agent!r} is not placed; placed: {sorted(self._poses)}"
-            )
-        return self._poses[agent]
+        self._place(poses)
 
     def execute(self, agent: str, action: Action, argument: str = "") -> MotionOutcome:
         """Move ``agent``: stopped short of a splat (collision) or at the cloud's edge or
@@ -251,8 +236,7 @@ class PointCloudBackend(SimulatorBackend):
         if action.name != STOP:
             goal = target_pose(pose, action)
             outcome = self._motion(pose, goal)
-        self._poses[agent] = outcome.pose
-        self._sim_time_s += self.seconds_per_action
+        self._moved(agent, outcome.pose)
         return outcome
 
     def _motion(self, pose: Pose, goal: Pose) -> MotionOutcome:
@@ -280,10 +264,10 @@ class PointCloudBackend(SimulatorBackend):
     def observe(self, agent: str, with_ground_truth_ids: bool = False) -> Observation:
         pose = self.pose(agent)
         frames = {spec.name: render_view(self.scene, pose, spec) for spec in self.cameras(agent)}
-        return Observation(sim_time_s=self._sim_time_s, pose=pose, frames=frames)
+        return Observation(sim_time_s=self.sim_time_s, pose=pose, frames=frames)
 
     def close(self) -> None:
         """Drop every cached cloud."""
         self._cache.clear()
         self._scene = None
-        self._poses = {}
+        super().close()

@@ -7,13 +7,13 @@ from collections.abc import Mapping, Sequence
 from aerialdojo.actions import STOP, Action, target_pose
 from aerialdojo.errors import ConfigError, InvalidActionError
 from aerialdojo.geometry import Pose
-from aerialdojo.sim.backend import CameraSpec, MotionOutcome, Observation, SimulatorBackend
+from aerialdojo.sim.backend import CameraSpec, LocalBackend, MotionOutcome, Observation
 from aerialdojo.sim.embedded.collision import BOUNDARY_NAME
 from aerialdojo.sim.embedded.renderer import render_views
 from aerialdojo.sim.embedded.scenes import EmbeddedScene, load_scene, scene_names
 
 
-class EmbeddedBackend(SimulatorBackend):
+class EmbeddedBackend(LocalBackend):
     """Runs the AerialDojo action set in the embedded simulator.
 
     Translations are swept with the agent's collision sphere: on contact the agent stops at
@@ -45,8 +45,6 @@ class EmbeddedBackend(SimulatorBackend):
         self.agent_radius_m = agent_radius_m
         self._cache: dict[str, EmbeddedScene] = {}
         self._scene: EmbeddedScene | None = None
-        self._poses: dict[str, Pose] = {}
-        self._sim_time_s = 0.0
 
     @property
     def scene(self) -> EmbeddedScene:
@@ -58,11 +56,6 @@ class EmbeddedBackend(SimulatorBackend):
         if self._scene is None:
             raise InvalidActionError("no scene loaded: call reset(scene, poses) first")
         return self._scene
-
-    @property
-    def sim_time_s(self) -> float:
-        """Simulation time since the last ``reset``."""
-        return self._sim_time_s
 
     def scenes(self) -> list[str]:
         return scene_names()
@@ -79,20 +72,7 @@ class EmbeddedBackend(SimulatorBackend):
         if scene not in self._cache:
             self._cache[scene] = load_scene(scene, self.seed, agent_radius_m=self.agent_radius_m)
         self._scene = self._cache[scene]
-        self._poses = dict(poses)
-        self._sim_time_s = 0.0
-
-    def pose(self, agent: str) -> Pose:
-        """Ground-truth pose of a placed agent.
-
-        Raises:
-            InvalidActionError: the agent was not placed by ``reset``.
-        """
-        if agent not in self._poses:
-            raise InvalidActionError(
-                f"agent {agent!r} is not in the scene; placed: {sorted(self._poses)}"
-            )
-        return self._poses[agent]
+        self._place(poses)
 
     def execute(self, agent: str, action: Action, argument: str = "") -> MotionOutcome:
         """Execute one action of ``agent`` (``argument`` is unused by this action set).
@@ -128,8 +108,7 @@ class EmbeddedBackend(SimulatorBackend):
                     collided=True,
                     collision_object=hit.name,
                 )
-        self._poses[agent] = outcome.pose
-        self._sim_time_s += self.seconds_per_action
+        self._moved(agent, outcome.pose)
         return outcome
 
     def observe(self, agent: str, with_ground_truth_ids: bool = False) -> Observation:
@@ -137,10 +116,10 @@ class EmbeddedBackend(SimulatorBackend):
         frames = render_views(
             self.scene, pose, self.cameras(agent), with_ground_truth_ids=with_ground_truth_ids
         )
-        return Observation(sim_time_s=self._sim_time_s, pose=pose, frames=frames)
+        return Observation(sim_time_s=self.sim_time_s, pose=pose, frames=frames)
 
     def close(self) -> None:
         """Drop every cached scene."""
         self._cache.clear()
         self._scene = None
-        self._poses = {}
+        super().close()
