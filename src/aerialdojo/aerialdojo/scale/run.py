@@ -191,6 +191,7 @@ def run_sharded(
     from rich.console import Console  # noqa: PLC0415
 
     from aerialdojo.report.run import write_run  # noqa: PLC0415
+    from aerialdojo.runner import remove_dead_segments, shm_segments  # noqa: PLC0415
     from aerialdojo.scale.progress import RunProgress  # noqa: PLC0415
 
     if workers < 1:
@@ -206,6 +207,7 @@ def run_sharded(
     console = Console(stderr=True)
     excluded: dict[str, ExcludedEpisode] = {}
     interrupted = False
+    segments_before = shm_segments()
     with RunProgress(console, len(selection), len(finished), workers) as progress:
 
         def on_outcome(outcome: JobOutcome, lost_reason: str | None) -> None:
@@ -229,6 +231,9 @@ def run_sharded(
         except KeyboardInterrupt:
             interrupted = True
             console.print("interrupted: the finished episodes are kept; run again to go on")
+        finally:
+            # A local worker that died could not remove its graph's shared memory.
+            remove_dead_segments(segments_before)
     radii = [float(r) for r in evaluator.get("success_radii_m") or []] or None  # type: ignore[union-attr]
     result = merged_result(run_dir, selection, excluded, radii, finished=not interrupted)
     suite = str(evaluator.get("suite", ""))
