@@ -237,7 +237,14 @@ def run_sharded(
     radii = [float(r) for r in evaluator.get("success_radii_m") or []] or None  # type: ignore[union-attr]
     result = merged_result(run_dir, selection, excluded, radii, finished=not interrupted)
     suite = str(evaluator.get("suite", ""))
-    write_run(run_dir, result, None, run_dir / "transcripts", suite=Path(suite) if suite else None)
+    write_run(
+        run_dir,
+        result,
+        None,
+        run_dir / "transcripts",
+        suite=Path(suite) if suite else None,
+        maps_drawn=True,
+    )
     print(result.summary_table)
     print(result.accounting)
     print(f"report: {run_dir / 'report.md'}\nepisode bags: {run_dir / 'episodes'}/*/bag")

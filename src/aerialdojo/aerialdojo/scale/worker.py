@@ -179,6 +179,7 @@ def _collect(job: GraphJob, graph_dir: Path, graph_message: str) -> JobOutcome:
     """Cut the graph's bag into per-episode bags, write the records, account for the rest."""
     from aerialdojo.bags.replay import assemble_bags  # noqa: PLC0415
     from aerialdojo.bags.typestore import aerialdojo_typestore  # noqa: PLC0415
+    from aerialdojo.report.maps import MAPS_DIR, map_file  # noqa: PLC0415
     from aerialdojo.scale.split import split_bag  # noqa: PLC0415
 
     bag = graph_dir / "bag"
@@ -197,6 +198,11 @@ def _collect(job: GraphJob, graph_dir: Path, graph_message: str) -> JobOutcome:
         return JobOutcome.lost(job, f"graph {job.graph}: {error}")
     agents = tuple(assembler.agents[name] for name in sorted(assembler.agents))
     for trace in traces:
+        # The graph's evaluator drew the episode's map; the merged report links it.
+        drawn = graph_dir / map_file(trace.episode_id)
+        if drawn.is_file():
+            (job.run_dir / MAPS_DIR).mkdir(exist_ok=True)
+            drawn.replace(job.run_dir / map_file(trace.episode_id))
         write_record(job.run_dir, EpisodeRecord(trace=trace, agents=agents, graph=job.graph))
     scored = {trace.episode_id for trace in traces}
     # Episodes the graph never started stay out: the run lists them as not started.
