@@ -20,6 +20,7 @@ from aerialdojo.runner import PRIVATE_DOMAINS
 from aerialdojo.scale.records import (
     EpisodeRecord,
     finished_episodes,
+    merge_transcripts,
     merged_result,
     read_record,
     write_record,
@@ -176,3 +177,37 @@ def test_a_damaged_record_is_named(tmp_path: Path) -> None:
     record.write_text('{"format": "something else"}')
     with pytest.raises(ConfigError, match=f"{record}: not an episode record"):
         merged_result(tmp_path / "run", ["a"], {}, None, finished=True)
+
+
+def test_transcripts_of_scored_episodes_are_gathered_from_the_graph_that_scored_them(
+    tmp_path: Path,
+) -> None:
+    run_dir = tmp_path / "run"
+    _records(run_dir, ["a", "b"])  # both records name graph "g"
+
+    def transcript(graph: str, lines: list[dict[str, object]]) -> None:
+        directory = run_dir / "graphs" / graph / "transcripts"
+        (directory / "images").mkdir(parents=True)
+        (directory / "images" / f"{graph}.png").write_bytes(b"png")
+        (directory / "uav.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+    session = {"type": "session", "model": "m"}
+    transcript("lost", [session, {"type": "episode", "episode_id": "a", "attempt": 0}])
+    transcript(
+        "g",
+        [
+            session,
+            {"type": "episode", "episode_id": "b", "attempt": 0},
+            {"type": "episode", "episode_id": "a", "attempt": 0},
+        ],
+    )
+    merged = merge_transcripts(run_dir, ["a", "b", "c"])
+    assert merged == run_dir / "transcripts"
+    lines = [json.loads(line) for line in (merged / "uav.jsonl").read_text().splitlines()]
+    assert lines == [
+        session,
+        {"type": "episode", "episode_id": "a", "attempt": 0},
+        {"type": "episode", "episode_id": "b", "attempt": 0},
+    ]
+    assert sorted(p.name for p in (merged / "images").iterdir()) == ["g.png", "lost.png"]
+    assert merge_transcripts(tmp_path / "no_model_run", ["a"]) is None

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aerialdojo.agents.vlm.transcript import IMAGES_DIR, TRANSCRIPTS_DIR
 from aerialdojo.errors import ConfigError
 from aerialdojo.events import AgentRecord
 from aerialdojo.metrics.aggregate import ExcludedEpisode
@@ -146,3 +148,55 @@ def merged_result(
         selected=tuple(selection),
         agents=tuple(agents[name] for name in sorted(agents)),
     )
+
+
+def merge_transcripts(run_dir: Path, episode_ids: Sequence[str]) -> Path | None:
+    """Gather the model transcripts of the scored ``episode_ids`` from the worker graphs
+    (each writes its own, ``graphs/<graph>/transcripts``) into ``run_dir/transcripts``: per
+    agent, the first session line, then each episode's lines from the graph whose record it
+    is, in episode id order; images by content hash, once.
+
+    Returns:
+        The merged directory; None when no graph wrote a transcript (no model agent).
+
+    Raises:
+        ConfigError: an unreadable record or transcript line.
+    """
+    sources = sorted((run_dir / GRAPHS_DIR).glob(f"*/{TRANSCRIPTS_DIR}"))
+    if not sources:
+        return None
+    graph_of = {
+        e: read_record(episode_dir(run_dir, e) / RECORD_FILE).graph
+        for e in finished_episodes(run_dir, episode_ids)
+    }
+    merged = run_dir / TRANSCRIPTS_DIR
+    sessions: dict[str, str] = {}
+    episodes: dict[str, dict[str, list[str]]] = {}
+    for source in sources:
+        graph = source.parent.name
+        for path in sorted(source.glob("*.jsonl")):
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                try:
+                    record = json.loads(line)
+                except ValueError as error:
+                    raise ConfigError(
+                        f"{path}:{number}: not a transcript record: {error}"
+                    ) from error
+                if record.get("type") == "session":
+                    sessions.setdefault(path.stem, line)
+                elif graph_of.get(str(record.get("episode_id"))) == graph:
+                    agent = episodes.setdefault(path.stem, {})
+                    agent.setdefault(str(record["episode_id"]), []).append(line)
+        images = source / IMAGES_DIR
+        if images.is_dir():
+            (merged / IMAGES_DIR).mkdir(parents=True, exist_ok=True)
+            for image in images.iterdir():
+                if not (merged / IMAGES_DIR / image.name).exists():
+                    shutil.copyfile(image, merged / IMAGES_DIR / image.name)
+    merged.mkdir(exist_ok=True)
+    for agent in sorted(set(sessions) | set(episodes)):
+        lines = [sessions[agent]] if agent in sessions else []
+        by_episode = episodes.get(agent, {})
+        lines += [line for episode in sorted(by_episode) for line in by_episode[episode]]
+        (merged / f"{agent}.jsonl").write_text("".join(f"{line}\n" for line in lines))
+    return merged

@@ -23,7 +23,7 @@ from aerialdojo.cli import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_INTERRUPTED, RUN_C
 from aerialdojo.errors import ConfigError
 from aerialdojo.graph import config_of, default_run_id
 from aerialdojo.metrics.aggregate import ExcludedEpisode
-from aerialdojo.scale.records import finished_episodes, merged_result
+from aerialdojo.scale.records import finished_episodes, merge_transcripts, merged_result
 from aerialdojo.scale.worker import EndingSink, GraphJob, JobOutcome, run_job
 from aerialdojo.tasks.shards import LOCAL_OBJECT_STORE_BYTES
 
@@ -241,7 +241,7 @@ def run_sharded(
         run_dir,
         result,
         None,
-        run_dir / "transcripts",
+        merge_transcripts(run_dir, selection),
         suite=Path(suite) if suite else None,
         maps_drawn=True,
     )

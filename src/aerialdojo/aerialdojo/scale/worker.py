@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from aerialdojo.agents.vlm.transcript import TRANSCRIPTS_DIR
 from aerialdojo.cli import RUN_CONFIG
 from aerialdojo.errors import AerialDojoError, ConfigError
 from aerialdojo.metrics.aggregate import ExcludedEpisode
@@ -150,6 +151,11 @@ def run_job(job: GraphJob, sink: EndingSink) -> JobOutcome:
         output_dir=str(job.run_dir / GRAPHS_DIR),
         episode_ids=job.episode_ids,
     )
+    for spec in specs:
+        if "transcript_dir" in spec.parameters:
+            # Each graph writes its own model transcripts (two graphs appending to one file
+            # could interleave their lines); the merge gathers the scored episodes'.
+            spec.parameters["transcript_dir"] = str(graph_dir / TRANSCRIPTS_DIR)
     with claimed_domain() as domain:
         graph_dir.mkdir(parents=True, exist_ok=True)
         (graph_dir / WORKER_FILE).write_text(
