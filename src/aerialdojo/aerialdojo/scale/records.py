@@ -185,8 +185,8 @@ def merge_transcripts(run_dir: Path, episode_ids: Sequence[str]) -> Path | None:
                 if record.get("type") == "session":
                     sessions.setdefault(path.stem, line)
                 elif graph_of.get(str(record.get("episode_id"))) == graph:
-                    agent = episodes.setdefault(path.stem, {})
-                    agent.setdefault(str(record["episode_id"]), []).append(line)
+                    of_agent = episodes.setdefault(path.stem, {})
+                    of_agent.setdefault(str(record["episode_id"]), []).append(line)
         images = source / IMAGES_DIR
         if images.is_dir():
             (merged / IMAGES_DIR).mkdir(parents=True, exist_ok=True)
