@@ -557,7 +557,7 @@ def _cmd_evaluate_bag(args: argparse.Namespace) -> int:
         # A live run's transcripts sit beside its bag: account them the same way (one run:
         # the bags of a run and its rerun hold two transcript directories).
         transcripts = args.bags[0].parent / TRANSCRIPTS_DIR if len(args.bags) == 1 else None
-        write_run(args.out, result, transcripts, suite=args.task_file)
+        write_run(args.out, result, None, transcripts, suite=args.task_file)
     print(result.summary_table)
     print(result.accounting)
     if result.metrics is None:
