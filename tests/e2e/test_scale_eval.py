@@ -34,9 +34,10 @@ def _config(repo: Path, directory: Path) -> Path:
 
 
 def _command(config: Path, output: Path, workers: int) -> list[str]:
+    """The CLI's arguments of a sharded run of ``config`` (the same run id every time)."""
     return [
-        sys.executable, "-m", "aerialdojo.cli", "eval", "--config", str(config),
-        "--workers", str(workers), "--output", str(output), "--run-id", "sharded",
+        "eval", "--config", str(config), "--workers", str(workers), "--output", str(output),
+        "--run-id", "sharded",
     ]  # fmt: skip
 
 
@@ -55,9 +56,7 @@ def one_worker_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The reference: the suite on one worker graph, in the CLI's process."""
     directory = tmp_path_factory.mktemp("one_worker")
     config = _config(Path(__file__).resolve().parents[2], directory)
-    run = subprocess.run(
-        _command(config, directory / "runs", 1), capture_output=True, text=True, timeout=600
-    )
+    run = _run(*_command(config, directory / "runs", 1))
     assert run.returncode == 0, run.stderr[-3000:]
     return directory / "runs" / "sharded"
 
@@ -69,12 +68,7 @@ def _episode_ids(run_dir: Path) -> list[str]:
 def test_two_workers_give_the_report_of_one_and_the_episode_bags_give_it_too(
     repo: Path, tmp_path: Path, one_worker_run: Path
 ) -> None:
-    run = subprocess.run(
-        _command(_config(repo, tmp_path), tmp_path / "runs", 2),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    run = _run(*_command(_config(repo, tmp_path), tmp_path / "runs", 2))
     assert run.returncode == 0, run.stderr[-3000:]
     run_dir = tmp_path / "runs" / "sharded"
     for name in ("metrics.json", "report.md", "run_status.json", "episodes.csv"):
@@ -111,7 +105,10 @@ def test_a_killed_worker_loses_its_batch_and_the_same_command_completes_the_run(
     command = _command(_config(repo, tmp_path), tmp_path / "runs", 2)
     run_dir = tmp_path / "runs" / "sharded"
     with subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-m", "aerialdojo.cli", *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     ) as cli:
         deadline = time.monotonic() + 300
         worker = None
@@ -130,7 +127,7 @@ def test_a_killed_worker_loses_its_batch_and_the_same_command_completes_the_run(
     for episode in lost:  # nothing of the lost batch was kept as finished
         assert not (run_dir / "episodes" / episode / "episode.json").exists()
 
-    rerun = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    rerun = _run(*command)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert f"{EPISODES} episode(s) on 2 worker(s), {EPISODES - 2} already finished" in (
         rerun.stderr

@@ -325,15 +325,7 @@ def _maps_section(run_dir: Path, result: RunResult, scenery: SceneryLookup | Non
         for trace, name in zip(traces, maps, strict=True)
         if scores[trace.episode_id].values.get(key) != 1.0
     ]
-    parts = ["## Trajectory maps"]
-    if failed:
-        write_contact_sheet(run_dir, failed, run_dir / FAILURES_PNG)
-        parts.append(
-            f"The {len(failed)} failed episode(s) at a glance (not successful by "
-            f"{key}):\n\n![failures]({FAILURES_PNG})"
-        )
-    else:
-        parts.append("Every scored episode succeeded.")
+    parts = ["## Trajectory maps", _failures_part(run_dir, failed, key)]
     parts.append(
         "Each episode from above: start (triangle), target (star) and its success radius, "
         "reference path (dashed), executed path coloured by time, the Stop (square) or "
@@ -358,22 +350,31 @@ def _drawn_maps_section(run_dir: Path, result: RunResult) -> str:
         for score in metrics.episodes
         if score.values.get(key) != 1.0 and (run_dir / map_file(score.episode_id)).is_file()
     ]
-    parts = ["## Trajectory maps"]
-    if failed:
-        shown = failed[:CONTACT_SHEET_MAX]
-        write_contact_sheet(run_dir, shown, run_dir / FAILURES_PNG)
-        parts.append(
-            f"The first {len(shown)} of {len(failed)} failed episode(s) (not successful by "
-            f"{key}), by episode id:\n\n![failures]({FAILURES_PNG})"
-        )
-    else:
-        parts.append("Every scored episode succeeded.")
+    parts = ["## Trajectory maps", _failures_part(run_dir, failed, key, CONTACT_SHEET_MAX)]
     parts.append(
         f"Each episode from above, as its worker drew it: `{MAPS_DIR}/<episode id>.png` "
         "(start, target and its success radius, reference path, executed path, the Stop or "
         "collision)."
     )
     return "\n\n".join(parts)
+
+
+def _failures_part(run_dir: Path, failed: list[str], key: str, limit: int | None = None) -> str:
+    """The contact sheet of the failed episodes' maps (the first ``limit`` of them), or that
+    none failed."""
+    if not failed:
+        return "Every scored episode succeeded."
+    shown = failed[:limit]
+    write_contact_sheet(run_dir, shown, run_dir / FAILURES_PNG)
+    count = (
+        f"The {len(failed)}"
+        if len(shown) == len(failed)
+        else f"The first {len(shown)} of {len(failed)}"
+    )
+    return (
+        f"{count} failed episode(s) at a glance (not successful by {key}):\n\n"
+        f"![failures]({FAILURES_PNG})"
+    )
 
 
 def _agents_section(agents: Sequence[AgentRecord]) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -25,7 +24,7 @@ from aerialdojo.graph import config_of, default_run_id
 from aerialdojo.metrics.aggregate import ExcludedEpisode
 from aerialdojo.scale.records import finished_episodes, merge_transcripts, merged_result
 from aerialdojo.scale.worker import EndingSink, GraphJob, JobOutcome, run_job
-from aerialdojo.tasks.shards import LOCAL_OBJECT_STORE_BYTES
+from aerialdojo.tasks.shards import ray_session
 
 if TYPE_CHECKING:
     from aerialdojo.graph import NodeSpec
@@ -306,46 +305,35 @@ def _run_on_ray(
     import ray  # noqa: PLC0415  (only sharded runs pay for importing Ray)
     from ray.util.queue import Queue  # noqa: PLC0415
 
-    started_here = not ray.is_initialized()
-    if started_here:
-        local = ray_address is None
-        ray.init(
-            address=ray_address,
-            num_cpus=workers if local else None,
-            object_store_memory=LOCAL_OBJECT_STORE_BYTES if local else None,
-            include_dashboard=False,
-            log_to_driver=False,
-            logging_level=logging.WARNING,
-        )
     running: dict[Any, GraphJob] = {}
-    try:
-        queue = Queue()
-        # No retries by Ray: a lost batch is reported, and the next invocation reruns it.
-        remote: Any = ray.remote(_on_ray_worker).options(max_retries=0, **resources.ray_options())
-        waiting = list(jobs)
-        while waiting or running:
-            while waiting and len(running) < workers:
-                job = waiting.pop(0)
-                running[remote.remote(job, queue)] = job
-            ready, _ = ray.wait(list(running), num_returns=1, timeout=_POLL_S)
+    with ray_session(workers, ray_address):
+        try:
+            queue = Queue()
+            # No retries by Ray: a lost batch is reported, and the next invocation reruns it.
+            remote: Any = ray.remote(_on_ray_worker).options(
+                max_retries=0, **resources.ray_options()
+            )
+            waiting = list(jobs)
+            while waiting or running:
+                while waiting and len(running) < workers:
+                    job = waiting.pop(0)
+                    running[remote.remote(job, queue)] = job
+                ready, _ = ray.wait(list(running), num_returns=1, timeout=_POLL_S)
+                while not queue.empty():
+                    sink(queue.get())
+                for reference in ready:
+                    job = running.pop(reference)
+                    try:
+                        on_outcome(ray.get(reference), None)
+                    except ray.exceptions.RayError as error:
+                        reason = _lost_reason(error)
+                        on_outcome(JobOutcome.lost(job, f"graph {job.graph}: {reason}"), reason)
             while not queue.empty():
                 sink(queue.get())
-            for reference in ready:
-                job = running.pop(reference)
-                try:
-                    on_outcome(ray.get(reference), None)
-                except ray.exceptions.RayError as error:
-                    reason = _lost_reason(error)
-                    on_outcome(JobOutcome.lost(job, f"graph {job.graph}: {reason}"), reason)
-        while not queue.empty():
-            sink(queue.get())
-    except KeyboardInterrupt:
-        for reference in running:
-            ray.cancel(reference, force=True)
-        raise
-    finally:
-        if started_here:
-            ray.shutdown()
+        except KeyboardInterrupt:
+            for reference in running:
+                ray.cancel(reference, force=True)
+            raise
 
 
 def _lost_reason(error: Exception) -> str:
