@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,7 +89,7 @@ def plan_jobs(
     """Contiguous batches of ``pending``, enough for every worker, none over
     ``MAX_EPISODES_PER_GRAPH``; named uniquely across invocations."""
     size = max(1, min(MAX_EPISODES_PER_GRAPH, math.ceil(len(pending) / workers)))
-    stamp = default_run_id()
+    stamp = f"{default_run_id()}-{os.getpid()}"  # two invocations never share a name
     return [
         GraphJob(
             run_dir=run_dir,
