@@ -11,15 +11,15 @@ benchmark-sized run's episode records.
    Printed as ``RESULT scale_merge_records_s``. The full report on top (plots with the
    radius sweep re-scoring every episode at each radius, Markdown tables, report.html) is
    timed on ``--report-records`` of them and printed as a figure of its own.
-2. Episodes per minute. The same suite (``config/eval.yaml``: the colour-seeking baseline,
-   ``--episodes`` of ``aerialdojo_mini``'s selection at ``--size`` pixels) runs through
-   ``aerialdojo eval --workers 1`` (one graph in the CLI's process) and then
+2. Episodes per minute. The same suite (``config/eval.yaml``: the colour-seeking baseline;
+   the first ``--episodes`` of the whole ``aerialdojo_mini`` suite at ``--size`` pixels)
+   runs through ``aerialdojo eval --workers 1`` (one graph in the CLI's process) and then
    ``--workers 2`` (two graphs on a local Ray instance), each into a fresh run directory;
    episodes per minute of wall time, command start to merged report, Ray start-up included.
    The two merged ``metrics.json`` must be byte-identical; the script stops if they are not.
 
 Usage:
-    tools/run.sh python benchmarks/scale.py [--episodes 8] [--size 128] [--records 200000]
+    tools/run.sh python benchmarks/scale.py [--episodes 16] [--size 128] [--records 200000]
         [--report-records 5000] [--skip-merge] [--skip-eval]
 
 The machine's load average is printed with the figures: on a shared 2-core machine other
@@ -155,13 +155,17 @@ def bench_eval(work: Path, episodes: int, size: int) -> None:
     """Episodes per minute with 1 and 2 workers; prints the figures and the RESULT line."""
     config = yaml.safe_load((REPO / "config" / "eval.yaml").read_text())
     config["sim_bridge"]["ros__parameters"].update(image_width=size, image_height=size)
-    config["task_manager"]["ros__parameters"].update(max_episodes=episodes)
+    # The default selection has 6 episodes; the whole suite has 96.
+    config["task_manager"]["ros__parameters"].update(filter="all", max_episodes=episodes)
     path = work / "eval.yaml"
     path.write_text(yaml.safe_dump(config))
     rates = {}
     for workers in (1, 2):
         print(f"{workers} worker(s), before: {_load()}")
         seconds = _eval(path, work / f"runs{workers}", workers)
+        status = json.loads((work / f"runs{workers}" / "bench" / STATUS_JSON).read_text())
+        if len(status["scored"]) != episodes:
+            sys.exit(f"{workers} worker(s) scored {len(status['scored'])} of {episodes} episodes")
         rates[workers] = episodes / seconds * 60.0
         print(
             f"{workers} worker(s): {episodes} episodes in {seconds:.1f} s = "
@@ -179,7 +183,7 @@ def bench_eval(work: Path, episodes: int, size: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--episodes", type=int, default=8)
+    parser.add_argument("--episodes", type=int, default=16)
     parser.add_argument("--size", type=int, default=128, help="image side, pixels")
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--report-records", type=int, default=5000)

@@ -9,6 +9,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import socket
 import tempfile
 from collections.abc import Callable, Iterator
@@ -164,6 +165,10 @@ def run_job(job: GraphJob, sink: EndingSink) -> JobOutcome:
         # The listener joins the graph's domain; so does everything this process starts.
         os.environ["ROS_DOMAIN_ID"] = str(domain)
         segments_before = shm_segments()
+        # A Ray worker runs tasks with SIGINT blocked, and children inherit the mask: the
+        # nodes would sit out the runner's SIGINT and its grace period. Unblocked while the
+        # graph lives, as in the CLI's process.
+        mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
         listener = EpisodeEndings(
             lambda e, ending, scored: sink(
                 EpisodeEnding(episode_id=e, ending=ending, scored=scored)
@@ -178,6 +183,7 @@ def run_job(job: GraphJob, sink: EndingSink) -> JobOutcome:
         finally:
             listener.close()
             remove_dead_segments(segments_before)
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     return _collect(job, graph_dir, outcome.message)
 
 
