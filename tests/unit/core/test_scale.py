@@ -4,11 +4,13 @@ per-episode bags, and the merge of episode records into one run whatever their o
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 from pathlib import Path
 
 import pytest
 from eventstream import EVENT_TYPE, TYPESTORE, event, straight_episode
+from rich.console import Console
 
 from aerialdojo.bags.recorder import BagRecorder
 from aerialdojo.bags.replay import AGENTS_TOPIC, EVENTS_TOPIC, assemble_bags, read_events
@@ -17,6 +19,7 @@ from aerialdojo.events import AgentRecord, EpisodeAssembler, EventKind
 from aerialdojo.metrics.aggregate import ExcludedEpisode
 from aerialdojo.report.markdown import metrics_json_text
 from aerialdojo.runner import PRIVATE_DOMAINS
+from aerialdojo.scale.progress import RunProgress
 from aerialdojo.scale.records import (
     EpisodeRecord,
     finished_episodes,
@@ -27,7 +30,7 @@ from aerialdojo.scale.records import (
 )
 from aerialdojo.scale.run import MAX_EPISODES_PER_GRAPH, WorkerResources, plan_jobs
 from aerialdojo.scale.split import split_bag
-from aerialdojo.scale.worker import claimed_domain
+from aerialdojo.scale.worker import EpisodeEnding, JobOutcome, claimed_domain
 
 AGENT_INFO = "aerialdojo_interfaces/msg/AgentInfo"
 
@@ -211,3 +214,20 @@ def test_transcripts_of_scored_episodes_are_gathered_from_the_graph_that_scored_
     ]
     assert sorted(p.name for p in (merged / "images").iterdir()) == ["g.png", "lost.png"]
     assert merge_transcripts(tmp_path / "no_model_run", ["a"]) is None
+
+
+def test_progress_off_a_terminal_is_a_line_per_ending_with_failures_rate_and_eta() -> None:
+    stream = io.StringIO()
+    console = Console(file=stream, force_terminal=False, width=200)
+    with RunProgress(console, total=10, finished_before=2, workers=2) as progress:
+        progress.ending(EpisodeEnding(episode_id="a", ending="stopped", scored=True))
+        progress.ending(
+            EpisodeEnding(episode_id="b", ending="infrastructure failure", scored=False)
+        )
+        lost = ExcludedEpisode(episode_id="c", attempt=1, reason="its worker died")
+        progress.job_lost(JobOutcome(graph="g", scored=(), excluded=(lost,)), "its worker died")
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "aerialdojo eval: 10 episode(s) on 2 worker(s), 2 already finished"
+    assert lines[1].startswith("[3/10] a: stopped; 0 failed, ") and "/min, ETA" in lines[1]
+    assert lines[2].startswith("[3/10] b: infrastructure failure; 1 failed, ")
+    assert lines[3].startswith("[3/10] graph g: its worker died; 2 failed, ")
