@@ -80,6 +80,21 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--live-port", type=int, default=8765, help="port of the --live server (0: any free one)"
     )
+    sharded = run.add_argument_group("sharded runs (docs/scale.md)")
+    sharded.add_argument(
+        "--workers",
+        type=int,
+        help="run the episodes on this many worker graphs at once, each in its own ROS domain "
+        "(1: in this process; more: on Ray); the same command with the same --run-id resumes",
+    )
+    sharded.add_argument(
+        "--ray-address", help="run the workers on this Ray cluster (auto, HOST:PORT)"
+    )
+    sharded.add_argument(
+        "--worker-resources",
+        default="CPU=1",
+        help="what Ray reserves per worker, e.g. CPU=2,GPU=1 (default CPU=1)",
+    )
     run.set_defaults(handler=_cmd_eval)
 
     replay = commands.add_parser(
@@ -288,6 +303,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             # A policy that cannot be built (a plug-in that does not import, a model agent
             # without a model, a run to replay without transcripts) fails here, not in a log.
             agent_policy(spec.name, dict(spec.parameters), f"{args.config}: {spec.name}")
+    if args.workers is not None or args.ray_address:
+        from aerialdojo.scale.run import run_sharded_command  # noqa: PLC0415
+
+        return run_sharded_command(specs, args)
     return _run_graph(specs, args.timeout, live_port=args.live_port if args.live else None)
 
 
@@ -325,6 +344,10 @@ def _cmd_rerun(args: argparse.Namespace) -> int:
     for needed in (status_file, config_file):
         if not needed.is_file():
             raise ConfigError(f"{args.run_dir} is not a run directory: no {needed.name}")
+    if (args.run_dir / "sharding.json").is_file():
+        from aerialdojo.scale.run import resume_sharded  # noqa: PLC0415
+
+        return resume_sharded(args.run_dir, dry_run=args.dry_run, timeout_s=args.timeout)
     status = _read_status(status_file)
     missing = [e["episode_id"] for e in status["excluded"]] + list(status["not_started"])
     if not missing:

@@ -160,3 +160,14 @@ def test_heads_back_toward_the_start_beyond_the_roam_radius() -> None:
     assert policy.act(_observation(far_east_facing_south)) == Action("TurnRight", 15.0)
     far_east_facing_home = Pose(60.0, 0.0, 0.0, math.pi)
     assert policy.act(_observation(far_east_facing_home)) == Action("MoveForward", 5.0)
+
+
+def test_an_episode_plays_the_same_whatever_ran_before_it() -> None:
+    def actions(policy: ColourSeekerPolicy, episode_id: str) -> list[Action]:
+        policy.reset(GoalDescription(episode_id=episode_id, object_name="container",
+                                     landmark_name="x", direction="N"))  # fmt: skip
+        return [policy.act(_observation(front=_view(depth=1.0))) for _ in range(40)]
+
+    after_another = ColourSeekerPolicy(seed=1)
+    actions(after_another, "first")
+    assert actions(after_another, "second") == actions(ColourSeekerPolicy(seed=1), "second")

@@ -76,6 +76,7 @@ class ColourSeekerPolicy:
     """Explore, turn toward the target colour, approach it, stop near it."""
 
     def __init__(self, seed: int = 0, settings: SeekerSettings | None = None) -> None:
+        self._seed = seed
         self._rng = random.Random(seed)
         self._settings = settings or SeekerSettings()
         self._target_rgb: np.ndarray | None = None
@@ -89,6 +90,9 @@ class ColourSeekerPolicy:
 
     def reset(self, goal: GoalDescription) -> None:
         """Start a new episode with ``goal``."""
+        # Seeded by the episode, so that an episode plays the same whatever ran before it in
+        # this process (a sharded run's batches, a rerun of failures).
+        self._rng = random.Random(f"{self._seed}:{goal.episode_id}")
         self._target_rgb = target_colour(goal)
         self._turn_direction = self._rng.choice(("TurnLeft", "TurnRight"))
         self._steps_since_turn = 0

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from rosbags.interfaces import Qos
 from rosbags.rosbag2 import StoragePlugin, Writer
-from rosbags.rosbag2.metadata import Qos
 from rosbags.rosbag2.storage_mcap import McapWriter
 from rosbags.typesys.store import Typestore
 
@@ -30,7 +30,7 @@ class BagRecorder:
                 topic, msgtype, typestore=self._typestore, offered_qos_profiles=qos
             )
 
-    def write(self, topic: str, timestamp_ns: int, cdr: bytes) -> None:
+    def write(self, topic: str, timestamp_ns: int, cdr: bytes | memoryview) -> None:
         """Append one serialized message of a declared topic."""
         self._writer.write(self._connections[topic], timestamp_ns, cdr)  # type: ignore[arg-type]
         self.messages_written += 1

@@ -22,7 +22,9 @@ from aerialdojo.protocols import protocol
 from aerialdojo.report.html import REPORT_HTML, render_report_html
 from aerialdojo.report.maps import (
     FAILURES_PNG,
+    MAPS_DIR,
     SceneryLookup,
+    map_file,
     suite_scenery,
     write_contact_sheet,
     write_episode_maps,
@@ -217,6 +219,7 @@ def write_run(
     bag_bytes: Mapping[str, int] | None = None,
     transcripts_dir: Path | None = None,
     suite: Path | None = None,
+    maps_drawn: bool = False,
 ) -> None:
     """Write every file of a run into ``run_dir`` in one pass: when anything was scored,
     the plots, a top-down map per episode and a contact sheet of the failures,
@@ -234,6 +237,10 @@ def write_run(
             ``metrics.json``'s ``"run"``; None, missing or empty: no model agent ran.
         suite: the suite the episodes came from, for the maps' reference paths and scene
             overviews; None: maps of the paths alone.
+        maps_drawn: the episodes' maps are already in ``run_dir/maps`` (a sharded run's
+            workers drew them): the report names the folder rather than every map, and its
+            contact sheet shows the first ``CONTACT_SHEET_MAX`` failures, so that a run of
+            any size is reported in seconds.
 
     Raises:
         ConfigError: an unreadable transcript.
@@ -257,7 +264,11 @@ def write_run(
         if usage:
             sections.append(usage_section(usage))
             context["model_usage"] = usage
-        sections.append(_maps_section(run_dir, result, _scenery(suite, notes)))
+        sections.append(
+            _drawn_maps_section(run_dir, result)
+            if maps_drawn
+            else _maps_section(run_dir, result, _scenery(suite, notes))
+        )
         if bag_bytes:
             sections.append(_bag_section(bag_bytes))
         write_metrics_json(metrics, run_dir / METRICS_JSON, context)
@@ -314,15 +325,7 @@ def _maps_section(run_dir: Path, result: RunResult, scenery: SceneryLookup | Non
         for trace, name in zip(traces, maps, strict=True)
         if scores[trace.episode_id].values.get(key) != 1.0
     ]
-    parts = ["## Trajectory maps"]
-    if failed:
-        write_contact_sheet(run_dir, failed, run_dir / FAILURES_PNG)
-        parts.append(
-            f"The {len(failed)} failed episode(s) at a glance (not successful by "
-            f"{key}):\n\n![failures]({FAILURES_PNG})"
-        )
-    else:
-        parts.append("Every scored episode succeeded.")
+    parts = ["## Trajectory maps", _failures_part(run_dir, failed, key)]
     parts.append(
         "Each episode from above: start (triangle), target (star) and its success radius, "
         "reference path (dashed), executed path coloured by time, the Stop (square) or "
@@ -332,6 +335,46 @@ def _maps_section(run_dir: Path, result: RunResult, scenery: SceneryLookup | Non
         )
     )
     return "\n\n".join(parts)
+
+
+#: Failures on the contact sheet of a run whose maps were drawn beforehand.
+CONTACT_SHEET_MAX = 48
+
+
+def _drawn_maps_section(run_dir: Path, result: RunResult) -> str:
+    metrics = result.metrics
+    assert metrics is not None
+    key = success_key(metrics)
+    failed = [
+        map_file(score.episode_id)
+        for score in metrics.episodes
+        if score.values.get(key) != 1.0 and (run_dir / map_file(score.episode_id)).is_file()
+    ]
+    parts = ["## Trajectory maps", _failures_part(run_dir, failed, key, CONTACT_SHEET_MAX)]
+    parts.append(
+        f"Each episode from above, as its worker drew it: `{MAPS_DIR}/<episode id>.png` "
+        "(start, target and its success radius, reference path, executed path, the Stop or "
+        "collision)."
+    )
+    return "\n\n".join(parts)
+
+
+def _failures_part(run_dir: Path, failed: list[str], key: str, limit: int | None = None) -> str:
+    """The contact sheet of the failed episodes' maps (the first ``limit`` of them), or that
+    none failed."""
+    if not failed:
+        return "Every scored episode succeeded."
+    shown = failed[:limit]
+    write_contact_sheet(run_dir, shown, run_dir / FAILURES_PNG)
+    count = (
+        f"The {len(failed)}"
+        if len(shown) == len(failed)
+        else f"The first {len(shown)} of {len(failed)}"
+    )
+    return (
+        f"{count} failed episode(s) at a glance (not successful by {key}):\n\n"
+        f"![failures]({FAILURES_PNG})"
+    )
 
 
 def _agents_section(agents: Sequence[AgentRecord]) -> str:

@@ -9,7 +9,8 @@ suite is the same file whatever the number of workers.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -99,18 +100,7 @@ def _run_on_ray(
     import ray  # noqa: PLC0415  (only sharded runs pay for importing Ray)
     from ray.util.queue import Queue  # noqa: PLC0415
 
-    started_here = not ray.is_initialized()
-    if started_here:
-        local = ray_address is None
-        ray.init(
-            address=ray_address,
-            num_cpus=workers if local else None,
-            object_store_memory=LOCAL_OBJECT_STORE_BYTES if local else None,
-            include_dashboard=False,
-            log_to_driver=False,
-            logging_level=logging.WARNING,
-        )
-    try:
+    with ray_session(workers, ray_address):
         queue = Queue()
         remote: Any = ray.remote(num_cpus=1)(_on_ray_worker)
         references = [remote.remote(function, job, queue) for job in jobs]
@@ -123,6 +113,27 @@ def _run_on_ray(
             sink(queue.get())
         results: list[ResultT] = ray.get(references)
         return results
+
+
+@contextmanager
+def ray_session(workers: int, ray_address: str | None) -> Iterator[None]:
+    """Ray for the block: a local instance with ``workers`` CPUs, or the cluster at
+    ``ray_address``; one already initialised in this process is used and left running."""
+    import ray  # noqa: PLC0415
+
+    started_here = not ray.is_initialized()
+    if started_here:
+        local = ray_address is None
+        ray.init(
+            address=ray_address,
+            num_cpus=workers if local else None,
+            object_store_memory=LOCAL_OBJECT_STORE_BYTES if local else None,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level=logging.WARNING,
+        )
+    try:
+        yield
     finally:
         if started_here:
             ray.shutdown()

@@ -1,0 +1,204 @@
+"""Benchmark: sharded evaluation with 2 workers against 1 worker, and the merge of a
+benchmark-sized run's episode records.
+
+1. Merge. ``--records`` synthetic AerialDojo episode records (200,000 by default: about
+   AerialDojo-200K) are written into a run directory as a sharded run's workers write them
+   (``episodes/<id>/episode.json``, each a 31-position trace). Timed on them:
+     baseline: reading and JSON-parsing every record file (the least any merge must do);
+     value:    ``scale.records.merged_result`` (read, rebuild and check every trace, score,
+               aggregate under the paper's map-family rule) and writing ``metrics.json`` and
+               ``run_status.json``.
+   Printed as ``RESULT scale_merge_records_s``. The full report on top (plots with the
+   radius sweep re-scoring every episode at each radius, Markdown tables, report.html) is
+   timed on ``--report-records`` of them and printed as a figure of its own.
+2. Episodes per minute. The same suite (``config/eval.yaml``: the colour-seeking baseline;
+   the first ``--episodes`` of the whole ``aerialdojo_mini`` suite at ``--size`` pixels)
+   runs through ``aerialdojo eval --workers 1`` (one graph in the CLI's process) and then
+   ``--workers 2`` (two graphs on a local Ray instance), each into a fresh run directory;
+   episodes per minute of wall time, command start to merged report, Ray start-up included.
+   The two merged ``metrics.json`` must be byte-identical; the script stops if they are not.
+
+Usage:
+    tools/run.sh python benchmarks/scale.py [--episodes 16] [--size 128] [--records 200000]
+        [--report-records 5000] [--skip-merge] [--skip-eval]
+
+The machine's load average is printed with the figures: on a shared 2-core machine other
+processes take cores from the workers. Last line:
+``RESULT scale_episodes_per_min_2w value=<2 workers> baseline=<1 worker> ratio=<v/b>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from aerialdojo.events import AgentRecord
+from aerialdojo.metrics.jsonl import trace_to_record
+from aerialdojo.metrics.trace import EpisodeTrace
+from aerialdojo.report.markdown import write_metrics_json
+from aerialdojo.report.run import STATUS_JSON, write_run
+from aerialdojo.scale.records import (
+    EPISODES_DIR,
+    RECORD_FILE,
+    RECORD_FORMAT,
+    merged_result,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+FAMILIES = ("urban", "natural", "infrastructure", "disaster")
+
+
+def _load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
+
+
+def _synthetic_records(run_dir: Path, count: int) -> list[str]:
+    """``count`` episode records over 42 scenes in four families, as workers write them."""
+    agents = [
+        AgentRecord(agent="uav", policy="colour_seeker", privileged=False, description="").to_dict()
+    ]
+    ids = []
+    for index in range(count):
+        scene = f"Scene{index % 42}_{index % 2}"
+        steps = 20 + index % 30
+        path = [(0.0, 0.0, 5.0)] + [(1.5 * s, 0.1 * (index % 7), 5.0) for s in range(1, steps + 1)]
+        episode_id = f"{scene}-base-{index:06d}-sem"
+        trace = EpisodeTrace(
+            episode_id=episode_id,
+            benchmark="aerialdojo",
+            scene=scene,
+            family=FAMILIES[index % 42 % 4],
+            setting="base",
+            split="test",
+            positions=path,
+            stop_called=index % 3 != 0,
+            collided=False,
+            collision_step=None,
+            steps_used=steps + (index % 3 != 0),
+            action_budget=90,
+            target=(1.5 * steps + index % 5, 0.0, 5.0),
+            reference_length_m=1.5 * steps,
+            termination="stopped" if index % 3 else "budget_exhausted",
+        )
+        directory = run_dir / EPISODES_DIR / episode_id
+        directory.mkdir(parents=True)
+        document = {
+            "format": RECORD_FORMAT,
+            "episode_id": episode_id,
+            "graph": f"g{index // 20:05d}",
+            "agents": agents,
+            "trace": trace_to_record(trace),
+        }
+        (directory / RECORD_FILE).write_text(json.dumps(document), encoding="utf-8")
+        ids.append(episode_id)
+    return ids
+
+
+def bench_merge(work: Path, count: int, report_count: int) -> float:
+    """Seconds to merge ``count`` records; prints the figures and the RESULT line."""
+    run_dir = work / "merge"
+    started = time.perf_counter()
+    selection = _synthetic_records(run_dir, count)
+    print(f"wrote {count} records in {time.perf_counter() - started:.1f} s")
+
+    started = time.perf_counter()
+    for episode_id in selection:
+        json.loads((run_dir / EPISODES_DIR / episode_id / RECORD_FILE).read_bytes())
+    baseline = time.perf_counter() - started
+
+    started = time.perf_counter()
+    result = merged_result(run_dir, selection, {}, None, finished=True)
+    assert result.metrics is not None and result.complete
+    write_metrics_json(result.metrics, run_dir / "metrics.json")
+    (run_dir / STATUS_JSON).write_text(json.dumps(result.status(), indent=2, sort_keys=True))
+    value = time.perf_counter() - started
+    print(
+        f"merge of {count} records: {value:.1f} s; reading them alone {baseline:.1f} s ({_load()})"
+    )
+
+    subset = selection[:report_count]
+    started = time.perf_counter()
+    partial = merged_result(run_dir, subset, {}, None, finished=True)
+    write_run(work / "report", partial, maps_drawn=True)
+    report_s = time.perf_counter() - started
+    print(f"full merged report of {len(subset)} records (plots, tables, HTML): {report_s:.1f} s")
+    print(f"RESULT scale_merge_records_s value={value:.2f} baseline={baseline:.2f} "
+          f"ratio={value / baseline:.2f}")  # fmt: skip
+    return value
+
+
+def _eval(config: Path, output: Path, workers: int) -> float:
+    """Wall seconds of one sharded run, command start to merged report."""
+    command = [
+        sys.executable, "-m", "aerialdojo.cli", "eval", "--config", str(config),
+        "--workers", str(workers), "--output", str(output), "--run-id", "bench",
+    ]  # fmt: skip
+    started = time.perf_counter()
+    run = subprocess.run(command, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - started
+    if run.returncode != 0:
+        sys.exit(f"aerialdojo eval --workers {workers} failed ({run.returncode}):\n{run.stderr}")
+    return elapsed
+
+
+def bench_eval(work: Path, episodes: int, size: int) -> None:
+    """Episodes per minute with 1 and 2 workers; prints the figures and the RESULT line."""
+    config = yaml.safe_load((REPO / "config" / "eval.yaml").read_text())
+    config["sim_bridge"]["ros__parameters"].update(image_width=size, image_height=size)
+    # The default selection has 6 episodes; the whole suite has 96.
+    config["task_manager"]["ros__parameters"].update(filter="all", max_episodes=episodes)
+    path = work / "eval.yaml"
+    path.write_text(yaml.safe_dump(config))
+    rates = {}
+    for workers in (1, 2):
+        print(f"{workers} worker(s), before: {_load()}")
+        seconds = _eval(path, work / f"runs{workers}", workers)
+        status = json.loads((work / f"runs{workers}" / "bench" / STATUS_JSON).read_text())
+        if len(status["scored"]) != episodes:
+            sys.exit(f"{workers} worker(s) scored {len(status['scored'])} of {episodes} episodes")
+        rates[workers] = episodes / seconds * 60.0
+        print(
+            f"{workers} worker(s): {episodes} episodes in {seconds:.1f} s = "
+            f"{rates[workers]:.2f} episodes/min; after: {_load()}"
+        )
+    one, two = (work / f"runs{w}" / "bench" / "metrics.json" for w in (1, 2))
+    if one.read_bytes() != two.read_bytes():
+        sys.exit(f"the merged metrics differ: {one} {two}")
+    print("merged metrics.json of 1 and 2 workers: byte-identical")
+    print(
+        f"RESULT scale_episodes_per_min_2w value={rates[2]:.2f} baseline={rates[1]:.2f} "
+        f"ratio={rates[2] / rates[1]:.2f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=16)
+    parser.add_argument("--size", type=int, default=128, help="image side, pixels")
+    parser.add_argument("--records", type=int, default=200_000)
+    parser.add_argument("--report-records", type=int, default=5000)
+    parser.add_argument("--skip-merge", action="store_true")
+    parser.add_argument("--skip-eval", action="store_true")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="aerialdojo-scale-"))
+    try:
+        if not args.skip_merge:
+            bench_merge(work, args.records, args.report_records)
+        if not args.skip_eval:
+            bench_eval(work, args.episodes, args.size)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+"""A listener that reports every episode ending of a graph to a callback (a sharded run's
+worker reports them to the run's progress display)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from aerialdojo_interfaces.msg import EpisodeEvent
+
+from aerialdojo.nodes.background import BackgroundNode
+from aerialdojo.nodes.qos import EVENTS_QOS
+
+_ENDINGS = {
+    EpisodeEvent.STOPPED: "stopped",
+    EpisodeEvent.COLLIDED: "collided",
+    EpisodeEvent.BUDGET_EXHAUSTED: "budget exhausted",
+    EpisodeEvent.INFRA_FAILURE: "infrastructure failure",
+}
+
+
+class EpisodeEndings:
+    """Calls ``on_ending(episode_id, ending, scored)`` from a background thread whenever an
+    attempt ends in the graph of this process's ``ROS_DOMAIN_ID``; ``scored`` is False for
+    an infrastructure failure."""
+
+    def __init__(self, on_ending: Callable[[str, str, bool], None]) -> None:
+        self._on_ending = on_ending
+        self._background = BackgroundNode("aerialdojo_shard_listener")
+        self._background.node.create_subscription(
+            EpisodeEvent, "/aerialdojo/episode_events", self._on_event, EVENTS_QOS
+        )
+        self._background.start()
+
+    def _on_event(self, event: EpisodeEvent) -> None:
+        ending = _ENDINGS.get(event.kind)
+        if ending is not None:
+            self._on_ending(event.episode_id, ending, event.kind != EpisodeEvent.INFRA_FAILURE)
+
+    def close(self) -> None:
+        """Leave the graph."""
+        self._background.close()

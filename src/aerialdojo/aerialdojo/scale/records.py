@@ -1,0 +1,202 @@
+"""The run directory of a sharded evaluation, and the merge of its episode records into
+one report; ROS-free.
+
+Layout under ``<output_dir>/<run_id>/``:
+
+- ``episodes/<episode_id>/episode.json``: the episode's result record, written last (by a
+  rename) once its bag is closed; its presence is what makes the episode finished.
+- ``episodes/<episode_id>/bag/``: the episode's own bag (``aerialdojo evaluate-bag`` over all
+  of them gives the merged metrics).
+- ``graphs/<graph>/``: each worker graph's logs and parameter files.
+- ``config.yaml``, and the merged report (``metrics.json``, ``report.md``,
+  ``run_status.json``...), rewritten by every invocation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aerialdojo.agents.vlm.transcript import IMAGES_DIR, TRANSCRIPTS_DIR
+from aerialdojo.errors import ConfigError
+from aerialdojo.events import AgentRecord
+from aerialdojo.metrics.aggregate import ExcludedEpisode
+from aerialdojo.metrics.jsonl import record_to_trace, trace_to_record
+from aerialdojo.metrics.scoring import score_run
+from aerialdojo.metrics.trace import EpisodeTrace
+from aerialdojo.report.run import RunResult
+
+EPISODES_DIR = "episodes"
+GRAPHS_DIR = "graphs"
+RECORD_FILE = "episode.json"
+EPISODE_BAG = "bag"
+RECORD_FORMAT = "aerialdojo-episode-record/1"
+
+
+@dataclass(frozen=True, kw_only=True)
+class EpisodeRecord:
+    """The result of one finished episode, as a worker wrote it.
+
+    Attributes:
+        trace: the scored episode (its last attempt).
+        agents: who acted for each agent in the graph that ran it.
+        graph: the worker graph that ran it (its logs are under ``graphs/<graph>``).
+    """
+
+    trace: EpisodeTrace
+    agents: tuple[AgentRecord, ...]
+    graph: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": RECORD_FORMAT,
+            "episode_id": self.trace.episode_id,
+            "graph": self.graph,
+            "agents": [agent.to_dict() for agent in self.agents],
+            "trace": trace_to_record(self.trace),
+        }
+
+
+def episode_dir(run_dir: Path, episode_id: str) -> Path:
+    """Where one episode's record and bag live."""
+    return run_dir / EPISODES_DIR / episode_id
+
+
+def write_record(run_dir: Path, record: EpisodeRecord) -> Path:
+    """Write ``record`` atomically (a reader sees the whole file or none), after its bag.
+
+    Returns:
+        The record file.
+    """
+    directory = episode_dir(run_dir, record.trace.episode_id)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / RECORD_FILE
+    partial = directory / f".{RECORD_FILE}.{os.getpid()}"
+    partial.write_text(json.dumps(record.to_dict(), allow_nan=False), encoding="utf-8")
+    partial.replace(path)
+    return path
+
+
+def read_record(path: Path) -> EpisodeRecord:
+    """Read one record file.
+
+    Raises:
+        ConfigError: unreadable, or not an episode record.
+    """
+    try:
+        document = json.loads(path.read_bytes())
+    except (OSError, ValueError) as error:
+        raise ConfigError(f"{path}: not a readable episode record: {error}") from error
+    if not isinstance(document, dict) or document.get("format") != RECORD_FORMAT:
+        raise ConfigError(f"{path}: not an episode record (format {RECORD_FORMAT} expected)")
+    return EpisodeRecord(
+        trace=record_to_trace(document["trace"]),
+        agents=tuple(AgentRecord(**agent) for agent in document["agents"]),
+        graph=str(document["graph"]),
+    )
+
+
+def finished_episodes(run_dir: Path, selection: Sequence[str]) -> list[str]:
+    """The selected episodes whose record exists, in selection order."""
+    return [e for e in selection if (episode_dir(run_dir, e) / RECORD_FILE).is_file()]
+
+
+def merged_result(
+    run_dir: Path,
+    selection: Sequence[str],
+    excluded: Mapping[str, ExcludedEpisode],
+    radii: Sequence[float] | None,
+    *,
+    finished: bool,
+) -> RunResult:
+    """The run as one: every selected episode scored (its record), excluded (``excluded``,
+    what this invocation lost) or not started; independent of which worker ran what and in
+    which order (traces are taken in episode id order).
+
+    Args:
+        run_dir: the run directory.
+        selection: the run's selected episodes, in order.
+        excluded: episodes this invocation lost to infrastructure failures, by id.
+        radii: success radii; None for the benchmark's.
+        finished: the invocation ran to its end (not interrupted).
+
+    Raises:
+        ConfigError: a damaged record; MetricsError: records of mixed benchmarks.
+    """
+    records = [
+        read_record(episode_dir(run_dir, e) / RECORD_FILE)
+        for e in sorted(finished_episodes(run_dir, selection))
+    ]
+    scored = {record.trace.episode_id for record in records}
+    lost = tuple(excluded[e] for e in sorted(excluded) if e not in scored)
+    accounted = scored | {entry.episode_id for entry in lost}
+    agents: dict[str, AgentRecord] = {}
+    for record in records:
+        agents.update((agent.agent, agent) for agent in record.agents)
+    traces = tuple(record.trace for record in records)
+    return RunResult(
+        metrics=score_run(traces, radii, lost) if traces else None,
+        finished=finished,
+        excluded=lost,
+        traces=traces,
+        not_started=tuple(e for e in selection if e not in accounted),
+        selected=tuple(selection),
+        agents=tuple(agents[name] for name in sorted(agents)),
+    )
+
+
+def merge_transcripts(run_dir: Path, episode_ids: Sequence[str]) -> Path | None:
+    """Gather the model transcripts of the scored ``episode_ids`` from the worker graphs
+    (each writes its own, ``graphs/<graph>/transcripts``) into ``run_dir/transcripts``: per
+    agent, the first session line, then each episode's lines from the graph whose record it
+    is, in episode id order; images by content hash, once.
+
+    Returns:
+        The merged directory; None when no graph wrote a transcript (no model agent).
+
+    Raises:
+        ConfigError: an unreadable record or transcript line.
+    """
+    sources = sorted((run_dir / GRAPHS_DIR).glob(f"*/{TRANSCRIPTS_DIR}"))
+    if not sources:
+        return None
+    graph_of = {
+        e: read_record(episode_dir(run_dir, e) / RECORD_FILE).graph
+        for e in finished_episodes(run_dir, episode_ids)
+    }
+    merged = run_dir / TRANSCRIPTS_DIR
+    sessions: dict[str, str] = {}
+    episodes: dict[str, dict[str, list[str]]] = {}
+    for source in sources:
+        graph = source.parent.name
+        for path in sorted(source.glob("*.jsonl")):
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                try:
+                    record = json.loads(line)
+                except ValueError as error:
+                    raise ConfigError(
+                        f"{path}:{number}: not a transcript record: {error}"
+                    ) from error
+                if record.get("type") == "session":
+                    sessions.setdefault(path.stem, line)
+                elif graph_of.get(str(record.get("episode_id"))) == graph:
+                    of_agent = episodes.setdefault(path.stem, {})
+                    of_agent.setdefault(str(record["episode_id"]), []).append(line)
+        images = source / IMAGES_DIR
+        if images.is_dir():
+            (merged / IMAGES_DIR).mkdir(parents=True, exist_ok=True)
+            for image in images.iterdir():
+                if not (merged / IMAGES_DIR / image.name).exists():
+                    shutil.copyfile(image, merged / IMAGES_DIR / image.name)
+    merged.mkdir(exist_ok=True)
+    for agent in sorted(set(sessions) | set(episodes)):
+        lines = [sessions[agent]] if agent in sessions else []
+        by_episode = episodes.get(agent, {})
+        lines += [line for episode in sorted(by_episode) for line in by_episode[episode]]
+        (merged / f"{agent}.jsonl").write_text("".join(f"{line}\n" for line in lines))
+    return merged

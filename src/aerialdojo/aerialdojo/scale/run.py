@@ -1,0 +1,346 @@
+"""``aerialdojo eval --workers N``: the run's unfinished episodes in batches, each batch a
+worker graph (``scale.worker``), in this process or as Ray tasks on local cores or a
+cluster; then the merged report of every finished episode.
+
+Re-running the same command (same ``--run-id``) skips finished episodes; a batch whose
+worker dies comes back as infrastructure failures to rerun, never as agent failures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from aerialdojo.cli import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_INTERRUPTED, RUN_CONFIG
+from aerialdojo.errors import ConfigError
+from aerialdojo.graph import config_of, default_run_id
+from aerialdojo.metrics.aggregate import ExcludedEpisode
+from aerialdojo.scale.records import finished_episodes, merge_transcripts, merged_result
+from aerialdojo.scale.worker import EndingSink, GraphJob, JobOutcome, run_job
+from aerialdojo.tasks.shards import ray_session
+
+if TYPE_CHECKING:
+    from aerialdojo.graph import NodeSpec
+
+#: The most episodes one worker graph runs: a graph costs seconds to start, and a worker
+#: that dies loses the batch it was running.
+MAX_EPISODES_PER_GRAPH = 20
+#: How the run was sharded, saved so that ``aerialdojo rerun`` resumes it the same way.
+SHARDING_FILE = "sharding.json"
+_POLL_S = 0.25
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkerResources:
+    """What Ray reserves for each worker graph (``--worker-resources CPU=1,GPU=1``).
+
+    Attributes:
+        cpus: CPUs per worker.
+        gpus: GPUs per worker (e.g. one per simulator server).
+        custom: other Ray resources by name (e.g. ``sim_server=1`` on the hosts that have one).
+    """
+
+    cpus: float = 1.0
+    gpus: float = 0.0
+    custom: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, text: str) -> WorkerResources:
+        """Read ``NAME=AMOUNT,...`` (CPU and GPU, or any Ray custom resource).
+
+        Raises:
+            ConfigError: a malformed item or an amount that is not a non-negative number.
+        """
+        amounts: dict[str, float] = {}
+        for item in filter(None, (part.strip() for part in text.split(","))):
+            name, equals, amount = item.partition("=")
+            try:
+                value = float(amount)
+            except ValueError:
+                value = -1.0
+            if not equals or not name.strip() or not math.isfinite(value) or value < 0:
+                raise ConfigError(
+                    f"--worker-resources: {item!r} is not NAME=AMOUNT with a non-negative amount"
+                )
+            amounts[name.strip()] = value
+        return cls(cpus=amounts.pop("CPU", 1.0), gpus=amounts.pop("GPU", 0.0), custom=amounts)
+
+    def ray_options(self) -> dict[str, Any]:
+        """Options of a Ray task that reserves these."""
+        return {"num_cpus": self.cpus, "num_gpus": self.gpus, "resources": dict(self.custom)}
+
+    def to_text(self) -> str:
+        """The ``--worker-resources`` text that parses back into these."""
+        amounts = {"CPU": self.cpus, "GPU": self.gpus, **self.custom}
+        return ",".join(f"{name}={amount:g}" for name, amount in amounts.items())
+
+
+def plan_jobs(
+    run_dir: Path, pending: Sequence[str], workers: int, timeout_s: float
+) -> list[GraphJob]:
+    """Contiguous batches of ``pending``, enough for every worker, none over
+    ``MAX_EPISODES_PER_GRAPH``; named uniquely across invocations."""
+    size = max(1, min(MAX_EPISODES_PER_GRAPH, math.ceil(len(pending) / workers)))
+    stamp = f"{default_run_id()}-{os.getpid()}"  # two invocations never share a name
+    return [
+        GraphJob(
+            run_dir=run_dir,
+            graph=f"{stamp}-{start // size:05d}",
+            episode_ids=tuple(pending[start : start + size]),
+            timeout_s=timeout_s,
+        )
+        for start in range(0, len(pending), size)
+    ]
+
+
+def run_sharded_command(specs: list[NodeSpec], args: argparse.Namespace) -> int:
+    """``aerialdojo eval --workers N [--ray-address ADDR] [--worker-resources ...]``.
+
+    Raises:
+        ConfigError: an option a sharded run cannot take, or a bad one.
+    """
+    if args.live:
+        raise ConfigError("--live watches one graph; a sharded run has one per worker")
+    return run_sharded(
+        specs,
+        run_selection(specs),
+        workers=args.workers or 1,
+        ray_address=args.ray_address,
+        resources=WorkerResources.parse(args.worker_resources),
+        timeout_s=args.timeout,
+    )
+
+
+def resume_sharded(run_dir: Path, *, dry_run: bool, timeout_s: float) -> int:
+    """``aerialdojo rerun`` of a sharded run: its unfinished episodes, sharded as before.
+
+    Raises:
+        ConfigError: an unreadable sharding file or config.
+    """
+    from aerialdojo.graph import run_specs  # noqa: PLC0415
+
+    try:
+        sharding = json.loads((run_dir / SHARDING_FILE).read_text(encoding="utf-8"))
+        workers, address = int(sharding["workers"]), sharding["ray_address"]
+        resources = WorkerResources.parse(str(sharding["resources"]))
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ConfigError(f"{run_dir / SHARDING_FILE}: not a readable sharding: {error}") from error
+    specs = run_specs(run_dir / RUN_CONFIG, run_id=run_dir.name, output_dir=str(run_dir.parent))
+    selection = run_selection(specs)
+    missing = [e for e in selection if e not in set(finished_episodes(run_dir, selection))]
+    if not missing:
+        print(f"{run_dir}: complete, every selected episode was scored; nothing to rerun")
+        return 0
+    print(f"rerunning {len(missing)} episode(s): {', '.join(missing)}")
+    if dry_run:
+        return 0
+    return run_sharded(
+        specs,
+        selection,
+        workers=workers,
+        ray_address=address,
+        resources=resources,
+        timeout_s=timeout_s,
+    )
+
+
+def run_selection(specs: Sequence[NodeSpec]) -> list[str]:
+    """The episodes the run's task manager selects, in order."""
+    from aerialdojo.graph import selected_episodes  # noqa: PLC0415
+    from aerialdojo.protocols import load_suite  # noqa: PLC0415
+    from aerialdojo.tasks.suite import resolve_suite  # noqa: PLC0415
+
+    task_manager = next(spec for spec in specs if spec.name == "task_manager").parameters
+    _, suite = load_suite(resolve_suite(str(task_manager["suite"])))
+    return selected_episodes(suite, task_manager)
+
+
+def run_sharded(
+    specs: list[NodeSpec],
+    selection: Sequence[str],
+    *,
+    workers: int,
+    ray_address: str | None = None,
+    resources: WorkerResources | None = None,
+    timeout_s: float = 3600.0,
+) -> int:
+    """Run the unfinished episodes of ``selection`` on ``workers`` worker graphs at a time,
+    then write the merged report; the exit status is ``aerialdojo eval``'s.
+
+    Args:
+        specs: the run's node specs (``graph.run_specs``); its evaluator names the run
+            directory.
+        selection: the run's selected episodes.
+        workers: worker graphs at once: 1 runs them in this process; more start a local
+            Ray instance with that many CPUs, or use the cluster at ``ray_address``.
+        ray_address: a Ray cluster (``auto`` or ``host:port``).
+        resources: what each worker reserves on Ray.
+        timeout_s: per worker graph.
+
+    Raises:
+        ConfigError: a bad option, or a run directory that holds a run of another config.
+    """
+    from rich.console import Console  # noqa: PLC0415
+
+    from aerialdojo.report.run import write_run  # noqa: PLC0415
+    from aerialdojo.runner import remove_dead_segments, shm_segments  # noqa: PLC0415
+    from aerialdojo.scale.progress import RunProgress  # noqa: PLC0415
+
+    if workers < 1:
+        raise ConfigError(f"--workers {workers}: must be positive")
+    resources = resources or WorkerResources()
+    evaluator = next(spec for spec in specs if spec.name == "evaluator").parameters
+    run_dir = Path(str(evaluator["output_dir"])) / str(evaluator["run_id"])
+    _prepare_run_dir(run_dir, specs, workers, ray_address, resources)
+    finished = finished_episodes(run_dir, selection)
+    done = set(finished)
+    pending = [e for e in selection if e not in done]
+    jobs = plan_jobs(run_dir, pending, workers, timeout_s)
+    console = Console(stderr=True)
+    excluded: dict[str, ExcludedEpisode] = {}
+    interrupted = False
+    segments_before = shm_segments()
+    with RunProgress(console, len(selection), len(finished), workers) as progress:
+
+        def on_outcome(outcome: JobOutcome, lost_reason: str | None) -> None:
+            excluded.update((entry.episode_id, entry) for entry in outcome.excluded)
+            if lost_reason is not None:
+                progress.job_lost(outcome, lost_reason)
+
+        try:
+            if workers == 1 and ray_address is None:
+                for job in jobs:
+                    on_outcome(run_job(job, progress.ending), None)
+            else:
+                _run_on_ray(
+                    jobs,
+                    workers=workers,
+                    ray_address=ray_address,
+                    resources=resources,
+                    sink=progress.ending,
+                    on_outcome=on_outcome,
+                )
+        except KeyboardInterrupt:
+            interrupted = True
+            console.print("interrupted: the finished episodes are kept; run again to go on")
+        finally:
+            # A local worker that died could not remove its graph's shared memory.
+            remove_dead_segments(segments_before)
+    radii = [float(r) for r in evaluator.get("success_radii_m") or []] or None  # type: ignore[union-attr]
+    result = merged_result(run_dir, selection, excluded, radii, finished=not interrupted)
+    suite = str(evaluator.get("suite", ""))
+    write_run(
+        run_dir,
+        result,
+        transcripts_dir=merge_transcripts(run_dir, selection),
+        suite=Path(suite) if suite else None,
+        maps_drawn=True,
+    )
+    print(result.summary_table)
+    print(result.accounting)
+    print(f"report: {run_dir / 'report.md'}\nepisode bags: {run_dir / 'episodes'}/*/bag")
+    if interrupted:
+        return EXIT_INTERRUPTED
+    if result.metrics is None:
+        return EXIT_FAILED
+    return 0 if result.complete else EXIT_INCOMPLETE
+
+
+def _prepare_run_dir(
+    run_dir: Path,
+    specs: list[NodeSpec],
+    workers: int,
+    ray_address: str | None,
+    resources: WorkerResources,
+) -> None:
+    """Save the run's config and sharding; refuse a directory holding another config's run
+    (its episodes would be merged with this one's)."""
+    config = yaml.safe_dump(config_of(specs), sort_keys=False)
+    config_file = run_dir / RUN_CONFIG
+    if config_file.is_file() and config_file.read_text(encoding="utf-8") != config:
+        raise ConfigError(
+            f"{run_dir} holds a run of another config ({config_file}); resume it with its "
+            "own config or choose another --run-id"
+        )
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        config_file.write_text(config, encoding="utf-8")
+        sharding = {
+            "workers": workers,
+            "ray_address": ray_address,
+            "resources": resources.to_text(),
+        }
+        (run_dir / SHARDING_FILE).write_text(json.dumps(sharding, indent=2) + "\n")
+    except OSError as error:
+        raise ConfigError(
+            f"evaluator.output_dir: cannot create the run directory {run_dir}: "
+            f"{error.strerror or error}"
+        ) from error
+
+
+def _on_ray_worker(job: GraphJob, queue: Any) -> JobOutcome:
+    """Runs in a Ray worker: the job, its endings sent through ``queue``."""
+    return run_job(job, queue.put)
+
+
+def _run_on_ray(
+    jobs: Sequence[GraphJob],
+    *,
+    workers: int,
+    ray_address: str | None,
+    resources: WorkerResources,
+    sink: EndingSink,
+    on_outcome: Callable[[JobOutcome, str | None], None],
+) -> None:
+    """At most ``workers`` jobs at a time on Ray, where Ray places them; a job whose worker
+    dies (or that Ray cannot run) comes back with all its episodes excluded."""
+    import ray  # noqa: PLC0415  (only sharded runs pay for importing Ray)
+    from ray.util.queue import Queue  # noqa: PLC0415
+
+    running: dict[Any, GraphJob] = {}
+    with ray_session(workers, ray_address):
+        try:
+            queue = Queue()
+            # No retries by Ray: a lost batch is reported, and the next invocation reruns it.
+            remote: Any = ray.remote(_on_ray_worker).options(
+                max_retries=0, **resources.ray_options()
+            )
+            waiting = list(jobs)
+            while waiting or running:
+                while waiting and len(running) < workers:
+                    job = waiting.pop(0)
+                    running[remote.remote(job, queue)] = job
+                ready, _ = ray.wait(list(running), num_returns=1, timeout=_POLL_S)
+                while not queue.empty():
+                    sink(queue.get())
+                for reference in ready:
+                    job = running.pop(reference)
+                    try:
+                        on_outcome(ray.get(reference), None)
+                    except ray.exceptions.RayError as error:
+                        reason = _lost_reason(error)
+                        on_outcome(JobOutcome.lost(job, f"graph {job.graph}: {reason}"), reason)
+            while not queue.empty():
+                sink(queue.get())
+        except KeyboardInterrupt:
+            for reference in running:
+                ray.cancel(reference, force=True)
+            raise
+
+
+def _lost_reason(error: Exception) -> str:
+    """Why Ray returned no outcome for a job, in one line."""
+    import ray  # noqa: PLC0415
+
+    if isinstance(error, ray.exceptions.RayTaskError):
+        lines = str(error.cause if error.cause is not None else error).strip().splitlines()
+        return f"its worker failed: {lines[-1] if lines else type(error).__name__}"
+    return f"its worker died ({type(error).__name__})"

@@ -1,0 +1,227 @@
+"""One worker graph: a batch of episodes run by its own node graph (simulator backend
+included) in a DDS domain no other graph on the host uses, then cut into per-episode bags
+and records. Runs in the CLI's process or in a Ray worker."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from aerialdojo.agents.vlm.transcript import TRANSCRIPTS_DIR
+from aerialdojo.cli import RUN_CONFIG
+from aerialdojo.errors import AerialDojoError, ConfigError
+from aerialdojo.metrics.aggregate import ExcludedEpisode
+from aerialdojo.runner import PRIVATE_DOMAINS
+from aerialdojo.scale.records import (
+    EPISODE_BAG,
+    GRAPHS_DIR,
+    EpisodeRecord,
+    episode_dir,
+    write_record,
+)
+
+#: Written into a graph's directory when its worker starts: which process and domain.
+WORKER_FILE = "worker.json"
+#: Where workers on one host take their domains: an exclusive lock on ``<domain>.lock`` for
+#: the graph's life (the kernel drops it when the worker dies).
+DOMAIN_LOCKS = Path(tempfile.gettempdir()) / "aerialdojo-domains"
+
+
+@dataclass(frozen=True, kw_only=True)
+class GraphJob:
+    """A batch of episodes for one worker graph.
+
+    Attributes:
+        run_dir: the run directory (shared by every worker).
+        graph: the graph's name, unique in the run (its logs: ``graphs/<graph>``).
+        episode_ids: the episodes, in selection order.
+        timeout_s: the graph gives up after this long.
+    """
+
+    run_dir: Path
+    graph: str
+    episode_ids: tuple[str, ...]
+    timeout_s: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobOutcome:
+    """What became of a job's episodes.
+
+    Attributes:
+        graph: the job's graph.
+        scored: episodes whose record and bag are written.
+        excluded: the job's other episodes, with the reason (to rerun).
+    """
+
+    graph: str
+    scored: tuple[str, ...]
+    excluded: tuple[ExcludedEpisode, ...]
+
+    @classmethod
+    def lost(cls, job: GraphJob, reason: str) -> JobOutcome:
+        """Every episode of ``job`` excluded as an infrastructure failure."""
+        return cls(
+            graph=job.graph,
+            scored=(),
+            excluded=tuple(
+                ExcludedEpisode(episode_id=e, attempt=1, reason=reason) for e in job.episode_ids
+            ),
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class EpisodeEnding:
+    """An attempt that ended in a worker graph, for the progress display.
+
+    Attributes:
+        episode_id: the episode.
+        ending: how it ended (``stopped``, ``infrastructure failure``...).
+        scored: False for an infrastructure failure.
+    """
+
+    episode_id: str
+    ending: str
+    scored: bool
+
+
+#: Receives endings as they happen, in the CLI's process.
+EndingSink = Callable[[EpisodeEnding], None]
+
+
+@contextmanager
+def claimed_domain(locks: Path = DOMAIN_LOCKS) -> Iterator[int]:
+    """A ``ROS_DOMAIN_ID`` of ``PRIVATE_DOMAINS`` that no other worker on this host holds,
+    held until the block ends.
+
+    Raises:
+        ConfigError: every private domain is taken.
+    """
+    locks.mkdir(parents=True, exist_ok=True)
+    domains = list(PRIVATE_DOMAINS)
+    random.SystemRandom().shuffle(domains)  # two runs starting together rarely collide
+    for domain in domains:
+        descriptor = os.open(locks / f"{domain}.lock", os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(descriptor)
+            continue
+        try:
+            yield domain
+        finally:
+            os.close(descriptor)
+        return
+    raise ConfigError(
+        f"every private ROS domain ({PRIVATE_DOMAINS.start}-{PRIVATE_DOMAINS.stop - 1}) is "
+        f"taken on {socket.gethostname()}: fewer workers per host"
+    )
+
+
+def run_job(job: GraphJob, sink: EndingSink) -> JobOutcome:
+    """Run ``job``'s episodes in a graph of their own and write each scored episode's bag,
+    then its record; the rest are excluded with the reason (the run reruns them).
+
+    Raises:
+        KeyboardInterrupt: after stopping the graph.
+    """
+    from aerialdojo.graph import run_specs  # noqa: PLC0415
+    from aerialdojo.nodes.episode_endings import EpisodeEndings  # noqa: PLC0415
+    from aerialdojo.runner import (  # noqa: PLC0415
+        remove_dead_segments,
+        shm_segments,
+        start_graph,
+        stop_graph,
+        wait_for_graph,
+    )
+
+    graph_dir = job.run_dir / GRAPHS_DIR / job.graph
+    specs = run_specs(
+        job.run_dir / RUN_CONFIG,
+        run_id=job.graph,
+        output_dir=str(job.run_dir / GRAPHS_DIR),
+        episode_ids=job.episode_ids,
+    )
+    for spec in specs:
+        if "transcript_dir" in spec.parameters:
+            # Each graph writes its own model transcripts (two graphs appending to one file
+            # could interleave their lines); the merge gathers the scored episodes'.
+            spec.parameters["transcript_dir"] = str(graph_dir / TRANSCRIPTS_DIR)
+    with claimed_domain() as domain:
+        graph_dir.mkdir(parents=True, exist_ok=True)
+        (graph_dir / WORKER_FILE).write_text(
+            json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "domain": domain})
+        )
+        # The listener joins the graph's domain; so does everything this process starts.
+        os.environ["ROS_DOMAIN_ID"] = str(domain)
+        segments_before = shm_segments()
+        # A Ray worker runs tasks with SIGINT blocked, and children inherit the mask: the
+        # nodes would sit out the runner's SIGINT and its grace period. Unblocked while the
+        # graph lives, as in the CLI's process.
+        mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        listener = EpisodeEndings(
+            lambda e, ending, scored: sink(
+                EpisodeEnding(episode_id=e, ending=ending, scored=scored)
+            )
+        )
+        nodes = start_graph(specs, graph_dir, env=os.environ)
+        try:
+            outcome = wait_for_graph(nodes, job.timeout_s)
+        except KeyboardInterrupt:
+            stop_graph(nodes)
+            raise
+        finally:
+            listener.close()
+            remove_dead_segments(segments_before)
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    return _collect(job, graph_dir, outcome.message)
+
+
+def _collect(job: GraphJob, graph_dir: Path, graph_message: str) -> JobOutcome:
+    """Cut the graph's bag into per-episode bags, write the records, account for the rest."""
+    from aerialdojo.bags.replay import assemble_bags  # noqa: PLC0415
+    from aerialdojo.bags.typestore import aerialdojo_typestore  # noqa: PLC0415
+    from aerialdojo.report.maps import MAPS_DIR, map_file  # noqa: PLC0415
+    from aerialdojo.scale.split import split_bag  # noqa: PLC0415
+
+    bag = graph_dir / "bag"
+    if not (bag / "metadata.yaml").is_file():
+        return JobOutcome.lost(job, f"graph {job.graph} left no closed bag ({graph_message})")
+    try:
+        assembler = assemble_bags([bag]).assembler
+        traces = [t for t in assembler.traces if t.episode_id in job.episode_ids]
+        destinations = {}
+        for trace in traces:
+            destination = episode_dir(job.run_dir, trace.episode_id) / EPISODE_BAG
+            shutil.rmtree(destination, ignore_errors=True)  # a lost attempt's partial bag
+            destinations[trace.episode_id] = destination
+        split_bag(bag, destinations, aerialdojo_typestore())
+    except AerialDojoError as error:
+        return JobOutcome.lost(job, f"graph {job.graph}: {error}")
+    agents = tuple(assembler.agents[name] for name in sorted(assembler.agents))
+    for trace in traces:
+        # The graph's evaluator drew the episode's map; the merged report links it.
+        drawn = graph_dir / map_file(trace.episode_id)
+        if drawn.is_file():
+            (job.run_dir / MAPS_DIR).mkdir(exist_ok=True)
+            drawn.replace(job.run_dir / map_file(trace.episode_id))
+        write_record(job.run_dir, EpisodeRecord(trace=trace, agents=agents, graph=job.graph))
+    scored = {trace.episode_id for trace in traces}
+    # Episodes the graph never started stay out: the run lists them as not started.
+    lost = tuple(
+        ExcludedEpisode(episode_id=f.episode_id, attempt=f.attempt + 1, reason=f.reason)
+        for f in assembler.excluded()
+        if f.episode_id in job.episode_ids and f.episode_id not in scored
+    )
+    shutil.rmtree(bag)  # every scored episode is in its own bag now
+    return JobOutcome(graph=job.graph, scored=tuple(sorted(scored)), excluded=lost)
