@@ -187,21 +187,31 @@ def _pooled_value(scores: Sequence[EpisodeScore], key: str) -> float | None:
     return mean_or_none(score.values[key] for score in scores)
 
 
-def _map_family_equal_value(scores: Sequence[EpisodeScore], key: str) -> float | None:
-    """(1/F) sum_f (1/M_f) sum_m mean_{i in m} x_i over families and maps with support."""
-    family_means = (
-        mean_or_none(
-            _pooled_value(scene_scores, key)
-            for scene_scores in _grouped(family_scores, lambda s: s.scene).values()
-        )
+def _pooled_values(scores: Sequence[EpisodeScore], keys: Sequence[str]) -> dict[str, float | None]:
+    return {key: _pooled_value(scores, key) for key in keys}
+
+
+def _map_family_equal_values(
+    scores: Sequence[EpisodeScore], keys: Sequence[str]
+) -> dict[str, float | None]:
+    """(1/F) sum_f (1/M_f) sum_m mean_{i in m} x_i over families and maps with support, per
+    key; the episodes are grouped once for every key (a run of 200,000 has ~60 groups)."""
+    families = [
+        list(_grouped(family_scores, lambda s: s.scene).values())
         for family_scores in _grouped(scores, lambda s: s.family).values()
-    )
-    return mean_or_none(family_means)
+    ]
+    return {
+        key: mean_or_none(
+            mean_or_none(_pooled_value(scene_scores, key) for scene_scores in scenes)
+            for scenes in families
+        )
+        for key in keys
+    }
 
 
-_RULE_VALUE = {
-    RULE_MAP_FAMILY_EQUAL: _map_family_equal_value,
-    RULE_EPISODE_POOLED: _pooled_value,
+_RULE_VALUES = {
+    RULE_MAP_FAMILY_EQUAL: _map_family_equal_values,
+    RULE_EPISODE_POOLED: _pooled_values,
 }
 
 
@@ -224,8 +234,8 @@ def aggregate_group(
     Raises:
         MetricsError: unknown rule, or a score missing a metric.
     """
-    value_of = _RULE_VALUE.get(rule)
-    if value_of is None:
+    values_of = _RULE_VALUES.get(rule)
+    if values_of is None:
         raise MetricsError(f"aggregation rule {rule!r} is not one of {', '.join(RULES)}")
     for score in scores:
         missing = [spec.key for spec in specs if spec.key not in score.values]
@@ -233,7 +243,7 @@ def aggregate_group(
             raise MetricsError(f"episode {score.episode_id!r}: no value for {', '.join(missing)}")
     return GroupMetrics(
         episodes=len(scores),
-        values={spec.key: value_of(scores, spec.key) for spec in specs},
+        values=values_of(scores, [spec.key for spec in specs]),
         support={
             spec.key: sum(score.values[spec.key] is not None for score in scores) for spec in specs
         },

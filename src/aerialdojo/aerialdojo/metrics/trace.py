@@ -194,7 +194,7 @@ class EpisodeTrace:
             raise MetricsError(f"{where}: positions must be (N>=1, 3), got shape {rows.shape}")
         if not np.isfinite(rows).all():
             raise MetricsError(f"{where}: positions contain non-finite values")
-        object.__setattr__(self, "positions", tuple(tuple(map(float, row)) for row in rows))
+        object.__setattr__(self, "positions", tuple(map(tuple, rows.tolist())))
         object.__setattr__(self, "target", _point3(self.target, f"{where}: target"))
         bad = {
             name: value
