@@ -73,8 +73,8 @@ class _DefaultsShown(argparse.HelpFormatter):
 def _show_defaults(parser: argparse.ArgumentParser) -> None:
     """Give ``parser`` and every sub-command's parser the help that states defaults."""
     parser.formatter_class = _DefaultsShown
-    for action in parser._actions:  # noqa: SLF001 - argparse offers no public walk of sub-commands
-        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
             for sub in action.choices.values():
                 _show_defaults(sub)
 
@@ -358,10 +358,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
     # Every problem of the configuration at once, before anything is written or started.
     problems: list[str] = []
-    try:
-        overrides = parse_overrides(args.overrides)
-    except ConfigError as error:
-        problems, overrides = error.problems, {}
+    overrides = parse_overrides(args.overrides, problems=problems)
     run_id = args.run_id or default_run_id()
     try:
         specs = specs_of(run_id)
@@ -537,7 +534,9 @@ def _run_graph(
     run_dir = Path(str(evaluator["output_dir"])) / str(evaluator["run_id"])
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
-        header = f"# aerialdojo eval: {origin}; every parameter as the nodes ran\n" if origin else ""
+        header = (
+            f"# aerialdojo eval: {origin}; every parameter as the nodes ran\n" if origin else ""
+        )
         (run_dir / RUN_CONFIG).write_text(
             header + yaml.safe_dump(config_of(specs), sort_keys=False), encoding="utf-8"
         )

@@ -146,7 +146,7 @@ def _load(
             continue
         if node in config:
             config[node].update(checked)
-    if not problems:
+    if "sim_bridge" in config:
         where = f"{path} with the {source} overrides" if overrides else str(path)
         problems += _name_problems(config, where)
     return config, problems
@@ -323,33 +323,44 @@ def is_override(text: str) -> bool:
     return _OVERRIDE.fullmatch(text) is not None
 
 
-def parse_overrides(texts: Sequence[str], source: str = "command line") -> dict[str, dict[str, Any]]:
+def parse_overrides(
+    texts: Sequence[str], source: str = "command line", problems: list[str] | None = None
+) -> dict[str, dict[str, Any]]:
     """Parameter overrides from ``section.key=value`` words (hydra style).
 
     A value is read as YAML, as in the config file: ``policy=oracle`` is a string,
     ``success_radii_m=[3,5]`` a list, ``odometry=true`` a boolean.
 
+    Args:
+        texts: the words.
+        source: what to name in problems.
+        problems: where to append problems instead of raising them (the words that parse
+            are returned either way).
+
     Returns:
         node -> parameter -> value, for ``load_config``/``run_specs`` to validate.
 
     Raises:
-        ConfigError: a word not of that form or a value that is not YAML (all of them).
+        ConfigError: a word not of that form or a value that is not YAML (all of them),
+            unless ``problems`` collects them.
     """
     overrides: dict[str, dict[str, Any]] = {}
-    problems = []
+    found: list[str] = []
     for text in texts:
         match = _OVERRIDE.fullmatch(text)
         if match is None:
-            problems.append(f"{source}: {text!r} is not section.key=value (e.g. uav_agent.seed=3)")
+            found.append(f"{source}: {text!r} is not section.key=value (e.g. uav_agent.seed=3)")
             continue
         try:
             value = yaml.safe_load(match["value"]) if match["value"] else ""
         except yaml.YAMLError as error:
-            problems.append(f"{source}: {match['node']}.{match['name']}: not YAML: {error}")
+            found.append(f"{source}: {match['node']}.{match['name']}: not YAML: {error}")
             continue
         overrides.setdefault(match["node"], {})[match["name"]] = value
-    if problems:
-        raise ConfigError(*problems)
+    if problems is not None:
+        problems += found
+    elif found:
+        raise ConfigError(*found)
     return overrides
 
 
@@ -414,9 +425,7 @@ def run_specs(
     return node_specs(merged)
 
 
-def selection_problems(
-    config: Mapping[str, Mapping[str, ParamValue]], source: str
-) -> list[str]:
+def selection_problems(config: Mapping[str, Mapping[str, ParamValue]], source: str) -> list[str]:
     """Load the suite and select its episodes as the task manager will, so that a bad suite,
     a bad filter, an unknown or repeated episode id, or an episode needing an agent the bridge
     does not publish is named here, with file and field, rather than in a node's log.

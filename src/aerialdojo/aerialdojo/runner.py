@@ -213,7 +213,10 @@ def stop_graph(nodes: Sequence[NodeProcess], grace_s: float = 10.0) -> list[str]
     Returns:
         The nodes that ignored SIGINT for ``grace_s`` and had to be terminated or killed.
     """
-    ordered = sorted(reversed(nodes), key=lambda node: node.spec.name == FINISHING_NODE)
+    backwards = list(reversed(nodes))
+    ordered = [node for node in backwards if node.spec.name != FINISHING_NODE] + [
+        node for node in backwards if node.spec.name == FINISHING_NODE
+    ]
     forced: list[str] = []
     for node in ordered:
         for sig, wait_s in ((signal.SIGINT, grace_s), (signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
