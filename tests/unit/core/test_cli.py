@@ -177,7 +177,7 @@ def _mistaken_config(tmp_path: Path) -> Path:
     config = {
         "sim_bridge": {"ros__parameters": {"image_width": 0}},
         "task_manager": {"ros__parameters": {"filter": "split=tset"}},
-        "uav_agent": {"ros__parameters": {"polcy": "oracle"}},
+        "uav_agent": {"ros__parameters": {"agent_policy": "oracle"}},
         "evaluator": {"ros__parameters": {}},
     }
     path = tmp_path / "mine.yaml"
@@ -203,7 +203,7 @@ def test_every_mistake_of_a_run_is_named_at_once_before_anything_is_written(
     assert "7 problems:" in error
     for problem in (
         f"{config}: sim_bridge.image_width: 0 is below the minimum 1",
-        f"{config}: uav_agent.polcy is not a parameter of uav_agent",
+        f"{config}: uav_agent.agent_policy is not a parameter of uav_agent",
         f"{config}: task_manager.filter 'split=tset': split is never 'tset'; "
         "values: adaptation, test, train",
         "command line: uav_agent.seed: -1 is below the minimum 0",
