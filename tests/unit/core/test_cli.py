@@ -259,3 +259,25 @@ def test_help_states_defaults_and_what_repeats(capsys: pytest.CaptureFixture) ->
     assert "(default: 3600.0)" in help_of("rerun")
     assert "laid out like the paper's results table" in help_of("compare")
     assert "(default: 2.0)" in help_of("replay")
+
+
+def test_tasks_stats_and_validate_treat_citynav_alike(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    # Issue 16: the shipped CityNav suite was read as an AerialDojo one (101 schema errors).
+    assert main(["tasks", "validate", "citynav_mini"]) == 0
+    assert "citynav_mini (shipped suite): ok" in capsys.readouterr().err
+    assert main(["tasks", "stats", "citynav_mini", "--csv", str(tmp_path / "c.csv")]) == 0
+    printed = capsys.readouterr().out
+    assert "| **Total** | 4 | 4 | 4 | 4 | 16 |" in printed
+    rows = (tmp_path / "c.csv").read_text().splitlines()
+    assert rows[0].startswith("city,train,val_seen,val_unseen,test_unseen,all")
+    assert rows[-1].startswith("total,4,4,4,4,16,")
+    broken = tmp_path / "suite.json"
+    document = {"benchmark": "citynav", "schema_version": 1, "name": "x", "episodes": [{}]}
+    broken.write_text(json.dumps(document))
+    assert main(["tasks", "validate", str(broken)]) == 1
+    out = capsys.readouterr().out
+    assert f"{broken}: default_selection" in out and f"{broken}: episode #0: " in out
+    assert main(["tasks", "generate", "--out", str(tmp_path / "s"), "--scenes", "CityNavTown_0"])
+    assert "python -m aerialdojo.citynav.generate" in capsys.readouterr().err
