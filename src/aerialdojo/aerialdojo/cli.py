@@ -347,6 +347,13 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     )
 
     config = args.config or default_config()
+    # Every problem of the configuration at once, before anything is written or started.
+    problems: list[str] = []
+    overrides = parse_overrides(args.overrides, problems=problems)
+    if not args.timeout > 0:
+        problems.append(f"--timeout {args.timeout:g}: must be more than 0 seconds")
+    if args.live and not 0 <= args.live_port <= 65535:
+        problems.append(f"--live-port {args.live_port}: not a TCP port")
 
     def specs_of(run_id: str) -> list[NodeSpec]:
         return run_specs(
@@ -358,9 +365,6 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             overrides=overrides,
         )
 
-    # Every problem of the configuration at once, before anything is written or started.
-    problems: list[str] = []
-    overrides = parse_overrides(args.overrides, problems=problems)
     run_id = args.run_id or default_run_id()
     try:
         specs = specs_of(run_id)
