@@ -7,7 +7,7 @@ EVAL_CONFIG ?= config/eval.yaml
 EVAL_ARGS ?=
 TEST_ARGS ?=
 
-.PHONY: eval test lint bootstrap backends browser clean
+.PHONY: eval test lint bootstrap backends browser check-pythons clean
 
 bootstrap:
 	@tools/bootstrap.sh
@@ -25,6 +25,10 @@ eval: bootstrap
 
 test: backends
 	@tools/run.sh python -m pytest tests $(TEST_ARGS)
+
+# The pins resolve on every Python the README names (pip dry runs against PyPI).
+check-pythons: bootstrap
+	@tools/run.sh python tools/check_pythons.py
 
 lint: bootstrap
 	@tools/run.sh ruff check src tests benchmarks tools launch

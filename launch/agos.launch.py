@@ -3,6 +3,7 @@ AGOS config, i.e. bridge, task manager, evaluator, and the UAV and UGV agents in
 ``/uav`` and ``/ugv`` namespaces.
 
     ros2 launch aerialdojo agos.launch.py [config:=<yaml>] [episodes:=N] [output_dir:=DIR]
+        [NODE.PARAM:=VALUE ...]   (overrides, as in eval.launch.py)
 """
 
 from __future__ import annotations

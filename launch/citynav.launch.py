@@ -3,6 +3,7 @@ CityNav config, i.e. bridge, task manager, evaluator, and the CityNav agent in `
 its geographic semantic map on ``/uav/gsm/*``.
 
     ros2 launch aerialdojo citynav.launch.py [config:=<yaml>] [episodes:=N] [output_dir:=DIR]
+        [NODE.PARAM:=VALUE ...]   (overrides, as in eval.launch.py)
 """
 
 from __future__ import annotations

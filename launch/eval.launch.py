@@ -1,7 +1,11 @@
 """Launch an aerialdojo evaluation: simulator bridge, task manager, evaluator and agents.
 
     ros2 launch aerialdojo eval.launch.py [config:=<yaml>] [episodes:=N] [output_dir:=DIR]
+        [NODE.PARAM:=VALUE ...]
 
+``NODE.PARAM:=VALUE`` arguments (e.g. ``uav_agent.policy:=oracle``) override the config's
+parameters as ``aerialdojo eval NODE.PARAM=VALUE`` does: values read as YAML, validated with
+the config before any node starts.
 The nodes and their parameters come from ``aerialdojo.graph.node_specs``, the function
 ``aerialdojo eval`` uses too, so both entry points start the same graph from the same YAML.
 The launch ends when the evaluator exits after writing its report.
@@ -26,7 +30,14 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from aerialdojo.dds import transport_environment
-from aerialdojo.graph import PACKAGE, default_run_id, node_interpreter, run_specs
+from aerialdojo.graph import (
+    PACKAGE,
+    default_run_id,
+    is_override,
+    node_interpreter,
+    parse_overrides,
+    run_specs,
+)
 
 SHARE = Path(get_package_share_directory(PACKAGE))
 #: The checkout (or image workdir) holding backend venvs: install/aerialdojo/share/aerialdojo
@@ -36,12 +47,19 @@ SOURCE_ROOT = SHARE.parents[3]
 
 def _nodes(context: LaunchContext) -> list:
     episodes = LaunchConfiguration("episodes").perform(context)
+    # Launch keeps every name:=value argument, declared or not, as a launch configuration.
+    overrides = [
+        f"{name}={value}"
+        for name, value in context.launch_configurations.items()
+        if is_override(f"{name}={value}")
+    ]
     specs = run_specs(
         Path(LaunchConfiguration("config").perform(context)),
         run_id=LaunchConfiguration("run_id").perform(context) or default_run_id(),
         output_dir=LaunchConfiguration("output_dir").perform(context) or None,
         episodes=int(episodes) if episodes else None,
         source="launch arguments",
+        overrides=parse_overrides(overrides, source="launch arguments"),
     )
     actions = []
     for spec in specs:

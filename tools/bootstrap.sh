@@ -20,9 +20,11 @@ require c++ build-essential
 require make build-essential
 
 python="${PYTHON:-python3}"
-command -v "$python" >/dev/null 2>&1 || die "'$python' not found; install python3 (3.10-3.13)"
-"$python" -c 'import sys; sys.exit(not ((3, 10) <= sys.version_info[:2] <= (3, 13)))' \
-  || die "$("$python" --version 2>&1) is not supported; use Python 3.10-3.13 (set PYTHON=/path/to/python3.X)"
+# The README's range; make check-pythons resolves the pins on each (3.10 cannot: numpy 2.4,
+# scipy 1.17, pillow 13 and matplotlib 3.11 need 3.11).
+command -v "$python" >/dev/null 2>&1 || die "'$python' not found; install python3 (3.11-3.13)"
+"$python" -c 'import sys; sys.exit(not ((3, 11) <= sys.version_info[:2] <= (3, 13)))' \
+  || die "$("$python" --version 2>&1) is not supported; use Python 3.11-3.13 (set PYTHON=/path/to/python3.X)"
 "$python" -c 'import ensurepip, venv' 2>/dev/null \
   || die "the venv module is missing; install python3-venv"
 

@@ -4,12 +4,16 @@ back the same metrics. A node that dies mid-run loses nothing that was already r
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import pty
 import re
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import time
 from pathlib import Path
 
@@ -17,7 +21,7 @@ import pytest
 import yaml
 from rosbags.highlevel import AnyReader
 
-from aerialdojo.cli import EXIT_INCOMPLETE
+from aerialdojo.cli import EXIT_INCOMPLETE, EXIT_USAGE
 from aerialdojo.image_codec import compressed_to_array
 
 pytestmark = [pytest.mark.ros, pytest.mark.e2e]
@@ -90,6 +94,10 @@ def test_eval_runs_three_episodes_and_the_bag_gives_the_same_metrics(
         tmp_path / "runs", "--run-id", "e2e",
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-3000:]
+    # Not a terminal: one plain line per episode, no control codes, paths never wrapped.
+    assert "\x1b[" not in run.stderr
+    assert re.search(r"^  \[3/3\] \S+: .+ after \d+ actions \(\d+ s\)$", run.stderr, re.M)
+    assert f"run directory {tmp_path / 'runs' / 'e2e'}\n" in run.stderr
     # Every node destroyed its participant: nothing of the run's is left in RAM-backed /dev/shm.
     assert used, "no node of the run was seen mapping a shared-memory segment"
     assert used & _segments() == set()
@@ -207,3 +215,80 @@ def test_nodes_exit_when_the_cli_is_killed_outright(repo: Path, tmp_path: Path) 
     while _node_pids(str(run_dir)) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert _node_pids(str(run_dir)) == {}
+
+
+def _run_on_a_terminal(*args: object, columns: int = 120) -> tuple[int, str]:
+    """Run the CLI with a pseudo-terminal as its stdout and stderr, as in a shell."""
+    main, child = pty.openpty()
+    fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "aerialdojo.cli", *map(str, args)],
+        stdin=subprocess.DEVNULL, stdout=child, stderr=child, close_fds=True,
+    )  # fmt: skip
+    os.close(child)
+    shown = bytearray()
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # EIO: every writer closed the terminal
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(main)
+    return process.wait(timeout=900), shown.decode(errors="replace")
+
+
+def test_a_first_run_default_config_overrides_live_progress_and_a_fresh_run_directory(
+    repo: Path, tmp_path: Path
+) -> None:
+    # Issue 16, items 1, 6, 7 and 10: no --config (the shipped one), section.key=value
+    # overrides echoed into config.yaml, a live display on a terminal, and a run started in
+    # the same second as another (every timestamp of the next minute is taken) gets its own
+    # directory.
+    runs = tmp_path / "runs"
+    now = time.time()
+    taken = {time.strftime("%Y%m%d-%H%M%S", time.gmtime(now + s)) for s in range(-1, 60)}
+    for name in taken:
+        (runs / name).mkdir(parents=True)
+        (runs / name / "config.yaml").write_text("another run\n")
+    overrides = ["sim_bridge.image_width=96", "sim_bridge.image_height=96",
+                 "uav_agent.seed=7", "evaluator.success_radii_m=[3,5,7]"]  # fmt: skip
+    code, shown = _run_on_a_terminal("eval", "--output", runs, "--episodes", 1, *overrides)
+    assert code == 0, shown[-3000:]
+    fresh = [path for path in runs.iterdir() if path.name not in taken]
+    assert len(fresh) == 1 and fresh[0].name.rsplit("-", 1)[0] in taken, fresh
+    assert all((runs / name / "config.yaml").read_text() == "another run\n" for name in taken)
+    run_dir = fresh[0]
+    saved = (run_dir / "config.yaml").read_text()
+    echoed = f"# aerialdojo eval: {repo / 'config' / 'eval.yaml'} {' '.join(overrides)};"
+    assert saved.startswith(echoed)
+    config = yaml.safe_load(saved)
+    assert config["uav_agent"]["ros__parameters"]["seed"] == 7
+    assert config["evaluator"]["ros__parameters"]["success_radii_m"] == [3.0, 5.0, 7.0]
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["radii_m"] == [3.0, 5.0, 7.0]
+    # The live display (the baseline's 90 steps outlast many of its refreshes): the episode's
+    # line (step count, last action) and the run bar.
+    assert "last action: " in shown and "episodes" in shown
+    assert re.search(r"\[1/1\] \S+: .+ after \d+ actions", shown)
+
+    # The same run id again: refused before anything is touched.
+    before = {path: path.stat().st_mtime_ns for path in run_dir.rglob("*")}
+    again = _aerialdojo("eval", "--output", runs, "--run-id", run_dir.name, *overrides, timeout=60)
+    assert again.returncode == EXIT_USAGE
+    assert f"the run directory {run_dir} exists already" in again.stderr
+    assert {path: path.stat().st_mtime_ns for path in run_dir.rglob("*")} == before
+
+
+def test_a_timeout_stops_every_node_on_sigint(repo: Path, tmp_path: Path) -> None:
+    # Issue 16, item 6: --timeout 8 returned after 19.8 s: the task manager, stopped after
+    # the bridge it was waiting on, ignored SIGINT for the whole grace period.
+    run = _aerialdojo(
+        "eval", "--config", _config(repo, tmp_path), "--output", tmp_path / "runs",
+        "--run-id", "cut", "--timeout", 8,
+    )  # fmt: skip
+    assert run.returncode == EXIT_INCOMPLETE, run.stderr[-3000:]
+    assert "timed out after 8 s" in run.stderr
+    assert "ignored SIGINT" not in run.stderr, run.stderr[-3000:]
+    assert json.loads((tmp_path / "runs" / "cut" / "run_status.json").read_text())["selected"]

@@ -44,10 +44,21 @@ def _config(tmp_path: Path, name: str) -> Path:
     return path
 
 
-def _launch_command(config: Path, episodes: int, output: Path, run_id: str) -> list[str]:
+def _launch_command(
+    config: Path, episodes: int, output: Path, run_id: str, *overrides: str
+) -> list[str]:
     launch_file = "agos.launch.py" if config.name == "agos.yaml" else "eval.launch.py"
     return ["ros2", "launch", "aerialdojo", launch_file, f"config:={config}",
-            f"episodes:={episodes}", f"output_dir:={output}", f"run_id:={run_id}"]  # fmt: skip
+            f"episodes:={episodes}", f"output_dir:={output}", f"run_id:={run_id}",
+            *(override.replace("=", ":=", 1) for override in overrides)]  # fmt: skip
+
+
+#: Issue 16, item 7: the launch files take the CLI's section.key=value overrides as
+#: section.key:=value arguments (AGOS through its include of eval.launch.py).
+OVERRIDES = {
+    "eval.yaml": ["evaluator.success_radii_m=[3,5,7]", "uav_agent.seed=2"],
+    "agos.yaml": ["ugv_agent.seed=2"],
+}
 
 
 @pytest.mark.parametrize("config_name", ["eval.yaml", "agos.yaml"])
@@ -55,14 +66,16 @@ def test_ros2_launch_gives_the_metrics_of_aerialdojo_eval(
     launch_env: dict[str, str], tmp_path: Path, config_name: str
 ) -> None:
     config = _config(tmp_path, config_name)
+    overrides = OVERRIDES[config_name]
     launched = subprocess.run(
-        _launch_command(config, 1, tmp_path / "runs", "launched"),
+        _launch_command(config, 1, tmp_path / "runs", "launched", *overrides),
         env=launch_env, capture_output=True, text=True, timeout=900, check=False,
     )  # fmt: skip
     assert launched.returncode == 0, launched.stdout[-3000:] + launched.stderr[-3000:]
     evaluated = subprocess.run(
         [sys.executable, "-m", "aerialdojo.cli", "eval", "--config", str(config),
-         "--episodes", "1", "--output", str(tmp_path / "runs"), "--run-id", "evaluated"],
+         "--episodes", "1", "--output", str(tmp_path / "runs"), "--run-id", "evaluated",
+         *overrides],
         capture_output=True, text=True, timeout=900, check=False,
     )  # fmt: skip
     assert evaluated.returncode == 0, evaluated.stderr[-3000:]
@@ -70,6 +83,16 @@ def test_ros2_launch_gives_the_metrics_of_aerialdojo_eval(
     launched_metrics = (runs / "launched" / "metrics.json").read_bytes()
     assert launched_metrics == (runs / "evaluated" / "metrics.json").read_bytes()
     assert json.loads((runs / "launched" / "run_status.json").read_text())["complete"]
+    if config_name == "eval.yaml":
+        assert json.loads(launched_metrics)["radii_m"] == [3.0, 5.0, 7.0]
+        refused = subprocess.run(
+            _launch_command(config, 1, runs, "refused", "uav_agent.seed=-1"),
+            env=launch_env, capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        assert refused.returncode != 0
+        output = refused.stdout + refused.stderr
+        assert "launch arguments: uav_agent.seed: -1 is below the minimum 0" in output
+        assert not (runs / "refused").exists()
 
 
 def test_ctrl_c_to_the_launch_process_group_leaves_a_readable_bag_and_a_report(

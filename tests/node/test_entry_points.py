@@ -30,12 +30,20 @@ class _Recorded:
         self.args, self.kwargs = args, kwargs
 
 
+class _LaunchContext:
+    """launch.LaunchContext as the launch file reads it: every ``name:=value`` argument,
+    declared or not, in ``launch_configurations`` (launch/launch_context.py)."""
+
+    def __init__(self, configurations: dict[str, str]) -> None:
+        self.launch_configurations = configurations
+
+
 class _LaunchConfiguration:
     def __init__(self, name: str) -> None:
         self.name = name
 
-    def perform(self, context: dict[str, str]) -> str:
-        return context[self.name]
+    def perform(self, context: _LaunchContext) -> str:
+        return context.launch_configurations[self.name]
 
 
 def _stand_in_modules() -> dict[str, types.ModuleType]:
@@ -51,7 +59,7 @@ def _stand_in_modules() -> dict[str, types.ModuleType]:
     ):
         modules[name] = types.ModuleType(name)
     modules["launch"].LaunchDescription = _Recorded
-    modules["launch"].LaunchContext = dict
+    modules["launch"].LaunchContext = _LaunchContext
     for name in (
         "DeclareLaunchArgument",
         "EmitEvent",
@@ -79,7 +87,7 @@ def _launch_nodes(repo: Path, arguments: dict[str, str], monkeypatch: pytest.Mon
     assert all(e.kwargs.get("description") for e in declared), "undocumented launch argument"
     context = {e.args[0]: e.kwargs["default_value"] for e in declared} | arguments
     opaque = next(e for e in entities if type(e).__name__ == "OpaqueFunction")
-    return opaque.kwargs["function"](context)
+    return opaque.kwargs["function"](_LaunchContext(context))
 
 
 def _as_started(executable: str, name: str, namespace: str, parameters: dict) -> tuple:
@@ -93,9 +101,10 @@ def test_launch_file_and_cli_start_the_same_nodes(
     config = repo / "config" / "eval.yaml"
     actions = _launch_nodes(
         repo,
-        {"config": str(config), "episodes": "3", "output_dir": str(tmp_path), "run_id": "r1"},
+        {"config": str(config), "episodes": "3", "output_dir": str(tmp_path), "run_id": "r1",
+         "uav_agent.seed": "4"},  # an override, as ros2 launch passes uav_agent.seed:=4
         monkeypatch,
-    )
+    )  # fmt: skip
     nodes = [a for a in actions if type(a).__name__ == "Node"]
     launched = {
         _as_started(
@@ -107,9 +116,14 @@ def test_launch_file_and_cli_start_the_same_nodes(
         for n in nodes
     }
     assert {n.kwargs["package"] for n in nodes} == {"aerialdojo"}
+    agent = next(n for n in nodes if n.kwargs["name"] == "uav_agent")
+    assert agent.kwargs["parameters"][0]["seed"] == 4
 
     started = set()
-    for spec in run_specs(config, run_id="r1", output_dir=str(tmp_path), episodes=3):
+    overrides = {"uav_agent": {"seed": 4}}
+    for spec in run_specs(
+        config, run_id="r1", output_dir=str(tmp_path), episodes=3, overrides=overrides
+    ):
         command = node_command(spec, write_params_file(spec, tmp_path))
         executable = command[command.index("-m") + 1].rsplit(".", 1)[1]
         remaps = dict(arg.split(":=") for arg in command if ":=" in arg)

@@ -8,7 +8,20 @@ class AerialDojoError(Exception):
 
 
 class ConfigError(AerialDojoError):
-    """A configuration file or parameter is malformed; the message names file and field."""
+    """A configuration file or parameter is malformed; the message names file and field.
+
+    Attributes:
+        problems: one line per problem (a single one for most errors); a configuration is
+            checked whole, so that a user fixes every mistake in one pass.
+    """
+
+    def __init__(self, *problems: str) -> None:
+        self.problems = list(problems)
+        if len(problems) == 1:
+            super().__init__(problems[0])
+        else:
+            listing = "\n".join(f"  {problem}" for problem in problems)
+            super().__init__(f"{len(problems)} problems:\n{listing}")
 
 
 class TaskFileError(AerialDojoError):

@@ -8,9 +8,10 @@ parameters (a test holds them to it).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -70,16 +71,38 @@ class NodeSpec:
         return PACKAGE
 
 
-def load_config(path: Path) -> dict[str, dict[str, ParamValue]]:
+def load_config(
+    path: Path,
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    source: str = "command line",
+) -> dict[str, dict[str, ParamValue]]:
     """Read and validate a run config (nav2 style: node name -> ``ros__parameters``).
+
+    Args:
+        path: the config file.
+        overrides: node -> parameter values replacing the file's (``section.key=value``
+            on the command line or as launch arguments), validated like the file.
+        source: what to name in problems of the overrides.
 
     Returns:
         node name -> validated parameters, in the file's order.
 
     Raises:
         ConfigError: unreadable or malformed file, unknown node or parameter, bad value;
-            the message names the file and the field.
+            every problem of the file and the overrides at once, each naming where it
+            came from and the ``node.parameter`` field.
     """
+    config, problems = _load(path, overrides, source)
+    if problems:
+        raise ConfigError(*problems)
+    return config
+
+
+def _load(
+    path: Path, overrides: Mapping[str, Mapping[str, Any]] | None, source: str
+) -> tuple[dict[str, dict[str, ParamValue]], list[str]]:
+    """``load_config`` without raising: the nodes whose parameters are valid, and every
+    problem found (unreadable files raise: nothing else can be checked)."""
     try:
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as error:
@@ -90,24 +113,55 @@ def load_config(path: Path) -> dict[str, dict[str, ParamValue]]:
         raise ConfigError(f"{path}: not valid YAML: {error}") from error
     if not isinstance(document, dict) or not document:
         raise ConfigError(f"{path}: expected a mapping of node names to ros__parameters")
-    config: dict[str, dict[str, ParamValue]] = {}
+    sections: dict[str, Mapping[str, Any]] = {}
+    problems: list[str] = []
     for node, section in document.items():
         if node not in NODE_PARAMETERS:
-            raise ConfigError(f"{path}: unknown node {node!r}; known: {', '.join(NODE_PARAMETERS)}")
-        if not isinstance(section, dict) or not isinstance(
+            problems.append(f"{path}: unknown node {node!r}; known: {', '.join(NODE_PARAMETERS)}")
+        elif not isinstance(section, dict) or not isinstance(
             section.get("ros__parameters", {}), dict
         ):
-            raise ConfigError(f"{path}: {node} must be a mapping with a ros__parameters mapping")
-        unexpected = set(section) - {"ros__parameters"}
-        if unexpected:
-            raise ConfigError(
+            problems.append(f"{path}: {node} must be a mapping with a ros__parameters mapping")
+        elif unexpected := set(section) - {"ros__parameters"}:
+            problems.append(
                 f"{path}: {node}.{sorted(unexpected)[0]}: expected only ros__parameters"
             )
-        config[node] = validate_parameters(node, section.get("ros__parameters") or {}, str(path))
-    for required in ("sim_bridge", "task_manager", "evaluator"):
-        if required not in config:
-            raise ConfigError(f"{path}: the graph needs a {required} section")
-    _check_names(config, str(path))
+        else:
+            sections[node] = section.get("ros__parameters") or {}
+    problems += [
+        f"{path}: the graph needs a {required} section"
+        for required in ("sim_bridge", "task_manager", "evaluator")
+        if required not in document
+    ]
+    config = _validated(sections, str(path), problems)
+    for node, values in (overrides or {}).items():
+        if node not in sections:
+            problems.append(f"{source}: {node}: the config {path} has no {node} node")
+            continue
+        try:
+            checked = validate_parameters(node, values, source)
+        except ConfigError as error:
+            problems.extend(error.problems)
+            config.pop(node, None)
+            continue
+        if node in config:
+            config[node].update(checked)
+    if "sim_bridge" in config:
+        where = f"{path} with the {source} overrides" if overrides else str(path)
+        problems += _name_problems(config, where)
+    return config, problems
+
+
+def _validated(
+    sections: Mapping[str, Mapping[str, Any]], source: str, problems: list[str]
+) -> dict[str, dict[str, ParamValue]]:
+    """Every node's parameters validated, each problem appended to ``problems``."""
+    config: dict[str, dict[str, ParamValue]] = {}
+    for node, values in sections.items():
+        try:
+            config[node] = validate_parameters(node, values, source)
+        except ConfigError as error:
+            problems.extend(error.problems)
     return config
 
 
@@ -117,7 +171,7 @@ AGENTS = tuple(sorted(set(NAMESPACES.values()) - {""}))
 _VIEW_LISTS = {("uav_agent", "views"): "uav", ("evaluator", "record_image_views"): None}
 
 
-def _check_names(config: Mapping[str, Mapping[str, ParamValue]], source: str) -> None:
+def _name_problems(config: Mapping[str, Mapping[str, ParamValue]], source: str) -> list[str]:
     """Agent and view names must be ones the graph publishes: a misspelt view would leave an
     agent waiting for frames that never come."""
 
@@ -125,31 +179,33 @@ def _check_names(config: Mapping[str, Mapping[str, ParamValue]], source: str) ->
         return config.get(node, {}).get(name, _default(node, name))
 
     bridged = [str(agent) for agent in value("sim_bridge", "agents")]
-    for node, name in (("sim_bridge", "agents"), ("evaluator", "agents")):
-        for agent in value(node, name):
-            if agent not in AGENTS:
-                raise ConfigError(
-                    f"{source}: {node}.{name}: {agent!r} is not an agent aerialdojo runs "
-                    f"({', '.join(AGENTS)})"
-                )
+    problems = [
+        f"{source}: {node}.{name}: {agent!r} is not an agent aerialdojo runs ({', '.join(AGENTS)})"
+        for node, name in (("sim_bridge", "agents"), ("evaluator", "agents"))
+        for agent in value(node, name)
+        if agent not in AGENTS
+    ]
+    if problems:
+        return problems
     backend = str(value("sim_bridge", "backend"))
     try:
         views = camera_views(backend, bridged)
     except ConfigError as error:
-        raise ConfigError(f"{source}: sim_bridge.agents: {error}") from None
+        return [f"{source}: sim_bridge.agents: {error}"]
     if views is None:
-        return
+        return []
     for (node, name), agent in _VIEW_LISTS.items():
         if node not in config:
             continue
         owners = [agent] if agent else bridged
         known = sorted({view for owner in owners for view in views.get(owner, [])})
-        for view in value(node, name):
-            if view not in known:
-                raise ConfigError(
-                    f"{source}: {node}.{name}: {view!r} is not a view of the "
-                    f"{' or '.join(owners)} on the {backend} backend ({', '.join(known)})"
-                )
+        problems += [
+            f"{source}: {node}.{name}: {view!r} is not a view of the "
+            f"{' or '.join(owners)} on the {backend} backend ({', '.join(known)})"
+            for view in value(node, name)
+            if view not in known
+        ]
+    return problems
 
 
 def apply_overrides(
@@ -234,7 +290,11 @@ def selected_episodes(suite: SuiteLike, task_manager: Mapping[str, ParamValue]) 
                 raise ConfigError(f"task_manager.episodes: {error.args[0]}") from None
         selection = explicit
     else:
-        selection = suite.select(str(value("filter")))
+        try:
+            selection = suite.select(str(value("filter")))
+        except ConfigError as error:
+            # The suites' messages start "filter '<text>': ..."; name the field instead.
+            raise ConfigError(f"task_manager.{error}") from None
     limit = int(value("max_episodes"))
     return selection[:limit] if limit else selection
 
@@ -243,9 +303,70 @@ def _default(node: str, name: str) -> ParamValue:
     return next(spec.default for spec in NODE_PARAMETERS[node] if spec.name == name)
 
 
+def default_config() -> Path:
+    """The shipped ``config/eval.yaml`` (AerialDojo on the embedded simulator): the checkout's
+    when this package runs from one, else the installed package's share directory."""
+    checkout = Path(__file__).resolve().parents[3]
+    if (checkout / "src" / PACKAGE / PACKAGE).is_dir():
+        return checkout / "config" / "eval.yaml"
+    from ament_index_python.packages import get_package_share_directory  # noqa: PLC0415
+
+    return Path(get_package_share_directory(PACKAGE)) / "config" / "eval.yaml"
+
+
+#: ``section.key=value``: a node's parameter set on the command line or as a launch argument.
+_OVERRIDE = re.compile(r"(?P<node>[a-z_]+)\.(?P<name>[a-z0-9_]+)=(?P<value>.*)", re.DOTALL)
+
+
+def is_override(text: str) -> bool:
+    """Whether a command-line word has the ``section.key=value`` form."""
+    return _OVERRIDE.fullmatch(text) is not None
+
+
+def parse_overrides(
+    texts: Sequence[str], source: str = "command line", problems: list[str] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Parameter overrides from ``section.key=value`` words (hydra style).
+
+    A value is read as YAML, as in the config file: ``policy=oracle`` is a string,
+    ``success_radii_m=[3,5]`` a list, ``odometry=true`` a boolean.
+
+    Args:
+        texts: the words.
+        source: what to name in problems.
+        problems: where to append problems instead of raising them (the words that parse
+            are returned either way).
+
+    Returns:
+        node -> parameter -> value, for ``load_config``/``run_specs`` to validate.
+
+    Raises:
+        ConfigError: a word not of that form or a value that is not YAML (all of them),
+            unless ``problems`` collects them.
+    """
+    overrides: dict[str, dict[str, Any]] = {}
+    found: list[str] = []
+    for text in texts:
+        match = _OVERRIDE.fullmatch(text)
+        if match is None:
+            found.append(f"{source}: {text!r} is not section.key=value (e.g. uav_agent.seed=3)")
+            continue
+        try:
+            value = yaml.safe_load(match["value"]) if match["value"] else ""
+        except yaml.YAMLError as error:
+            found.append(f"{source}: {match['node']}.{match['name']}: not YAML: {error}")
+            continue
+        overrides.setdefault(match["node"], {})[match["name"]] = value
+    if problems is not None:
+        problems += found
+    elif found:
+        raise ConfigError(*found)
+    return overrides
+
+
 def default_run_id() -> str:
     """A run directory name from the current UTC time, e.g. ``20261129-221500``."""
-    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
 
 
 def run_specs(
@@ -257,6 +378,7 @@ def run_specs(
     episode_ids: Sequence[str] = (),
     replay_transcripts: str | None = None,
     source: str = "command line",
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[NodeSpec]:
     """The node specs of one run: the config file plus the options every entry point offers.
 
@@ -268,25 +390,77 @@ def run_specs(
         episode_ids: run exactly these episodes when given (e.g. a rerun of failures).
         replay_transcripts: a recorded run directory whose model replies the agents replay.
         source: what to name in errors about the options.
+        overrides: node -> parameter values replacing the file's (``parse_overrides``).
 
     Raises:
         ConfigError: a bad config file or option.
     """
-    overrides: dict[str, dict[str, Any]] = {"evaluator": {"run_id": run_id}}
+    options: dict[str, dict[str, Any]] = {"evaluator": {"run_id": run_id}}
     if output_dir:
-        overrides["evaluator"]["output_dir"] = output_dir
+        options["evaluator"]["output_dir"] = output_dir
     if episodes is not None:
-        overrides.setdefault("task_manager", {})["max_episodes"] = episodes
+        options.setdefault("task_manager", {})["max_episodes"] = episodes
     if episode_ids:
-        overrides.setdefault("task_manager", {})["episodes"] = list(episode_ids)
-    config = load_config(config_path)
+        options.setdefault("task_manager", {})["episodes"] = list(episode_ids)
+    config, problems = _load(config_path, overrides, source)
     if replay_transcripts:
         agents = [node for node in AGENT_NODES if node in config]
         if not agents:
-            raise ConfigError(f"{config_path}: --replay-transcripts needs an agent node")
+            problems.append(f"{config_path}: --replay-transcripts needs an agent node")
         for node in agents:
-            overrides[node] = {"replay_transcripts": replay_transcripts}
-    return node_specs(apply_overrides(config, overrides, source))
+            options[node] = {"replay_transcripts": replay_transcripts}
+    try:
+        merged = apply_overrides(
+            config, {node: values for node, values in options.items() if node in config}, source
+        )
+    except ConfigError as error:
+        problems += error.problems
+        merged = config
+    if "task_manager" in merged:
+        # The suite and the selection (filter, episode ids) are checked with the rest, so
+        # one pass names every mistake, even when other nodes have some too.
+        problems += selection_problems(merged, str(config_path))
+    if problems:
+        raise ConfigError(*problems)
+    return node_specs(merged)
+
+
+def selection_problems(config: Mapping[str, Mapping[str, ParamValue]], source: str) -> list[str]:
+    """Load the suite and select its episodes as the task manager will, so that a bad suite,
+    a bad filter, an unknown or repeated episode id, or an episode needing an agent the bridge
+    does not publish is named here, with file and field, rather than in a node's log.
+
+    Args:
+        config: validated parameters by node (``task_manager`` at least; without a valid
+            ``sim_bridge`` the agents it publishes are not checked).
+        source: the config file, named in every problem.
+    """
+    from aerialdojo.errors import AerialDojoError  # noqa: PLC0415
+    from aerialdojo.protocols import load_suite  # noqa: PLC0415
+    from aerialdojo.tasks.suite import resolve_suite  # noqa: PLC0415
+
+    task_manager = config["task_manager"]
+    suite_name = str(task_manager.get("suite", _default("task_manager", "suite")))
+    try:
+        _, suite = load_suite(resolve_suite(suite_name))
+    except AerialDojoError as error:
+        return [f"{source}: task_manager.suite: {error}"]
+    try:
+        selection = selected_episodes(suite, task_manager)
+    except ConfigError as error:
+        return [f"{source}: {problem}" for problem in error.problems]
+    if "sim_bridge" not in config:
+        return []
+    bridged = set(config["sim_bridge"].get("agents", _default("sim_bridge", "agents")))  # type: ignore[arg-type]
+    problems = []
+    for episode_id in selection:
+        missing = sorted(set(suite.episode(episode_id).agents) - bridged)
+        if missing:
+            problems.append(
+                f"{source}: sim_bridge.agents: episode {episode_id} needs {', '.join(missing)}, "
+                f"which the bridge does not publish"
+            )
+    return problems
 
 
 def config_of(specs: Sequence[NodeSpec]) -> dict[str, dict[str, dict[str, ParamValue]]]:

@@ -732,27 +732,34 @@ def validate_parameters(node: str, values: Mapping[str, Any], source: str) -> di
         The values converted to their declared types (defaults not filled in).
 
     Raises:
-        ConfigError: unknown node, unknown parameter, or a bad value; the message names
-            the file and the ``node.parameter`` field.
+        ConfigError: unknown node, unknown parameter, or a bad value; one problem per
+            parameter, each naming the file and the ``node.parameter`` field.
     """
     specs = NODE_PARAMETERS.get(node)
     if specs is None:
         raise ConfigError(f"{source}: unknown node {node!r}; known: {', '.join(NODE_PARAMETERS)}")
     by_name = {spec.name: spec for spec in specs}
     checked: dict[str, ParamValue] = {}
+    problems: list[str] = []
     for name, value in values.items():
-        if name == "use_sim_time":
-            raise ConfigError(f"{source}: {node}.use_sim_time is set by aerialdojo, not the config")
         spec = by_name.get(name)
-        if spec is None:
-            raise ConfigError(
+        if name == "use_sim_time":
+            problems.append(f"{source}: {node}.use_sim_time is set by aerialdojo, not the config")
+        elif spec is None:
+            problems.append(
                 f"{source}: {node}.{name} is not a parameter of {node}; "
                 f"known: {', '.join(sorted(by_name))}"
             )
-        checked[name] = spec.check(value, f"{source}: {node}.{name}")
+        else:
+            try:
+                checked[name] = spec.check(value, f"{source}: {node}.{name}")
+            except ConfigError as error:
+                problems.extend(error.problems)
     if node == "task_manager":
         chosen = {spec.name: spec.default for spec in specs} | checked
-        problems = settings_problems(str(chosen["mode"]), str(chosen["ablation"]))
-        if problems:
-            raise ConfigError(f"{source}: task_manager.ablation: {'; '.join(problems)}")
+        settings = settings_problems(str(chosen["mode"]), str(chosen["ablation"]))
+        if settings:
+            problems.append(f"{source}: task_manager.ablation: {'; '.join(settings)}")
+    if problems:
+        raise ConfigError(*problems)
     return checked

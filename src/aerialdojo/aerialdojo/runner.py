@@ -77,12 +77,14 @@ class GraphOutcome:
         failed_node: the node that died first, if one did.
         exit_codes: node name -> exit status (None: had to be stopped).
         message: a one-line account for the user.
+        forced: nodes that ignored SIGINT for the grace period and were terminated or killed.
     """
 
     finished: bool
     failed_node: str | None
     exit_codes: dict[str, int | None]
     message: str
+    forced: tuple[str, ...] = ()
 
 
 #: Domains ``run_domain_id`` picks from when the user chose none: within 0-101, the ids whose
@@ -192,28 +194,43 @@ def wait_for_graph(
             time.sleep(0.2)
             continue
         break
-    stop_graph(nodes)
+    forced = stop_graph(nodes)
     return GraphOutcome(
         finished=finished,
         failed_node=failed,
         exit_codes={node.spec.name: node.process.returncode for node in nodes},
         message=message,
+        forced=tuple(forced),
     )
 
 
-def stop_graph(nodes: Sequence[NodeProcess], grace_s: float = 10.0) -> None:
-    """Stop every still-running node, the evaluator last so it can close its bag."""
-    ordered = sorted(nodes, key=lambda node: node.spec.name == FINISHING_NODE)
+def stop_graph(nodes: Sequence[NodeProcess], grace_s: float = 10.0) -> list[str]:
+    """Stop every still-running node in the reverse of their start order (agents before the
+    task manager that serves them, before the bridge it waits on), the evaluator last so it
+    can close its bag. A server stopped before its clients leaves a client's request waiting
+    for its timeout, past the grace period (issue 16: ``--timeout 8`` took 20 s).
+
+    Returns:
+        The nodes that ignored SIGINT for ``grace_s`` and had to be terminated or killed.
+    """
+    backwards = list(reversed(nodes))
+    ordered = [node for node in backwards if node.spec.name != FINISHING_NODE] + [
+        node for node in backwards if node.spec.name == FINISHING_NODE
+    ]
+    forced: list[str] = []
     for node in ordered:
         for sig, wait_s in ((signal.SIGINT, grace_s), (signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
             if node.process.poll() is not None:
                 break
+            if sig != signal.SIGINT and node.spec.name not in forced:
+                forced.append(node.spec.name)
             os.killpg(node.process.pid, sig)
             try:
                 node.process.wait(wait_s)
             except subprocess.TimeoutExpired:
                 continue
         node.log_file.close()
+    return forced
 
 
 #: A Fast DDS shared-memory segment; ``<segment>_el`` is the lock its owner holds while alive.

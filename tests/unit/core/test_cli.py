@@ -96,9 +96,10 @@ def test_a_saved_run_config_gives_back_the_same_graph(repo: Path, tmp_path: Path
     saved = tmp_path / "config.yaml"
     saved.write_text(yaml.safe_dump(config_of(specs)))
     assert run_specs(saved, run_id="r1") == specs
-    again = run_specs(saved, run_id="r1-rerun", episode_ids=["a", "b"])
+    lost = ["Flood_1-base-0000-sem", "Alley_1-base-0000-img"]
+    again = run_specs(saved, run_id="r1-rerun", episode_ids=lost)
     task_manager = next(spec for spec in again if spec.name == "task_manager")
-    assert task_manager.parameters["episodes"] == ["a", "b"]
+    assert task_manager.parameters["episodes"] == lost
 
 
 def test_rerun_lists_the_excluded_and_the_never_started_episodes(
@@ -161,7 +162,7 @@ def test_bad_input_is_refused_with_a_message_not_a_traceback(
     blocker.write_text("")
     code = main(["eval", "--config", str(repo / "config" / "eval.yaml"), "--output", str(blocker)])
     assert code == EXIT_USAGE
-    assert "evaluator.output_dir: cannot create the run directory" in capsys.readouterr().err
+    assert f"evaluator.output_dir: {blocker} is not a directory" in capsys.readouterr().err
     binary = tmp_path / "run.yaml"
     binary.write_bytes(bytes(range(256)))
     assert main(["eval", "--config", str(binary)]) == EXIT_USAGE
@@ -170,3 +171,113 @@ def test_bad_input_is_refused_with_a_message_not_a_traceback(
     noise.write_bytes(bytes(range(256)) * 8)
     assert main(["tasks", "validate", str(noise)]) == 1
     assert "not a text file" in capsys.readouterr().out
+
+
+def _mistaken_config(tmp_path: Path) -> Path:
+    config = {
+        "sim_bridge": {"ros__parameters": {"image_width": 0}},
+        "task_manager": {"ros__parameters": {"filter": "split=tset"}},
+        "uav_agent": {"ros__parameters": {"agent_policy": "oracle"}},
+        "evaluator": {"ros__parameters": {}},
+    }
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def test_every_mistake_of_a_run_is_named_at_once_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    # Issue 16, item 3: a bad filter started four nodes and ended in a traceback naming no
+    # file; of two mistakes only the first was reported.
+    config = _mistaken_config(tmp_path)
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    code = main(
+        ["eval", "--config", str(config), "--output", str(blocker / "runs"),
+         "uav_agent.seed=-1", "evaluator.success_radii_m=[3,x]", "planner"]
+    )  # fmt: skip
+    error = capsys.readouterr().err
+    assert code == EXIT_USAGE
+    assert "Traceback" not in error
+    assert "7 problems:" in error
+    for problem in (
+        f"{config}: sim_bridge.image_width: 0 is below the minimum 1",
+        f"{config}: uav_agent.agent_policy is not a parameter of uav_agent",
+        f"{config}: task_manager.filter 'split=tset': split is never 'tset'; "
+        "values: adaptation, test, train",
+        "command line: uav_agent.seed: -1 is below the minimum 0",
+        "command line: evaluator.success_radii_m[1]: expected float",
+        "command line: 'planner' is not section.key=value",
+        f"evaluator.output_dir: {blocker} is not a directory",
+    ):
+        assert problem in error
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "mine.yaml"]
+
+
+def test_an_override_the_config_cannot_take_is_refused(
+    repo: Path, capsys: pytest.CaptureFixture
+) -> None:
+    code = main(["eval", "agos_uav_agent.seed=1", "uav_agent.views=[front,back]"])
+    error = capsys.readouterr().err
+    assert code == EXIT_USAGE
+    assert f"command line: agos_uav_agent: the config {repo}/config/eval.yaml has no" in error
+    assert "uav_agent.views: 'back' is not a view of the uav" in error
+
+
+def test_a_run_directory_that_exists_is_refused_before_anything_is_touched(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    # Issue 16, item 1: a reused --run-id overwrote the earlier run's logs, parameter files and
+    # config.yaml, started four nodes, then died on the existing bag.
+    earlier = tmp_path / "runs" / "first"
+    for name, text in (("config.yaml", "earlier\n"), ("logs/evaluator.log", "earlier run\n")):
+        (earlier / name).parent.mkdir(parents=True, exist_ok=True)
+        (earlier / name).write_text(text)
+    before = {path: path.read_bytes() for path in earlier.rglob("*") if path.is_file()}
+    code = main(["eval", "--output", str(tmp_path / "runs"), "--run-id", "first"])
+    assert code == EXIT_USAGE
+    assert f"the run directory {earlier} exists already" in capsys.readouterr().err
+    assert {path: path.read_bytes() for path in earlier.rglob("*") if path.is_file()} == before
+
+
+def test_help_states_defaults_and_what_repeats(capsys: pytest.CaptureFixture) -> None:
+    # Issue 16, item 7.
+    def help_of(*command: str) -> str:
+        with pytest.raises(SystemExit) as exited:
+            main([*command, "--help"])
+        assert exited.value.code == 0
+        return " ".join(capsys.readouterr().out.split())  # argparse wraps at the width
+
+    evaluation = help_of("eval")
+    assert "--timeout TIMEOUT stop the nodes after this many seconds" in evaluation
+    assert "(default: 3600.0)" in evaluation and "(default: 8765)" in evaluation
+    assert "default: the shipped config/eval.yaml" in evaluation
+    assert "NODE.PARAM=VALUE" in evaluation and "uav_agent.policy=oracle" in evaluation
+    for command in ("metrics", "evaluate-bag"):
+        assert "repeat for several (--radius 3 --radius 5" in help_of(command)
+    assert "(default: 3600.0)" in help_of("rerun")
+    assert "laid out like the paper's results table" in help_of("compare")
+    assert "(default: 2.0)" in help_of("replay")
+
+
+def test_tasks_stats_and_validate_treat_citynav_alike(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    # Issue 16: the shipped CityNav suite was read as an AerialDojo one (101 schema errors).
+    assert main(["tasks", "validate", "citynav_mini"]) == 0
+    assert "citynav_mini (shipped suite): ok" in capsys.readouterr().err
+    assert main(["tasks", "stats", "citynav_mini", "--csv", str(tmp_path / "c.csv")]) == 0
+    printed = capsys.readouterr().out
+    assert "| **Total** | 4 | 4 | 4 | 4 | 16 |" in printed
+    rows = (tmp_path / "c.csv").read_text().splitlines()
+    assert rows[0].startswith("city,train,val_seen,val_unseen,test_unseen,all")
+    assert rows[-1].startswith("total,4,4,4,4,16,")
+    broken = tmp_path / "suite.json"
+    document = {"benchmark": "citynav", "schema_version": 1, "name": "x", "episodes": [{}]}
+    broken.write_text(json.dumps(document))
+    assert main(["tasks", "validate", str(broken)]) == 1
+    out = capsys.readouterr().out
+    assert f"{broken}: default_selection" in out and f"{broken}: episode #0: " in out
+    assert main(["tasks", "generate", "--out", str(tmp_path / "s"), "--scenes", "CityNavTown_0"])
+    assert "python -m aerialdojo.citynav.generate" in capsys.readouterr().err

@@ -12,6 +12,7 @@ from aerialdojo.errors import MetricsError
 from aerialdojo.metrics import agos
 from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import AgosCandidate, AgosRecord, EpisodeTrace
+from aerialdojo.protocols import protocol
 from aerialdojo.report.markdown import render_report_md
 
 TARGET = (100.0, 50.0, 0.75)
@@ -199,3 +200,22 @@ def test_acg_is_undefined_for_the_baseline(make_agos: Callable[..., EpisodeTrace
     assert run.by_condition["mode"]["baseline"].values["acg"] is None
     with pytest.raises(MetricsError, match="candidates without the candidate workflow"):
         _record(candidate_workflow=False).check("b2")
+
+
+def test_the_report_gives_every_rate_in_percent_in_every_table(
+    make_agos: Callable[..., EpisodeTrace],
+) -> None:
+    # Issue 16, item 8: SPL 75.00 % in the summary, 0.750 in the Table 4 layout below it.
+    run = score_run(
+        [
+            _gva_episode(make_agos, "valid", observed=True, confirmations=1, valid=True),
+            _gva_episode(make_agos, "false_confirm", observed=False, confirmations=1, valid=False),
+        ]
+    )
+    report = render_report_md(run, sections=protocol("agos").report_sections(run))
+    table4 = report.split("Table 4 layout)")[1]
+    for key in ("spl", "ase", "acg"):
+        value = run.overall.values[key]
+        assert value is not None and 0.0 < value < 1.0, key
+        assert f"{100.0 * value:.1f}%" in table4, key
+        assert f"{value:.3f}" not in report, key

@@ -15,9 +15,11 @@ from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import AgosRecord, EpisodeTrace
 from aerialdojo.report.plots import (
     FIGURE5_RANGES,
+    FIXED_RANGES,
+    OUTWARD_NOTE,
     RadarRange,
-    auto_ranges,
     plot_radar,
+    radar_figure,
     radar_values,
     radius_sweep,
     write_plots,
@@ -52,14 +54,36 @@ def test_figure5_ranges_put_better_values_outward() -> None:
     assert RadarRange(centre=0.0, edge=5.0).normalise(-1.0) == 0.0
 
 
-def test_radar_values_and_auto_ranges(make_trace: Factory) -> None:
+def test_radar_values(make_trace: Factory) -> None:
     values = radar_values(score_run(_traces(make_trace)))
     assert values["urban"] == {"SR": 50.0, "OSR": 50.0, "SPL": 50.0, "DTS": 2.5, "CR": 0.0}
     assert values["natural"]["CR"] == 100.0
-    ranges = auto_ranges(values.values())
-    assert ranges["SR"] == RadarRange(centre=0.0, edge=50.0)
-    assert ranges["DTS"] == RadarRange(centre=20.0, edge=0.0)  # max DTS 12 m -> 20
-    assert ranges["CR"] == RadarRange(centre=100.0, edge=0.0)
+
+
+def test_the_radar_has_fixed_ranges_says_outward_is_better_and_names_the_run(
+    make_trace: Factory,
+) -> None:
+    # Issue 16, item 4: an automatic range showed an all-zero run as "SR 0-1 %" with a full
+    # polygon, nothing said outward is better, and the legend said "run".
+    failed = make_trace(
+        positions=((40.0, 0.0, 10.0), (30.0, 0.0, 10.0)),
+        stop_called=False,
+        collided=True,
+        collision_step=1,
+        termination="collided",
+    )
+    figure = radar_figure({"20261201-180305": score_run([failed])})
+    assert figure.get_suptitle() == OUTWARD_NOTE
+    legend = figure.legends[0]
+    assert [text.get_text() for text in legend.get_texts()] == ["20261201-180305"]
+    axes = figure.axes[0]
+    assert [label.get_text() for label in axes.get_xticklabels()] == [
+        "SR\n0 → 100 %", "OSR\n0 → 100 %", "SPL\n0 → 100 %", "DTS\n40 → 0 m", "CR\n100 → 0 %"
+    ]  # fmt: skip
+    radial = axes.lines[0].get_ydata()[:5]
+    # Nothing found and everything hit: every point at the centre but DTS (30 of 40 m).
+    assert list(radial) == pytest.approx([0.0, 0.0, 0.0, 0.25, 0.0])
+    assert FIXED_RANGES["CR"].normalise(0.0) == 1.0  # no collisions: the rim
 
 
 def test_radar_refuses_other_benchmarks_and_radii(make_trace: Factory) -> None:

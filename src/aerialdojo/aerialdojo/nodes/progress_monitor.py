@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from aerialdojo_interfaces.msg import EpisodeEvent
 
+from aerialdojo.eval_progress import EpisodeProgress
 from aerialdojo.nodes.background import BackgroundNode
 from aerialdojo.nodes.qos import EVENTS_QOS
 
@@ -18,12 +19,11 @@ _TERMINAL = {
 
 
 class ProgressMonitor:
-    """Spins a private ROS context on a background thread and calls
-    ``on_progress(done, total, line)`` whenever an episode ends."""
+    """Spins a private ROS context on a background thread and calls ``on_progress`` when an
+    episode starts, takes a step or ends."""
 
-    def __init__(self, on_progress: Callable[[int, int, str], None]) -> None:
+    def __init__(self, on_progress: Callable[[EpisodeProgress], None]) -> None:
         self._on_progress = on_progress
-        self._done = 0
         self._background = BackgroundNode("aerialdojo_cli_monitor")
         self._background.node.create_subscription(
             EpisodeEvent, "/aerialdojo/episode_events", self._on_event, EVENTS_QOS
@@ -31,14 +31,28 @@ class ProgressMonitor:
         self._background.start()
 
     def _on_event(self, event: EpisodeEvent) -> None:
-        if event.kind not in _TERMINAL:
+        if event.kind not in (EpisodeEvent.STARTED, EpisodeEvent.STEP, *_TERMINAL):
             return
-        if event.kind != EpisodeEvent.INFRA_FAILURE:
-            self._done += 1
-        line = f"{event.episode_id}: {_TERMINAL[event.kind]} after {event.step} actions"
-        if event.message and event.kind != EpisodeEvent.STOPPED:
-            line += f" ({event.message})"
-        self._on_progress(self._done, event.episode_count, line)
+        ended = _TERMINAL.get(event.kind, "")
+        if event.message and event.kind not in (EpisodeEvent.STOPPED, EpisodeEvent.STEP):
+            ended += f" ({event.message})"
+        action = ""
+        if event.kind == EpisodeEvent.STEP:
+            agent = f"{event.agent} " if event.agent and event.agent != "uav" else ""
+            magnitude = f"{event.magnitude:g}" if event.magnitude else ""
+            action = " ".join(filter(None, (event.action, magnitude, event.argument)))
+            action = f"{agent}{action}"
+        self._on_progress(
+            EpisodeProgress(
+                episode_id=event.episode_id,
+                index=event.episode_index,
+                count=event.episode_count,
+                step=event.step,
+                action=action,
+                ended=ended,
+                scored=event.kind != EpisodeEvent.INFRA_FAILURE,
+            )
+        )
 
     def close(self) -> None:
         """Stop spinning and leave the ROS graph."""

@@ -180,6 +180,7 @@ def render_report_md(
     images: Sequence[str] = (),
     sections: Sequence[str] = (),
     notices: Sequence[str] = (),
+    run_name: str = "",
 ) -> str:
     """The Markdown report of a run.
 
@@ -190,11 +191,13 @@ def render_report_md(
             recording's).
         notices: what a reader must know before the numbers (a privileged policy, a run cut
             short), quoted under the title.
+        run_name: the run's name (its directory), after the benchmark in the title.
     """
     radii = ", ".join(f"{radius:g} m" for radius in run.radii) or "none (checker verdict)"
     conditions = conditions_text(run)
     parts = [
-        f"# Run report: {protocol(run.benchmark).title}",
+        f"# Run report: {protocol(run.benchmark).title}"
+        + (f", run {run_name}" if run_name else ""),
         *(["\n".join(f"> **Note**: {notice}" for notice in notices)] if notices else []),
         (
             f"- Episodes scored: {len(run.episodes)}; excluded (infrastructure failures): "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +41,19 @@ class RadarRange:
         return min(1.0, max(0.0, (value - self.centre) / (self.edge - self.centre)))
 
 
+#: The default: fixed, so that two runs' charts compare by eye and an all-zero run reads as
+#: the loss it is (rates at the centre, CR at the centre too: it is inverted, as DTS is).
+#: DTS spans Figure 5's 40 m.
+FIXED_RANGES = {
+    "SR": RadarRange(centre=0.0, edge=100.0),
+    "OSR": RadarRange(centre=0.0, edge=100.0),
+    "SPL": RadarRange(centre=0.0, edge=100.0),
+    "DTS": RadarRange(centre=40.0, edge=0.0),
+    "CR": RadarRange(centre=100.0, edge=0.0),
+}
+#: Said on every radar chart: the inverted axes would otherwise read the wrong way round.
+OUTWARD_NOTE = "Outward is better on every axis (DTS and CR run from high at the centre to 0)."
+
 #: AerialDojo-200K, Figure 5: SR and SPL 0-5 %, OSR 0-15 %, DTS 40-0 m, CR 100-0 %.
 FIGURE5_RANGES = {
     "SR": RadarRange(centre=0.0, edge=5.0),
@@ -58,14 +71,6 @@ class SweepPoint:
     radius_m: float
     sr: float
     osr: float
-
-
-def _nice_ceiling(value: float) -> float:
-    """The smallest of 1, 2, 2.5, 5 x 10^k at or above ``value`` (> 0)."""
-    if value <= 0.0:
-        return 1.0
-    scale = 10.0 ** math.floor(math.log10(value))
-    return next(step * scale for step in (1.0, 2.0, 2.5, 5.0, 10.0) if step * scale >= value)
 
 
 def _defined(value: float | None, what: str) -> float:
@@ -104,34 +109,27 @@ def radar_values(run: RunMetrics, radius_m: float | None = None) -> dict[str, di
     return values
 
 
-def auto_ranges(values: Iterable[Mapping[str, float]]) -> dict[str, RadarRange]:
-    """Ranges that fit ``values`` (axis -> value rows): rates from 0 out to a round
-    ceiling of their maximum; DTS and CR from a round ceiling in to 0 (lower is better)."""
-    rows = list(values)
-    ceiling = {
-        axis: _nice_ceiling(max((row[axis] for row in rows), default=0.0)) for axis in RADAR_AXES
-    }
-    return {
-        axis: RadarRange(centre=ceiling[axis], edge=0.0)
-        if axis in ("DTS", "CR")
-        else RadarRange(centre=0.0, edge=ceiling[axis])
-        for axis in RADAR_AXES
-    }
-
-
 def plot_radar(
     runs: Mapping[str, RunMetrics],
     path: Path,
     ranges: Mapping[str, RadarRange] | None = None,
     radius_m: float | None = None,
 ) -> None:
+    """Write ``radar_figure(runs, ranges, radius_m)`` as a PNG at ``path``."""
+    radar_figure(runs, ranges, radius_m).savefig(path, dpi=100)
+
+
+def radar_figure(
+    runs: Mapping[str, RunMetrics],
+    ranges: Mapping[str, RadarRange] | None = None,
+    radius_m: float | None = None,
+) -> Figure:
     """One radar per scene family with one curve per run, like AerialDojo-200K, Figure 5.
 
     Args:
-        runs: label -> AerialDojo run (one curve each).
-        path: PNG to write.
-        ranges: axis -> range; None fits the data (``auto_ranges``); ``FIGURE5_RANGES``
-            reproduces the paper's figure.
+        runs: label -> AerialDojo run (one curve each; the legend names them).
+        ranges: axis -> range; None: ``FIXED_RANGES`` (rates 0-100 %, DTS 40-0 m, CR
+            100-0 %); ``FIGURE5_RANGES`` reproduces the paper's figure.
         radius_m: success radius of SR/OSR/SPL; None for each run's primary radius.
 
     Raises:
@@ -141,8 +139,8 @@ def plot_radar(
         raise MetricsError("no runs to plot")
     per_run = {label: radar_values(run, radius_m) for label, run in runs.items()}
     families = sorted({family for values in per_run.values() for family in values})
-    chosen = ranges or auto_ranges(row for values in per_run.values() for row in values.values())
-    figure = Figure(figsize=(4.0 * len(families), 4.4), layout="constrained")
+    chosen = ranges or FIXED_RANGES
+    figure = Figure(figsize=(max(4.0 * len(families), 6.0), 4.8), layout="constrained")
     FigureCanvasAgg(figure)
     angles = [2.0 * math.pi * index / len(RADAR_AXES) for index in range(len(RADAR_AXES))]
     for index, family in enumerate(families, start=1):
@@ -154,20 +152,22 @@ def plot_radar(
             axes.plot([*angles, angles[0]], [*radial, radial[0]], label=label, linewidth=1.5)
             axes.fill([*angles, angles[0]], [*radial, radial[0]], alpha=0.15)
         axes.set_xticks(angles)
-        axes.set_xticklabels(
-            [
-                f"{axis}\n{chosen[axis].centre:g}-{chosen[axis].edge:g} "
-                f"{'m' if axis == 'DTS' else '%'}"
-                for axis in RADAR_AXES
-            ],
-            fontsize=8,
-        )
+        axes.set_xticklabels([_axis_label(axis, chosen[axis]) for axis in RADAR_AXES], fontsize=8)
         axes.set_ylim(0.0, 1.0)
-        axes.set_yticks([0.2, 0.4, 0.6, 0.8, 1.0])
-        axes.set_yticklabels(["0.2", "0.4", "0.6", "0.8", "1.0"], fontsize=6)
+        # Rings without numbers: each axis has its own scale, named in its label.
+        axes.set_yticks([0.25, 0.5, 0.75, 1.0])
+        axes.set_yticklabels([])
         axes.set_title(family, pad=18)
-    figure.axes[-1].legend(loc="lower right", bbox_to_anchor=(1.3, -0.15), fontsize=8)
-    figure.savefig(path, dpi=100)
+    figure.suptitle(OUTWARD_NOTE, fontsize=9)
+    handles, labels = figure.axes[0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside lower center", ncols=len(runs), fontsize=8)
+    return figure
+
+
+def _axis_label(axis: str, chosen: RadarRange) -> str:
+    """``"SR\n0 → 100 %"``: the axis and its scale from the centre out to the rim."""
+    unit = "m" if axis == "DTS" else "%"
+    return f"{axis}\n{chosen.centre:g} → {chosen.edge:g} {unit}"
 
 
 def radius_sweep(
@@ -220,13 +220,14 @@ def write_plots(
     out_dir: Path,
     traces: Sequence[EpisodeTrace] = (),
     ranges: Mapping[str, RadarRange] | None = None,
-    label: str = "run",
+    label: str = "this run",
 ) -> list[str]:
     """Write the plots a run supports into ``out_dir``; return their file names.
 
-    Benchmarks with radar charts (AerialDojo) get ``radar.png``; those scored at radii
-    (AerialDojo, CityNav) get ``radius_sweep.png`` when ``traces`` are given. Pass the names
-    to the report to embed them.
+    Benchmarks with radar charts (AerialDojo) get ``radar.png``, its legend naming the run
+    ``label`` (e.g. its run id); those scored at radii (AerialDojo, CityNav) get
+    ``radius_sweep.png`` when ``traces`` are given. Pass the names to the report to embed
+    them.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []

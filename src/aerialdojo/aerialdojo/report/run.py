@@ -249,7 +249,7 @@ def write_run(
     metrics = result.metrics
     notes = list(result.warnings)
     if metrics is not None:
-        images = write_plots(metrics, run_dir, result.traces)
+        images = write_plots(metrics, run_dir, result.traces, label=run_dir.name)
         sections = [_accounting_section(result)]
         sections += [_agents_section(result.agents)] if result.agents else []
         sections += protocol(metrics.benchmark).report_sections(metrics)
@@ -274,7 +274,7 @@ def write_run(
         write_metrics_json(metrics, run_dir / METRICS_JSON, context)
         write_episodes_csv(metrics, run_dir / EPISODES_CSV)
         write_trajectory_log(run_dir / TRAJECTORIES_JSONL, result.traces, result.excluded)
-        report = render_report_md(metrics, images, sections, result.warnings)
+        report = render_report_md(metrics, images, sections, result.warnings, run_name=run_dir.name)
         (run_dir / REPORT_MD).write_text(report, encoding="utf-8")
         title = f"Run report: {protocol(metrics.benchmark).title} ({run_dir.name})"
         (run_dir / REPORT_HTML).write_text(

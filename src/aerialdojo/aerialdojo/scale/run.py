@@ -102,13 +102,12 @@ def plan_jobs(
 
 
 def run_sharded_command(specs: list[NodeSpec], args: argparse.Namespace) -> int:
-    """``aerialdojo eval --workers N [--ray-address ADDR] [--worker-resources ...]``.
+    """``aerialdojo eval --workers N [--ray-address ADDR] [--worker-resources ...]`` (the CLI
+    has refused what a sharded run cannot take, such as ``--live``).
 
     Raises:
-        ConfigError: an option a sharded run cannot take, or a bad one.
+        ConfigError: bad worker resources.
     """
-    if args.live:
-        raise ConfigError("--live watches one graph; a sharded run has one per worker")
     return run_sharded(
         specs,
         run_selection(specs),
