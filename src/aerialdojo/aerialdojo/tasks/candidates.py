@@ -26,6 +26,7 @@ from aerialdojo.tasks.episode import (
 )
 from aerialdojo.tasks.planner import (
     CollisionWorld,
+    KnownRays,
     PlannerConfig,
     direct_route,
     plan_actions,
@@ -94,6 +95,7 @@ def plan_task(
     target_object: TargetObject,
     *,
     config: PlannerConfig | None = None,
+    known_rays: KnownRays | None = None,
 ) -> NavigationTask | None:
     """Plan the reference from one object's anchor to another's and apply the paper's filters.
 
@@ -108,6 +110,7 @@ def plan_task(
         start_object: the object the agent starts at.
         target_object: the object to find.
         config: planner parameters.
+        known_rays: rays known from earlier searches in ``world`` (``plan_actions``).
 
     Returns:
         The task, or None if no reference was found or it fails the filters.
@@ -128,7 +131,9 @@ def plan_task(
     direct = direct_route(world, start, anchor.position, config=config, bounds=bounds)
     if direct.found and direct.length_m < MIN_DETOUR_RATIO * euclidean:
         return None
-    plan = plan_actions(world, start, anchor.position, config=config, bounds=bounds)
+    plan = plan_actions(
+        world, start, anchor.position, config=config, bounds=bounds, known_rays=known_rays
+    )
     if not plan.found:
         return None
     poses = tuple(written_pose(pose) for pose in plan.poses)
