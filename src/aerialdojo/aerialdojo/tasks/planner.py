@@ -7,12 +7,14 @@ expands cost no collision query. A node found blocked is dropped without closing
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import heapq
 import itertools
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Generic, NamedTuple, Protocol, TypeVar, runtime_checkable
 
@@ -253,6 +255,22 @@ def _entry(bundles: list[_Bundle], expansion: int, index: int) -> _Entry:
     return (row[0], row[1], expansion, index, row)
 
 
+@contextlib.contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector. A search allocates millions of tuples and
+    lists that hold no reference cycles (reference counting frees them), and the collector,
+    woken by every few hundred allocations, walked the search's growing node lists again
+    and again: a tenth of a generator's time or more."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def _lazy_astar(
     space: _SearchSpace[StateT], start: StateT, start_key: int, config: PlannerConfig
 ) -> _SearchResult[StateT]:
@@ -270,6 +288,13 @@ def _lazy_astar(
     in exactly the order they would if every successor were pushed on its own, at a
     fraction of the heap and Python work: most successors are never popped.
     """
+    with _cyclic_gc_paused():
+        return _search(space, start, start_key, config)
+
+
+def _search(
+    space: _SearchSpace[StateT], start: StateT, start_key: int, config: PlannerConfig
+) -> _SearchResult[StateT]:
     states: list[StateT] = []
     parents: list[int] = []
     labels: list[int] = []
@@ -520,12 +545,19 @@ def _move_tables(yaw: float, action_cost_m: float) -> _MoveTables:
     displacement, heading_rows, cost, length = [], [], [], []
     for heading, macros in enumerate(_MACROS):
         heading_yaw = yaw + math.radians(_TURN_STEP_DEG * heading)
+        # ``target_pose`` of a move of m metres from the origin is 0 + (unit step) * m, and the
+        # unit step is that of a 1 m move: one call per direction serves every magnitude.
+        unit_steps: dict[tuple[int, str], np.ndarray] = {}
         rows = []
         for macro in macros:
-            turned = Pose(
-                0.0, 0.0, 0.0, heading_yaw + math.radians(_TURN_STEP_DEG * macro.heading_change)
-            )
-            rows.append(target_pose(turned, macro.move).position)
+            direction = (macro.heading_change, macro.move.name)
+            unit = unit_steps.get(direction)
+            if unit is None:
+                turned_yaw = heading_yaw + math.radians(_TURN_STEP_DEG * macro.heading_change)
+                unit = unit_steps[direction] = target_pose(
+                    Pose(0.0, 0.0, 0.0, turned_yaw), Action(macro.move.name, 1.0)
+                ).position
+            rows.append(0.0 + unit * macro.move.magnitude)
         displacement.append(np.array(rows))
         heading_rows.append([(heading + m.heading_change) % _HEADINGS for m in macros])
         length.append(np.array([m.move.magnitude for m in macros]))
@@ -536,12 +568,13 @@ def _move_tables(yaw: float, action_cost_m: float) -> _MoveTables:
         for row, macro in zip(displacement[heading], _MACROS[heading], strict=True)
         if macro.share_of_ray == 1.0
     }
+    longest_rows = {ray: row.tolist() for ray, row in longest_move.items()}
     moves = [
         [
             (
                 macro.ray,
                 macro.share_of_ray,
-                _as_point(longest_move[macro.ray] * macro.share_of_ray),
+                _as_point([value * macro.share_of_ray for value in longest_rows[macro.ray]]),
             )
             for macro in macros
         ]
