@@ -123,7 +123,7 @@ class CapsuleScreen:
         # than the radius); free only if even the widened one does not.
         narrow = capsule(radius - self._margin) if radius > self._margin else None
         entry = _Capsules(narrow, capsule(radius + self._margin), tuple(m / 2.0 for m in motion))
-        self._capsules[(radius, *motion)] = entry
+        self._capsules[(radius, motion[0], motion[1], motion[2])] = entry
         return entry
 
     def _overlaps(self, capsule: fcl.CollisionObject, centre: np.ndarray) -> bool:

@@ -52,11 +52,11 @@ class MotionScreen(Protocol):
     (``tasks.capsules.CapsuleScreen``); the planners use it where it settles a query."""
 
     def motion_verdict(
-        self, start: np.ndarray, motion: tuple[float, float, float], radius: float
+        self, start: Sequence[float] | np.ndarray, motion: tuple[float, float, float], radius: float
     ) -> bool | None:
         """True if ``sweep_sphere(start, start + motion, radius)`` is certainly free, False
         if it certainly reports a contact, None if only the exact sweep can tell. The sphere
-        is free at ``start``."""
+        is free at ``start`` (its first three numbers: a planner state may carry more)."""
         ...
 
 
@@ -618,6 +618,7 @@ class _HybridSpace:
         goal: Point,
         bounds: Bounds | None,
         config: PlannerConfig,
+        *,
         known_rays: KnownRays | None = None,
     ) -> None:
         self._world = world
@@ -786,7 +787,7 @@ def plan_actions(
         return ActionPlan(
             found=False, actions=(), poses=(start,), length_m=0.0, stats=_stats(None, began)
         )
-    space = _HybridSpace(world, start, _as_point(goal), bounds, config, known_rays)
+    space = _HybridSpace(world, start, _as_point(goal), bounds, config, known_rays=known_rays)
     origin: _HybridState = (start.x, start.y, start.z, 0)
     result = _lazy_astar(space, origin, int(space.keys(np.array([origin[:3]]))[0]), config)
     if result.path is None:
