@@ -95,6 +95,7 @@ class CapsuleScreen:
         self._request = fcl.CollisionRequest()
         self._result = fcl.CollisionResult()
         self._capsules: dict[tuple[float, ...], _Capsules] = {}
+        self._centre = np.zeros(3)
         self.exact_sweeps = 0
         self.capsule_tests = 0
 
@@ -158,8 +159,10 @@ class CapsuleScreen:
         capsules = self._capsules.get((radius, *motion)) or self._capsules_for(motion, radius)
         x, y, z = float(start[0]), float(start[1]), float(start[2])
         half = capsules.half_motion
-        # The same sums as ``start + motion / 2`` in numpy, one float at a time.
-        centre = np.array((x + half[0], y + half[1], z + half[2]))
+        # The same sums as ``start + motion / 2`` in numpy, one float at a time, into one
+        # reused array (``setTranslation`` copies it).
+        centre = self._centre
+        centre[0], centre[1], centre[2] = x + half[0], y + half[1], z + half[2]
         # Blocked first: most motions the planner asks about run into geometry.
         if capsules.narrow is not None and self._overlaps(capsules.narrow, centre):
             return False
