@@ -218,7 +218,9 @@ class _CellGrid:
     def keys(self, horizontal: np.ndarray, vertical: np.ndarray) -> np.ndarray:
         """The number of each cell from whole-valued offsets from the start's cell: (N, 2)
         in x and y, (N,) in z (exact in floats: every number stays far below 2**53)."""
-        number = horizontal @ self._horizontal_weights + vertical + self._first
+        number = horizontal @ self._horizontal_weights
+        number += vertical
+        number += self._first
         return np.asarray(number.astype(np.int64))
 
 
@@ -364,7 +366,8 @@ def _search(
             (length + successors.length_to_go < max_length)
             & (closed_cells.take(successors.keys) == 0)
         )
-        order = order[np.lexsort((order, successors.to_go[order], f[order]))]
+        # lexsort is stable: rows equal in f and heuristic keep their order.
+        order = order[np.lexsort((successors.to_go[order], f[order]))]
         table = np.array((f, successors.to_go, cost, length, successors.labels)).T[order]
         # Appended even when empty: the bundle's index also numbers its terminal entry.
         bundles.append(_Bundle(parent=node, table=table, keys=successors.keys[order].tolist()))
@@ -659,8 +662,9 @@ class _HybridSpace:
         """Closed-set keys of (N, 3) positions: ``cell_m`` cells horizontally, whole metres
         vertically, counted from the start."""
         offset = positions - self._origin
-        horizontal = np.floor(offset[:, :2] / self._config.cell_m + 0.5)
-        return self.cells.keys(horizontal, np.rint(offset[:, 2]))
+        horizontal = offset[:, :2] / self._config.cell_m
+        horizontal += 0.5
+        return self.cells.keys(np.floor(horizontal, out=horizontal), np.rint(offset[:, 2]))
 
     def _metric(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(N of the horizontal, |vertical|) offset from each position to the goal."""
