@@ -30,6 +30,7 @@ import io
 import itertools
 import json
 import math
+import os
 import random
 import shutil
 import statistics
@@ -308,8 +309,14 @@ def main() -> None:
             args.generation_worker, args.scenes.split(","), args.candidates, args.seed
         )
         return
-    figures: dict[str, float | int | str] = {"scenes": args.scenes}
+    # CPU seconds stretch when the machine is oversubscribed (shared cores and caches): the
+    # load says how far to trust a ratio measured in one run.
+    figures: dict[str, float | int | str] = {
+        "scenes": args.scenes,
+        "load_average_1min_at_start": os.getloadavg()[0],
+    }
     figures.update(_generation(args))
+    figures["load_average_1min_after_generation"] = os.getloadavg()[0]
     sys.path.insert(0, str(SOURCE))  # this tree, not an installed copy
     figures.update(_planners(args))
     figures.update(_large_load(args.load_instances))

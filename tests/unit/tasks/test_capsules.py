@@ -105,7 +105,7 @@ def _reference_lazy_astar(space: planner._SearchSpace, start: object, start_key:
             continue
         if parents[node] >= 0:
             checks += 1
-            if not space.is_free(states[parents[node]], states[node], labels[node]):
+            if not space.is_free(states[parents[node]], labels[node]):
                 continue
         closed.add(keys[node])
         offset_cost = space.terminal_cost(states[node])

@@ -1,9 +1,13 @@
-"""The shipped suite ``aerialdojo_mini``: coverage, splits, selection, replay in the simulator."""
+"""The shipped suite ``aerialdojo_mini``: coverage, splits, selection, replay in the simulator,
+and that its recorded command writes it again."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
+from pathlib import Path
 
+import numpy as np
 import pytest
 from PIL import Image
 from task_worlds import replay
@@ -11,6 +15,7 @@ from task_worlds import replay
 from aerialdojo.sim.annotations import FAMILIES
 from aerialdojo.sim.backend import aerialdojo_uav_rig
 from aerialdojo.sim.embedded.backend import EmbeddedBackend
+from aerialdojo.tasks.embedded import generate_suite
 from aerialdojo.tasks.settings import SETTINGS, SPLIT_PERCENTAGES
 from aerialdojo.tasks.suite import Suite, load_suite, resolve_suite, validate_suite
 
@@ -83,3 +88,34 @@ def test_every_reference_replays_in_the_embedded_simulator(mini: Suite) -> None:
             agent_radius_m=mini.generation.collision_radius_m,
         ),
     )
+
+
+def test_its_recorded_command_writes_it_again(tmp_path: Path) -> None:
+    """The shipped file is what ``generate_suite`` writes with the command in docs/tasks.md
+    (scenes are independent shards, so one scene is enough to check): its episodes field by
+    field and its reference images pixel by pixel. A shipped file patched by hand, or one a
+    change to the scenes, planner or renderer left behind, fails here."""
+    scene = "Harbor_1"  # the scene whose shipped tasks once came from no committed code
+    shipped_path = resolve_suite(SHIPPED)
+    shipped = json.loads(shipped_path.read_text())
+    generation = shipped["generation"]
+    regenerated_path = generate_suite(
+        [scene],
+        tmp_path,
+        seed=generation["seed"],
+        per_scene=6,
+        name=SHIPPED,
+        max_candidates=250,
+        image_size=generation["reference_image"]["width"],
+        description=shipped["description"],
+    )
+    regenerated = json.loads(regenerated_path.read_text())
+    assert regenerated["generation"] == generation
+    assert regenerated["scenes"] == [row for row in shipped["scenes"] if row["scene"] == scene]
+    episodes = [episode for episode in shipped["episodes"] if episode["scene"] == scene]
+    assert regenerated["episodes"] == episodes
+    images = {e["goal"]["reference_image"] for e in episodes} - {""}
+    assert {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.png")} == images
+    for image in sorted(images):
+        with Image.open(shipped_path.parent / image) as want, Image.open(tmp_path / image) as got:
+            assert np.array_equal(np.asarray(want), np.asarray(got)), image

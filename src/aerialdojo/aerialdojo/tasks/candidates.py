@@ -8,11 +8,12 @@ Nothing here touches a simulator; the collision world is injected.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from aerialdojo.actions import translational_length
+from aerialdojo.actions import AERIALDOJO_ACTIONS, translational_length
 from aerialdojo.errors import ConfigError
 from aerialdojo.geometry import Pose, compass_direction, wrap_angle
 from aerialdojo.sim.annotations import Landmark, SceneAnnotations, TargetObject
@@ -26,6 +27,7 @@ from aerialdojo.tasks.episode import (
 )
 from aerialdojo.tasks.planner import (
     CollisionWorld,
+    KnownRays,
     PlannerConfig,
     direct_route,
     plan_actions,
@@ -42,6 +44,22 @@ from aerialdojo.tasks.settings import (
 
 #: Success radius of AerialDojo (AerialDojo-200K, section 3.2).
 SUCCESS_RADIUS_M = 3.0
+
+
+def longest_kept_length(magnitudes: Sequence[float]) -> float:
+    """The longest reference length L the length filter (L < 100 m) keeps when L is a sum of
+    the given translation magnitudes: the largest whole multiple of their common step below
+    the cap (99 m for AerialDojo's 1, 2, 3 and 5 m), or the float just below the cap when
+    they are not whole metres."""
+    if all(float(magnitude).is_integer() for magnitude in magnitudes):
+        step = math.gcd(*(int(magnitude) for magnitude in magnitudes))
+        return float((math.ceil(MAX_LENGTH_M / step) - 1) * step)
+    return math.nextafter(MAX_LENGTH_M, 0.0)
+
+
+_LONGEST_KEPT_LENGTH_M = longest_kept_length(
+    [magnitude for kind in AERIALDOJO_ACTIONS if kind.unit == "m" for magnitude in kind.magnitudes]
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,13 +112,14 @@ def plan_task(
     target_object: TargetObject,
     *,
     config: PlannerConfig | None = None,
+    known_rays: KnownRays | None = None,
 ) -> NavigationTask | None:
     """Plan the reference from one object's anchor to another's and apply the paper's filters.
 
-    Pairs whose anchors are 3 m apart or less, or 100 m / 1.05 (95.24 m) or more, cannot
-    pass the filters (L < 100 m and L >= 1.05 d_E) and are rejected before planning; so are
-    pairs whose ``direct_route`` is free and already within the detour ratio (near-straight
-    whatever a search would add).
+    Pairs whose anchors are 3 m apart or less, or more than 99 m / 1.05 (94.29 m), cannot
+    pass the filters (L < 100 m and L >= 1.05 d_E: L is a whole number of metres, so at
+    most 99 m) and are rejected before planning; so are pairs whose ``direct_route`` is free
+    and already within the detour ratio (near-straight whatever a search would add).
 
     Args:
         world: collision queries of the scene.
@@ -108,6 +127,7 @@ def plan_task(
         start_object: the object the agent starts at.
         target_object: the object to find.
         config: planner parameters.
+        known_rays: rays known from earlier searches in ``world`` (``plan_actions``).
 
     Returns:
         The task, or None if no reference was found or it fails the filters.
@@ -120,15 +140,17 @@ def plan_task(
     euclidean = written_value(math.dist(start.position, anchor.position))
     if not MIN_EUCLIDEAN_M < euclidean < MAX_LENGTH_M:
         return None
-    # From this far, a route of the detour ratio would reach the length cap: no route the
-    # filters keep exists (the margin leaves rounding to the full check).
-    if euclidean * MIN_DETOUR_RATIO >= MAX_LENGTH_M * (1.0 + 1e-9):
+    # From this far even the longest length the filters keep is a near-straight route: no
+    # route they keep exists (the very test ``filter_problems`` makes, on that length).
+    if _LONGEST_KEPT_LENGTH_M / euclidean < MIN_DETOUR_RATIO:
         return None
     bounds = (annotations.bounds_min, annotations.bounds_max)
     direct = direct_route(world, start, anchor.position, config=config, bounds=bounds)
     if direct.found and direct.length_m < MIN_DETOUR_RATIO * euclidean:
         return None
-    plan = plan_actions(world, start, anchor.position, config=config, bounds=bounds)
+    plan = plan_actions(
+        world, start, anchor.position, config=config, bounds=bounds, known_rays=known_rays
+    )
     if not plan.found:
         return None
     poses = tuple(written_pose(pose) for pose in plan.poses)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import fcl
 import numpy as np
@@ -41,6 +42,14 @@ def _rotation_from_z(direction: tuple[float, float, float]) -> tuple[float, floa
     w, x, y = 1.0 + dz, -dy, dx
     norm = math.sqrt(w * w + x * x + y * y)
     return (w / norm, x / norm, y / norm, 0.0)
+
+
+class _Capsules(NamedTuple):
+    """The capsules of one motion and radius, centred at the origin, and half the motion."""
+
+    narrow: fcl.CollisionObject | None
+    wide: fcl.CollisionObject
+    half_motion: tuple[float, ...]
 
 
 class CapsuleScreen:
@@ -85,7 +94,8 @@ class CapsuleScreen:
         self._mesh = fcl.CollisionObject(model, fcl.Transform())
         self._request = fcl.CollisionRequest()
         self._result = fcl.CollisionResult()
-        self._capsules: dict[tuple[float, ...], tuple[fcl.CollisionObject, np.ndarray]] = {}
+        self._capsules: dict[tuple[float, ...], _Capsules] = {}
+        self._centre = np.zeros(3)
         self.exact_sweeps = 0
         self.capsule_tests = 0
 
@@ -98,22 +108,28 @@ class CapsuleScreen:
         """The exact world's answer."""
         return self._world.sphere_is_free(center, radius)
 
-    def _overlaps(
-        self, start: np.ndarray, motion: tuple[float, float, float], radius: float
-    ) -> bool:
-        """Whether the capsule of ``radius`` around the segment overlaps a triangle."""
-        key = (radius, *motion)
-        cached = self._capsules.get(key)
-        if cached is None:
-            if len(self._capsules) >= _CAPSULE_CACHE_SIZE:
-                self._capsules.clear()
-            length = math.sqrt(motion[0] ** 2 + motion[1] ** 2 + motion[2] ** 2)
-            direction = (motion[0] / length, motion[1] / length, motion[2] / length)
-            turned = fcl.Transform(_rotation_from_z(direction), [0.0, 0.0, 0.0])
-            capsule = fcl.CollisionObject(fcl.Capsule(radius, length), turned)
-            cached = self._capsules[key] = (capsule, np.array(motion) / 2.0)
-        capsule, half = cached
-        capsule.setTranslation(start + half)
+    def _capsules_for(self, motion: tuple[float, float, float], radius: float) -> _Capsules:
+        """The two capsules of a motion and radius (made once: the planner's motions come in
+        a handful of lengths and directions)."""
+        if len(self._capsules) >= _CAPSULE_CACHE_SIZE:
+            self._capsules.clear()
+        length = math.sqrt(motion[0] ** 2 + motion[1] ** 2 + motion[2] ** 2)
+        direction = (motion[0] / length, motion[1] / length, motion[2] / length)
+        turned = fcl.Transform(_rotation_from_z(direction), [0.0, 0.0, 0.0])
+
+        def capsule(capsule_radius: float) -> fcl.CollisionObject:
+            return fcl.CollisionObject(fcl.Capsule(capsule_radius, length), turned)
+
+        # Blocked only if even the narrowed capsule overlaps (none when the margin is wider
+        # than the radius); free only if even the widened one does not.
+        narrow = capsule(radius - self._margin) if radius > self._margin else None
+        entry = _Capsules(narrow, capsule(radius + self._margin), tuple(m / 2.0 for m in motion))
+        self._capsules[(radius, motion[0], motion[1], motion[2])] = entry
+        return entry
+
+    def _overlaps(self, capsule: fcl.CollisionObject, centre: np.ndarray) -> bool:
+        """Whether ``capsule`` centred at ``centre`` overlaps a triangle."""
+        capsule.setTranslation(centre)
         self.capsule_tests += 1
         if not fcl.collide(capsule, self._mesh, self._request, self._result):
             return False
@@ -123,13 +139,14 @@ class CapsuleScreen:
         return True
 
     def motion_verdict(
-        self, start: np.ndarray, motion: tuple[float, float, float], radius: float
+        self, start: Sequence[float] | np.ndarray, motion: tuple[float, float, float], radius: float
     ) -> bool | None:
         """Whether ``sweep_sphere(start, start + motion, radius)`` is free, where capsule
         tests settle it. The sphere must be free at ``start``.
 
         Args:
-            start: (3,) float64 start of the sphere's centre.
+            start: the start of the sphere's centre (its first three numbers; a planner
+                state may carry more).
             motion: the displacement (a tuple: capsules are kept per displacement).
             radius: sphere radius.
 
@@ -139,15 +156,25 @@ class CapsuleScreen:
         """
         if motion == (0.0, 0.0, 0.0):
             return None
+        capsules = self._capsules.get((radius, *motion)) or self._capsules_for(motion, radius)
+        x, y, z = float(start[0]), float(start[1]), float(start[2])
+        half = capsules.half_motion
+        # The same sums as ``start + motion / 2`` in numpy, one float at a time, into one
+        # reused array (``setTranslation`` copies it).
+        centre = self._centre
+        centre[0], centre[1], centre[2] = x + half[0], y + half[1], z + half[2]
         # Blocked first: most motions the planner asks about run into geometry.
-        if radius > self._margin and self._overlaps(start, motion, radius - self._margin):
+        if capsules.narrow is not None and self._overlaps(capsules.narrow, centre):
             return False
-        x, y, z = start.tolist()
         low, high = self._inner_low, self._inner_high
-        inside = all(
-            low[axis] < value < high[axis] and low[axis] < value + step < high[axis]
-            for axis, value, step in ((0, x, motion[0]), (1, y, motion[1]), (2, z, motion[2]))
+        inside = (
+            low[0] < x < high[0]
+            and low[1] < y < high[1]
+            and low[2] < z < high[2]
+            and low[0] < x + motion[0] < high[0]
+            and low[1] < y + motion[1] < high[1]
+            and low[2] < z + motion[2] < high[2]
         )
-        if inside and not self._overlaps(start, motion, radius + self._margin):
+        if inside and not self._overlaps(capsules.wide, centre):
             return True
         return None

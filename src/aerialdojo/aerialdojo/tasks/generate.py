@@ -26,7 +26,7 @@ from aerialdojo.errors import ConfigError
 from aerialdojo.sim.annotations import SceneAnnotations, TargetObject
 from aerialdojo.tasks.candidates import NavigationTask, plan_task, start_pose_for, twin_episodes
 from aerialdojo.tasks.episode import REPRESENTATION_IMAGE, REPRESENTATION_SEMANTIC, Episode
-from aerialdojo.tasks.planner import CollisionWorld, PlannerConfig
+from aerialdojo.tasks.planner import CollisionWorld, KnownRays, PlannerConfig
 from aerialdojo.tasks.settings import SETTINGS, assign_splits
 from aerialdojo.tasks.shards import ProgressSink, ShardProgress
 from aerialdojo.tasks.suite import (
@@ -129,6 +129,9 @@ def choose_scene_tasks(
     chosen: list[NavigationTask] = []
     reserve: list[NavigationTask] = []
     planned = 0
+    # Each object starts many pairs: later searches from a start reuse what earlier ones
+    # found out about the rays from it.
+    known_rays = KnownRays()
     for start_object, target_object in pairs:
         if max_candidates is not None and planned >= max_candidates:
             break
@@ -144,7 +147,12 @@ def choose_scene_tasks(
                 continue
         planned += 1
         found = plan_task(
-            source.world, source.annotations, start_object, target_object, config=config
+            source.world,
+            source.annotations,
+            start_object,
+            target_object,
+            config=config,
+            known_rays=known_rays,
         )
         if found is not None:
             if quotas is None or counts[found.setting.name] < quotas[found.setting.name]:

@@ -7,11 +7,14 @@ expands cost no collision query. A node found blocked is dropped without closing
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import gc
 import heapq
 import itertools
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Generic, NamedTuple, Protocol, TypeVar, runtime_checkable
 
@@ -49,11 +52,11 @@ class MotionScreen(Protocol):
     (``tasks.capsules.CapsuleScreen``); the planners use it where it settles a query."""
 
     def motion_verdict(
-        self, start: np.ndarray, motion: tuple[float, float, float], radius: float
+        self, start: Sequence[float] | np.ndarray, motion: tuple[float, float, float], radius: float
     ) -> bool | None:
         """True if ``sweep_sphere(start, start + motion, radius)`` is certainly free, False
         if it certainly reports a contact, None if only the exact sweep can tell. The sphere
-        is free at ``start``."""
+        is free at ``start`` (its first three numbers: a planner state may carry more)."""
         ...
 
 
@@ -166,7 +169,7 @@ class _SearchSpace(Protocol[StateT]):
 
     def terminal_cost(self, state: StateT) -> float | None: ...
 
-    def is_free(self, parent: StateT, state: StateT, label: int) -> bool: ...
+    def is_free(self, parent: StateT, label: int) -> bool: ...
 
 
 #: The dense closed set of one search may take at most this many bytes.
@@ -215,7 +218,9 @@ class _CellGrid:
     def keys(self, horizontal: np.ndarray, vertical: np.ndarray) -> np.ndarray:
         """The number of each cell from whole-valued offsets from the start's cell: (N, 2)
         in x and y, (N,) in z (exact in floats: every number stays far below 2**53)."""
-        number = horizontal @ self._horizontal_weights + vertical + self._first
+        number = horizontal @ self._horizontal_weights
+        number += vertical
+        number += self._first
         return np.asarray(number.astype(np.int64))
 
 
@@ -252,6 +257,22 @@ def _entry(bundles: list[_Bundle], expansion: int, index: int) -> _Entry:
     return (row[0], row[1], expansion, index, row)
 
 
+@contextlib.contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector. A search allocates millions of tuples and
+    lists that hold no reference cycles (reference counting frees them), and the collector,
+    woken by every few hundred allocations, walked the search's growing node lists again
+    and again: a tenth of a generator's time or more."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def _lazy_astar(
     space: _SearchSpace[StateT], start: StateT, start_key: int, config: PlannerConfig
 ) -> _SearchResult[StateT]:
@@ -269,6 +290,13 @@ def _lazy_astar(
     in exactly the order they would if every successor were pushed on its own, at a
     fraction of the heap and Python work: most successors are never popped.
     """
+    with _cyclic_gc_paused():
+        return _search(space, start, start_key, config)
+
+
+def _search(
+    space: _SearchSpace[StateT], start: StateT, start_key: int, config: PlannerConfig
+) -> _SearchResult[StateT]:
     states: list[StateT] = []
     parents: list[int] = []
     labels: list[int] = []
@@ -280,7 +308,12 @@ def _lazy_astar(
     heap = [_entry(bundles, 0, 0)]
     expansions = 0
     checks = 0
-    while heap and expansions < config.max_expansions:
+    # Bound once: the loop runs a few hundred thousand times per search.
+    heappush, heappop, heapreplace = heapq.heappush, heapq.heappop, heapq.heapreplace
+    expand, successor, is_free = space.expand, space.successor, space.is_free
+    terminal_cost = space.terminal_cost
+    max_length, max_expansions = config.max_length_m, config.max_expansions
+    while heap and expansions < max_expansions:
         _, _, expansion, index, row = heap[0]
         if index < 0:
             end = walk = terminals[expansion]
@@ -292,50 +325,54 @@ def _lazy_astar(
             return _SearchResult(path, lengths[end], expansions, checks)
         bundle = bundles[expansion]
         keys = bundle.keys
+        count = len(keys)
         # The bundle's next row not already closed takes its place (closed keys stay closed).
         following = index + 1
-        while following < len(keys) and closed[keys[following]]:
+        while following < count and closed[keys[following]]:
             following += 1
-        if following < len(keys):
-            heapq.heapreplace(heap, _entry(bundles, expansion, following))
+        if following < count:
+            upcoming: list[float] = bundle.table[following].tolist()
+            heapreplace(heap, (upcoming[0], upcoming[1], expansion, following, upcoming))
         else:
-            heapq.heappop(heap)
-        if closed[keys[index]]:
+            heappop(heap)
+        key = keys[index]
+        if closed[key]:
             continue
         label = int(row[4])
         if bundle.parent >= 0:
             parent = states[bundle.parent]
-            state = space.successor(parent, label)
             checks += 1
-            if not space.is_free(parent, state, label):
+            if not is_free(parent, label):
                 continue
+            state = successor(parent, label)
         else:
             state = start
-        closed[keys[index]] = 1
+        closed[key] = 1
         node = len(states)
         states.append(state)
         parents.append(bundle.parent)
         labels.append(label)
         lengths.append(row[3])
         expansions += 1
-        offset_cost = space.terminal_cost(state)
+        offset_cost = terminal_cost(state)
         if offset_cost is not None:
             terminals[len(bundles)] = node
-            heapq.heappush(heap, (row[2] + offset_cost, 0.0, len(bundles), -1, []))
-        successors = space.expand(state)
+            heappush(heap, (row[2] + offset_cost, 0.0, len(bundles), -1, []))
+        successors = expand(state)
         length = row[3] + successors.step_length
         cost = row[2] + successors.step_cost
         f = cost + successors.to_go
         order = np.flatnonzero(
-            (length + successors.length_to_go < config.max_length_m)
-            & (closed_cells[successors.keys] == 0)
+            (length + successors.length_to_go < max_length)
+            & (closed_cells.take(successors.keys) == 0)
         )
-        order = order[np.lexsort((order, successors.to_go[order], f[order]))]
+        # lexsort is stable: rows equal in f and heuristic keep their order.
+        order = order[np.lexsort((successors.to_go[order], f[order]))]
         table = np.array((f, successors.to_go, cost, length, successors.labels)).T[order]
         # Appended even when empty: the bundle's index also numbers its terminal entry.
         bundles.append(_Bundle(parent=node, table=table, keys=successors.keys[order].tolist()))
         if len(order):
-            heapq.heappush(heap, _entry(bundles, len(bundles) - 1, 0))
+            heappush(heap, _entry(bundles, len(bundles) - 1, 0))
     return _SearchResult(None, 0.0, expansions, checks)
 
 
@@ -434,8 +471,129 @@ def _macros_from(heading: int) -> list[_Macro]:
     return horizontal + vertical
 
 
+#: Rays a ``KnownRays`` keeps in total before it forgets the oldest starts' (about 250 bytes
+#: each).
+_MAX_KNOWN_RAYS = 1_000_000
+
+
+class KnownRays:
+    """What Hybrid A* searches found out about the rays from their start, kept for later
+    searches from the same start in the same collision world.
+
+    A scene's candidate pairs share starts (each object starts many pairs), and a search's
+    positions are its start plus sums of the same displacements, so later searches from a
+    start meet many of the same rays again. What is kept are facts of the collision world:
+    sharing them changes no answer and no route, only how many queries are made.
+
+    Args:
+        max_rays: rays kept in total; the oldest starts' are forgotten beyond it.
+    """
+
+    def __init__(self, max_rays: int = _MAX_KNOWN_RAYS) -> None:
+        self._world: CollisionWorld | None = None
+        self._max_rays = max_rays
+        self._by_start: dict[tuple[float, ...], dict[tuple[float, float, float, int], list[float]]]
+        self._by_start = {}
+
+    def from_start(
+        self, world: CollisionWorld, start: Pose, radius: float
+    ) -> dict[tuple[float, float, float, int], list[float]]:
+        """The rays known from ``start`` at ``radius`` (a dict the search adds to).
+
+        Raises:
+            ConfigError: ``world`` is not the world of the rays already kept.
+        """
+        if self._world is None:
+            self._world = world
+        elif world is not self._world:
+            raise ConfigError("KnownRays: one instance serves one collision world only")
+        key = (start.x, start.y, start.z, start.yaw, radius)
+        rays = self._by_start.pop(key, {})
+        kept = sum(len(other) for other in self._by_start.values())
+        while self._by_start and kept + len(rays) > self._max_rays:
+            kept -= len(self._by_start.pop(next(iter(self._by_start))))
+        self._by_start[key] = rays  # the most recent last
+        return rays
+
+
 # A Hybrid A* state: continuous position and a heading index (yaw = start yaw + step * index).
 _HybridState = tuple[float, float, float, int]
+
+
+#: The moves from every heading index: the same for every search (they are relative to the
+#: start yaw).
+_MACROS = [_macros_from(heading) for heading in range(_HEADINGS)]
+
+
+@dataclass(frozen=True, slots=True)
+class _MoveTables:
+    """What the moves from each heading index do, for one start yaw and action cost; rows
+    follow ``_MACROS``. Built once per start yaw: a scene plans many pairs from each start.
+
+    ``moves`` holds, per heading and label, the move's ray, its share of the ray and its
+    displacement; ``longest_move`` the displacement of each ray's longest move.
+    """
+
+    displacement: list[np.ndarray]
+    displacement_rows: list[list[list[float]]]
+    heading_rows: list[list[int]]
+    cost: list[np.ndarray]
+    length: list[np.ndarray]
+    longest_move: dict[int, np.ndarray]
+    moves: list[list[tuple[int, float, tuple[float, float, float]]]]
+
+
+@functools.lru_cache(maxsize=64)
+def _move_tables(yaw: float, action_cost_m: float) -> _MoveTables:
+    displacement, heading_rows, cost, length = [], [], [], []
+    for heading, macros in enumerate(_MACROS):
+        heading_yaw = yaw + math.radians(_TURN_STEP_DEG * heading)
+        # ``target_pose`` of a move of m metres from the origin is 0 + (unit step) * m, and the
+        # unit step is that of a 1 m move: one call per direction serves every magnitude.
+        unit_steps: dict[tuple[int, str], np.ndarray] = {}
+        rows = []
+        for macro in macros:
+            direction = (macro.heading_change, macro.move.name)
+            unit = unit_steps.get(direction)
+            if unit is None:
+                turned_yaw = heading_yaw + math.radians(_TURN_STEP_DEG * macro.heading_change)
+                unit = unit_steps[direction] = target_pose(
+                    Pose(0.0, 0.0, 0.0, turned_yaw), Action(macro.move.name, 1.0)
+                ).position
+            rows.append(0.0 + unit * macro.move.magnitude)
+        displacement.append(np.array(rows))
+        heading_rows.append([(heading + m.heading_change) % _HEADINGS for m in macros])
+        length.append(np.array([m.move.magnitude for m in macros]))
+        cost.append(length[-1] + action_cost_m * np.array([m.turns + 1 for m in macros]))
+    longest_move = {
+        macro.ray: row
+        for heading in range(_HEADINGS)
+        for row, macro in zip(displacement[heading], _MACROS[heading], strict=True)
+        if macro.share_of_ray == 1.0
+    }
+    longest_rows = {ray: row.tolist() for ray, row in longest_move.items()}
+    moves = [
+        [
+            (
+                macro.ray,
+                macro.share_of_ray,
+                _as_point([value * macro.share_of_ray for value in longest_rows[macro.ray]]),
+            )
+            for macro in macros
+        ]
+        for macros in _MACROS
+    ]
+    for array in (*displacement, *cost, *length, *longest_move.values()):
+        array.flags.writeable = False  # shared by every search from this yaw
+    return _MoveTables(
+        displacement=displacement,
+        displacement_rows=[rows.tolist() for rows in displacement],
+        heading_rows=heading_rows,
+        cost=cost,
+        length=length,
+        longest_move=longest_move,
+        moves=moves,
+    )
 
 
 class _HybridSpace:
@@ -463,6 +621,8 @@ class _HybridSpace:
         goal: Point,
         bounds: Bounds | None,
         config: PlannerConfig,
+        *,
+        known_rays: KnownRays | None = None,
     ) -> None:
         self._world = world
         self._start = start
@@ -474,95 +634,68 @@ class _HybridSpace:
         self._origin = np.array((start.x, start.y, start.z))
         self.cells = _CellGrid.around(config, config.cell_m, 1.0, _LONGEST_HORIZONTAL_M)
         self._config = config
+        self._radius = config.collision_radius_m
         tolerance = config.goal_tolerance_m
         self._half_step = math.radians(_TURN_STEP_DEG) / 2.0
+        self._cos_half_step = math.cos(self._half_step)
         # Ending anywhere within the tolerance saves at most this much length or actions.
         self._length_slack = tolerance * math.hypot(1.0 / math.cos(self._half_step), 1.0)
         self._action_slack = tolerance * math.hypot(
             1.0 / _LONGEST_HORIZONTAL_M, 1.0 / _LONGEST_VERTICAL_M
         )
-        self.macros = [_macros_from(heading) for heading in range(_HEADINGS)]
-        self._displacement: list[np.ndarray] = []
-        self._heading: list[np.ndarray] = []
-        self._cost: list[np.ndarray] = []
-        self._length: list[np.ndarray] = []
-        for heading, macros in enumerate(self.macros):
-            yaw = start.yaw + math.radians(_TURN_STEP_DEG * heading)
-            rows = []
-            for macro in macros:
-                turned = Pose(
-                    0.0, 0.0, 0.0, yaw + math.radians(_TURN_STEP_DEG * macro.heading_change)
-                )
-                rows.append(target_pose(turned, macro.move).position)
-            self._displacement.append(np.array(rows))
-            self._heading.append(
-                np.array([(heading + m.heading_change) % _HEADINGS for m in macros])
-            )
-            self._length.append(np.array([m.move.magnitude for m in macros]))
-            self._cost.append(
-                self._length[-1] + config.action_cost_m * np.array([m.turns + 1 for m in macros])
-            )
-        self._all_labels = np.arange(len(self.macros[0]))
-        self._displacement_rows = [rows.tolist() for rows in self._displacement]
-        self._heading_rows = [headings.tolist() for headings in self._heading]
-        self._longest_move = {
-            macro.ray: displacement
-            for heading in range(_HEADINGS)
-            for displacement, macro in zip(
-                self._displacement[heading], self.macros[heading], strict=True
-            )
-            if macro.share_of_ray == 1.0
-        }
+        self.macros = _MACROS
+        tables = _move_tables(start.yaw, config.action_cost_m)
+        self._displacement = tables.displacement
+        self._cost = tables.cost
+        self._length = tables.length
+        self._displacement_rows = tables.displacement_rows
+        self._heading_rows = tables.heading_rows
+        self._longest_move = tables.longest_move
+        self._moves = tables.moves
+        self._all_labels = np.arange(len(_MACROS[0]))
         # Per ray from a position: the largest share of its longest move known free and the
-        # smallest known blocked.
-        self._known: dict[tuple[float, float, float, int], list[float]] = {}
+        # smallest known blocked; shared with earlier searches from the same start.
+        self._known = (known_rays or KnownRays()).from_start(world, start, self._radius)
         self._screen = world if isinstance(world, MotionScreen) else None
-        # Per heading and label: the move's ray, its share of the ray, its displacement.
-        self._moves: list[list[tuple[int, float, tuple[float, float, float]]]] = [
-            [
-                (
-                    macro.ray,
-                    macro.share_of_ray,
-                    _as_point(self._longest_move[macro.ray] * macro.share_of_ray),
-                )
-                for macro in macros
-            ]
-            for macros in self.macros
-        ]
 
     def keys(self, positions: np.ndarray) -> np.ndarray:
         """Closed-set keys of (N, 3) positions: ``cell_m`` cells horizontally, whole metres
         vertically, counted from the start."""
         offset = positions - self._origin
-        horizontal = np.floor(offset[:, :2] / self._config.cell_m + 0.5)
-        return self.cells.keys(horizontal, np.rint(offset[:, 2]))
+        horizontal = offset[:, :2] / self._config.cell_m
+        horizontal += 0.5
+        return self.cells.keys(np.floor(horizontal, out=horizontal), np.rint(offset[:, 2]))
 
     def _metric(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(N of the horizontal, |vertical|) offset from each position to the goal."""
         delta = self._goal - positions
-        horizontal = np.hypot(delta[:, 0], delta[:, 1])
-        past_direction = np.mod(
-            np.arctan2(delta[:, 1], delta[:, 0]) - self._start.yaw, 2.0 * self._half_step
-        )
-        polygonal = (
-            horizontal * np.cos(past_direction - self._half_step) / math.cos(self._half_step)
-        )
+        dx, dy = delta[:, 0], delta[:, 1]
+        past_direction = np.arctan2(dy, dx)
+        past_direction -= self._start.yaw
+        np.mod(past_direction, 2.0 * self._half_step, out=past_direction)
+        past_direction -= self._half_step
+        polygonal = np.cos(past_direction, out=past_direction)
+        polygonal *= np.hypot(dx, dy)
+        polygonal /= self._cos_half_step
         return polygonal, np.abs(delta[:, 2])
 
     def lower_bounds(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(heuristic cost, lower bound of the length still to travel) of each position."""
         polygonal, vertical = self._metric(positions)
-        actions = np.maximum(
-            0.0,
-            polygonal / _LONGEST_HORIZONTAL_M + vertical / _LONGEST_VERTICAL_M - self._action_slack,
-        )
-        offset = polygonal + vertical
-        heuristic = offset + self._config.action_cost_m * actions
-        return heuristic, np.maximum(0.0, offset - self._length_slack)
+        actions = polygonal / _LONGEST_HORIZONTAL_M
+        actions += vertical / _LONGEST_VERTICAL_M
+        actions -= self._action_slack
+        np.maximum(actions, 0.0, out=actions)
+        offset = polygonal
+        offset += vertical
+        heuristic = self._config.action_cost_m * actions
+        heuristic += offset
+        length_to_go = offset - self._length_slack
+        return heuristic, np.maximum(length_to_go, 0.0, out=length_to_go)
 
     def expand(self, state: _HybridState) -> _Successors:
         heading = state[3]
-        positions = np.array(state[:3]) + self._displacement[heading]
+        positions = self._displacement[heading] + state[:3]
         costs, lengths = self._cost[heading], self._length[heading]
         if self._near_bounds(state):
             labels = np.flatnonzero(
@@ -600,10 +733,10 @@ class _HybridSpace:
         polygonal, vertical = self._metric(np.array([state[:3]]))
         return float(polygonal[0] + vertical[0])
 
-    def is_free(self, parent: _HybridState, state: _HybridState, label: int) -> bool:
-        """Whether the move into ``state`` is free. Moves of 1, 3 and 5 m from one position in
-        one direction share a ray: a free move frees the shorter ones, a blocked move blocks
-        the longer ones, and one exact sweep of the longest decides all three."""
+    def is_free(self, parent: _HybridState, label: int) -> bool:
+        """Whether the move ``label`` from ``parent`` is free. Moves of 1, 3 and 5 m from one
+        position in one direction share a ray: a free move frees the shorter ones, a blocked
+        move blocks the longer ones, and one exact sweep of the longest decides all three."""
         ray, share, motion = self._moves[parent[3]][label]
         key = (parent[0], parent[1], parent[2], ray)
         known = self._known.get(key)
@@ -611,14 +744,13 @@ class _HybridSpace:
             known = self._known[key] = [0.0, math.inf]
         elif share <= known[0] or share >= known[1]:
             return share <= known[0]
-        origin = np.array(parent[:3])
-        radius = self._config.collision_radius_m
         if self._screen is not None:
-            verdict = self._screen.motion_verdict(origin, motion, radius)
+            verdict = self._screen.motion_verdict(parent, motion, self._radius)
             if verdict is not None:
                 known[0 if verdict else 1] = share
                 return verdict
-        hit = self._world.sweep_sphere(origin, origin + self._longest_move[ray], radius)
+        origin = np.array(parent[:3])
+        hit = self._world.sweep_sphere(origin, origin + self._longest_move[ray], self._radius)
         contact = math.inf if hit is None else hit.fraction
         # Free exactly below the contact fraction: up to the float just under it.
         known[:] = [math.nextafter(contact, -math.inf), contact]
@@ -632,6 +764,7 @@ def plan_actions(
     *,
     config: PlannerConfig | None = None,
     bounds: Bounds | None = None,
+    known_rays: KnownRays | None = None,
 ) -> ActionPlan:
     """Hybrid A* (Dolgov et al. 2008) over the AerialDojo actions, collision-radius aware.
 
@@ -645,6 +778,8 @@ def plan_actions(
         goal: goal position (the target anchor).
         config: planner parameters (default ``PlannerConfig()``).
         bounds: optional (min, max) corners of the flyable region.
+        known_rays: rays known from earlier searches in ``world`` (a scene's generation
+            passes one to all its pairs); the search adds what it finds out.
 
     Returns:
         The plan; ``found`` is False when no route shorter than ``config.max_length_m``
@@ -656,7 +791,7 @@ def plan_actions(
         return ActionPlan(
             found=False, actions=(), poses=(start,), length_m=0.0, stats=_stats(None, began)
         )
-    space = _HybridSpace(world, start, _as_point(goal), bounds, config)
+    space = _HybridSpace(world, start, _as_point(goal), bounds, config, known_rays=known_rays)
     origin: _HybridState = (start.x, start.y, start.z, 0)
     result = _lazy_astar(space, origin, int(space.keys(np.array([origin[:3]]))[0]), config)
     if result.path is None:
@@ -861,11 +996,11 @@ class _GridSpace:
         distance = math.dist(self.centre(state), self._goal)
         return distance if distance <= self._config.goal_tolerance_m else None
 
-    def is_free(self, parent: _Voxel, state: _Voxel, label: int) -> bool:
+    def is_free(self, parent: _Voxel, label: int) -> bool:
         return _motion_is_free(
             self._world,
             np.array(self.centre(parent)),
-            np.array(self.centre(state)),
+            np.array(self.centre(self.successor(parent, label))),
             self._config.collision_radius_m,
         )
 
