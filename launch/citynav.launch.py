@@ -12,39 +12,14 @@ from pathlib import Path
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription
-from launch.launch_description_sources import PythonLaunchDescriptionSource
-from launch.substitutions import LaunchConfiguration
 
 from aerialdojo.graph import PACKAGE
-
-SHARE = Path(get_package_share_directory(PACKAGE))
-#: Forwarded unchanged to eval.launch.py, which builds the nodes from the config.
-FORWARDED = {
-    "episodes": "Run at most this many of the selected episodes (empty: all)",
-    "output_dir": "Directory that receives <run_id>/ (empty: the config's)",
-    "run_id": "Name of the run directory (empty: a UTC timestamp)",
-}
+from aerialdojo.launch_files import evaluation_with_config
 
 
 def generate_launch_description() -> LaunchDescription:
     """The evaluation graph with ``config/citynav.yaml`` as the default config."""
-    return LaunchDescription(
-        [
-            DeclareLaunchArgument(
-                "config",
-                default_value=str(SHARE / "config" / "citynav.yaml"),
-                description="CityNav run config: one ros__parameters section per node",
-            ),
-            *(
-                DeclareLaunchArgument(name, default_value="", description=description)
-                for name, description in FORWARDED.items()
-            ),
-            IncludeLaunchDescription(
-                PythonLaunchDescriptionSource(str(Path(__file__).parent / "eval.launch.py")),
-                launch_arguments={
-                    name: LaunchConfiguration(name) for name in ("config", *FORWARDED)
-                }.items(),
-            ),
-        ]
+    share = Path(get_package_share_directory(PACKAGE))
+    return evaluation_with_config(
+        Path(__file__).parent, share / "config" / "citynav.yaml", "CityNav"
     )
