@@ -24,6 +24,8 @@ from aerialdojo.actions import STOP
 from aerialdojo.errors import MetricsError
 from aerialdojo.geometry import Pose
 from aerialdojo.metrics.trace import (
+    POSITIONS_FROM_ACTIONS,
+    POSITIONS_FROM_POSE_TRACK,
     TERMINATION_BUDGET_EXHAUSTED,
     TERMINATION_COLLIDED,
     TERMINATION_STOPPED,
@@ -331,9 +333,9 @@ class EpisodeAssembler:
             return None
         self._open = None
         positions = current.builder.positions
-        source = "actions"
+        source = POSITIONS_FROM_ACTIONS
         if self.track is not None and current.builder.follows_pose_track:
-            source = "pose_track"
+            source = POSITIONS_FROM_POSE_TRACK
             record = current.record
             positions = self.track.between(
                 current.started_ns, event_stamp_ns(event), Pose(*record["start"])

@@ -15,7 +15,13 @@ import jsonschema
 from aerialdojo.errors import MetricsError, TrajectoryLogError
 from aerialdojo.metrics.aggregate import ExcludedEpisode, RunMetrics
 from aerialdojo.metrics.scoring import score_run
-from aerialdojo.metrics.trace import AgosCandidate, AgosRecord, EpisodeTrace
+from aerialdojo.metrics.trace import (
+    POSITIONS_FROM_ACTIONS,
+    POSITIONS_FROM_POSE_TRACK,
+    AgosCandidate,
+    AgosRecord,
+    EpisodeTrace,
+)
 
 #: The schema version this code writes; it reads every 1.x.
 SCHEMA_VERSION = "1.1"
@@ -80,7 +86,7 @@ def trace_to_record(trace: EpisodeTrace) -> dict[str, Any]:
     }
     if trace.conditions:
         record["conditions"] = dict(trace.conditions)
-    if trace.positions_source != "actions":
+    if trace.positions_source != POSITIONS_FROM_ACTIONS:
         record["positions_source"] = trace.positions_source
     if trace.agos is not None:
         agos = trace.agos
@@ -129,7 +135,7 @@ def record_to_trace(record: dict[str, Any]) -> EpisodeTrace:
         reference_length_m=record["reference_length_m"],
         termination=record["termination"],
         conditions=record.get("conditions", {}),
-        positions_source=record.get("positions_source", "actions"),
+        positions_source=record.get("positions_source", POSITIONS_FROM_ACTIONS),
         agos=None
         if agos is None
         else AgosRecord(
@@ -212,7 +218,7 @@ def plausibility_problems(trace: EpisodeTrace) -> list[str]:
         )
     agos = trace.agos
     if agos is None:
-        if trace.positions_source == "pose_track":
+        if trace.positions_source == POSITIONS_FROM_POSE_TRACK:
             return problems
         expected = trace.steps_used + 1 - int(trace.stop_called)
         if len(trace.path) != expected:

@@ -18,7 +18,9 @@ TERMINATION_BUDGET_EXHAUSTED = "budget_exhausted"
 #: How an episode can end (AerialDojo-200K, section 3.2 "Task execution": Stop, collision or
 #: budget).
 TERMINATIONS = (TERMINATION_STOPPED, TERMINATION_COLLIDED, TERMINATION_BUDGET_EXHAUSTED)
-POSITIONS_SOURCES = ("actions", "pose_track")
+POSITIONS_FROM_ACTIONS = "actions"
+POSITIONS_FROM_POSE_TRACK = "pose_track"
+POSITIONS_SOURCES = (POSITIONS_FROM_ACTIONS, POSITIONS_FROM_POSE_TRACK)
 
 Point3 = tuple[float, float, float]
 Point2 = tuple[float, float]
@@ -175,7 +177,7 @@ class EpisodeTrace:
     termination: str
     agos: AgosRecord | None = None
     conditions: Mapping[str, str] = field(default_factory=dict)
-    positions_source: str = "actions"
+    positions_source: str = POSITIONS_FROM_ACTIONS
 
     def __post_init__(self) -> None:
         # Imported here: the registry's protocols import this module.
