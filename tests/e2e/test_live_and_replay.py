@@ -72,6 +72,7 @@ class _Watcher:
         self.kept: dict[str, list[bytes]] = {}
         self.counts: dict[str, int] = {}
         self.statuses: list[str] = []
+        self.ended = "still receiving"
         self._subscriptions: dict[int, str] = {}
         self._socket = connect(url, subprotocols=["foxglove.sdk.v1"], max_size=None)
         self._done = threading.Event()
@@ -84,7 +85,8 @@ class _Watcher:
                 message = self._socket.recv(timeout=0.5)
             except TimeoutError:
                 continue
-            except Exception:  # the server stopped with the run
+            except Exception as error:  # the server stopped with the run
+                self.ended = repr(error)
                 return
             if isinstance(message, str):
                 self._control(json.loads(message))
@@ -188,7 +190,7 @@ def test_a_live_run_is_served_to_foxglove_and_replayed_as_a_video(
         "/sim/ground_truth/uav/pose",
     ):
         assert watcher.counts.get(topic, 0) >= 1, (
-            f"no live message on {topic}: {watcher.counts} {watcher.statuses}"
+            f"no live message on {topic}: {watcher.counts} {watcher.statuses} {watcher.ended}"
         )
     # The run's own event (RUN_STARTED) names no episode; the first episode's do.
     started = next(e for e in watcher.decode("/aerialdojo/episode_events") if e.episode_id)
@@ -197,8 +199,12 @@ def test_a_live_run_is_served_to_foxglove_and_replayed_as_a_video(
     assert (image.height, image.width, image.encoding) == (96, 96, "rgb8")
     assert cloud.width > 0 and cloud.point_step == 12
 
-    # The recorded run, replayed: one frame per recorded observation set of the episode.
+    # The first episode waited for the live view, as the run's config says.
     run_dir = tmp_path / "runs" / "live"
+    ran = yaml.safe_load((run_dir / "config.yaml").read_text())
+    assert ran["task_manager"]["ros__parameters"]["await_viewers"] == ["aerialdojo_live_view"]
+
+    # The recorded run, replayed: one frame per recorded observation set of the episode.
     episode_id = json.loads((run_dir / "metrics.json").read_text())["episodes"][0]["episode_id"]
     assert started.episode_id == episode_id
     with AnyReader([run_dir / "bag"]) as bag:

@@ -565,6 +565,8 @@ def _run_graph(
         wait_for_graph,
     )
 
+    if live_port is not None:
+        _await_live_view(specs)
     evaluator = next(spec for spec in specs if spec.name == "evaluator").parameters
     run_dir = Path(str(evaluator["output_dir"])) / str(evaluator["run_id"])
     try:
@@ -650,6 +652,18 @@ def _report_of(run_dir: Path, radii: list[float] | None, console: Console) -> in
         return 0
     console.print(f"[yellow]run incomplete[/]: `aerialdojo rerun {run_dir}` runs the rest")
     return EXIT_INCOMPLETE
+
+
+def _await_live_view(specs: list[NodeSpec]) -> None:
+    """The first episode waits until the live view watches the graph: on a busy machine a
+    short run could otherwise end before the view has found its topics."""
+    from aerialdojo.nodes.live_view import LIVE_VIEW_NODE  # noqa: PLC0415
+
+    task_manager = next(spec for spec in specs if spec.name == "task_manager").parameters
+    awaited = task_manager.get("await_viewers", [])
+    viewers = [str(viewer) for viewer in awaited] if isinstance(awaited, list) else []
+    if LIVE_VIEW_NODE not in viewers:
+        task_manager["await_viewers"] = [*viewers, LIVE_VIEW_NODE]
 
 
 def _start_live_view(port: int, console: Any) -> Any:

@@ -53,8 +53,14 @@ START_ORDER = (
 #: The agent nodes that can run a model agent: their transcripts go into the run directory.
 AGENT_NODES = ("uav_agent", "agos_uav_agent", "ugv_agent")
 
+#: The node that publishes the simulator's (or robot's) sensors.
+BRIDGE_NODE = "sim_bridge"
+
 #: The bridge owns the clock; every other node runs on simulation time.
-CLOCK_OWNER = "sim_bridge"
+CLOCK_OWNER = BRIDGE_NODE
+
+#: Topics of the ROS machinery and the high-rate clock, which a viewer of the run leaves out.
+UNWATCHED_TOPICS = ("/rosout", "/parameter_events", "/clock")
 
 
 @dataclass(frozen=True, kw_only=True)

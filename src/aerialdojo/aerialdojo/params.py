@@ -574,6 +574,14 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             minimum=1.0,
             description="Longest wait for agents, evaluator and bridge before the first episode",
         ),
+        P(
+            name="await_viewers",
+            default=[],
+            description="Nodes (by name) the first episode also waits for until each subscribes "
+            "to the task and to every topic of the bridge, so it sees the run from its first "
+            "frame; aerialdojo eval --live adds its live view. Only for viewers that subscribe "
+            "to topics as they appear (foxglove_bridge waits for a client)",
+        ),
     ),
     "uav_agent": (
         P(

@@ -10,12 +10,13 @@ from typing import Any
 
 from rclpy.qos import DurabilityPolicy, QoSProfile
 
+from aerialdojo.graph import UNWATCHED_TOPICS
 from aerialdojo.live import LiveServer
 from aerialdojo.nodes.background import BackgroundNode
 from aerialdojo.nodes.qos import latched_qos, sensor_qos
 
-#: Topics of the ROS machinery, not of the run.
-_IGNORED = ("/rosout", "/parameter_events", "/clock")
+#: The live view's node name, which ``task_manager.await_viewers`` names to wait for it.
+LIVE_VIEW_NODE = "aerialdojo_live_view"
 #: How often the graph is searched for new topics, seconds.
 _DISCOVERY_PERIOD_S = 0.5
 
@@ -34,7 +35,7 @@ class LiveView:
     def __init__(self, server: LiveServer) -> None:
         self.server = server
         self._subscribed: set[str] = set()
-        self._background = BackgroundNode("aerialdojo_live_view")
+        self._background = BackgroundNode(LIVE_VIEW_NODE)
         self._node = self._background.node
         self._node.create_timer(_DISCOVERY_PERIOD_S, self._discover)
         self._background.start()
@@ -50,7 +51,7 @@ class LiveView:
 
     def _discover(self) -> None:
         for topic, types in self._node.get_topic_names_and_types():
-            if topic in self._subscribed or topic in _IGNORED or len(types) != 1:
+            if topic in self._subscribed or topic in UNWATCHED_TOPICS or len(types) != 1:
                 continue
             message_class = _message_class(types[0])
             if message_class is None or not self.server.knows(types[0]):

@@ -44,7 +44,7 @@ from std_msgs.msg import Header
 
 from aerialdojo.errors import AerialDojoError, ConfigError
 from aerialdojo.geometry import Pose
-from aerialdojo.graph import selected_episodes
+from aerialdojo.graph import BRIDGE_NODE, NAMESPACES, UNWATCHED_TOPICS, selected_episodes
 from aerialdojo.nodes.common import declare_node_parameters, param, wait_for_future
 from aerialdojo.nodes.conversions import candidate_msg, pose_from_msg, pose_msg, task_spec_msg
 from aerialdojo.nodes.lifetime import exit_with_launcher
@@ -497,6 +497,7 @@ class TaskManager(Node):
                 self._reset_client.service_is_ready()
                 and self.count_subscribers("/aerialdojo/episode_events") > 0
                 and self._agents_listening()
+                and self._viewers_watching()
             )
             if ready:
                 return True
@@ -519,6 +520,24 @@ class TaskManager(Node):
             for info in self.get_subscriptions_info_by_topic("/aerialdojo/task")
         }
         return needed <= listening
+
+    def _viewers_watching(self) -> bool:
+        """Every node of ``await_viewers`` subscribes to the task and to each topic the bridge
+        publishes, so a viewer such as ``aerialdojo eval --live`` misses no episode's start."""
+        viewers = set(self._settings["await_viewers"])
+        if not viewers:
+            return True
+        try:
+            bridged = self.get_publisher_names_and_types_by_node(
+                BRIDGE_NODE, "/" + NAMESPACES[BRIDGE_NODE]
+            )
+        except RuntimeError:  # NodeNameNonExistentError: its node information lags its service
+            return False
+        watched = ({"/aerialdojo/task"} | {topic for topic, _ in bridged}) - set(UNWATCHED_TOPICS)
+        return all(
+            viewers <= {info.node_name for info in self.get_subscriptions_info_by_topic(topic)}
+            for topic in watched
+        )
 
     def _publish_finished(self, summary: str) -> None:
         self._events_pub.publish(
