@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from aerialdojo.graph import run_specs
-from aerialdojo.runner import NodeProcess, run_domain_id, start_graph, stop_graph
+from aerialdojo.runner import NodeProcess, run_domain, start_graph, stop_graph
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -62,9 +62,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3, help="trials per order (default 3)")
     repeats = parser.parse_args().repeats
-    os.environ["ROS_DOMAIN_ID"] = run_domain_id(os.environ)
     times: dict[bool, list[float]] = {False: [], True: []}
-    with tempfile.TemporaryDirectory() as scratch:
+    with run_domain(os.environ) as domain, tempfile.TemporaryDirectory() as scratch:
+        os.environ["ROS_DOMAIN_ID"] = domain
         for trial in range(repeats):
             for backwards, name in ((False, "start order (before)"), (True, "reverse order")):
                 run_dir = Path(scratch) / f"{int(backwards)}-{trial}"

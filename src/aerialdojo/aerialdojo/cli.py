@@ -555,10 +555,10 @@ def _run_graph(
     from aerialdojo.eval_progress import EvalProgress, console_for_progress  # noqa: PLC0415
     from aerialdojo.graph import config_of  # noqa: PLC0415
     from aerialdojo.nodes.progress_monitor import ProgressMonitor  # noqa: PLC0415
-    from aerialdojo.runner import (  # noqa: PLC0415  # noqa: PLC0415
+    from aerialdojo.runner import (  # noqa: PLC0415
         log_tail,
         remove_dead_segments,
-        run_domain_id,
+        run_domain,
         shm_segments,
         start_graph,
         stop_graph,
@@ -582,32 +582,34 @@ def _run_graph(
             f"evaluator.output_dir: cannot create the run directory {run_dir}: "
             f"{error.strerror or error}"
         ) from error
-    # Set before the monitor joins the graph: it must listen in the nodes' domain.
-    os.environ["ROS_DOMAIN_ID"] = run_domain_id(os.environ)
     console = console_for_progress()
-    console.print(
-        f"[bold]aerialdojo eval[/]: {len(specs)} nodes on ROS_DOMAIN_ID="
-        f"{os.environ['ROS_DOMAIN_ID']}, run directory {run_dir}"
-    )
-    segments_before = shm_segments()
-    progress = EvalProgress(console)
-    monitor = ProgressMonitor(progress)
-    live = _start_live_view(live_port, console) if live_port is not None else None
-    nodes = start_graph(specs, run_dir, env=os.environ)
-    interrupted = False
-    try:
-        outcome = wait_for_graph(nodes, timeout_s)
-    except KeyboardInterrupt:
-        console.print("interrupted: stopping the nodes (the evaluator reports what ended)")
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut this short
-        stop_graph(nodes)
-        interrupted = True
-    finally:
-        monitor.close()
-        progress.close()
-        remove_dead_segments(segments_before)
-        if live is not None:
-            live.close()
+    # Held until the nodes have stopped: no other run on the host takes the domain meanwhile.
+    with run_domain(os.environ) as domain:
+        # Set before the monitor joins the graph: it must listen in the nodes' domain.
+        os.environ["ROS_DOMAIN_ID"] = domain
+        console.print(
+            f"[bold]aerialdojo eval[/]: {len(specs)} nodes on ROS_DOMAIN_ID={domain}, "
+            f"run directory {run_dir}"
+        )
+        segments_before = shm_segments()
+        progress = EvalProgress(console)
+        monitor = ProgressMonitor(progress)
+        live = _start_live_view(live_port, console) if live_port is not None else None
+        nodes = start_graph(specs, run_dir, env=os.environ)
+        interrupted = False
+        try:
+            outcome = wait_for_graph(nodes, timeout_s)
+        except KeyboardInterrupt:
+            console.print("interrupted: stopping the nodes (the evaluator reports what ended)")
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut it short
+            stop_graph(nodes)
+            interrupted = True
+        finally:
+            monitor.close()
+            progress.close()
+            remove_dead_segments(segments_before)
+            if live is not None:
+                live.close()
     if not interrupted and outcome.forced:
         console.print(
             f"[yellow]{', '.join(outcome.forced)} ignored SIGINT[/] and had to be terminated; "

@@ -15,10 +15,13 @@ import os
 import random
 import re
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -26,6 +29,7 @@ from typing import IO
 import yaml
 
 from aerialdojo.dds import transport_environment
+from aerialdojo.errors import ConfigError
 from aerialdojo.graph import NodeSpec, node_interpreter
 from aerialdojo.nodes.lifetime import LAUNCHER_PID_ENV
 
@@ -87,21 +91,60 @@ class GraphOutcome:
     forced: tuple[str, ...] = ()
 
 
-#: Domains ``run_domain_id`` picks from when the user chose none: within 0-101, the ids whose
-#: ports stay clear of Linux's ephemeral port range (ROS 2 documentation, "The
-#: ROS_DOMAIN_ID"), and above the 1-50 the test suite takes.
+#: Domains a run claims when the user chose none: within 0-101, the ids whose ports stay
+#: clear of Linux's ephemeral port range (ROS 2 documentation, "The ROS_DOMAIN_ID"), and above
+#: the 1-50 the test suite takes.
 PRIVATE_DOMAINS = range(51, 102)
 
+#: Where graphs on one host take their domains: an exclusive lock on ``<domain>.lock`` for
+#: the graph's life (the kernel drops it when its process dies).
+DOMAIN_LOCKS = Path(tempfile.gettempdir()) / "aerialdojo-domains"
 
-def run_domain_id(environ: Mapping[str, str]) -> str:
-    """The DDS domain of a run: the user's ``ROS_DOMAIN_ID``, or a random private one.
+
+@contextmanager
+def claimed_domain(locks: Path = DOMAIN_LOCKS) -> Iterator[int]:
+    """A ``ROS_DOMAIN_ID`` of ``PRIVATE_DOMAINS`` that no other graph on this host holds,
+    held until the block ends.
+
+    Raises:
+        ConfigError: every private domain is taken.
+    """
+    locks.mkdir(parents=True, exist_ok=True)
+    domains = list(PRIVATE_DOMAINS)
+    random.SystemRandom().shuffle(domains)  # two runs starting together rarely collide
+    for domain in domains:
+        descriptor = os.open(locks / f"{domain}.lock", os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(descriptor)
+            continue
+        try:
+            yield domain
+        finally:
+            os.close(descriptor)
+        return
+    raise ConfigError(
+        f"every private ROS domain ({PRIVATE_DOMAINS.start}-{PRIVATE_DOMAINS.stop - 1}) is "
+        f"taken on {socket.gethostname()}: fewer runs or workers per host"
+    )
+
+
+@contextmanager
+def run_domain(environ: Mapping[str, str], locks: Path = DOMAIN_LOCKS) -> Iterator[str]:
+    """The DDS domain of a run, for the block: the user's ``ROS_DOMAIN_ID``, or a private one
+    claimed from every other run and worker on the host.
 
     Nodes only meet within a domain, so two runs on one host (two users, a test next to a
-    demo) must not share the default domain 0, where their task managers and bridges would
-    answer each other's requests.
+    demo) must not share one, where their task managers and bridges would answer each other's
+    requests.
     """
     chosen = environ.get("ROS_DOMAIN_ID", "")
-    return chosen if chosen else str(random.SystemRandom().choice(PRIVATE_DOMAINS))
+    if chosen:
+        yield chosen
+        return
+    with claimed_domain(locks) as domain:
+        yield str(domain)
 
 
 def node_command(spec: NodeSpec, params_file: Path) -> list[str]:

@@ -14,7 +14,7 @@ from aerialdojo.events import EpisodeAssembler, EventKind
 from aerialdojo.graph import config_of, run_specs
 from aerialdojo.metrics.jsonl import write_trajectory_log
 from aerialdojo.report.run import score_assembled, write_run
-from aerialdojo.runner import PRIVATE_DOMAINS, run_domain_id
+from aerialdojo.runner import PRIVATE_DOMAINS, claimed_domain, run_domain
 
 
 def _traces() -> list:
@@ -125,11 +125,15 @@ def test_rerun_lists_the_excluded_and_the_never_started_episodes(
     assert "rerunning 3 episode(s): b, c, d" in capsys.readouterr().out
 
 
-def test_a_run_keeps_the_users_domain_or_takes_a_private_one() -> None:
-    assert run_domain_id({"ROS_DOMAIN_ID": "7"}) == "7"
-    chosen = {run_domain_id({}) for _ in range(50)}
-    assert chosen <= {str(domain) for domain in PRIVATE_DOMAINS}
-    assert len(chosen) > 1  # random: two runs on one host rarely share one
+def test_a_run_keeps_the_users_domain_or_claims_a_private_one(tmp_path: Path) -> None:
+    with run_domain({"ROS_DOMAIN_ID": "7"}, tmp_path) as users:
+        assert users == "7"
+    with run_domain({}, tmp_path) as first, run_domain({}, tmp_path) as second:
+        # Two runs on one host never share a domain while both hold theirs.
+        assert first != second
+        assert {first, second} <= {str(domain) for domain in PRIVATE_DOMAINS}
+        with claimed_domain(tmp_path) as worker:  # nor does a sharded run's worker
+            assert str(worker) not in {first, second}
 
 
 def test_tasks_stats_and_validate_on_the_shipped_suite(

@@ -18,7 +18,7 @@ from aerialdojo.errors import BagError, ConfigError
 from aerialdojo.events import AgentRecord, EpisodeAssembler, EventKind
 from aerialdojo.metrics.aggregate import ExcludedEpisode
 from aerialdojo.report.markdown import metrics_json_text
-from aerialdojo.runner import PRIVATE_DOMAINS
+from aerialdojo.runner import PRIVATE_DOMAINS, claimed_domain
 from aerialdojo.scale.progress import RunProgress
 from aerialdojo.scale.records import (
     EpisodeRecord,
@@ -30,7 +30,7 @@ from aerialdojo.scale.records import (
 )
 from aerialdojo.scale.run import MAX_EPISODES_PER_GRAPH, WorkerResources, plan_jobs
 from aerialdojo.scale.split import split_bag
-from aerialdojo.scale.worker import EpisodeEnding, JobOutcome, claimed_domain
+from aerialdojo.scale.worker import EpisodeEnding, JobOutcome
 
 AGENT_INFO = "aerialdojo_interfaces/msg/AgentInfo"
 

@@ -4,24 +4,20 @@ and records. Runs in the CLI's process or in a Ray worker."""
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import random
 import shutil
 import signal
 import socket
-import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from aerialdojo.agents.vlm.transcript import TRANSCRIPTS_DIR
 from aerialdojo.cli import RUN_CONFIG
-from aerialdojo.errors import AerialDojoError, ConfigError
+from aerialdojo.errors import AerialDojoError
 from aerialdojo.metrics.aggregate import ExcludedEpisode
-from aerialdojo.runner import PRIVATE_DOMAINS
+from aerialdojo.runner import claimed_domain
 from aerialdojo.scale.records import (
     EPISODE_BAG,
     GRAPHS_DIR,
@@ -32,9 +28,6 @@ from aerialdojo.scale.records import (
 
 #: Written into a graph's directory when its worker starts: which process and domain.
 WORKER_FILE = "worker.json"
-#: Where workers on one host take their domains: an exclusive lock on ``<domain>.lock`` for
-#: the graph's life (the kernel drops it when the worker dies).
-DOMAIN_LOCKS = Path(tempfile.gettempdir()) / "aerialdojo-domains"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,35 +90,6 @@ class EpisodeEnding:
 
 #: Receives endings as they happen, in the CLI's process.
 EndingSink = Callable[[EpisodeEnding], None]
-
-
-@contextmanager
-def claimed_domain(locks: Path = DOMAIN_LOCKS) -> Iterator[int]:
-    """A ``ROS_DOMAIN_ID`` of ``PRIVATE_DOMAINS`` that no other worker on this host holds,
-    held until the block ends.
-
-    Raises:
-        ConfigError: every private domain is taken.
-    """
-    locks.mkdir(parents=True, exist_ok=True)
-    domains = list(PRIVATE_DOMAINS)
-    random.SystemRandom().shuffle(domains)  # two runs starting together rarely collide
-    for domain in domains:
-        descriptor = os.open(locks / f"{domain}.lock", os.O_RDWR | os.O_CREAT, 0o666)
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(descriptor)
-            continue
-        try:
-            yield domain
-        finally:
-            os.close(descriptor)
-        return
-    raise ConfigError(
-        f"every private ROS domain ({PRIVATE_DOMAINS.start}-{PRIVATE_DOMAINS.stop - 1}) is "
-        f"taken on {socket.gethostname()}: fewer workers per host"
-    )
 
 
 def run_job(job: GraphJob, sink: EndingSink) -> JobOutcome:
