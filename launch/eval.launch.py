@@ -32,10 +32,12 @@ from launch_ros.actions import Node
 from aerialdojo.dds import transport_environment
 from aerialdojo.graph import (
     PACKAGE,
+    claim_run_dir,
     default_run_id,
     is_override,
     node_interpreter,
     parse_overrides,
+    run_dir_of,
     run_specs,
 )
 
@@ -53,14 +55,23 @@ def _nodes(context: LaunchContext) -> list:
         for name, value in context.launch_configurations.items()
         if is_override(f"{name}={value}")
     ]
-    specs = run_specs(
-        Path(LaunchConfiguration("config").perform(context)),
-        run_id=LaunchConfiguration("run_id").perform(context) or default_run_id(),
-        output_dir=LaunchConfiguration("output_dir").perform(context) or None,
-        episodes=int(episodes) if episodes else None,
-        source="launch arguments",
-        overrides=parse_overrides(overrides, source="launch arguments"),
-    )
+
+    def specs_of(run_id: str) -> list:
+        return run_specs(
+            Path(LaunchConfiguration("config").perform(context)),
+            run_id=run_id,
+            output_dir=LaunchConfiguration("output_dir").perform(context) or None,
+            episodes=int(episodes) if episodes else None,
+            source="launch arguments",
+            overrides=parse_overrides(overrides, source="launch arguments"),
+        )
+
+    chosen = LaunchConfiguration("run_id").perform(context)
+    specs = specs_of(chosen or default_run_id())
+    # Claimed before any node starts, as aerialdojo eval does: a run never writes into another.
+    claimed = claim_run_dir(run_dir_of(specs), named=f"run_id:={chosen}" if chosen else None)
+    if claimed != run_dir_of(specs).name:
+        specs = specs_of(claimed)
     actions = []
     for spec in specs:
         interpreter = node_interpreter(spec, SOURCE_ROOT)

@@ -93,6 +93,18 @@ def test_ros2_launch_gives_the_metrics_of_aerialdojo_eval(
         output = refused.stdout + refused.stderr
         assert "launch arguments: uav_agent.seed: -1 is below the minimum 0" in output
         assert not (runs / "refused").exists()
+        # A run id taken by an earlier run is refused before any node starts: nothing of
+        # that run is overwritten.
+        recorded = {p: p.read_bytes() for p in (runs / "launched").rglob("*") if p.is_file()}
+        again = subprocess.run(
+            _launch_command(config, 1, runs, "launched"),
+            env=launch_env, capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        assert again.returncode != 0
+        assert "run_id:=launched: the run directory" in again.stdout + again.stderr
+        assert {p: p.read_bytes() for p in (runs / "launched").rglob("*") if p.is_file()} == (
+            recorded
+        )
 
 
 def test_ctrl_c_to_the_launch_process_group_leaves_a_readable_bag_and_a_report(

@@ -355,9 +355,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from aerialdojo.graph import (  # noqa: PLC0415
+        claim_run_dir,
         default_config,
         default_run_id,
         parse_overrides,
+        run_dir_of,
         run_specs,
     )
 
@@ -395,14 +397,16 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         # A sharded run's directory is where the same command resumes it (scale.run refuses
         # one that holds another run).
         if not sharded:
-            problems += _run_dir_problems(_run_dir_of(specs), reused=args.run_id is not None)
+            problems += _run_dir_problems(run_dir_of(specs), reused=args.run_id is not None)
     if problems:
         raise ConfigError(*problems)
     if sharded:
         from aerialdojo.scale.run import run_sharded_command  # noqa: PLC0415
 
         return run_sharded_command(specs, args)
-    claimed = _claim_run_dir(_run_dir_of(specs), fixed=args.run_id is not None)
+    claimed = claim_run_dir(
+        run_dir_of(specs), named=f"--run-id {args.run_id}" if args.run_id else None
+    )
     if claimed != run_id:
         specs = specs_of(claimed)
     echo = f"{config}" + "".join(f" {override}" for override in args.overrides)
@@ -426,15 +430,9 @@ def _policy_problems(specs: list[NodeSpec], source: Path) -> list[str]:
     return problems
 
 
-def _run_dir_of(specs: list[NodeSpec]) -> Path:
-    evaluator = next(spec for spec in specs if spec.name == "evaluator").parameters
-    return Path(str(evaluator["output_dir"])) / str(evaluator["run_id"])
-
-
 def _run_dir_problems(run_dir: Path, *, reused: bool) -> list[str]:
-    """An existing run directory is never written into (its logs, parameter files and
-    config.yaml would be overwritten, and its bag refused only after every node started);
-    the output directory must be one this user can create run directories in."""
+    """An existing run directory is never written into (``graph.claim_run_dir``); the output
+    directory must be one this user can create run directories in."""
     if reused and run_dir.exists():
         return [
             f"--run-id {run_dir.name}: the run directory {run_dir} exists already; choose "
@@ -446,30 +444,6 @@ def _run_dir_problems(run_dir: Path, *, reused: bool) -> list[str]:
     if not os.access(existing, os.W_OK | os.X_OK):
         return [f"evaluator.output_dir: {existing} is not writable, so {run_dir} cannot be made"]
     return []
-
-
-def _claim_run_dir(run_dir: Path, *, fixed: bool) -> str:
-    """Create the run directory, atomically, so that two runs never share one: a name the
-    user chose must be free; a default (timestamp) name taken by a run started in the same
-    second gets ``-2``, ``-3``... Returns the run id claimed."""
-    base, number = run_dir.name, 1
-    while True:
-        run_id = base if number == 1 else f"{base}-{number}"
-        try:
-            (run_dir.parent / run_id).mkdir(parents=True)
-        except FileExistsError:
-            if fixed:
-                raise ConfigError(
-                    f"--run-id {base}: the run directory {run_dir} exists already"
-                ) from None
-            number += 1
-            continue
-        except OSError as error:
-            raise ConfigError(
-                f"evaluator.output_dir: cannot create the run directory {run_dir}: "
-                f"{error.strerror or error}"
-            ) from error
-        return run_id
 
 
 def _cmd_rerun(args: argparse.Namespace) -> int:
@@ -553,7 +527,7 @@ def _run_graph(
     """Run the graph of ``specs`` to its report; ``origin`` (the config and its command-line
     overrides) heads the run's saved config.yaml."""
     from aerialdojo.eval_progress import EvalProgress, console_for_progress  # noqa: PLC0415
-    from aerialdojo.graph import config_of  # noqa: PLC0415
+    from aerialdojo.graph import config_of, run_dir_of  # noqa: PLC0415
     from aerialdojo.nodes.progress_monitor import ProgressMonitor  # noqa: PLC0415
     from aerialdojo.runner import (  # noqa: PLC0415
         log_tail,
@@ -567,8 +541,7 @@ def _run_graph(
 
     if live_port is not None:
         _await_live_view(specs)
-    evaluator = next(spec for spec in specs if spec.name == "evaluator").parameters
-    run_dir = Path(str(evaluator["output_dir"])) / str(evaluator["run_id"])
+    run_dir = run_dir_of(specs)
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
         header = (

@@ -375,6 +375,43 @@ def default_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
 
 
+def run_dir_of(specs: Sequence[NodeSpec]) -> Path:
+    """The directory the evaluator of ``specs`` writes the run into."""
+    evaluator = next(spec for spec in specs if spec.name == "evaluator").parameters
+    return Path(str(evaluator["output_dir"])) / str(evaluator["run_id"])
+
+
+def claim_run_dir(run_dir: Path, *, named: str | None) -> str:
+    """Create the run directory, atomically, so that no run writes into another's (its logs,
+    parameter files and config.yaml would be overwritten, its bag refused only after every
+    node started). A run id the user chose (``named``: how, e.g. ``--run-id r1``) must be
+    free; a default (timestamp) one taken by a run started in the same second gets ``-2``,
+    ``-3``... Returns the run id claimed.
+
+    Raises:
+        ConfigError: the chosen run directory exists, or cannot be created.
+    """
+    base, number = run_dir.name, 1
+    while True:
+        run_id = base if number == 1 else f"{base}-{number}"
+        try:
+            (run_dir.parent / run_id).mkdir(parents=True)
+        except FileExistsError:
+            if named:
+                raise ConfigError(
+                    f"{named}: the run directory {run_dir} exists already; choose another "
+                    "run id, or leave it out for a fresh one"
+                ) from None
+            number += 1
+            continue
+        except OSError as error:
+            raise ConfigError(
+                f"evaluator.output_dir: cannot create the run directory {run_dir}: "
+                f"{error.strerror or error}"
+            ) from error
+        return run_id
+
+
 def run_specs(
     config_path: Path,
     *,
