@@ -3,7 +3,8 @@ worker graph (``scale.worker``), in this process or as Ray tasks on local cores 
 cluster; then the merged report of every finished episode.
 
 Re-running the same command (same ``--run-id``) skips finished episodes; a batch whose
-worker dies comes back as infrastructure failures to rerun, never as agent failures.
+worker dies keeps the episodes its graph ended, and the rest come back as infrastructure
+failures to rerun, never as agent failures.
 """
 
 from __future__ import annotations
@@ -24,18 +25,28 @@ from aerialdojo.errors import ConfigError
 from aerialdojo.graph import config_of, default_run_id
 from aerialdojo.metrics.aggregate import ExcludedEpisode
 from aerialdojo.scale.records import finished_episodes, merge_transcripts, merged_result
-from aerialdojo.scale.worker import EndingSink, GraphJob, JobOutcome, run_job
+from aerialdojo.scale.worker import (
+    EndingSink,
+    GraphJob,
+    JobOutcome,
+    await_closed_bags,
+    run_job,
+    salvage_graphs,
+)
 from aerialdojo.tasks.shards import ray_session
 
 if TYPE_CHECKING:
     from aerialdojo.graph import NodeSpec
 
 #: The most episodes one worker graph runs: a graph costs seconds to start, and a worker
-#: that dies loses the batch it was running.
+#: that dies takes its graph down with it.
 MAX_EPISODES_PER_GRAPH = 20
 #: How the run was sharded, saved so that ``aerialdojo rerun`` resumes it the same way.
 SHARDING_FILE = "sharding.json"
 _POLL_S = 0.25
+#: How long the end of a run waits for the evaluator of a dead worker's graph to close its
+#: bag (it stops with the worker; see ``worker.salvage_graphs``).
+BAG_CLOSE_GRACE_S = 30.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -187,8 +198,7 @@ def run_sharded(
     Raises:
         ConfigError: a bad option, or a run directory that holds a run of another config.
     """
-    from rich.console import Console  # noqa: PLC0415
-
+    from aerialdojo.eval_progress import console_for_progress  # noqa: PLC0415
     from aerialdojo.report.run import write_run  # noqa: PLC0415
     from aerialdojo.runner import remove_dead_segments, shm_segments  # noqa: PLC0415
     from aerialdojo.scale.progress import RunProgress  # noqa: PLC0415
@@ -199,12 +209,14 @@ def run_sharded(
     evaluator = next(spec for spec in specs if spec.name == "evaluator").parameters
     run_dir = Path(str(evaluator["output_dir"])) / str(evaluator["run_id"])
     _prepare_run_dir(run_dir, specs, workers, ray_address, resources)
+    console = console_for_progress()
+    _salvage(run_dir, selection, console)
     finished = finished_episodes(run_dir, selection)
     done = set(finished)
     pending = [e for e in selection if e not in done]
     jobs = plan_jobs(run_dir, pending, workers, timeout_s)
-    console = Console(stderr=True)
     excluded: dict[str, ExcludedEpisode] = {}
+    dead_graphs: list[str] = []
     interrupted = False
     segments_before = shm_segments()
     with RunProgress(console, len(selection), len(finished), workers) as progress:
@@ -213,6 +225,7 @@ def run_sharded(
             excluded.update((entry.episode_id, entry) for entry in outcome.excluded)
             if lost_reason is not None:
                 progress.job_lost(outcome, lost_reason)
+                dead_graphs.append(outcome.graph)
 
         try:
             if workers == 1 and ray_address is None:
@@ -233,6 +246,9 @@ def run_sharded(
         finally:
             # A local worker that died could not remove its graph's shared memory.
             remove_dead_segments(segments_before)
+    await_closed_bags(run_dir, dead_graphs, BAG_CLOSE_GRACE_S)
+    for episode_id in _salvage(run_dir, selection, console):
+        excluded.pop(episode_id, None)
     radii = [float(r) for r in evaluator.get("success_radii_m") or []] or None  # type: ignore[union-attr]
     result = merged_result(run_dir, selection, excluded, radii, finished=not interrupted)
     suite = str(evaluator.get("suite", ""))
@@ -251,6 +267,18 @@ def run_sharded(
     if result.metrics is None:
         return EXIT_FAILED
     return 0 if result.complete else EXIT_INCOMPLETE
+
+
+def _salvage(run_dir: Path, selection: Sequence[str], console: Any) -> list[str]:
+    """The unfinished episodes of ``selection`` that graphs of dead workers had ended."""
+    done = set(finished_episodes(run_dir, selection))
+    recovered = salvage_graphs(run_dir, [e for e in selection if e not in done])
+    if recovered:
+        console.print(
+            f"recovered {len(recovered)} episode(s) that graphs of dead workers had ended: "
+            + ", ".join(recovered)
+        )
+    return recovered
 
 
 def _prepare_run_dir(

@@ -9,7 +9,8 @@ import os
 import shutil
 import signal
 import socket
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -149,6 +150,35 @@ def run_job(job: GraphJob, sink: EndingSink) -> JobOutcome:
             remove_dead_segments(segments_before)
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     return _collect(job, graph_dir, outcome.message)
+
+
+def await_closed_bags(run_dir: Path, graphs: Sequence[str], timeout_s: float) -> None:
+    """Wait until each of ``graphs`` that began a bag has closed it, for ``timeout_s`` at most
+    (an evaluator killed outright never closes its bag)."""
+    open_bags = [
+        run_dir / GRAPHS_DIR / graph / "bag"
+        for graph in graphs
+        if (run_dir / GRAPHS_DIR / graph / "bag").is_dir()
+    ]
+    deadline = time.monotonic() + timeout_s
+    while any(not (bag / "metadata.yaml").is_file() for bag in open_bags):
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.2)
+
+
+def salvage_graphs(run_dir: Path, pending: Sequence[str]) -> list[str]:
+    """Collect the bags that graphs closed but no worker cut: a worker killed mid-batch takes
+    its graph's nodes with it (they stop with their launcher), and the evaluator still closes
+    the bag of the episodes that ended. Returns those of ``pending`` recovered as finished."""
+    recovered: list[str] = []
+    for metadata in sorted((run_dir / GRAPHS_DIR).glob("*/bag/metadata.yaml")):
+        graph_dir = metadata.parents[1]
+        job = GraphJob(
+            run_dir=run_dir, graph=graph_dir.name, episode_ids=tuple(pending), timeout_s=0.0
+        )
+        recovered += _collect(job, graph_dir, "its worker died").scored
+    return recovered
 
 
 def _collect(job: GraphJob, graph_dir: Path, graph_message: str) -> JobOutcome:
