@@ -5,9 +5,9 @@ benchmark-sized run's episode records.
    AerialDojo-200K) are written into a run directory as a sharded run's workers write them
    (``episodes/<id>/episode.json``, each a 31-position trace). Timed on them:
      baseline: reading and JSON-parsing every record file (the least any merge must do);
-     value:    ``scale.records.merged_result`` (read, rebuild and check every trace, score,
-               aggregate under the paper's map-family rule) and writing ``metrics.json`` and
-               ``run_status.json``.
+     value:    ``scale.records.read_records`` and ``merged_result`` (read, rebuild and check
+               every trace, score, aggregate under the paper's map-family rule) and writing
+               ``metrics.json`` and ``run_status.json``.
    Printed as ``RESULT scale_merge_records_s``. The full report on top (plots with the
    radius sweep re-scoring every episode at each radius, Markdown tables, report.html) is
    timed on ``--report-records`` of them and printed as a figure of its own.
@@ -51,6 +51,7 @@ from aerialdojo.scale.records import (
     RECORD_FILE,
     RECORD_FORMAT,
     merged_result,
+    read_records,
 )
 
 REPO = Path(__file__).resolve().parents[1]
@@ -117,7 +118,7 @@ def bench_merge(work: Path, count: int, report_count: int) -> float:
     baseline = time.perf_counter() - started
 
     started = time.perf_counter()
-    result = merged_result(run_dir, selection, {}, None, finished=True)
+    result = merged_result(read_records(run_dir, selection), selection, {}, None, finished=True)
     assert result.metrics is not None and result.complete
     write_metrics_json(result.metrics, run_dir / "metrics.json")
     (run_dir / STATUS_JSON).write_text(json.dumps(result.status(), indent=2, sort_keys=True))
@@ -128,7 +129,7 @@ def bench_merge(work: Path, count: int, report_count: int) -> float:
 
     subset = selection[:report_count]
     started = time.perf_counter()
-    partial = merged_result(run_dir, subset, {}, None, finished=True)
+    partial = merged_result(read_records(run_dir, subset), subset, {}, None, finished=True)
     write_run(work / "report", partial, maps_drawn=True)
     report_s = time.perf_counter() - started
     print(f"full merged report of {len(subset)} records (plots, tables, HTML): {report_s:.1f} s")

@@ -26,6 +26,7 @@ from aerialdojo.scale.records import (
     merge_transcripts,
     merged_result,
     read_record,
+    read_records,
     write_record,
 )
 from aerialdojo.scale.run import MAX_EPISODES_PER_GRAPH, WorkerResources, plan_jobs
@@ -155,7 +156,8 @@ def test_records_merge_into_one_run_whatever_order_they_were_written_in(tmp_path
     for name, order in (("first", ["a", "b"]), ("second", ["b", "a"])):
         _records(tmp_path / name, order)
         assert finished_episodes(tmp_path / name, selection) == ["a", "b"]
-        results.append(merged_result(tmp_path / name, selection, lost, None, finished=True))
+        records = read_records(tmp_path / name, selection)
+        results.append(merged_result(records, selection, lost, None, finished=True))
     first, second = results
     assert first.metrics is not None and second.metrics is not None
     assert metrics_json_text(first.metrics) == metrics_json_text(second.metrics)
@@ -169,7 +171,7 @@ def test_records_merge_into_one_run_whatever_order_they_were_written_in(tmp_path
 def test_an_episode_with_a_record_is_never_also_excluded(tmp_path: Path) -> None:
     _records(tmp_path / "run", ["a"])
     lost = {"a": ExcludedEpisode(episode_id="a", attempt=1, reason="a stale failure")}
-    result = merged_result(tmp_path / "run", ["a"], lost, None, finished=True)
+    result = merged_result(read_records(tmp_path / "run", ["a"]), ["a"], lost, None, finished=True)
     assert result.complete and result.excluded == ()
 
 
@@ -179,7 +181,7 @@ def test_a_damaged_record_is_named(tmp_path: Path) -> None:
     assert read_record(record).trace.episode_id == "a"
     record.write_text('{"format": "something else"}')
     with pytest.raises(ConfigError, match=f"{record}: not an episode record"):
-        merged_result(tmp_path / "run", ["a"], {}, None, finished=True)
+        read_records(tmp_path / "run", ["a"])
 
 
 def test_transcripts_of_scored_episodes_are_gathered_from_the_graph_that_scored_them(
@@ -204,7 +206,7 @@ def test_transcripts_of_scored_episodes_are_gathered_from_the_graph_that_scored_
             {"type": "episode", "episode_id": "a", "attempt": 0},
         ],
     )
-    merged = merge_transcripts(run_dir, ["a", "b", "c"])
+    merged = merge_transcripts(run_dir, read_records(run_dir, ["a", "b", "c"]))
     assert merged == run_dir / "transcripts"
     lines = [json.loads(line) for line in (merged / "uav.jsonl").read_text().splitlines()]
     assert lines == [
@@ -213,7 +215,7 @@ def test_transcripts_of_scored_episodes_are_gathered_from_the_graph_that_scored_
         {"type": "episode", "episode_id": "b", "attempt": 0},
     ]
     assert sorted(p.name for p in (merged / "images").iterdir()) == ["g.png", "lost.png"]
-    assert merge_transcripts(tmp_path / "no_model_run", ["a"]) is None
+    assert merge_transcripts(tmp_path / "no_model_run", []) is None
 
 
 def test_progress_off_a_terminal_is_a_line_per_ending_with_failures_rate_and_eta() -> None:

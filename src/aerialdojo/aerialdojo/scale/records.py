@@ -106,8 +106,20 @@ def finished_episodes(run_dir: Path, selection: Sequence[str]) -> list[str]:
     return [e for e in selection if (episode_dir(run_dir, e) / RECORD_FILE).is_file()]
 
 
+def read_records(run_dir: Path, selection: Sequence[str]) -> list[EpisodeRecord]:
+    """The records of the finished episodes of ``selection``, in episode id order.
+
+    Raises:
+        ConfigError: a damaged record.
+    """
+    return [
+        read_record(episode_dir(run_dir, e) / RECORD_FILE)
+        for e in sorted(finished_episodes(run_dir, selection))
+    ]
+
+
 def merged_result(
-    run_dir: Path,
+    records: Sequence[EpisodeRecord],
     selection: Sequence[str],
     excluded: Mapping[str, ExcludedEpisode],
     radii: Sequence[float] | None,
@@ -116,22 +128,18 @@ def merged_result(
 ) -> RunResult:
     """The run as one: every selected episode scored (its record), excluded (``excluded``,
     what this invocation lost) or not started; independent of which worker ran what and in
-    which order (traces are taken in episode id order).
+    which order.
 
     Args:
-        run_dir: the run directory.
+        records: the run's records (``read_records``), in episode id order.
         selection: the run's selected episodes, in order.
         excluded: episodes this invocation lost to infrastructure failures, by id.
         radii: success radii; None for the benchmark's.
         finished: the invocation ran to its end (not interrupted).
 
     Raises:
-        ConfigError: a damaged record; MetricsError: records of mixed benchmarks.
+        MetricsError: records of mixed benchmarks.
     """
-    records = [
-        read_record(episode_dir(run_dir, e) / RECORD_FILE)
-        for e in sorted(finished_episodes(run_dir, selection))
-    ]
     scored = {record.trace.episode_id for record in records}
     lost = tuple(excluded[e] for e in sorted(excluded) if e not in scored)
     accounted = scored | {entry.episode_id for entry in lost}
@@ -150,8 +158,8 @@ def merged_result(
     )
 
 
-def merge_transcripts(run_dir: Path, episode_ids: Sequence[str]) -> Path | None:
-    """Gather the model transcripts of the scored ``episode_ids`` from the worker graphs
+def merge_transcripts(run_dir: Path, records: Sequence[EpisodeRecord]) -> Path | None:
+    """Gather the model transcripts of the episodes of ``records`` from the worker graphs
     (each writes its own, ``graphs/<graph>/transcripts``) into ``run_dir/transcripts``: per
     agent, the first session line, then each episode's lines from the graph whose record it
     is, in episode id order; images by content hash, once.
@@ -160,15 +168,12 @@ def merge_transcripts(run_dir: Path, episode_ids: Sequence[str]) -> Path | None:
         The merged directory; None when no graph wrote a transcript (no model agent).
 
     Raises:
-        ConfigError: an unreadable record or transcript line.
+        ConfigError: an unreadable transcript line.
     """
     sources = sorted((run_dir / GRAPHS_DIR).glob(f"*/{TRANSCRIPTS_DIR}"))
     if not sources:
         return None
-    graph_of = {
-        e: read_record(episode_dir(run_dir, e) / RECORD_FILE).graph
-        for e in finished_episodes(run_dir, episode_ids)
-    }
+    graph_of = {record.trace.episode_id: record.graph for record in records}
     merged = run_dir / TRANSCRIPTS_DIR
     sessions: dict[str, str] = {}
     episodes: dict[str, dict[str, list[str]]] = {}

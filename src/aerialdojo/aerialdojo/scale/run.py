@@ -24,7 +24,12 @@ from aerialdojo.cli import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_INTERRUPTED, RUN_C
 from aerialdojo.errors import ConfigError
 from aerialdojo.graph import config_of, default_run_id
 from aerialdojo.metrics.aggregate import ExcludedEpisode
-from aerialdojo.scale.records import finished_episodes, merge_transcripts, merged_result
+from aerialdojo.scale.records import (
+    finished_episodes,
+    merge_transcripts,
+    merged_result,
+    read_records,
+)
 from aerialdojo.scale.worker import (
     EndingSink,
     GraphJob,
@@ -250,12 +255,13 @@ def run_sharded(
     for episode_id in _salvage(run_dir, selection, console):
         excluded.pop(episode_id, None)
     radii = [float(r) for r in evaluator.get("success_radii_m") or []] or None  # type: ignore[union-attr]
-    result = merged_result(run_dir, selection, excluded, radii, finished=not interrupted)
+    records = read_records(run_dir, selection)
+    result = merged_result(records, selection, excluded, radii, finished=not interrupted)
     suite = str(evaluator.get("suite", ""))
     write_run(
         run_dir,
         result,
-        transcripts_dir=merge_transcripts(run_dir, selection),
+        transcripts_dir=merge_transcripts(run_dir, records),
         suite=Path(suite) if suite else None,
         maps_drawn=True,
     )
