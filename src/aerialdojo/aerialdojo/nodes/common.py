@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.clock import Clock, ClockType
+from rclpy.context import Context
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -95,12 +97,24 @@ def time_ns(stamp: Time) -> int:
     return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
 
 
-def wait_for_future(future: Future, timeout_s: float) -> bool:
+#: How often ``wait_for_future`` checks whether its context has shut down, seconds.
+_SHUTDOWN_POLL_S = 0.2
+
+
+def wait_for_future(future: Future, timeout_s: float, context: Context) -> bool:
     """Block the calling thread until ``future`` is done (another executor thread completes
-    it) or ``timeout_s`` passes. Returns whether it completed."""
+    it), ``timeout_s`` passes or ``context`` shuts down. Returns whether it completed.
+
+    A shut-down context ends the wait: the executor's threads are joined when the process
+    exits, so one waiting out the timeout would keep a node whose launcher died alive, and
+    answering in its DDS domain, that long."""
     done = threading.Event()
     future.add_done_callback(lambda _: done.set())
-    return done.wait(timeout_s)
+    deadline = time.monotonic() + timeout_s
+    while not done.wait(min(_SHUTDOWN_POLL_S, max(0.0, deadline - time.monotonic()))):
+        if time.monotonic() >= deadline or not context.ok():
+            return False
+    return True
 
 
 def wall_timer(node: Node, period_s: float, callback: Callable[[], None]) -> Timer:

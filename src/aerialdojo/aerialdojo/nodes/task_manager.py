@@ -397,7 +397,7 @@ class TaskManager(Node):
             self.get_logger().error(f"service {client.srv_name} is not available")
             return None
         future = client.call_async(request)
-        if not wait_for_future(future, self._sim_timeout_s):
+        if not wait_for_future(future, self._sim_timeout_s, self.context):
             client.remove_pending_request(future)
             self.get_logger().error(
                 f"service {client.srv_name} did not answer within {self._sim_timeout_s:g} s"
