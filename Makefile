@@ -24,7 +24,7 @@ eval: bootstrap
 	@tools/run.sh aerialdojo eval --config $(EVAL_CONFIG) $(EVAL_ARGS)
 
 test: backends
-	@tools/run.sh python -m pytest tests $(TEST_ARGS)
+	@tools/run.sh python -m pytest tests --durations=15 $(TEST_ARGS)
 
 # The pins resolve on every Python the README names (pip dry runs against PyPI).
 check-pythons: bootstrap
