@@ -104,16 +104,26 @@ DOMAIN_LOCKS = Path(tempfile.gettempdir()) / "aerialdojo-domains"
 @contextmanager
 def claimed_domain(locks: Path = DOMAIN_LOCKS) -> Iterator[int]:
     """A ``ROS_DOMAIN_ID`` of ``PRIVATE_DOMAINS`` that no other graph on this host holds,
-    held until the block ends.
+    held until the block ends. Every user's runs share ``locks``, as they share /tmp.
 
     Raises:
-        ConfigError: every private domain is taken.
+        ConfigError: every private domain is taken, or ``locks`` admits no new lock.
     """
-    locks.mkdir(parents=True, exist_ok=True)
+    _make_shared_directory(locks)
     domains = list(PRIVATE_DOMAINS)
     random.SystemRandom().shuffle(domains)  # two runs starting together rarely collide
     for domain in domains:
-        descriptor = os.open(locks / f"{domain}.lock", os.O_RDWR | os.O_CREAT, 0o666)
+        lock = locks / f"{domain}.lock"
+        try:
+            # Read-only is enough for flock, and opens another user's lock file too.
+            descriptor = os.open(lock, os.O_RDONLY | os.O_CREAT, 0o644)
+        except PermissionError as error:
+            if lock.exists():
+                continue  # another user's, unreadable: taken as far as this run can tell
+            raise ConfigError(
+                f"cannot claim a ROS domain: no lock can be made in {locks} "
+                f"({error.strerror}); set ROS_DOMAIN_ID to choose one"
+            ) from error
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -128,6 +138,15 @@ def claimed_domain(locks: Path = DOMAIN_LOCKS) -> Iterator[int]:
         f"every private ROS domain ({PRIVATE_DOMAINS.start}-{PRIVATE_DOMAINS.stop - 1}) is "
         f"taken on {socket.gethostname()}: fewer runs or workers per host"
     )
+
+
+def _make_shared_directory(path: Path) -> None:
+    """Create ``path`` as /tmp is made: every user may add files, none remove another's."""
+    try:
+        path.mkdir(parents=True)
+    except FileExistsError:
+        return
+    path.chmod(0o1777)  # after mkdir: the umask would strip the bits mkdir was given
 
 
 @contextmanager

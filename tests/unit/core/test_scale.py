@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import stat
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,20 @@ def test_a_claimed_domain_is_private_and_held_until_released(tmp_path: Path) -> 
         assert first != second and {first, second} <= set(PRIVATE_DOMAINS)
     with claimed_domain(tmp_path) as again:  # released: free to claim again
         assert again in PRIVATE_DOMAINS
+
+
+def test_the_domain_locks_are_shared_by_every_user_of_the_host(tmp_path: Path) -> None:
+    locks = tmp_path / "aerialdojo-domains"
+    with claimed_domain(locks) as domain:
+        assert stat.S_IMODE(locks.stat().st_mode) == 0o1777  # like /tmp
+        lock = locks / f"{domain}.lock"
+        assert stat.S_IMODE(lock.stat().st_mode) & 0o044 == 0o044  # others can open it
+    # Another user's lock file (read-only here) is still a lock this run can take.
+    for other in PRIVATE_DOMAINS:
+        (locks / f"{other}.lock").touch()
+        (locks / f"{other}.lock").chmod(0o444)
+    with claimed_domain(locks) as domain:
+        assert domain in PRIVATE_DOMAINS
 
 
 def test_no_domain_is_claimed_when_every_one_is_held(tmp_path: Path) -> None:
