@@ -247,6 +247,28 @@ def test_auto_run_serves_exactly_the_listed_episodes(tmp_path: Path) -> None:
     client.close()
 
 
+def test_a_run_waits_for_its_awaited_viewer_and_names_what_never_came(tmp_path: Path) -> None:
+    client = RosClient(namespace="uav")  # the agent (task) and the evaluator (events) are here
+    events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
+    client.collect(TaskSpec, "/aerialdojo/task", TASK_QOS)
+    graph = specs_for(
+        {
+            "sim_bridge": BRIDGE,
+            "task_manager": {"await_viewers": ["ghost_viewer"], "ready_timeout_s": 3.0},
+        }
+    )
+    with running(graph, tmp_path):
+        assert client.spin_until(
+            lambda: any(e.kind == EpisodeEvent.RUN_FINISHED for e in events), timeout_s=60.0
+        ), (tmp_path / "logs" / "task_manager.log").read_text()
+    client.close()
+    assert not any(e.kind == EpisodeEvent.STARTED for e in events)
+    finished = next(e for e in events if e.kind == EpisodeEvent.RUN_FINISHED)
+    assert finished.message == (
+        "not started: within 3 s no viewer ghost_viewer watching the task and the bridge's topics"
+    )
+
+
 def test_every_one_of_200_concurrent_steps_is_answered(client: RosClient, tmp_path: Path) -> None:
     # Issue 15, row 6: 11 of 200 concurrent calls were answered, 189 never were and nothing
     # was logged (the service kept the last ten requests). Also row 3: starting an episode

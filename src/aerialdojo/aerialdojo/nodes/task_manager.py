@@ -448,8 +448,12 @@ class TaskManager(Node):
                 episode_json=json.dumps({"selection": self._selection}),
             )
         )
-        if not self._wait_until_ready(float(param(self, "ready_timeout_s"))):
-            self._publish_finished("not started: agents, evaluator or bridge never appeared")
+        ready_timeout_s = float(param(self, "ready_timeout_s"))
+        missing = self._wait_until_ready(ready_timeout_s)
+        if missing:
+            self._publish_finished(
+                f"not started: within {ready_timeout_s:g} s no {'; no '.join(missing)}"
+            )
             return
         max_attempts = int(param(self, "max_attempts"))
         failed: list[str] = []
@@ -489,25 +493,32 @@ class TaskManager(Node):
                         message=f"no action from the agents for {self._agent_timeout_s:g} s",
                     )
 
-    def _wait_until_ready(self, timeout_s: float) -> bool:
+    def _wait_until_ready(self, timeout_s: float) -> list[str]:
+        """Wait until the bridge, the evaluator, the agents and the awaited viewers are
+        there; returns what was still missing when ``timeout_s`` passed (nothing: ready)."""
         # Wall time: simulation time stands still until the bridge publishes /clock.
         deadline = time.monotonic() + timeout_s
         while rclpy.ok():
-            ready = (
-                self._reset_client.service_is_ready()
-                and self.count_subscribers("/aerialdojo/episode_events") > 0
-                and self._agents_listening()
-                and self._viewers_watching()
-            )
-            if ready:
-                return True
-            if time.monotonic() > deadline:
-                return False
+            missing = self._missing_for_start()
+            if not missing or time.monotonic() > deadline:
+                return missing
             time.sleep(0.1)
-        return False
+        return ["task manager running (it is shutting down)"]
 
-    def _agents_listening(self) -> bool:
-        """Every agent of the selection has a node in its namespace (``/uav``, ``/ugv``)
+    def _missing_for_start(self) -> list[str]:
+        missing = []
+        if not self._reset_client.service_is_ready():
+            missing.append(f"bridge ({self._reset_client.srv_name} not served)")
+        if self.count_subscribers("/aerialdojo/episode_events") == 0:
+            missing.append("evaluator (nothing subscribes to /aerialdojo/episode_events)")
+        if agents := self._agents_not_listening():
+            missing.append(f"agent node listening in {', '.join(f'/{a}' for a in agents)}")
+        if viewers := self._viewers_not_watching():
+            missing.append(f"viewer {', '.join(viewers)} watching the task and the bridge's topics")
+        return missing
+
+    def _agents_not_listening(self) -> list[str]:
+        """The agents of the selection without a node in their namespace (``/uav``, ``/ugv``)
         subscribed to the task topic. Other subscribers (the evaluator's recorder, a viewer)
         do not count: an agent that is not listening yet would miss its first frames."""
         needed = {
@@ -519,25 +530,27 @@ class TaskManager(Node):
             info.node_namespace.strip("/")
             for info in self.get_subscriptions_info_by_topic("/aerialdojo/task")
         }
-        return needed <= listening
+        return sorted(needed - listening)
 
-    def _viewers_watching(self) -> bool:
-        """Every node of ``await_viewers`` subscribes to the task and to each topic the bridge
-        publishes, so a viewer such as ``aerialdojo eval --live`` misses no episode's start."""
+    def _viewers_not_watching(self) -> list[str]:
+        """The nodes of ``await_viewers`` not yet subscribed to the task and to each topic the
+        bridge publishes: a viewer such as ``aerialdojo eval --live`` misses no episode's
+        start."""
         viewers = set(self._settings["await_viewers"])
         if not viewers:
-            return True
+            return []
         try:
             bridged = self.get_publisher_names_and_types_by_node(
                 BRIDGE_NODE, "/" + NAMESPACES[BRIDGE_NODE]
             )
         except RuntimeError:  # NodeNameNonExistentError: its node information lags its service
-            return False
+            return sorted(viewers)
         watched = ({"/aerialdojo/task"} | {topic for topic, _ in bridged}) - set(UNWATCHED_TOPICS)
-        return all(
-            viewers <= {info.node_name for info in self.get_subscriptions_info_by_topic(topic)}
+        subscribers = [
+            {info.node_name for info in self.get_subscriptions_info_by_topic(topic)}
             for topic in watched
-        )
+        ]
+        return sorted(v for v in viewers if any(v not in nodes for nodes in subscribers))
 
     def _publish_finished(self, summary: str) -> None:
         self._events_pub.publish(
