@@ -39,6 +39,7 @@ def test_a_run_with_exclusions_says_so_and_lists_what_to_rerun(tmp_path: Path) -
     assert status["not_started"] == ["c"]
     notes = (tmp_path / NOTES_FILE).read_text()
     assert "every started episode was scored" not in notes
+    assert "the task manager ended the run: 1 of 3 episodes ran" in notes  # why c never ran
     assert "3 episode(s) selected: 1 scored, 1 excluded" in notes
     report = (tmp_path / REPORT_MD).read_text()
     assert "| b | excluded (attempt 1): no answer from /sim/reset |" in report

@@ -167,12 +167,16 @@ def score_assembled(
         for f in assembler.excluded()
     )
     metrics = score_run(assembler.traces, radii, excluded) if assembler.traces else None
+    not_started = tuple(assembler.not_started())
+    if not_started and assembler.run_summary:
+        # Why they never started (e.g. an agent that never came) is the task manager's word.
+        notes = (*notes, f"the task manager ended the run: {assembler.run_summary}")
     return RunResult(
         metrics=metrics,
         finished=assembler.finished,
         excluded=excluded,
         traces=tuple(assembler.traces),
-        not_started=tuple(assembler.not_started()),
+        not_started=not_started,
         selected=tuple(assembler.selection),
         superseded=tuple(assembler.superseded),
         source_notes=tuple(notes),
