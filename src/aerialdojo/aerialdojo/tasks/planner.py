@@ -252,8 +252,8 @@ class _Bundle:
 _Entry = tuple[float, float, int, int, list[float]]
 
 
-def _entry(bundles: list[_Bundle], expansion: int, index: int) -> _Entry:
-    row: list[float] = bundles[expansion].table[index].tolist()
+def _entry(table: np.ndarray, expansion: int, index: int) -> _Entry:
+    row: list[float] = table[index].tolist()
     return (row[0], row[1], expansion, index, row)
 
 
@@ -305,7 +305,7 @@ def _search(
     closed = bytearray(space.cells.size)  # 1: closed
     closed_cells = np.frombuffer(closed, dtype=np.uint8)
     bundles = [_Bundle(parent=-1, table=np.array([[0.0, 0.0, 0.0, 0.0, -1.0]]), keys=[start_key])]
-    heap = [_entry(bundles, 0, 0)]
+    heap = [_entry(bundles[0].table, 0, 0)]
     expansions = 0
     checks = 0
     # Bound once: the loop runs a few hundred thousand times per search.
@@ -331,8 +331,7 @@ def _search(
         while following < count and closed[keys[following]]:
             following += 1
         if following < count:
-            upcoming: list[float] = bundle.table[following].tolist()
-            heapreplace(heap, (upcoming[0], upcoming[1], expansion, following, upcoming))
+            heapreplace(heap, _entry(bundle.table, expansion, following))
         else:
             heappop(heap)
         key = keys[index]
@@ -372,7 +371,7 @@ def _search(
         # Appended even when empty: the bundle's index also numbers its terminal entry.
         bundles.append(_Bundle(parent=node, table=table, keys=successors.keys[order].tolist()))
         if len(order):
-            heappush(heap, _entry(bundles, len(bundles) - 1, 0))
+            heappush(heap, _entry(table, len(bundles) - 1, 0))
     return _SearchResult(None, 0.0, expansions, checks)
 
 
