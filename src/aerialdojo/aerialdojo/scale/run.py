@@ -22,7 +22,7 @@ import yaml
 
 from aerialdojo.cli import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_INTERRUPTED, RUN_CONFIG
 from aerialdojo.errors import ConfigError
-from aerialdojo.graph import config_of, default_run_id
+from aerialdojo.graph import config_of, default_run_id, run_dir_of
 from aerialdojo.metrics.aggregate import ExcludedEpisode
 from aerialdojo.scale.records import (
     finished_episodes,
@@ -212,7 +212,7 @@ def run_sharded(
         raise ConfigError(f"--workers {workers}: must be positive")
     resources = resources or WorkerResources()
     evaluator = next(spec for spec in specs if spec.name == "evaluator").parameters
-    run_dir = Path(str(evaluator["output_dir"])) / str(evaluator["run_id"])
+    run_dir = run_dir_of(specs)
     _prepare_run_dir(run_dir, specs, workers, ray_address, resources)
     console = console_for_progress()
     _salvage(run_dir, selection, console)
@@ -277,8 +277,7 @@ def run_sharded(
 
 def _salvage(run_dir: Path, selection: Sequence[str], console: Any) -> list[str]:
     """The unfinished episodes of ``selection`` that graphs of dead workers had ended."""
-    done = set(finished_episodes(run_dir, selection))
-    recovered = salvage_graphs(run_dir, [e for e in selection if e not in done])
+    recovered = salvage_graphs(run_dir, selection)
     if recovered:
         console.print(
             f"recovered {len(recovered)} episode(s) that graphs of dead workers had ended: "

@@ -24,6 +24,7 @@ from aerialdojo.scale.records import (
     GRAPHS_DIR,
     EpisodeRecord,
     episode_dir,
+    finished_episodes,
     write_record,
 )
 
@@ -155,11 +156,8 @@ def run_job(job: GraphJob, sink: EndingSink) -> JobOutcome:
 def await_closed_bags(run_dir: Path, graphs: Sequence[str], timeout_s: float) -> None:
     """Wait until each of ``graphs`` that began a bag has closed it, for ``timeout_s`` at most
     (an evaluator killed outright never closes its bag)."""
-    open_bags = [
-        run_dir / GRAPHS_DIR / graph / "bag"
-        for graph in graphs
-        if (run_dir / GRAPHS_DIR / graph / "bag").is_dir()
-    ]
+    bags = [run_dir / GRAPHS_DIR / graph / "bag" for graph in graphs]
+    open_bags = [bag for bag in bags if bag.is_dir()]
     deadline = time.monotonic() + timeout_s
     while any(not (bag / "metadata.yaml").is_file() for bag in open_bags):
         if time.monotonic() > deadline:
@@ -167,16 +165,20 @@ def await_closed_bags(run_dir: Path, graphs: Sequence[str], timeout_s: float) ->
         time.sleep(0.2)
 
 
-def salvage_graphs(run_dir: Path, pending: Sequence[str]) -> list[str]:
+def salvage_graphs(run_dir: Path, selection: Sequence[str]) -> list[str]:
     """Collect the bags that graphs closed but no worker cut: a worker killed mid-batch takes
     its graph's nodes with it (they stop with their launcher), and the evaluator still closes
-    the bag of the episodes that ended. Returns those of ``pending`` recovered as finished."""
+    the bag of the episodes that ended. Returns the unfinished episodes of ``selection``
+    recovered as finished."""
+    closed = sorted((run_dir / GRAPHS_DIR).glob("*/bag/metadata.yaml"))
+    if not closed:  # the usual case: no record is looked at
+        return []
+    done = set(finished_episodes(run_dir, selection))
+    pending = tuple(e for e in selection if e not in done)
     recovered: list[str] = []
-    for metadata in sorted((run_dir / GRAPHS_DIR).glob("*/bag/metadata.yaml")):
+    for metadata in closed:
         graph_dir = metadata.parents[1]
-        job = GraphJob(
-            run_dir=run_dir, graph=graph_dir.name, episode_ids=tuple(pending), timeout_s=0.0
-        )
+        job = GraphJob(run_dir=run_dir, graph=graph_dir.name, episode_ids=pending, timeout_s=0.0)
         recovered += _collect(job, graph_dir, "its worker died").scored
     return recovered
 
