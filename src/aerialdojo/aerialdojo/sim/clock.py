@@ -22,10 +22,12 @@ class BridgeClock:
             backend_time_s: the backend's own time of the observation.
             reset: the observation starts an episode (the backend's clock may restart).
             after_s: at a reset, a time the stamp must exceed: a restarted bridge continues
-                the run's clock from the last stamp the task manager saw.
+                the run's clock from the last stamp the task manager saw. Zero too, so no
+                stamp is ROS's "no time" (tf reads it as "the latest") and a bridge killed
+                before its first step is not restarted to repeat that attempt's stamp.
         """
         published = backend_time_s + self._offset_s
-        if reset and after_s > 0.0 and published <= after_s:
+        if reset and published <= after_s:
             self._offset_s += after_s + self._step_s - published
             published = after_s + self._step_s
         if self._last_s is not None and published <= self._last_s:
