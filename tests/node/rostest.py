@@ -8,11 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import rclpy
+from aerialdojo_interfaces.msg import TaskSpec
+from aerialdojo_interfaces.srv import Step
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 
 from aerialdojo.graph import NodeSpec, node_specs
+from aerialdojo.nodes.qos import TASK_QOS
 from aerialdojo.params import validate_parameters
 from aerialdojo.runner import NodeProcess, start_graph, stop_graph
 
@@ -43,8 +46,8 @@ class RosClient:
     def __init__(self, name: str = "test_client", namespace: str = "") -> None:
         """Args:
         name: node name.
-        namespace: e.g. ``uav`` for a client that stands in for the UAV agent (the task
-            manager starts a run once each agent's namespace listens to the task topic).
+        namespace: e.g. ``uav`` for a client that stands in for the UAV agent
+            (``stand_in_for_agent``).
         """
         self.context = Context()
         rclpy.init(context=self.context)
@@ -65,6 +68,13 @@ class RosClient:
         received: list[Any] = []
         self.node.create_subscription(msg_type, topic, received.append, qos)
         return received
+
+    def stand_in_for_agent(self) -> list[TaskSpec]:
+        """Be the agent of this client's namespace: the task manager starts a run once the
+        namespace subscribes to the task topic and has a client of the step service. Returns
+        the list the tasks fill while the client spins."""
+        self.node.create_client(Step, "/aerialdojo/step")
+        return self.collect(TaskSpec, "/aerialdojo/task", TASK_QOS)
 
     def spin_until(self, predicate: Any, timeout_s: float) -> bool:
         import time

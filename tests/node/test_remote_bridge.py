@@ -17,13 +17,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from aerialdojo_interfaces.msg import EpisodeEvent, TaskSpec
+from aerialdojo_interfaces.msg import EpisodeEvent
 from aerialdojo_interfaces.srv import Step
 from rostest import RosClient, specs_for
 from sensor_msgs.msg import Image
 
 from aerialdojo.image_codec import image_to_array
-from aerialdojo.nodes.qos import EVENTS_QOS, SENSOR_QOS, TASK_QOS
+from aerialdojo.nodes.qos import EVENTS_QOS, SENSOR_QOS
 from aerialdojo.runner import start_graph, stop_graph
 
 REPO = Path(__file__).resolve().parents[2]
@@ -82,8 +82,7 @@ def test_an_episode_runs_through_the_bridge_and_a_hung_request_is_rerun(
     write_scene_config(scene_dir, "Yard")
     events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
     fronts = client.collect(Image, "/uav/camera/front/image", SENSOR_QOS)
-    # The task manager starts once someone listens to tasks and events: this test is the agent.
-    client.collect(TaskSpec, "/aerialdojo/task", TASK_QOS)
+    client.stand_in_for_agent()
     # The runner starts the bridge on .venv-projectairsim's interpreter (node_interpreter).
     bridge, manager = start_graph(
         specs_for(

@@ -229,7 +229,7 @@ def test_auto_run_serves_exactly_the_listed_episodes(tmp_path: Path) -> None:
     suite = load_suite(resolve_suite("aerialdojo_mini"))
     chosen = [suite.episodes[-1].episode_id, suite.episodes[0].episode_id]
     events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
-    client.collect(TaskSpec, "/aerialdojo/task", TASK_QOS)  # the run starts once the agent listens
+    client.stand_in_for_agent()
     graph = specs_for(
         {"sim_bridge": BRIDGE, "task_manager": {"episodes": chosen, "max_episodes": 1}}
     )
@@ -247,15 +247,31 @@ def test_auto_run_serves_exactly_the_listed_episodes(tmp_path: Path) -> None:
     client.close()
 
 
-def test_a_run_waits_for_its_awaited_viewer_and_names_what_never_came(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("steps", "viewers", "never_came"),
+    [
+        (True, ["ghost_viewer"],
+         "no viewer ghost_viewer watching the task and the bridge's topics"),
+        # A request sent before the task manager discovered the client is lost.
+        (False, [], "no agent node in /uav subscribed to /aerialdojo/task with a client of "
+         "/aerialdojo/step"),
+    ],
+    ids=["awaited viewer", "agent without a step client"],
+)  # fmt: skip
+def test_a_run_waits_for_what_it_needs_and_names_what_never_came(
+    tmp_path: Path, steps: bool, viewers: list[str], never_came: str
+) -> None:
     client = RosClient(namespace="uav")  # the agent (task) and the evaluator (events) are here
     events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
-    client.collect(TaskSpec, "/aerialdojo/task", TASK_QOS)
+    if steps:
+        client.stand_in_for_agent()
+    else:
+        client.collect(TaskSpec, "/aerialdojo/task", TASK_QOS)
     graph = specs_for(
         {
             "sim_bridge": BRIDGE,
             # Long enough for the task manager to discover the client on a busy machine.
-            "task_manager": {"await_viewers": ["ghost_viewer"], "ready_timeout_s": 15.0},
+            "task_manager": {"await_viewers": viewers, "ready_timeout_s": 15.0},
         }
     )
     with running(graph, tmp_path):
@@ -266,9 +282,7 @@ def test_a_run_waits_for_its_awaited_viewer_and_names_what_never_came(tmp_path: 
     assert not any(e.kind == EpisodeEvent.STARTED for e in events)
     finished = next(e for e in events if e.kind == EpisodeEvent.RUN_FINISHED)
     assert finished.message.startswith("not started: within 15 s no "), finished.message
-    assert finished.message.endswith(
-        "no viewer ghost_viewer watching the task and the bridge's topics"
-    ), finished.message
+    assert finished.message.endswith(never_came), finished.message
 
 
 def test_every_one_of_200_concurrent_steps_is_answered(client: RosClient, tmp_path: Path) -> None:
@@ -313,7 +327,7 @@ def test_an_agent_that_never_acts_ends_the_attempt_which_is_rerun(tmp_path: Path
     # run until the CLI's one-hour timeout.
     client = RosClient(namespace="uav")  # listens to the task and never steps
     events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
-    client.collect(TaskSpec, "/aerialdojo/task", TASK_QOS)
+    client.stand_in_for_agent()
     episode_id = _first_episode()
     graph = specs_for(
         {

@@ -1,13 +1,15 @@
 """What every agent node does between tasks and steps, whatever its benchmark.
 
-An agent node takes the latched task once its own sensor topics are matched, waits for the
-observation set of the stamp its last step produced (the task's stamp for the first),
-decides, calls ``/aerialdojo/step`` and starts over with the stamp the answer names. A
-subclass says which views the next set holds, whether it may act now (AGOS: its turn), and
-turns a set into a decision.
+An agent node takes the latched task once its own sensor topics are matched and the step
+service is ready, waits for the observation set of the stamp its last step produced (the
+task's stamp for the first), decides, calls ``/aerialdojo/step`` and starts over with the
+stamp the answer names. A subclass says which views the next set holds, whether it may act
+now (AGOS: its turn), and turns a set into a decision.
 
 A task is new when its episode id or its stamp is: the rerun of an episode after an
-infrastructure failure comes with the same id and a later stamp, and the agent must take it.
+infrastructure failure comes with the same id and a later stamp, and the agent must take it,
+even while a step of the old attempt still awaits its answer (one that never comes must not
+hold the agent for the rest of the run).
 
 A policy that cannot decide for reasons outside it (``errors.PolicyFaultError``: its model
 server died or hangs) does not fail the agent: the node says so on
@@ -56,11 +58,12 @@ class AgentNode(Node):
         self._timeout_s = float(param(self, "observation_timeout_s"))
         self._expected_ns: int | None = None
         self._waiting_since = time.monotonic()
-        self._step_pending = False
+        self._pending_task: tuple[str, int] | None = None  # the task whose step is under way
+        self._step_sent_at = 0.0
         self._sensors = ObservationSync(self, self.subscribed_views(), self.try_act)
         self._step_client = self.create_client(Step, "/aerialdojo/step")
         self._faults = self.create_publisher(AgentMessage, "/aerialdojo/agent_faults", FAULTS_QOS)
-        self._subscribe_to_tasks = wall_timer(self, 0.1, self._subscribe_when_sensors_match)
+        self._subscribe_to_tasks = wall_timer(self, 0.1, self._subscribe_when_ready)
         wall_timer(self, 5.0, self._warn_if_starved)
 
     def announce(self, policy: str, *, privileged: bool = False, description: str = "") -> None:
@@ -81,6 +84,11 @@ class AgentNode(Node):
             self.get_logger().warning(
                 f"policy {policy} reads ground truth: this run is privileged ({description})"
             )
+
+    @property
+    def step_pending(self) -> bool:
+        """A step of the current task awaits its answer."""
+        return self._pending_task is not None and self._pending_task == self._task_key
 
     @property
     def awaited_stamp_ns(self) -> int | None:
@@ -119,10 +127,13 @@ class AgentNode(Node):
 
     # -- plumbing ----------------------------------------------------------------------
 
-    def _subscribe_when_sensors_match(self) -> None:
-        # Only a node that will receive the first observation set may take a task: the task
-        # manager starts an episode once the task topic has a subscriber.
-        if self._sensors.publishers_matched:
+    def _subscribe_when_ready(self) -> None:
+        # Only a node that will receive the first observation set and can send its step may
+        # take a task: the task manager starts an episode once the task topic has a
+        # subscriber. A request sent before the client matched the service is lost (rmw
+        # discovers the request and response topics independently), and the agent would wait
+        # for its answer until the attempt timed out.
+        if self._sensors.publishers_matched and self._step_client.service_is_ready():
             self._subscribe_to_tasks.cancel()
             self.create_subscription(TaskSpec, "/aerialdojo/task", self._on_task, TASK_QOS)
 
@@ -141,7 +152,7 @@ class AgentNode(Node):
         """Decide and step if the awaited observation set is complete and the agent may act;
         called whenever a message arrives."""
         stamp = self._expected_ns
-        if stamp is None or self._step_pending or not self.may_act():
+        if stamp is None or self.step_pending or not self.may_act():
             return
         observed = self._sensors.observation(stamp, self.expected_views())
         if observed is None:
@@ -153,8 +164,8 @@ class AgentNode(Node):
             self._report_fault(str(error))
             return
         self._sensors.forget_before(stamp)
-        self._step_pending = True
-        task_key = self._task_key
+        task_key = self._pending_task = self._task_key
+        self._step_sent_at = time.monotonic()
         self._step_client.call_async(
             Step.Request(
                 agent=self.agent,
@@ -172,7 +183,8 @@ class AgentNode(Node):
         pose: Pose,
         task_key: tuple[str, int] | None,
     ) -> None:
-        self._step_pending = False
+        if self._pending_task == task_key:
+            self._pending_task = None
         response: Step.Response = future.result()
         if task_key != self._task_key:
             # A new task arrived while this step was under way: its answer is about the old
@@ -210,7 +222,13 @@ class AgentNode(Node):
         )
 
     def _warn_if_starved(self) -> None:
-        if self._step_pending:
+        if self.step_pending:
+            unanswered_s = time.monotonic() - self._step_sent_at
+            if unanswered_s > self._timeout_s:
+                self.get_logger().warning(
+                    f"episode {self.episode_id}: no answer from /aerialdojo/step for "
+                    f"{unanswered_s:.0f} s"
+                )
             return
         waited = time.monotonic() - self._waiting_since
         if self._expected_ns is not None:

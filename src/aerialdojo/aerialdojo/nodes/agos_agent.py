@@ -185,9 +185,9 @@ class AgosAgentNode(AgentNode):
         return self.ready()
 
     def try_act(self) -> None:
-        was_pending = self._step_pending
+        was_pending = self.step_pending
         super().try_act()
-        if self._step_pending and not was_pending:
+        if self.step_pending and not was_pending:
             self._turn_episode = ""  # the turn is used
             self._decided += 1
 

@@ -512,15 +512,21 @@ class TaskManager(Node):
         if self.count_subscribers("/aerialdojo/episode_events") == 0:
             missing.append("evaluator (nothing subscribes to /aerialdojo/episode_events)")
         if agents := self._agents_not_listening():
-            missing.append(f"agent node listening in {', '.join(f'/{a}' for a in agents)}")
+            missing.append(
+                f"agent node in {', '.join(f'/{a}' for a in agents)} subscribed to "
+                "/aerialdojo/task with a client of /aerialdojo/step"
+            )
         if viewers := self._viewers_not_watching():
             missing.append(f"viewer {', '.join(viewers)} watching the task and the bridge's topics")
         return missing
 
     def _agents_not_listening(self) -> list[str]:
         """The agents of the selection without a node in their namespace (``/uav``, ``/ugv``)
-        subscribed to the task topic. Other subscribers (the evaluator's recorder, a viewer)
-        do not count: an agent that is not listening yet would miss its first frames."""
+        subscribed to the task topic and a node there with a client of the step service.
+        Other subscribers (the evaluator's recorder, a viewer) do not count: an agent that is
+        not listening yet would miss its first frames. And a step request reaches this node
+        only from a client it has discovered: one sent earlier is lost, and the agent would
+        wait for its answer until the attempt timed out."""
         needed = {
             agent
             for episode_id in self._selection
@@ -530,7 +536,21 @@ class TaskManager(Node):
             info.node_namespace.strip("/")
             for info in self.get_subscriptions_info_by_topic("/aerialdojo/task")
         }
-        return sorted(needed - listening)
+        return sorted(agent for agent in needed if agent not in listening or not self._steps(agent))
+
+    def _steps(self, agent: str) -> bool:
+        """Whether a node in the agent's namespace has a client of the step service."""
+        namespace = f"/{agent}"
+        for name, node_namespace in self.get_node_names_and_namespaces():
+            if node_namespace != namespace:
+                continue
+            try:
+                clients = self.get_client_names_and_types_by_node(name, namespace)
+            except RuntimeError:  # NodeNameNonExistentError: its node information lags
+                continue
+            if any(service == "/aerialdojo/step" for service, _ in clients):
+                return True
+        return False
 
     def _viewers_not_watching(self) -> list[str]:
         """The nodes of ``await_viewers`` not yet subscribed to the task and to each topic the
