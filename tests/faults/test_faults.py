@@ -43,11 +43,18 @@ def _eval(config: Path, tmp_path: Path, run_id: str, episodes: int) -> subproces
     )  # fmt: skip
 
 
-def _aerialdojo(*args: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "aerialdojo.cli", *map(str, args)],
-        capture_output=True, text=True, timeout=900, check=False,
-    )  # fmt: skip
+def _aerialdojo(*args: object, runs: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the CLI; one that hangs fails the test (before pytest's own timeout) with the end
+    of every node log under ``runs``."""
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "aerialdojo.cli", *map(str, args)],
+            capture_output=True, text=True, timeout=480, check=False,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        logs = sorted(runs.glob("*/logs/*.log")) if runs is not None else []
+        tails = "".join(f"\n--- {log}\n{log.read_text(errors='replace')[-1500:]}" for log in logs)
+        raise AssertionError(f"aerialdojo {' '.join(map(str, args))} hung{tails}") from None
 
 
 def _node_pid(run_dir: Path, node: str) -> int:
@@ -151,7 +158,7 @@ def test_ctrl_c_leaves_a_rerunnable_run_and_the_rerun_completes_it(tmp_path: Pat
     missing = [e["episode_id"] for e in status["excluded"]] + status["not_started"]
     assert missing
 
-    rerun = _aerialdojo("rerun", run_dir)
+    rerun = _aerialdojo("rerun", run_dir, runs=tmp_path / "runs")
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     combined = _status(tmp_path / "runs" / "stopped-rerun" / "combined")
     assert combined["complete"] and sorted(combined["scored"]) == sorted(status["selected"])
