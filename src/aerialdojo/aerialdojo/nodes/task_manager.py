@@ -536,21 +536,23 @@ class TaskManager(Node):
             info.node_namespace.strip("/")
             for info in self.get_subscriptions_info_by_topic("/aerialdojo/task")
         }
-        return sorted(agent for agent in needed if agent not in listening or not self._steps(agent))
+        return sorted(needed - self._with_step_client(needed & listening))
 
-    def _steps(self, agent: str) -> bool:
-        """Whether a node in the agent's namespace has a client of the step service."""
-        namespace = f"/{agent}"
-        for name, node_namespace in self.get_node_names_and_namespaces():
-            if node_namespace != namespace:
+    def _with_step_client(self, agents: set[str]) -> set[str]:
+        """The agents of ``agents`` with a node in their namespace that has a client of the
+        step service."""
+        stepping = set()
+        for name, namespace in self.get_node_names_and_namespaces():
+            agent = namespace.strip("/")
+            if agent not in agents:
                 continue
             try:
                 clients = self.get_client_names_and_types_by_node(name, namespace)
             except RuntimeError:  # NodeNameNonExistentError: its node information lags
                 continue
             if any(service == "/aerialdojo/step" for service, _ in clients):
-                return True
-        return False
+                stepping.add(agent)
+        return stepping
 
     def _viewers_not_watching(self) -> list[str]:
         """The nodes of ``await_viewers`` not yet subscribed to the task and to each topic the
