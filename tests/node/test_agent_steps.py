@@ -1,7 +1,7 @@
 """An agent node's steps through the real bridge, with this test serving the step service in
 the task manager's place: a step that is never answered must not hold the agent (issue 15,
-row 1). In CI an agent whose first request was lost waited for its answer through every
-attempt of every episode, 300 s each, until the run timed out."""
+row 1). An agent whose request was lost used to wait for its answer through every later
+attempt of the run, each ending at the 300 s agent timeout."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from aerialdojo.nodes.qos import TASK_QOS
 from aerialdojo.params import NODE_PARAMETERS
 from aerialdojo.protocols import load_suite
 from aerialdojo.tasks.suite import resolve_suite
+from aerialdojo.tf_tree import MAP_FRAME
 
 pytestmark = pytest.mark.ros
 
@@ -70,7 +71,7 @@ def test_an_agent_whose_step_is_never_answered_takes_the_reruns_task(tmp_path: P
             ),
         )
         assert reset.success, reset.message
-        tasks.publish(task_spec_msg(task, Header(stamp=reset.stamp, frame_id="map")))
+        tasks.publish(task_spec_msg(task, Header(stamp=reset.stamp, frame_id=MAP_FRAME)))
         return reset.stamp
 
     graph = specs_for({"sim_bridge": {"image_width": 48, "image_height": 48}, "uav_agent": {}})
