@@ -108,6 +108,12 @@ class TaskManager(Node):
         if problems:
             raise ConfigError(f"task_manager: {'; '.join(problems)}")
         self._selection = selected_episodes(self._suite, self._settings)
+        # Once: the start-up check looks ten times a second, and a selection can be 200,000.
+        self._selection_agents = {
+            agent
+            for episode_id in self._selection
+            for agent in self._suite.episode(episode_id).agents
+        }
         self._sim_timeout_s = float(param(self, "sim_timeout_s"))
         self._agent_timeout_s = float(param(self, "agent_timeout_s"))
         self._lock = threading.Lock()
@@ -527,11 +533,7 @@ class TaskManager(Node):
         not listening yet would miss its first frames. And a step request reaches this node
         only from a client it has discovered: one sent earlier is lost, and the agent would
         wait for its answer until the attempt timed out."""
-        needed = {
-            agent
-            for episode_id in self._selection
-            for agent in self._suite.episode(episode_id).agents
-        }
+        needed = self._selection_agents
         listening = {
             info.node_namespace.strip("/")
             for info in self.get_subscriptions_info_by_topic("/aerialdojo/task")
