@@ -315,6 +315,28 @@ def _parser() -> argparse.ArgumentParser:
         "--split", choices=("train", "val", "test"), help="split of every episode (default test)"
     )
     generate.set_defaults(handler=_cmd_tasks_generate)
+    from_site = tasks_commands.add_parser(
+        "from-site",
+        help="build an AerialDojo-format suite from a surveyed site file (docs/sites.md)",
+        description=(
+            "Build a task suite into --out (suite.json and images/) from a site file: one "
+            "navigation task per (start, target) pair the site lists (every pair by "
+            "default), each a SemanticOGS and an ImageOGS episode, with reference actions "
+            "planned in the site's free space inside its geofence (none for a site without "
+            "a map). The suite records this command."
+        ),
+    )
+    from_site.add_argument("site", type=Path, help="the site file (site.yaml)")
+    from_site.add_argument(
+        "--out", type=Path, required=True, help="suite directory to write (created if missing)"
+    )
+    from_site.add_argument(
+        "--image-size",
+        type=int,
+        default=640,
+        help="longest side of the reference photographs in the suite, pixels (default 640)",
+    )
+    from_site.set_defaults(handler=_cmd_tasks_from_site)
     stats = tasks_commands.add_parser(
         "stats",
         help="statistics of a suite (AerialDojo: Table 7 columns; AGOS: per setting; CityNav: "
@@ -889,6 +911,25 @@ def _cmd_tasks_generate(args: argparse.Namespace) -> int:
                 progress=progress,
             )
     print(path)
+    return 0
+
+
+def _cmd_tasks_from_site(args: argparse.Namespace) -> int:
+    from aerialdojo.sites.build import build_site_suite, from_site_command  # noqa: PLC0415
+    from aerialdojo.sites.site import load_site  # noqa: PLC0415
+
+    site = load_site(args.site)
+    command = from_site_command(args.site, args.out, args.image_size)
+    built = build_site_suite(site, args.out, command=command, image_size=args.image_size)
+    for pair in built.skipped:
+        print(f"skipped {pair}", file=sys.stderr)
+    for note in built.notes:
+        print(f"note: {note}", file=sys.stderr)
+    suite = built.suite
+    print(
+        f"{suite.path}: {len(suite.episodes) // 2} task(s) of site {site.name} "
+        f"({site.free_space}), {len(suite.episodes)} episodes"
+    )
     return 0
 
 
