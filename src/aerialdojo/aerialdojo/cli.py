@@ -202,16 +202,18 @@ def _parser() -> argparse.ArgumentParser:
 
     diff = commands.add_parser(
         "compare",
-        help="per-metric deltas between two run directories, or several runs laid out like "
-        "their paper's results table",
+        help="per-metric deltas between two run directories, several runs laid out like "
+        "their paper's results table, or agents' sim runs against their robot runs",
         description="Compare runs. With two run directories (A then B): every metric of A, "
         "of B and B - A, per scope, with warnings where the runs scored different episodes "
         "or families. With NAME=RUN_DIR pairs: one row per run, laid out like the paper's "
-        "results table (AGOS-Bench Tables 3 and 4).",
+        "results table (AGOS-Bench Tables 3 and 4). With --sim and --real: each agent's "
+        "simulated and robot runs of one suite side by side per episode, and the rank "
+        "correlation of agents between sim and real per metric (docs/sites.md).",
     )
     diff.add_argument(
         "runs",
-        nargs="+",
+        nargs="*",
         metavar="RUN",
         help="two run directories (A then B; e.g. a simulated run and a robot's bag scored "
         "with evaluate-bag --map), or NAME=RUN_DIR pairs (e.g. full=runs/a no_e2a=runs/b) for "
@@ -226,6 +228,18 @@ def _parser() -> argparse.ArgumentParser:
         "--task",
         type=Path,
         help="the runs' suite: the overlay draws its scenes and reference paths",
+    )
+    diff.add_argument(
+        "--sim",
+        nargs="+",
+        metavar="NAME=RUN_DIR",
+        help="each agent's simulated run (a bare RUN_DIR is named by its position: 1, 2, ...)",
+    )
+    diff.add_argument(
+        "--real",
+        nargs="+",
+        metavar="NAME=RUN_DIR",
+        help="each agent's robot run of the same suite, named as in --sim",
     )
     diff.set_defaults(handler=_cmd_compare)
 
@@ -763,7 +777,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         write_overlay,
     )
 
+    if args.sim is not None or args.real is not None:
+        return _compare_sim_real(args)
     named = [run.partition("=") for run in args.runs]
+    if not args.runs:
+        raise ConfigError("compare needs run directories, or --sim and --real")
     if all(equals for _, equals, _ in named):
         print(paper_table({name: Path(directory) for name, _, directory in named}), end="")
         return 0
@@ -788,6 +806,58 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             comparison_markdown(comparison, run_a, run_b, overlay.name), encoding="utf-8"
         )
         print(f"overlay of {len(drawn)} episode(s): {overlay}")
+    return 0
+
+
+def _agent_runs(option: str, words: list[str] | None) -> dict[str, Path]:
+    """``--sim``/``--real`` words as agent name -> run directory: NAME=RUN_DIR, or bare
+    directories named by their position."""
+    if not words:
+        raise ConfigError(f"compare --sim ... --real ...: {option} names no run")
+    named = [word.partition("=") for word in words]
+    if any(equals for _, equals, _ in named) and not all(equals for _, equals, _ in named):
+        raise ConfigError(f"{option}: give every run as NAME=RUN_DIR, or none")
+    runs = {
+        (name if equals else str(position)): Path(directory if equals else name)
+        for position, (name, equals, directory) in enumerate(named, start=1)
+    }
+    if len(runs) != len(words):
+        raise ConfigError(f"{option}: an agent name is given twice")
+    return runs
+
+
+def _compare_sim_real(args: argparse.Namespace) -> int:
+    from aerialdojo.report.compare import write_overlay  # noqa: PLC0415
+    from aerialdojo.report.sim_real import (  # noqa: PLC0415
+        compare_sim_real,
+        sim_real_json,
+        sim_real_markdown,
+    )
+
+    if args.runs:
+        raise ConfigError("compare: give runs either as positional arguments or as --sim/--real")
+    comparison = compare_sim_real(_agent_runs("--sim", args.sim), _agent_runs("--real", args.real))
+    text = sim_real_markdown(comparison)
+    print(text, end="")
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "sim_real.md").write_text(text, encoding="utf-8")
+        (args.out / "sim_real.json").write_text(
+            json.dumps(sim_real_json(comparison), indent=2, allow_nan=False) + "\n",
+            encoding="utf-8",
+        )
+        scenery = None
+        if args.task is not None:
+            from aerialdojo.report.maps import suite_scenery  # noqa: PLC0415
+
+            scenery = suite_scenery(args.task)
+        for pair in comparison.agents:
+            overlay = args.out / f"overlay_{pair.agent}.png"
+            try:
+                write_overlay(pair.sim_dir, pair.real_dir, overlay, scenery)
+            except MetricsError as error:
+                print(f"no overlay of {pair.agent}: {error}", file=sys.stderr)
+        print(f"written: {args.out / 'sim_real.md'}, {args.out / 'sim_real.json'}")
     return 0
 
 
