@@ -360,9 +360,13 @@ def _parser() -> argparse.ArgumentParser:
     stats.add_argument("--csv", type=Path, help="also write the rows as CSV here")
     stats.set_defaults(handler=_cmd_tasks_stats)
     validate = tasks_commands.add_parser(
-        "validate", help="list every problem of a suite file (AerialDojo, AGOS or CityNav)"
+        "validate",
+        help="list every problem of a suite file (AerialDojo, AGOS or CityNav) or of a site "
+        "file (site.yaml)",
     )
-    validate.add_argument("suite", help="suite.json, its directory, or a shipped suite name")
+    validate.add_argument(
+        "suite", help="suite.json, its directory, a shipped suite name, or a site's .yaml file"
+    )
     validate.set_defaults(handler=_cmd_tasks_validate)
 
     rerun = commands.add_parser(
@@ -1057,14 +1061,29 @@ def _cmd_tasks_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _site_problems(path: Path) -> list[str]:
+    """Every problem of a site file (empty: it loads)."""
+    from aerialdojo.sites.site import load_site  # noqa: PLC0415
+
+    try:
+        load_site(path)
+    except ConfigError as error:
+        return error.problems
+    return []
+
+
 def _cmd_tasks_validate(args: argparse.Namespace) -> int:
     from aerialdojo.tasks.suite import validate_suite  # noqa: PLC0415
 
-    path, label = _suite_argument(args.suite)
-    if _is_citynav(path):
-        problems = _citynav_problems(path, label)
+    if Path(args.suite).suffix in (".yaml", ".yml"):
+        label = args.suite
+        problems = _site_problems(Path(args.suite))
     else:
-        problems = validate_suite(path, source=label)
+        path, label = _suite_argument(args.suite)
+        if _is_citynav(path):
+            problems = _citynav_problems(path, label)
+        else:
+            problems = validate_suite(path, source=label)
     for problem in problems:
         print(problem)
     print(f"{label}: {'ok' if not problems else f'{len(problems)} problem(s)'}", file=sys.stderr)

@@ -11,6 +11,7 @@ import pytest
 from PIL import Image
 from site_files import SiteWriter, write_photo
 
+from aerialdojo.cli import main
 from aerialdojo.errors import ConfigError
 from aerialdojo.sites.site import MAX_SITE_BYTES, description_distance, load_site
 from aerialdojo.tasks.site_record import FREE_SPACE_MAP, FREE_SPACE_UNMAPPED
@@ -208,3 +209,16 @@ def test_unreadable_files_are_refused_before_parsing(tmp_path: Path) -> None:
 )
 def test_descriptions_state_no_distance(text: str, found: str | None) -> None:
     assert description_distance(text) == found
+
+
+def test_tasks_validate_checks_a_site_file(
+    write_site: SiteWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = write_site()
+    assert main(["tasks", "validate", str(good)]) == 0
+    assert capsys.readouterr().err == f"{good}: ok\n"
+    bad = write_site(_break_everything, name="bad")
+    assert main(["tasks", "validate", str(bad)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == _problems(bad)
+    assert captured.err == f"{bad}: 12 problem(s)\n"
