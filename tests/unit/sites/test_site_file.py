@@ -55,7 +55,6 @@ def test_the_shipped_rehearsal_site_loads() -> None:
 
 
 def _break_everything(document: dict[str, Any]) -> None:
-    document["geofence"]["polygon_m"] = [[0, 0], [40, 0], [40, 0], [40, 30], [0, 30]]
     document["starts"][1]["position_m"] = [5.0, 25.0, 12.0]  # above the ceiling
     document["starts"].append({"name": "west_pad", "position_m": [6, 6, 2], "yaw_deg": 0})
     target = document["targets"][0]
@@ -72,8 +71,6 @@ def _break_everything(document: dict[str, Any]) -> None:
             "reference_image": "../outside.jpg",
         }
     )
-    document["obstacles"][0]["polygon_m"] = [[0, 0], [4, 0], [2, 1], [4, 4], [0, 4]]
-    document["obstacles"][1]["max_z_m"] = -2000.0
     document["tasks"] = [
         {"start": "east_pad", "target": "crate"},
         {"start": "west_pad", "target": "crate"},
@@ -85,7 +82,6 @@ def test_every_problem_is_listed_with_file_and_field(write_site: SiteWriter) -> 
     path = write_site(_break_everything)
     problems = _problems(path)
     expected = [
-        "geofence.polygon_m: vertex 1 repeats the next one",
         "starts[1].position_m: (5.00, 25.00, 12.00) is above the geofence ceiling 10 m",
         "starts[2].name: 'west_pad' is also starts[0]",
         "targets[0].landmark: 'church' is not a landmark (flag pole, water tower)",
@@ -93,10 +89,10 @@ def test_every_problem_is_listed_with_file_and_field(write_site: SiteWriter) -> 
         "targets[0].reference_image: snapshots/missing.jpg: cannot read",
         "targets[1].id: 'west_pad' is also a start's name",
         "targets[1].reference_image: '../outside.jpg' must be a path below the site file's",
-        "obstacles[0].polygon_m: is not convex",
-        "obstacles[1].max_z_m: is not above min_z_m -1000",
         "tasks[0].start: 'east_pad' is not a start",
         "tasks[2]: lists west_pad -> crate again",
+        "targets[1].anchor.position_m: (19.00, 10.00, 2.00) is not free at the collision "
+        "radius 0.25 m (inside geometry)",  # in the wall
     ]
     for line in expected:
         assert any(problem.startswith(f"{path}: {line}") for problem in problems), (
@@ -105,6 +101,23 @@ def test_every_problem_is_listed_with_file_and_field(write_site: SiteWriter) -> 
         )
     assert all(problem.startswith(f"{path}: ") for problem in problems)
     assert len(problems) == len(expected)
+
+
+def test_positions_are_not_checked_against_a_broken_fence_or_obstacle(
+    write_site: SiteWriter,
+) -> None:
+    def edit(document: dict[str, Any]) -> None:
+        document["geofence"]["polygon_m"] = [[0, 0], [40, 0], [40, 0], [40, 30], [0, 30]]
+        document["obstacles"][0]["polygon_m"] = [[0, 0], [4, 0], [2, 1], [4, 4], [0, 4]]
+        document["obstacles"][1]["max_z_m"] = -2000.0
+        document["starts"][1]["position_m"] = [5.0, 25.0, 12.0]  # not reported: no fence
+
+    path = write_site(edit)
+    assert _problems(path) == [
+        f"{path}: geofence.polygon_m: vertex 1 repeats the next one",
+        f"{path}: obstacles[0].polygon_m: is not convex (split it into convex parts)",
+        f"{path}: obstacles[1].max_z_m: is not above min_z_m -1000",
+    ]
 
 
 def test_schema_problems_name_the_field_path(write_site: SiteWriter) -> None:
@@ -128,12 +141,15 @@ def test_an_anchor_inside_an_obstacle_is_not_free(write_site: SiteWriter) -> Non
     def edit(document: dict[str, Any]) -> None:
         document["targets"][0]["anchor"]["position_m"] = [19.0, 10.0, 2.0]  # in the wall
 
-    problems = _problems(write_site(edit))
-    assert len(problems) == 1
-    assert (
-        "targets[0].anchor.position_m: (19.00, 10.00, 2.00) is not free at the collision "
-        in (problems[0])
-    )
+        document["targets"][0]["description"] = "a crate 3 m from the wall"
+
+    path = write_site(edit)
+    assert _problems(path) == [
+        f"{path}: targets[0].description: states a distance ('3 m'): describe appearance and "
+        "relations; the goal's landmark and direction locate the target",
+        f"{path}: targets[0].anchor.position_m: (19.00, 10.00, 2.00) is not free at the "
+        "collision radius 0.25 m (inside geometry)",
+    ]
 
 
 def test_a_start_grazing_an_obstacle_names_it(write_site: SiteWriter) -> None:
@@ -221,4 +237,4 @@ def test_tasks_validate_checks_a_site_file(
     assert main(["tasks", "validate", str(bad)]) == 1
     captured = capsys.readouterr()
     assert captured.out.splitlines() == _problems(bad)
-    assert captured.err == f"{bad}: 12 problem(s)\n"
+    assert captured.err == f"{bad}: 10 problem(s)\n"

@@ -344,9 +344,12 @@ class _Checker:
         self.path = path
         self.source = source
         self.problems: list[str] = []
+        #: A broken fence or obstacle: positions cannot be checked against them.
+        self.geometry_broken = False
 
-    def problem(self, field: str, message: str) -> None:
+    def problem(self, field: str, message: str, *, geometry: bool = False) -> None:
         self.problems.append(f"{self.source}: {field}: {message}")
+        self.geometry_broken = self.geometry_broken or geometry
 
     def unique(self, section: str, key: str) -> None:
         seen: dict[str, int] = {}
@@ -361,7 +364,7 @@ class _Checker:
     def geofence(self) -> Geofence:
         raw = self.document["geofence"]
         for problem in polygon_problems(raw["polygon_m"]):
-            self.problem("geofence.polygon_m", problem)
+            self.problem("geofence.polygon_m", problem, geometry=True)
         fence = Geofence(
             polygon=tuple((float(x), float(y)) for x, y in raw["polygon_m"]),
             min_z=float(raw["min_z_m"]),
@@ -373,10 +376,13 @@ class _Checker:
                 "geofence.max_z_m",
                 f"the band {fence.min_z:g}..{fence.max_z:g} m leaves no room inside the margin "
                 f"{fence.margin:g} m",
+                geometry=True,
             )
         return fence
 
     def inside(self, fence: Geofence, field: str, point: tuple[float, float, float]) -> None:
+        if self.geometry_broken:
+            return  # the fence's problems are listed; positions against it would mislead
         violation = fence.violation(point)
         if violation is not None:
             self.problem(field, violation)
@@ -466,13 +472,13 @@ class _Checker:
             if "polygon_m" in raw:
                 footprint = tuple((float(x), float(y)) for x, y in raw["polygon_m"])
                 for problem in polygon_problems(raw["polygon_m"], convex=True):
-                    self.problem(f"{where}.polygon_m", problem)
+                    self.problem(f"{where}.polygon_m", problem, geometry=True)
             else:
                 circle = circle_polygon(raw["center_m"], float(raw["radius_m"]), _ROUND_SIDES)
                 footprint = tuple((float(x), float(y)) for x, y in circle)
             min_z = float(raw.get("min_z_m", -_GROUND_BELOW_M))
             if not float(raw["max_z_m"]) > min_z:
-                self.problem(f"{where}.max_z_m", f"is not above min_z_m {min_z:g}")
+                self.problem(f"{where}.max_z_m", f"is not above min_z_m {min_z:g}", geometry=True)
             obstacles.append(
                 Obstacle(
                     name=raw["name"], footprint=footprint, min_z=min_z, max_z=float(raw["max_z_m"])
@@ -581,9 +587,9 @@ def load_site(path: str | Path, *, source: str | None = None) -> Site:
         pairs_listed=listed,
     )
     problems = checker.problems
-    if site.embedded_scene:
-        problems += _embedded_scene_problems(site, label)
-    if not problems:
+    scene_problems = _embedded_scene_problems(site, label) if site.embedded_scene else []
+    problems += scene_problems
+    if not checker.geometry_broken and not scene_problems:
         problems += _free_space_problems(site, label)
     if problems:
         raise ConfigError(*problems)

@@ -31,6 +31,9 @@ GEOFENCE_NAME = "geofence"
 _WALL_OVERHANG_M = 10.0
 #: Sweeps against the fence use at least this radius (a margin of 0 is a segment test).
 _MIN_FENCE_RADIUS_M = 1e-3
+#: The obstacles' world reaches this far beyond them and the fence, and this high and low.
+_OBSTACLE_BOX_OVERHANG_M = 10.0
+_FAR_Z_M = 1e4
 
 
 def _walls(polygon: np.ndarray, low: float, high: float) -> np.ndarray:
@@ -73,10 +76,12 @@ def obstacle_world(
     bottoms: Sequence[float],
     tops: Sequence[float],
     names: Sequence[str],
-    bounds: Bounds,
+    around: Bounds,
 ) -> CollisionWorld:
     """Convex prisms (walls, top and bottom) as triangles, each named for collisions; points
-    inside a prism count as inside closed geometry."""
+    inside a prism count as inside closed geometry. Its flyable box reaches well beyond
+    ``around`` (the fence's box) and every prism: the fence, not this world, bounds a
+    vehicle."""
     triangles, owners = [], []
     for owner, (footprint, bottom, top) in enumerate(zip(footprints, bottoms, tops, strict=True)):
         solid = np.concatenate([_walls(footprint, bottom, top), _caps(footprint, top)])
@@ -91,12 +96,15 @@ def obstacle_world(
             found |= level & points_in_polygon(footprint, points)
         return found
 
+    corners = np.concatenate([*footprints, np.array([around[0][:2], around[1][:2]])])
+    low = (*(corners.min(axis=0) - _OBSTACLE_BOX_OVERHANG_M), -_FAR_Z_M)
+    high = (*(corners.max(axis=0) + _OBSTACLE_BOX_OVERHANG_M), _FAR_Z_M)
     return CollisionWorld(
         np.concatenate(triangles),
         np.concatenate(owners),
         list(names),
-        bounds_min=bounds[0],
-        bounds_max=bounds[1],
+        bounds_min=low,
+        bounds_max=high,
         inside_test=inside,
     )
 
@@ -112,25 +120,30 @@ class _Part:
 
 
 class SiteWorld:
-    """The planner's collision queries over a site: every part must be free.
+    """The planner's collision queries over a site: the fence and every solid part must be
+    free.
 
     Args:
-        parts: (world, fixed radius or None for the planner's) pairs.
+        fence: the fence's world and the radius it is swept with (its margin).
+        solids: the worlds of what a vehicle can hit (obstacles, the embedded scene), swept
+            at the caller's radius.
         bounds: the box every planned position stays in.
         scene_bounds: the embedded scene's flyable box, None for a real site.
     """
 
     def __init__(
         self,
-        parts: Sequence[tuple[PlannerWorld, float | None]],
+        fence: tuple[PlannerWorld, float],
+        solids: Sequence[PlannerWorld],
         bounds: Bounds,
         *,
         scene_bounds: Bounds | None = None,
     ) -> None:
         self._parts = [
             _Part(world, radius, world if isinstance(world, MotionScreen) else None)
-            for world, radius in parts
+            for world, radius in [fence, *((solid, None) for solid in solids)]
         ]
+        self._solids = self._parts[1:]
         self.bounds = bounds
         self.scene_bounds = scene_bounds
 
@@ -168,9 +181,10 @@ class SiteWorld:
         return True if settled else None
 
     def obstruction(self, center: Sequence[float] | np.ndarray, radius: float) -> str | None:
-        """Why a vehicle of ``radius`` cannot be at ``center`` (what it touches), or None."""
+        """Why a vehicle of ``radius`` cannot be at ``center`` (the solid it touches, or
+        "inside geometry"), or None; the fence is ``geofence.Geofence.violation``'s."""
         point = np.asarray(center, dtype=np.float64)
-        for part in self._parts:
+        for part in self._solids:
             if part.world.sphere_is_free(point, part.radius or radius):
                 continue
             where = f"({point[0]:.2f}, {point[1]:.2f}, {point[2]:.2f})"
@@ -201,9 +215,8 @@ def site_world(site: Site) -> SiteWorld:
     radius; bounds are the fence's box, within the scene's flyable box."""
     fence = site.geofence
     bounds = fence.bounds()
-    parts: list[tuple[PlannerWorld, float | None]] = [
-        (_screened(fence_world(fence)), max(fence.margin, _MIN_FENCE_RADIUS_M))
-    ]
+    walls = (_screened(fence_world(fence)), max(fence.margin, _MIN_FENCE_RADIUS_M))
+    solids: list[PlannerWorld] = []
     if site.obstacles:
         obstacles = obstacle_world(
             [np.asarray(o.footprint, dtype=np.float64) for o in site.obstacles],
@@ -212,13 +225,15 @@ def site_world(site: Site) -> SiteWorld:
             [o.name for o in site.obstacles],
             bounds,
         )
-        parts.append((_screened(obstacles), None))
+        solids.append(_screened(obstacles))
     if site.embedded_scene:
         from aerialdojo.sim.embedded.scenes import load_scene  # noqa: PLC0415 - Embree
         from aerialdojo.tasks.embedded import scene_world  # noqa: PLC0415
 
         scene = load_scene(site.embedded_scene, 0, agent_radius_m=site.collision_radius_m)
         scene_bounds = (scene.annotations.bounds_min, scene.annotations.bounds_max)
-        parts.append((scene_world(scene), None))
-        return SiteWorld(parts, _intersection(bounds, scene_bounds), scene_bounds=scene_bounds)
-    return SiteWorld(parts, bounds)
+        solids.append(scene_world(scene))
+        return SiteWorld(
+            walls, solids, _intersection(bounds, scene_bounds), scene_bounds=scene_bounds
+        )
+    return SiteWorld(walls, solids, bounds)
