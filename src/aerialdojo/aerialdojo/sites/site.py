@@ -31,14 +31,13 @@ from aerialdojo.geofence import XY, Geofence, circle_polygon, polygon_problems
 from aerialdojo.geometry import Pose, wrap_angle
 from aerialdojo.sim.annotations import Landmark, TargetObject
 from aerialdojo.tasks.site_record import (
-    DEFAULT_START_TOLERANCE_DEG,
-    DEFAULT_START_TOLERANCE_M,
     FREE_SPACE_EMBEDDED_SCENE,
     FREE_SPACE_MAP,
     FREE_SPACE_UNMAPPED,
-    Datum,
     SiteFrame,
     StartTolerance,
+    site_frame_from_json,
+    start_tolerance_from_json,
 )
 from aerialdojo.tasks.validation import field_path
 
@@ -504,17 +503,6 @@ class _Checker:
             seen.add(pair)
         return tuple((task["start"], task["target"]) for task in listed), True
 
-    def frame(self) -> SiteFrame:
-        raw = self.document["frame"]
-        datum = raw.get("datum")
-        return SiteFrame(
-            method=raw["method"],
-            origin=raw["origin"],
-            datum=Datum(**datum) if datum is not None else None,
-            accuracy_m=raw.get("accuracy_m"),
-            surveyed=raw.get("surveyed", ""),
-        )
-
 
 def _embedded_scene_problems(site: Site, source: str) -> list[str]:
     """An embedded scene site: a known scene of the site's family, the fence within the
@@ -562,7 +550,6 @@ def load_site(path: str | Path, *, source: str | None = None) -> Site:
     targets = checker.targets(fence, landmarks)
     obstacles = checker.obstacles()
     pairs, listed = checker.pairs()
-    tolerance = document.get("start_tolerance", {})
     site = Site(
         path=path,
         sha256=hashlib.sha256(data).hexdigest(),
@@ -570,12 +557,9 @@ def load_site(path: str | Path, *, source: str | None = None) -> Site:
         description=document.get("description", ""),
         family=document["family"],
         embedded_scene=document.get("embedded_scene", ""),
-        frame=checker.frame(),
+        frame=site_frame_from_json(document["frame"]),
         geofence=fence,
-        start_tolerance=StartTolerance(
-            position_m=float(tolerance.get("position_m", DEFAULT_START_TOLERANCE_M)),
-            yaw_rad=math.radians(float(tolerance.get("yaw_deg", DEFAULT_START_TOLERANCE_DEG))),
-        ),
+        start_tolerance=start_tolerance_from_json(document.get("start_tolerance", {})),
         collision_radius_m=float(
             document.get("planning", {}).get("collision_radius_m", DEFAULT_COLLISION_RADIUS_M)
         ),

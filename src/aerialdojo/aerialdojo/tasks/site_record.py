@@ -124,33 +124,41 @@ def site_record_to_json(record: SiteRecord) -> JsonObject:
     return document
 
 
+def site_frame_from_json(frame: JsonObject) -> SiteFrame:
+    """The frame of a site file's or a suite's ``frame`` block (they share its fields)."""
+    datum = frame.get("datum")
+    return SiteFrame(
+        method=frame["method"],
+        origin=frame["origin"],
+        datum=Datum(**datum) if datum is not None else None,
+        accuracy_m=frame.get("accuracy_m"),
+        surveyed=frame.get("surveyed", ""),
+    )
+
+
+def start_tolerance_from_json(tolerance: JsonObject) -> StartTolerance:
+    """The tolerance of a ``start_tolerance`` block, its defaults where a field is absent."""
+    return StartTolerance(
+        position_m=float(tolerance.get("position_m", DEFAULT_START_TOLERANCE_M)),
+        yaw_rad=math.radians(float(tolerance.get("yaw_deg", DEFAULT_START_TOLERANCE_DEG))),
+    )
+
+
 def site_record_from_json(data: JsonObject) -> SiteRecord:
     """The record of a ``site`` block that passed the suite schema."""
-    frame = data["frame"]
-    datum = frame.get("datum")
     fence = data["geofence"]
-    tolerance = data.get("start_tolerance", {})
     return SiteRecord(
         name=data["name"],
         sha256=data["sha256"],
         command=data["command"],
-        frame=SiteFrame(
-            method=frame["method"],
-            origin=frame["origin"],
-            datum=Datum(**datum) if datum is not None else None,
-            accuracy_m=frame.get("accuracy_m"),
-            surveyed=frame.get("surveyed", ""),
-        ),
+        frame=site_frame_from_json(data["frame"]),
         geofence=Geofence(
             polygon=tuple((float(x), float(y)) for x, y in fence["polygon_xy_m"]),
             min_z=float(fence["min_z_m"]),
             max_z=float(fence["max_z_m"]),
             margin=float(fence.get("margin_m", 0.0)),
         ),
-        start_tolerance=StartTolerance(
-            position_m=float(tolerance.get("position_m", DEFAULT_START_TOLERANCE_M)),
-            yaw_rad=math.radians(float(tolerance.get("yaw_deg", DEFAULT_START_TOLERANCE_DEG))),
-        ),
+        start_tolerance=start_tolerance_from_json(data.get("start_tolerance", {})),
         free_space=data["free_space"],
         embedded_scene=data.get("embedded_scene", ""),
     )
