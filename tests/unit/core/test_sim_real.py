@@ -225,8 +225,8 @@ def test_runs_of_a_rebuilt_suite_are_refused_by_name(runs: Path, tmp_path: Path)
     old = suite_identity(shipped)["sha256"][:12]
     new = suite_identity(copy / "suite.json")["sha256"][:12]
     assert str(refused.value).startswith(
-        f"the runs ran different suites (sim reference: alley_rehearsal (sha256 {old}); "
-        f"real reference: alley_rehearsal (sha256 {new}))"
+        f"the runs ran different suites (alley_rehearsal (sha256 {old}): sim reference; "
+        f"alley_rehearsal (sha256 {new}): real reference)"
     )
 
 

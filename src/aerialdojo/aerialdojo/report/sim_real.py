@@ -165,9 +165,12 @@ def _check_suites(
     known = {label: suites for label, suites in recorded.items() if suites}
     distinct = set(known.values())
     if len(distinct) > 1:
+        by_suite: dict[tuple[tuple[str, str], ...], list[str]] = {}
+        for label, suites in known.items():
+            by_suite.setdefault(suites, []).append(label)
         listing = "; ".join(
-            f"{label}: {_suite_text([{'name': n, 'sha256': h} for n, h in suites])}"
-            for label, suites in known.items()
+            f"{_suite_text([{'name': n, 'sha256': h} for n, h in suites])}: {', '.join(labels)}"
+            for suites, labels in by_suite.items()
         )
         raise MetricsError(
             f"the runs ran different suites ({listing}): compare runs of one suite (rebuild "

@@ -84,7 +84,7 @@ def from_site_command(site: Path | str, out: Path | str, image_size: int) -> str
     return shlex.join(words)
 
 
-def _straight_line(site: Site, start: SiteStart, target: SiteTarget) -> ReferencePath | str:
+def _straight_line(start: SiteStart, target: SiteTarget) -> ReferencePath | str:
     """An unmapped site's reference: the start alone, L = d_E (a lower bound of any route)."""
     start_pose, anchor = written_pose(start.pose), written_pose(target.anchor)
     euclidean = written_value(math.dist(start_pose.position, anchor.position))
@@ -183,7 +183,7 @@ def build_site_suite(
     for index, (start_name, target_id) in enumerate(site.pairs):
         start, target = site.start(start_name), site.target(target_id)
         if world is None:
-            reference = _straight_line(site, start, target)
+            reference = _straight_line(start, target)
             if not isinstance(reference, str) and _leaves_fence(site, start, target):
                 notes.append(
                     f"{start_name} -> {target_id}: the straight line leaves the geofence, so "
