@@ -49,6 +49,9 @@ class EventKind(IntEnum):
     RUN_STARTED = 7
 
 
+#: EventKind by value, looked up once per event of a bag.
+_KINDS = {int(kind): kind for kind in EventKind}
+
 _TERMINATIONS = {
     EventKind.STOPPED: TERMINATION_STOPPED,
     EventKind.COLLIDED: TERMINATION_COLLIDED,
@@ -299,7 +302,9 @@ class EpisodeAssembler:
             MetricsError: an event that does not fit the stream (a step before any start,
                 a STARTED without a ground-truth record).
         """
-        kind = EventKind(event.kind)
+        kind = _KINDS.get(event.kind)  # the enum's own call is slow
+        if kind is None:
+            kind = EventKind(event.kind)  # raises ValueError, naming the value
         if kind is EventKind.RUN_FINISHED:
             self.run_summary = event.message
             return None
