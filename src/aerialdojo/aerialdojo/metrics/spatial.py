@@ -17,7 +17,7 @@ def path_length(positions: Sequence[Point3]) -> float:
 
     Repeated positions (turns, refused moves) add nothing; a single position has length 0.
     """
-    return math.fsum(math.dist(a, b) for a, b in itertools.pairwise(positions))
+    return math.fsum(map(math.dist, positions, itertools.islice(positions, 1, None)))
 
 
 def segment_distance(point: Sequence[float], start: Sequence[float], end: Sequence[float]) -> float:
@@ -52,7 +52,7 @@ def closest_approach(
         position_array: the same positions as an (N, 3) float64 array, where the caller
             has one (``EpisodeTrace.position_array``); saves converting them again.
     """
-    nearest = min(math.dist(point, p) for p in positions)
+    nearest = min(map(math.dist, itertools.repeat(point), positions))
     if len(positions) < 2:
         return nearest
     target = np.asarray(point, dtype=np.float64)

@@ -89,8 +89,16 @@ def read_record(path: Path) -> EpisodeRecord:
         ConfigError: unreadable, or not an episode record.
     """
     try:
-        document = json.loads(path.read_bytes())
-    except (OSError, ValueError) as error:
+        data = path.read_bytes()
+    except OSError as error:
+        raise ConfigError(f"{path}: not a readable episode record: {error}") from error
+    return _parse_record(path, data)
+
+
+def _parse_record(path: Path | str, data: bytes) -> EpisodeRecord:
+    try:
+        document = json.loads(data)
+    except ValueError as error:
         raise ConfigError(f"{path}: not a readable episode record: {error}") from error
     if not isinstance(document, dict) or document.get("format") != RECORD_FORMAT:
         raise ConfigError(f"{path}: not an episode record (format {RECORD_FORMAT} expected)")
@@ -112,10 +120,21 @@ def read_records(run_dir: Path, selection: Sequence[str]) -> list[EpisodeRecord]
     Raises:
         ConfigError: a damaged record.
     """
-    return [
-        read_record(episode_dir(run_dir, e) / RECORD_FILE)
-        for e in sorted(finished_episodes(run_dir, selection))
-    ]
+    # Opened by string path, without a stat first: for 200,000 records pathlib's joins and
+    # the separate existence check cost a third of reading them.
+    episodes = os.fspath(run_dir / EPISODES_DIR)
+    records = []
+    for episode_id in sorted(selection):
+        path = os.path.join(episodes, episode_id, RECORD_FILE)
+        try:
+            with open(path, "rb") as stream:
+                data = stream.read()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            continue  # not finished (``finished_episodes``)
+        except OSError as error:
+            raise ConfigError(f"{path}: not a readable episode record: {error}") from error
+        records.append(_parse_record(path, data))
+    return records
 
 
 def merged_result(
