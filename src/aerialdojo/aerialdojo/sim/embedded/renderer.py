@@ -11,6 +11,7 @@ import numpy as np
 
 from aerialdojo.errors import CameraConfigError
 from aerialdojo.geometry import Pose, yaw_matrix
+from aerialdojo.image_codec import message_array
 from aerialdojo.sim.backend import CameraFrame, CameraSpec
 from aerialdojo.sim.embedded.raycast import CHUNK_RAYS, run_in_pool
 from aerialdojo.sim.embedded.world import PATTERN_WATER, PATTERN_WINDOWS, EmbeddedScene, Lighting
@@ -108,8 +109,9 @@ def render_views(
     frames = {
         spec.name: CameraFrame(
             spec=spec,
-            rgb=np.empty((spec.height, spec.width, 3), dtype=np.uint8),
-            depth=np.empty((spec.height, spec.width), dtype=np.float32),
+            # In buffers an image message takes as they are: no copy between here and DDS.
+            rgb=message_array((spec.height, spec.width, 3), np.uint8),
+            depth=message_array((spec.height, spec.width), np.float32),
             instance_ids=np.empty((spec.height, spec.width), dtype=np.int32)
             if with_ground_truth_ids
             else None,
