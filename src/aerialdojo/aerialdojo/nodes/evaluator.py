@@ -25,7 +25,7 @@ from aerialdojo_interfaces.msg import (
 )
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
-from rclpy.executors import ExternalShutdownException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rclpy.serialization import deserialize_message, serialize_message
@@ -233,9 +233,13 @@ def main(args: list[str] | None = None) -> None:
     exit_with_launcher()
     with rclpy.init(args=args):
         node = Evaluator()
+        # One executor for the node's life: rclpy.spin_once(node) adds the node to the
+        # global executor and removes it again on every call, for every message recorded.
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
         try:
             while rclpy.ok() and not node.done:
-                rclpy.spin_once(node, timeout_sec=0.5)
+                executor.spin_once(timeout_sec=0.5)
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
         finally:
