@@ -14,20 +14,19 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from aerialdojo.errors import AerialDojoError, ConfigError, MetricsError
+from aerialdojo.run_contract import (
+    EXIT_FAILED,
+    EXIT_INCOMPLETE,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    RUN_CONFIG,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from aerialdojo.graph import NodeSpec
 
-EXIT_USAGE = 2
-EXIT_FAILED = 1
-#: The run ended with a report, but some selected episodes were excluded or never started;
-#: ``aerialdojo rerun`` runs them.
-EXIT_INCOMPLETE = 3
-EXIT_INTERRUPTED = 130
-#: The effective config of a run, saved in its directory (``aerialdojo rerun`` reads it).
-RUN_CONFIG = "config.yaml"
 RADIUS_HELP = (
     "success radius in metres, the first the primary one; repeat for several (--radius 3 "
     "--radius 5; default: the benchmark's, AerialDojo-200K 3 and 5 m, CityNav 20 m)"
