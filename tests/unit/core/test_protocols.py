@@ -13,7 +13,6 @@ from aerialdojo.errors import ConfigError, InvalidActionError, MetricsError, Tas
 from aerialdojo.events import EventKind
 from aerialdojo.geometry import Pose
 from aerialdojo.metrics import citynav
-from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import EpisodeTrace
 from aerialdojo.protocols import (
     BenchmarkProtocol,
@@ -25,6 +24,7 @@ from aerialdojo.protocols import (
 )
 from aerialdojo.protocols.aerialdojo import GEOFENCE_NOTE, AerialDojoReferee
 from aerialdojo.protocols.referee import SimOutcome, StepRequest
+from aerialdojo.protocols.scoring import score_run
 from aerialdojo.report.run import RunResult, write_run
 from aerialdojo.tasks.episode import Episode
 from aerialdojo.tasks.suite import Suite, resolve_suite

@@ -10,9 +10,9 @@ import pytest
 
 from aerialdojo.errors import MetricsError
 from aerialdojo.metrics import agos
-from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import AgosCandidate, AgosRecord, EpisodeTrace
 from aerialdojo.protocols import protocol
+from aerialdojo.protocols.scoring import score_run
 from aerialdojo.report.markdown import render_report_md
 
 TARGET = (100.0, 50.0, 0.75)
@@ -176,10 +176,11 @@ def test_inconsistent_records_are_refused(
 
 
 def test_record_required_for_agos_only(make_trace: Callable[..., EpisodeTrace]) -> None:
+    # The protocol checks it where the trace is scored: metrics know no benchmark.
     with pytest.raises(MetricsError, match="agos record"):
-        make_trace(benchmark="agos")
+        score_run([make_trace(benchmark="agos")])
     with pytest.raises(MetricsError, match="agos record"):
-        make_trace(agos=_record())
+        score_run([make_trace(agos=_record())])
     with pytest.raises(MetricsError, match="vertices"):
         AgosCandidate(candidate_id="x", polygon_xy=((0, 0), (1, 1)), center=(0.0, 0.0, 0.0))
 

@@ -11,8 +11,8 @@ import pytest
 from PIL import Image
 
 from aerialdojo.errors import MetricsError
-from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import AgosRecord, EpisodeTrace
+from aerialdojo.protocols.scoring import score_run
 from aerialdojo.report.plots import (
     FIGURE5_RANGES,
     FIXED_RANGES,

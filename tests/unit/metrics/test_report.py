@@ -12,8 +12,8 @@ from written_runs import write_report
 
 from aerialdojo.errors import MetricsError
 from aerialdojo.metrics.aggregate import ExcludedEpisode
-from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import EpisodeTrace
+from aerialdojo.protocols.scoring import score_run
 from aerialdojo.report.compare import compare, comparison_table
 from aerialdojo.report.markdown import metrics_json_text
 

@@ -13,9 +13,9 @@ from matplotlib.figure import Figure
 from aerialdojo.errors import MetricsError
 from aerialdojo.metrics.aggregate import RunMetrics
 from aerialdojo.metrics.scores import radius_key
-from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import EpisodeTrace
 from aerialdojo.protocols import protocol
+from aerialdojo.protocols.scoring import score_run
 
 RADAR_PNG = "radar.png"
 RADIUS_SWEEP_PNG = "radius_sweep.png"

@@ -16,9 +16,9 @@ from aerialdojo.events import AgentRecord, EpisodeAssembler, SupersededAttempt
 from aerialdojo.metrics.aggregate import ExcludedEpisode, RunMetrics
 from aerialdojo.metrics.jsonl import load_trajectory_log, write_trajectory_log
 from aerialdojo.metrics.scores import radius_key
-from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import EpisodeTrace
 from aerialdojo.protocols import protocol
+from aerialdojo.protocols.scoring import score_run
 from aerialdojo.report.html import REPORT_HTML, render_report_html
 from aerialdojo.report.maps import (
     FAILURES_PNG,

@@ -27,8 +27,8 @@ from aerialdojo.errors import ConfigError
 from aerialdojo.events import AgentRecord
 from aerialdojo.metrics.aggregate import ExcludedEpisode
 from aerialdojo.metrics.jsonl import record_to_trace, trace_to_record
-from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import EpisodeTrace
+from aerialdojo.protocols.scoring import score_run
 from aerialdojo.report.run import RunResult
 
 EPISODES_DIR = "episodes"
