@@ -763,8 +763,8 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
     from aerialdojo.report.run import headline, score_trajectory_log, write_run  # noqa: PLC0415
 
     result = score_trajectory_log(args.log, args.radius)
-    assert result.metrics is not None
-    print(f"{headline(result, args.log)}\n\n{summary_table(result.metrics)}")
+    assert result.metrics is not None and result.protocol is not None
+    print(f"{headline(result, args.log)}\n\n{summary_table(result.metrics, result.protocol)}")
     if args.out is not None:
         write_run(args.out, result)
         print(f"report: {args.out / 'report.md'}")

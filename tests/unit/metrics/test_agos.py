@@ -144,7 +144,7 @@ def test_gva_without_support_is_not_available(make_agos: Callable[..., EpisodeTr
     )
     assert (run.overall.values["gva"], run.overall.support["gva"]) == (None, 0)
     assert run.overall.values["ne_m"] is None
-    summary = render_report_md(run).split("## Episodes")[0]
+    summary = render_report_md(run, protocol("agos")).split("## Episodes")[0]
     assert "| GVA (%) | GVA-Support |" in summary
     assert "| N/A | 0 |" in summary
 
@@ -213,7 +213,7 @@ def test_the_report_gives_every_rate_in_percent_in_every_table(
             _gva_episode(make_agos, "false_confirm", observed=False, confirmations=1, valid=False),
         ]
     )
-    report = render_report_md(run, sections=protocol("agos").report_sections(run))
+    report = render_report_md(run, protocol("agos"), sections=protocol("agos").report_sections(run))
     table4 = report.split("Table 4 layout)")[1]
     for key in ("spl", "ase", "acg"):
         value = run.overall.values[key]

@@ -28,7 +28,7 @@ from aerialdojo.events import AgentRecord
 from aerialdojo.metrics.aggregate import ExcludedEpisode
 from aerialdojo.metrics.jsonl import record_to_trace, trace_to_record
 from aerialdojo.metrics.trace import EpisodeTrace
-from aerialdojo.protocols.scoring import score_run
+from aerialdojo.protocols.scoring import run_protocol
 from aerialdojo.report.run import RunResult
 
 EPISODES_DIR = "episodes"
@@ -147,8 +147,10 @@ def merged_result(
     for record in records:
         agents.update((agent.agent, agent) for agent in record.agents)
     traces = tuple(record.trace for record in records)
+    protocol = run_protocol(traces) if traces else None
     return RunResult(
-        metrics=score_run(traces, radii, lost) if traces else None,
+        metrics=protocol.score_run(traces, radii, lost) if protocol else None,
+        protocol=protocol,
         finished=finished,
         excluded=lost,
         traces=traces,
