@@ -24,11 +24,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from aerialdojo.errors import ConfigError, MetricsError, TaskFileError
 from aerialdojo.metrics.aggregate import ExcludedEpisode, RunMetrics, aggregate
 from aerialdojo.metrics.scores import radius_key
+
+# Offered here too: what any benchmark's episodes and suites offer (defined with the task).
+from aerialdojo.protocols.task import EpisodeLike as EpisodeLike
+from aerialdojo.protocols.task import SuiteLike as SuiteLike
 
 if TYPE_CHECKING:
     from aerialdojo.events import TraceBuilderFactory
@@ -41,37 +45,6 @@ if TYPE_CHECKING:
 BUILTIN_PROTOCOLS = ("aerialdojo", "agos", "citynav")
 #: Entry-point group through which other packages register benchmarks.
 ENTRY_POINT_GROUP = "aerialdojo.protocols"
-
-
-class EpisodeLike(Protocol):
-    """What the task manager reads of any benchmark's episode."""
-
-    @property
-    def episode_id(self) -> str: ...
-
-    @property
-    def scene(self) -> str: ...
-
-    @property
-    def agents(self) -> tuple[str, ...]: ...
-
-
-class SuiteLike(Protocol):
-    """What the task manager reads of any benchmark's loaded suite."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def path(self) -> Path: ...
-
-    def episode(self, episode_id: str) -> Any:
-        """The episode called ``episode_id``; ``KeyError`` naming it otherwise."""
-        ...
-
-    def select(self, text: str = "") -> list[str]:
-        """Episode ids a filter selects (``""``: the suite's default selection)."""
-        ...
 
 
 @dataclass(frozen=True, kw_only=True)
