@@ -63,6 +63,9 @@ class EpisodeRules:
             computes; None otherwise.
         check_settings: every problem of the task manager's settings for this benchmark
             (combinations the parameter table cannot refuse alone); empty when they hold.
+        suite_stats: a suite file's statistics as Markdown and CSV (``aerialdojo tasks
+            stats``), laid out like the paper's tables; raises ``TaskFileError`` as
+            ``load_suite`` does. None: the benchmark has none.
     """
 
     load_suite: Callable[[Path], SuiteLike]
@@ -72,6 +75,7 @@ class EpisodeRules:
     describe_task: Callable[[Any, Any, Mapping[str, Any]], TaskDescription]
     ground_truth_record: Callable[[Any], dict[str, Any]] | None = None
     check_settings: Callable[[Mapping[str, Any]], list[str]] | None = None
+    suite_stats: Callable[[Path], tuple[str, str]] | None = None
 
 
 def problems_when_loaded(load: Callable[[Path], object]) -> Callable[[Path], list[str]]:
