@@ -1,24 +1,49 @@
-"""ROS wiring shared by the nodes: parameter declaration, time and waiting."""
+"""ROS wiring shared by the nodes: the process's ROS session, parameter declaration, time and
+waiting."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import rclpy
 from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.context import Context
 from rclpy.exceptions import ParameterUninitializedException
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.task import Future
 from rclpy.timer import Timer
 
 from aerialdojo.errors import ConfigError
+from aerialdojo.nodes.lifetime import exit_with_launcher
 from aerialdojo.params import NODE_PARAMETERS, ParamSpec
+
+
+@contextlib.contextmanager
+def node_process(args: list[str] | None = None) -> Iterator[None]:
+    """The ROS session of a node's process, around the body of its ``main``: the process tied
+    to its launcher, rclpy initialised (with ``args``), shut down at the end, and a Ctrl-C or
+    an external shutdown ending the body quietly.
+
+    Written out because ``with rclpy.init(...)`` exists only from Kilted on: Jazzy's and
+    Humble's ``rclpy.init`` return None (README, "ROS 2 distributions").
+    """
+    exit_with_launcher()
+    try:
+        rclpy.init(args=args)
+        try:
+            yield
+        finally:
+            rclpy.try_shutdown()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
 
 
 def declare_node_parameters(node: Node, table: str) -> None:

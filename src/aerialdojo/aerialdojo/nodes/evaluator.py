@@ -25,7 +25,6 @@ from aerialdojo_interfaces.msg import (
 )
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rclpy.serialization import deserialize_message, serialize_message
@@ -39,9 +38,8 @@ from aerialdojo.bags.typestore import aerialdojo_typestore
 from aerialdojo.events import EpisodeAssembler
 from aerialdojo.graph import default_run_id
 from aerialdojo.image_codec import image_to_array
-from aerialdojo.nodes.common import declare_node_parameters, param, wall_timer
+from aerialdojo.nodes.common import declare_node_parameters, node_process, param, wall_timer
 from aerialdojo.nodes.images import array_to_compressed
-from aerialdojo.nodes.lifetime import exit_with_launcher
 from aerialdojo.nodes.qos import (
     AGENTS_QOS,
     EVENTS_QOS,
@@ -230,14 +228,11 @@ def _type_name(msg_type: type) -> str:
 
 
 def main(args: list[str] | None = None) -> None:
-    exit_with_launcher()
-    with rclpy.init(args=args):
+    with node_process(args):
         node = Evaluator()
         try:
             while rclpy.ok() and not node.done:
                 rclpy.spin_once(node, timeout_sec=0.5)
-        except (KeyboardInterrupt, ExternalShutdownException):
-            pass
         finally:
             # Whatever ended the process, the bag is closed readable and what was scored is
             # reported. A terminal's Ctrl-C reaches the whole process group and ros2 launch
