@@ -33,6 +33,7 @@ from aerialdojo.agents.observation import ViewData
 from aerialdojo.errors import PolicyFaultError
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.common import (
+    announce_node,
     declare_node_parameters,
     node_process,
     param,
@@ -56,6 +57,7 @@ class AgentNode(Node):
     def __init__(self, name: str, default_agent: str) -> None:
         super().__init__(name)
         declare_node_parameters(self, name)
+        announce_node(self)
         self.agent = self.get_namespace().strip("/") or default_agent
         self.episode_id = ""
         self._task_key: tuple[str, int] | None = None

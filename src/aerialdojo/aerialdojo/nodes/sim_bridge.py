@@ -33,6 +33,7 @@ from aerialdojo.depth_cloud import depth_points
 from aerialdojo.errors import AerialDojoError, SimulatorFaultError
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.common import (
+    announce_node,
     declare_node_parameters,
     node_process,
     param,
@@ -71,6 +72,7 @@ class SimBridge(Node):
     def __init__(self) -> None:
         super().__init__("sim_bridge")
         declare_node_parameters(self, "sim_bridge")
+        announce_node(self)
         self._agents: list[str] = list(param(self, "agents"))
         self._point_clouds = bool(param(self, "publish_point_clouds"))
         self._backend = create_backend(

@@ -46,6 +46,7 @@ from aerialdojo.errors import AerialDojoError, ConfigError
 from aerialdojo.geometry import Pose
 from aerialdojo.graph import BRIDGE_NODE, NAMESPACES, UNWATCHED_TOPICS, selected_episodes
 from aerialdojo.nodes.common import (
+    announce_node,
     declare_node_parameters,
     node_process,
     param,
@@ -102,6 +103,7 @@ class TaskManager(Node):
     def __init__(self) -> None:
         super().__init__("task_manager")
         declare_node_parameters(self, "task_manager")
+        announce_node(self)
         self._protocol, self._suite = load_suite(resolve_suite(param(self, "suite")))
         assert self._protocol.episodes is not None  # load_suite refuses the others
         self._rules = self._protocol.episodes

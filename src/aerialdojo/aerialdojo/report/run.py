@@ -36,6 +36,7 @@ from aerialdojo.report.markdown import (
     write_metrics_json,
 )
 from aerialdojo.report.plots import write_plots
+from aerialdojo.runtime import NodeRecord, distribution_mismatch, platform_summary
 
 METRICS_JSON = "metrics.json"
 REPORT_MD = "report.md"
@@ -70,6 +71,7 @@ class RunResult:
         superseded: earlier attempts a later attempt of the same episode replaced.
         source_notes: what reading the run's record revealed (e.g. a bag never closed).
         agents: who acted for each agent, as the agent nodes announced it.
+        nodes: what each node ran on (ROS 2 distribution, Python), as it announced it.
     """
 
     metrics: RunMetrics | None
@@ -81,6 +83,7 @@ class RunResult:
     superseded: tuple[SupersededAttempt, ...] = ()
     source_notes: tuple[str, ...] = ()
     agents: tuple[AgentRecord, ...] = ()
+    nodes: tuple[NodeRecord, ...] = ()
 
     @property
     def complete(self) -> bool:
@@ -126,6 +129,7 @@ class RunResult:
             for agent in self.privileged
         ]
         notes += self.source_notes
+        notes += filter(None, [distribution_mismatch(self.nodes)])
         if not self.finished:
             notes.append("the run did not finish: only episodes that ended are scored")
         notes += [
@@ -181,6 +185,7 @@ def score_assembled(
         superseded=tuple(assembler.superseded),
         source_notes=tuple(notes),
         agents=tuple(assembler.agents[name] for name in sorted(assembler.agents)),
+        nodes=tuple(assembler.nodes[name] for name in sorted(assembler.nodes)),
     )
 
 
@@ -256,10 +261,13 @@ def write_run(
         images = write_plots(metrics, run_dir, result.traces, label=run_dir.name)
         sections = [_accounting_section(result)]
         sections += [_agents_section(result.agents)] if result.agents else []
+        sections += [_nodes_section(result.nodes)] if result.nodes else []
         sections += protocol(metrics.benchmark).report_sections(metrics)
         context: dict[str, Any] = {}
         if result.agents:
             context["agents"] = [agent.to_dict() for agent in result.agents]
+        if result.nodes:
+            context.update(platform_summary(result.nodes))
         usage = (
             model_usage(transcripts_dir, [trace.episode_id for trace in result.traces])
             if transcripts_dir is not None
@@ -397,6 +405,11 @@ def _agents_section(agents: Sequence[AgentRecord]) -> str:
         "## Agents\n\n| Agent | Policy | Reads ground truth | Description |\n"
         "| --- | --- | --- | --- |\n" + rows + warning
     )
+
+
+def _nodes_section(nodes: Sequence[NodeRecord]) -> str:
+    rows = "".join(f"| {n.node} | {n.ros_distro} | {n.python_version} |\n" for n in nodes)
+    return "## Nodes\n\n| Node | ROS 2 | Python |\n| --- | --- | --- |\n" + rows
 
 
 def _bag_section(bag_bytes: Mapping[str, int]) -> str:
