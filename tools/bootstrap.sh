@@ -62,7 +62,13 @@ if [[ ! -x "$venv/bin/python" || "$(cat "$venv/.venv-key" 2>/dev/null)" != "$ven
 fi
 
 requirement_files=("$root/requirements/python.txt" "$root/requirements/dev.txt")
-[[ "$ros_route" == wheels ]] && requirement_files+=("$root/requirements/ros-jazzy.txt")
+if [[ "$ros_route" == wheels ]]; then
+  requirement_files+=("$root/requirements/ros-jazzy.txt")
+elif [[ "$("$python" -c 'import numpy; print(numpy.__version__)' 2>/dev/null)" == 1.* ]]; then
+  # The distribution's message packages are built against its numpy 1.x (requirements/numpy1.txt).
+  grep -v '^numpy==' "$root/requirements/python.txt" > "$venv/python-numpy1.txt"
+  requirement_files=("$venv/python-numpy1.txt" "$root/requirements/numpy1.txt" "$root/requirements/dev.txt")
+fi
 deps_key="$venv_key $(cat "${requirement_files[@]}" | sha256sum | cut -c1-16)"
 if [[ "$(cat "$venv/.deps-key" 2>/dev/null)" != "$deps_key" ]]; then
   say "installing the pinned dependencies"
