@@ -80,8 +80,9 @@ def transport_environment(
         ConfigError: unknown profile, or its file is missing.
     """
     current = os.environ if environ is None else environ
+    shipped = str(transport_profile_path(profile))
     chosen = [current[name] for name in PROFILE_FILE_VARIABLES if current.get(name)]
-    profile_file = chosen[0] if chosen else str(transport_profile_path(profile))
+    profile_file = chosen[0] if chosen else shipped
     wanted = {
         "RMW_IMPLEMENTATION": "rmw_fastrtps_cpp",
         **dict.fromkeys(PROFILE_FILE_VARIABLES, profile_file),
