@@ -1,8 +1,8 @@
 """One graph, one distribution (README, "ROS 2 distributions"): every node announces its ROS 2
 distribution and Python on /aerialdojo/nodes. A node that reports another distribution than
 the rest (the agent here, started with ROS_DISTRO=humble, as a robot-side node on a Humble
-machine reports itself) makes the evaluator warn at once; the run's notes and report say so,
-and metrics.json lists every node's report, the same bytes from the bag."""
+machine reports itself) makes the evaluator warn at once; the run's notes and report say
+which node runs what, and metrics.json both distributions, the same bytes from the bag."""
 
 from __future__ import annotations
 
@@ -55,12 +55,6 @@ def test_a_node_on_another_distribution_is_flagged_live_and_from_the_bag(tmp_pat
     run = json.loads((run_dir / "metrics.json").read_text())["run"]
     assert run["ros_distro"] == ", ".join(sorted(["humble", harness_distro]))
     assert run["python_version"] == python_version()
-    assert {node["node"]: node["ros_distro"] for node in run["nodes"]} == {
-        "/evaluator": harness_distro,
-        "/sim_bridge": harness_distro,
-        "/task_manager": harness_distro,
-        "/uav/uav_agent": "humble",
-    }
     replay = subprocess.run(
         [sys.executable, "-m", "aerialdojo.cli", "evaluate-bag", str(run_dir / "bag"),
          "--out", str(tmp_path / "replay")],

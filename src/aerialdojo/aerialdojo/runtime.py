@@ -96,12 +96,12 @@ def distribution_mismatch(nodes: Iterable[NodeRecord]) -> str:
     )
 
 
-def platform_summary(nodes: Sequence[NodeRecord]) -> dict[str, Any]:
-    """What ``metrics.json`` records of the run's nodes: the distributions and Python versions
-    they reported (one each when the graph agrees, else every one, comma-separated) and each
-    node's own report, by node name."""
+def platform_summary(nodes: Sequence[NodeRecord]) -> dict[str, str]:
+    """What ``metrics.json`` records of the run's nodes: the distributions and the Python
+    versions they reported, each one value when the graph agrees, else every one,
+    comma-separated. (Which node reported what is in the report and, on a mismatch, the
+    notes: a node heard late may be missing there, while these values stay the same.)"""
     return {
         "ros_distro": ", ".join(sorted({record.ros_distro for record in nodes})),
         "python_version": ", ".join(sorted({record.python_version for record in nodes})),
-        "nodes": [record.to_dict() for record in sorted(nodes, key=lambda r: r.node)],
     }

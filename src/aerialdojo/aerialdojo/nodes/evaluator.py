@@ -224,12 +224,16 @@ class Evaluator(Node):
         timer = wall_timer(self, 0.1, check)
         check()
 
-    def _announcing_nodes(self) -> list[str]:
-        """Fully qualified names of the nodes discovered as writers of /aerialdojo/nodes."""
-        return [
+    def _announcing_nodes(self) -> set[str]:
+        """Fully qualified names of the nodes that announce themselves and are discovered:
+        the writers of /aerialdojo/nodes, and the agents and the task manager (writers of
+        /aerialdojo/agents and the events), whose announcement may be discovered later
+        than their other topics."""
+        return {
             f"{info.node_namespace.rstrip('/')}/{info.node_name}"
-            for info in self.get_publishers_info_by_topic(NODES_TOPIC)
-        ]
+            for topic in (NODES_TOPIC, AGENTS_TOPIC, EVENTS_TOPIC)
+            for info in self.get_publishers_info_by_topic(topic)
+        }
 
     @property
     def done(self) -> bool:
