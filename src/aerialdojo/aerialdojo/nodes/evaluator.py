@@ -204,13 +204,13 @@ class Evaluator(Node):
 
     def _finish_once_announced(self) -> None:
         """Finish now, or once every recorded agent has said who acts for it and every node
-        seen announcing on /aerialdojo/nodes has been heard (at most ``AGENT_INFO_WAIT_S``; an
+        of ``_announcing_nodes`` has said what it runs on (at most ``AGENT_INFO_WAIT_S``; an
         agent node of one's own may announce nothing)."""
         deadline = time.monotonic() + AGENT_INFO_WAIT_S
 
         def missing() -> list[str]:
             agents = [a for a in param(self, "agents") if a not in self._assembler.agents]
-            nodes = [name for name in self._announcing_nodes() if name not in self._assembler.nodes]
+            nodes = sorted(self._announcing_nodes() - set(self._assembler.nodes))
             return agents + nodes
 
         def check() -> None:
