@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+from hashlib import sha256
 from pathlib import Path
 
 import numpy as np
@@ -350,4 +351,9 @@ def test_an_agent_that_never_acts_ends_the_attempt_which_is_rerun(tmp_path: Path
         (EpisodeEvent.RUN_FINISHED, 0),
     ]
     assert events[2].message == "no action from the agents for 3 s"
-    assert json.loads(events[0].episode_json) == {"selection": [episode_id]}
+    # The run names its selection and the suite it serves (name and digest of the file).
+    mini = resolve_suite("aerialdojo_mini")
+    assert json.loads(events[0].episode_json) == {
+        "selection": [episode_id],
+        "suite": {"name": "aerialdojo_mini", "sha256": sha256(mini.read_bytes()).hexdigest()},
+    }

@@ -1,149 +1,231 @@
-"""Construct a simulator backend by name (the bridge's ``backend`` parameter).
+"""The simulator backend registry: each backend registers once what the stack needs of it.
 
-The one place that knows backend names: it lives above ``sim/`` because the AGOS backend
-comes from ``agos/``. Each backend class says which camera rigs its agents carry
-(``SimulatorBackend.camera_rigs``) and whether its odometry is global
-(``global_localization``), so the bridge node needs no backend names.
+A ``BackendEntry`` names the backend's class, the venv its client lives in, a check of its
+settings that needs no client, and its scene source (what draws a scene for maps and
+overviews). The bridge builds its backend through ``create_backend``, config checks ask
+``camera_views``, the runner asks ``backend_venv`` and reports ask ``load_scene``: none of
+them compares backend names. Entries hold dotted references, not classes, so that looking a
+backend up imports nothing: the embedded simulator pulls in Embree, and each remote client
+lives only in its own venv.
+
+A new backend is one module with a ``sim.backend.SimulatorBackend`` subclass (implementing
+``from_options``) plus one ``register`` call: in this package, an entry in
+``BUILTIN_BACKENDS``; elsewhere, an entry point in the ``aerialdojo.backends`` group whose
+object is a ``BackendEntry``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any, cast
 
-from aerialdojo.errors import ConfigError
-from aerialdojo.sim.backend import SimulatorBackend
+from aerialdojo.errors import ConfigError, UnknownSceneError
+from aerialdojo.sim.backend import BackendOptions, SimulatorBackend
 
-BACKENDS = ("embedded", "projectairsim", "carla_air", "agos", "citynav", "pointcloud")
+if TYPE_CHECKING:
+    from aerialdojo.sim.embedded.world import EmbeddedScene
 
-#: The venv each real-simulator backend's client lives in (tools/bootstrap_backend.sh).
-BACKEND_VENVS = {"projectairsim": ".venv-projectairsim", "carla_air": ".venv-carla-air"}
+#: Entry-point group through which other packages register backends.
+ENTRY_POINT_GROUP = "aerialdojo.backends"
+
+
+@dataclass(frozen=True, kw_only=True)
+class BackendEntry:
+    """One simulator backend, as the registry knows it.
+
+    Attributes:
+        name: the bridge's ``backend`` parameter value.
+        backend: ``"module:Class"`` of its ``SimulatorBackend`` subclass.
+        description: one line for ``aerialdojo params`` and error messages.
+        venv: the venv (relative to the repository) its client lives in, where it cannot
+            share the main venv; None: the main venv. Its class imports only there.
+        check_parameters: ``"module:callable"`` that validates the bridge's parameters
+            without the client (raises ``ConfigError``), so a bad setting is reported even
+            where the client is missing; None: nothing to check first.
+        scenes: ``"module:callable"`` loading one of its scenes by name for maps and
+            overviews (raises ``UnknownSceneError``); None: its scenes cannot be drawn here.
+    """
+
+    name: str
+    backend: str
+    description: str
+    venv: str | None = None
+    check_parameters: str | None = None
+    scenes: str | None = None
+
+
+#: The backends shipped with aerialdojo.
+BUILTIN_BACKENDS = (
+    BackendEntry(
+        name="embedded",
+        backend="aerialdojo.sim.embedded.backend:EmbeddedBackend",
+        description="procedural AerialDojo scenes rendered with Embree (no GPU)",
+        scenes="aerialdojo.sim.embedded.scenes:load_scene",
+    ),
+    BackendEntry(
+        name="agos",
+        backend="aerialdojo.agos.backend:AgosBackend",
+        description="AGOS-Bench towns and actions on the embedded simulator",
+        scenes="aerialdojo.agos.town:town_scene",
+    ),
+    BackendEntry(
+        name="citynav",
+        backend="aerialdojo.citynav.backend:CityNavBackend",
+        description="CityNav's embedded cities: nadir camera, GNSS odometry",
+        scenes="aerialdojo.citynav.city:city_scene",
+    ),
+    BackendEntry(
+        name="pointcloud",
+        backend="aerialdojo.sim.pointcloud:PointCloudBackend",
+        description="coloured point clouds such as SensatUrban's",
+    ),
+    BackendEntry(
+        name="projectairsim",
+        backend="aerialdojo.sim.projectairsim:ProjectAirSimBackend",
+        description="a ProjectAirSim server",
+        venv=".venv-projectairsim",
+        check_parameters="aerialdojo.sim.remote.settings:ProjectAirSimSettings.from_parameters",
+    ),
+    BackendEntry(
+        name="carla_air",
+        backend="aerialdojo.sim.carla_air:CarlaAirBackend",
+        description="a CARLA-Air server (CARLA for the world and the UGV, AirSim for the UAV)",
+        venv=".venv-carla-air",
+        check_parameters="aerialdojo.sim.remote.settings:CarlaAirSettings.from_parameters",
+    ),
+)
+
+_REGISTRY: dict[str, BackendEntry] = {}
+_entry_points_loaded = False
+
+
+def register(entry: BackendEntry) -> None:
+    """Make ``entry`` known by its name.
+
+    Raises:
+        ConfigError: another backend already has that name.
+    """
+    known = _REGISTRY.get(entry.name)
+    if known is not None and known != entry:
+        raise ConfigError(f"simulator backend {entry.name!r} is registered twice")
+    _REGISTRY[entry.name] = entry
+
+
+def _load_entry_points() -> None:
+    global _entry_points_loaded  # noqa: PLW0603 - loaded once per process
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        entry = point.load()
+        if not isinstance(entry, BackendEntry):
+            raise ConfigError(
+                f"entry point {point.name!r} of {ENTRY_POINT_GROUP} is not a BackendEntry"
+            )
+        register(entry)
+
+
+def backend_names() -> tuple[str, ...]:
+    """Every registered backend's name, built-in ones first."""
+    _load_entry_points()
+    return tuple(_REGISTRY)
+
+
+def backend_entry(name: str) -> BackendEntry:
+    """The backend called ``name``.
+
+    Raises:
+        ConfigError: no backend of that name.
+    """
+    _load_entry_points()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ConfigError(
+            f"unknown simulator backend {name!r}; known: {', '.join(_REGISTRY)}"
+        ) from None
+
+
+def _resolve(reference: str) -> Any:
+    """The object a ``"module:attribute.path"`` reference names (importing the module)."""
+    module_name, _, path = reference.partition(":")
+    target: Any = importlib.import_module(module_name)
+    for attribute in path.split("."):
+        target = getattr(target, attribute)
+    return target
+
+
+def _backend_class(entry: BackendEntry) -> type[SimulatorBackend]:
+    try:
+        return cast("type[SimulatorBackend]", _resolve(entry.backend))
+    except ModuleNotFoundError as error:
+        if entry.venv is None:
+            raise
+        raise ConfigError(
+            f"backend {entry.name!r} needs the {error.name!r} client, which lives in "
+            f"{entry.venv}: create it with tools/bootstrap_backend.sh "
+            f"{entry.venv.removeprefix('.venv-')} and run the bridge with "
+            f"{entry.venv}/bin/python"
+        ) from error
+
+
+def backend_venv(name: str) -> str | None:
+    """The venv backend ``name``'s client lives in; None: the main venv.
+
+    Raises:
+        ConfigError: no backend of that name.
+    """
+    return backend_entry(name).venv
 
 
 def camera_views(name: str, agents: Sequence[str]) -> dict[str, list[str]] | None:
     """The view names of each agent's camera rig on backend ``name``, for checking a config
-    before anything starts; None for the remote backends, whose classes load only in their
-    own venvs (their bridge checks at start).
+    before anything starts; None for backends whose classes load only in their own venvs
+    (their bridge checks at start).
 
     Raises:
-        ConfigError: an agent the backend has no rig for.
+        ConfigError: an unknown backend, or an agent the backend has no rig for.
     """
-    backend_class: type[SimulatorBackend]
-    if name == "embedded":
-        from aerialdojo.sim.embedded.backend import EmbeddedBackend  # noqa: PLC0415
-
-        backend_class = EmbeddedBackend
-    elif name == "agos":
-        from aerialdojo.agos.backend import AgosBackend  # noqa: PLC0415
-
-        backend_class = AgosBackend
-    else:
+    entry = backend_entry(name)
+    if entry.venv is not None:
         return None
-    rigs = backend_class.camera_rigs(agents, 1, 1, 90.0)
+    rigs = _backend_class(entry).camera_rigs(agents, 1, 1, 90.0)
     return {agent: [camera.name for camera in rig] for agent, rig in rigs.items()}
 
 
-def create_backend(
-    name: str,
-    *,
-    agents: Sequence[str],
-    image_width: int,
-    image_height: int,
-    fov_deg: float,
-    seed: int,
-    agent_radius_m: float,
-    seconds_per_action: float,
-    parameters: Mapping[str, Any] | None = None,
-) -> SimulatorBackend:
-    """Build the backend called ``name`` with its own camera rig for each of ``agents``.
-
-    Args:
-        name: one of ``BACKENDS``.
-        agents: the agents whose sensors it renders.
-        image_width: pixels across every camera image.
-        image_height: pixels down every camera image.
-        fov_deg: horizontal field of view where the rig does not fix its own.
-        seed: scene generation seed (embedded).
-        agent_radius_m: collision radius (embedded).
-        seconds_per_action: simulated time one action takes.
-        parameters: the bridge's parameter values; the remote backends read their server
-            address, ports, timeouts and map settings from them.
+def create_backend(name: str, options: BackendOptions) -> SimulatorBackend:
+    """Build the backend called ``name`` with its own camera rig for each of the options'
+    agents.
 
     Raises:
         ConfigError: no backend of that name, bad settings, an agent the backend has no rig
-            for, or a remote backend's client not importable (the bridge runs in the wrong
-            venv).
+            for, or a client that is not importable (the bridge runs in the wrong venv).
     """
-    if name not in BACKENDS:
-        raise ConfigError(f"unknown simulator backend {name!r}; known: {', '.join(BACKENDS)}")
-    camera = (agents, image_width, image_height, fov_deg)
-    if name == "embedded":
-        # Imported here: the embedded simulator pulls in Embree, which other backends'
-        # processes do not need.
-        from aerialdojo.sim.embedded.backend import EmbeddedBackend  # noqa: PLC0415
-
-        return EmbeddedBackend(
-            seed=seed,
-            agent_radius_m=agent_radius_m,
-            rigs=EmbeddedBackend.camera_rigs(*camera),
-            seconds_per_action=seconds_per_action,
+    entry = backend_entry(name)
+    if entry.check_parameters is not None:
+        # Settings first: a bad parameter is reported even where the client is missing.
+        cast("Callable[[Mapping[str, Any]], object]", _resolve(entry.check_parameters))(
+            options.parameters
         )
-    if name == "agos":
-        # AGOS towns on the embedded simulator (AGOS-Bench); towns are fixed maps, no seed.
-        from aerialdojo.agos.backend import AgosBackend  # noqa: PLC0415
+    return _backend_class(entry).from_options(options)
 
-        return AgosBackend(
-            rigs=AgosBackend.camera_rigs(*camera), seconds_per_action=seconds_per_action
-        )
-    if name == "citynav":
-        # CityNav's embedded cities (CityNav): nadir camera, GNSS odometry.
-        from aerialdojo.citynav.backend import CityNavBackend  # noqa: PLC0415
 
-        return CityNavBackend(
-            rigs=CityNavBackend.camera_rigs(*camera),
-            seconds_per_action=seconds_per_action,
-            agent_radius_m=agent_radius_m,
-        )
-    if name == "pointcloud":
-        from aerialdojo.sim.pointcloud import PointCloudBackend  # noqa: PLC0415
+def load_scene(scene: str) -> EmbeddedScene | None:
+    """The scene called ``scene`` from the first backend whose scene source knows it, for
+    maps and overviews; None where no registered source knows it (a GPU simulator's world,
+    a real site)."""
+    for entry in (_REGISTRY[name] for name in backend_names()):
+        if entry.scenes is None:
+            continue
+        try:
+            return cast("EmbeddedScene", _resolve(entry.scenes)(scene))
+        except UnknownSceneError:
+            continue
+    return None
 
-        values = parameters or {}
-        return PointCloudBackend(
-            directory=str(values.get("pointcloud_dir", "")),
-            voxel_m=float(values.get("pointcloud_voxel_m", 0.5)),
-            rigs=PointCloudBackend.camera_rigs(*camera),
-            seconds_per_action=seconds_per_action,
-        )
-    # Settings first: a bad parameter is reported even where the client is missing.
-    from aerialdojo.sim.remote.settings import (  # noqa: PLC0415
-        CarlaAirSettings,
-        ProjectAirSimSettings,
-    )
 
-    settings = parameters or {}
-    # Imported here: each client lives in its own venv, never next to the other's.
-    try:
-        if name == "projectairsim":
-            projectairsim_settings = ProjectAirSimSettings.from_parameters(settings)
-            from aerialdojo.sim.projectairsim import ProjectAirSimBackend  # noqa: PLC0415
-
-            return ProjectAirSimBackend(
-                settings=projectairsim_settings,
-                rigs=ProjectAirSimBackend.camera_rigs(*camera),
-                seconds_per_action=seconds_per_action,
-            )
-        carla_air_settings = CarlaAirSettings.from_parameters(settings)
-        from aerialdojo.sim.carla_air import CarlaAirBackend  # noqa: PLC0415
-
-        return CarlaAirBackend(
-            settings=carla_air_settings,
-            rigs=CarlaAirBackend.camera_rigs(*camera),
-            seconds_per_action=seconds_per_action,
-        )
-    except ModuleNotFoundError as error:
-        raise ConfigError(
-            f"backend {name!r} needs the {error.name!r} client, which lives in "
-            f"{BACKEND_VENVS[name]}: create it with tools/bootstrap_backend.sh "
-            f"{BACKEND_VENVS[name].removeprefix('.venv-')} and run the bridge with "
-            f"{BACKEND_VENVS[name]}/bin/python"
-        ) from error
+for _entry in BUILTIN_BACKENDS:
+    register(_entry)

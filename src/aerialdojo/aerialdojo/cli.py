@@ -202,16 +202,18 @@ def _parser() -> argparse.ArgumentParser:
 
     diff = commands.add_parser(
         "compare",
-        help="per-metric deltas between two run directories, or several runs laid out like "
-        "their paper's results table",
+        help="per-metric deltas between two run directories, several runs laid out like "
+        "their paper's results table, or agents' sim runs against their robot runs",
         description="Compare runs. With two run directories (A then B): every metric of A, "
         "of B and B - A, per scope, with warnings where the runs scored different episodes "
         "or families. With NAME=RUN_DIR pairs: one row per run, laid out like the paper's "
-        "results table (AGOS-Bench Tables 3 and 4).",
+        "results table (AGOS-Bench Tables 3 and 4). With --sim and --real: each agent's "
+        "simulated and robot runs of one suite side by side per episode, and the rank "
+        "correlation of agents between sim and real per metric (docs/sites.md).",
     )
     diff.add_argument(
         "runs",
-        nargs="+",
+        nargs="*",
         metavar="RUN",
         help="two run directories (A then B; e.g. a simulated run and a robot's bag scored "
         "with evaluate-bag --map), or NAME=RUN_DIR pairs (e.g. full=runs/a no_e2a=runs/b) for "
@@ -226,6 +228,18 @@ def _parser() -> argparse.ArgumentParser:
         "--task",
         type=Path,
         help="the runs' suite: the overlay draws its scenes and reference paths",
+    )
+    diff.add_argument(
+        "--sim",
+        nargs="+",
+        metavar="NAME=RUN_DIR",
+        help="each agent's simulated run (a bare RUN_DIR is named by its position: 1, 2, ...)",
+    )
+    diff.add_argument(
+        "--real",
+        nargs="+",
+        metavar="NAME=RUN_DIR",
+        help="each agent's robot run of the same suite, named as in --sim",
     )
     diff.set_defaults(handler=_cmd_compare)
 
@@ -315,6 +329,28 @@ def _parser() -> argparse.ArgumentParser:
         "--split", choices=("train", "val", "test"), help="split of every episode (default test)"
     )
     generate.set_defaults(handler=_cmd_tasks_generate)
+    from_site = tasks_commands.add_parser(
+        "from-site",
+        help="build an AerialDojo-format suite from a surveyed site file (docs/sites.md)",
+        description=(
+            "Build a task suite into --out (suite.json and images/) from a site file: one "
+            "navigation task per (start, target) pair the site lists (every pair by "
+            "default), each a SemanticOGS and an ImageOGS episode, with reference actions "
+            "planned in the site's free space inside its geofence (none for a site without "
+            "a map). The suite records this command."
+        ),
+    )
+    from_site.add_argument("site", type=Path, help="the site file (site.yaml)")
+    from_site.add_argument(
+        "--out", type=Path, required=True, help="suite directory to write (created if missing)"
+    )
+    from_site.add_argument(
+        "--image-size",
+        type=int,
+        default=640,
+        help="longest side of the reference photographs in the suite, pixels (default 640)",
+    )
+    from_site.set_defaults(handler=_cmd_tasks_from_site)
     stats = tasks_commands.add_parser(
         "stats",
         help="statistics of a suite (AerialDojo: Table 7 columns; AGOS: per setting; CityNav: "
@@ -324,9 +360,13 @@ def _parser() -> argparse.ArgumentParser:
     stats.add_argument("--csv", type=Path, help="also write the rows as CSV here")
     stats.set_defaults(handler=_cmd_tasks_stats)
     validate = tasks_commands.add_parser(
-        "validate", help="list every problem of a suite file (AerialDojo, AGOS or CityNav)"
+        "validate",
+        help="list every problem of a suite file (AerialDojo, AGOS or CityNav) or of a site "
+        "file (site.yaml)",
     )
-    validate.add_argument("suite", help="suite.json, its directory, or a shipped suite name")
+    validate.add_argument(
+        "suite", help="suite.json, its directory, a shipped suite name, or a site's .yaml file"
+    )
     validate.set_defaults(handler=_cmd_tasks_validate)
 
     rerun = commands.add_parser(
@@ -741,7 +781,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         write_overlay,
     )
 
+    if args.sim is not None or args.real is not None:
+        return _compare_sim_real(args)
     named = [run.partition("=") for run in args.runs]
+    if not args.runs:
+        raise ConfigError("compare needs run directories, or --sim and --real")
     if all(equals for _, equals, _ in named):
         print(paper_table({name: Path(directory) for name, _, directory in named}), end="")
         return 0
@@ -766,6 +810,58 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             comparison_markdown(comparison, run_a, run_b, overlay.name), encoding="utf-8"
         )
         print(f"overlay of {len(drawn)} episode(s): {overlay}")
+    return 0
+
+
+def _agent_runs(option: str, words: list[str] | None) -> dict[str, Path]:
+    """``--sim``/``--real`` words as agent name -> run directory: NAME=RUN_DIR, or bare
+    directories named by their position."""
+    if not words:
+        raise ConfigError(f"compare --sim ... --real ...: {option} names no run")
+    named = [word.partition("=") for word in words]
+    if any(equals for _, equals, _ in named) and not all(equals for _, equals, _ in named):
+        raise ConfigError(f"{option}: give every run as NAME=RUN_DIR, or none")
+    runs = {
+        (name if equals else str(position)): Path(directory if equals else name)
+        for position, (name, equals, directory) in enumerate(named, start=1)
+    }
+    if len(runs) != len(words):
+        raise ConfigError(f"{option}: an agent name is given twice")
+    return runs
+
+
+def _compare_sim_real(args: argparse.Namespace) -> int:
+    from aerialdojo.report.compare import write_overlay  # noqa: PLC0415
+    from aerialdojo.report.sim_real import (  # noqa: PLC0415
+        compare_sim_real,
+        sim_real_json,
+        sim_real_markdown,
+    )
+
+    if args.runs:
+        raise ConfigError("compare: give runs either as positional arguments or as --sim/--real")
+    comparison = compare_sim_real(_agent_runs("--sim", args.sim), _agent_runs("--real", args.real))
+    text = sim_real_markdown(comparison)
+    print(text, end="")
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "sim_real.md").write_text(text, encoding="utf-8")
+        (args.out / "sim_real.json").write_text(
+            json.dumps(sim_real_json(comparison), indent=2, allow_nan=False) + "\n",
+            encoding="utf-8",
+        )
+        scenery = None
+        if args.task is not None:
+            from aerialdojo.report.maps import suite_scenery  # noqa: PLC0415
+
+            scenery = suite_scenery(args.task)
+        for pair in comparison.agents:
+            overlay = args.out / f"overlay_{pair.agent}.png"
+            try:
+                write_overlay(pair.sim_dir, pair.real_dir, overlay, scenery)
+            except MetricsError as error:
+                print(f"no overlay of {pair.agent}: {error}", file=sys.stderr)
+        print(f"written: {args.out / 'sim_real.md'}, {args.out / 'sim_real.json'}")
     return 0
 
 
@@ -892,6 +988,25 @@ def _cmd_tasks_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_tasks_from_site(args: argparse.Namespace) -> int:
+    from aerialdojo.sites.build import build_site_suite, from_site_command  # noqa: PLC0415
+    from aerialdojo.sites.site import load_site  # noqa: PLC0415
+
+    site = load_site(args.site)
+    command = from_site_command(args.site, args.out, args.image_size)
+    built = build_site_suite(site, args.out, command=command, image_size=args.image_size)
+    for pair in built.skipped:
+        print(f"skipped {pair}", file=sys.stderr)
+    for note in built.notes:
+        print(f"note: {note}", file=sys.stderr)
+    suite = built.suite
+    print(
+        f"{suite.path}: {len(suite.episodes) // 2} task(s) of site {site.name} "
+        f"({site.free_space}), {len(suite.episodes)} episodes"
+    )
+    return 0
+
+
 def _suite_argument(text: str) -> tuple[Path, str]:
     """The suite file a command-line argument names, and how to name it in messages: as
     typed, with shipped suites by name rather than by their install path."""
@@ -946,14 +1061,29 @@ def _cmd_tasks_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _site_problems(path: Path) -> list[str]:
+    """Every problem of a site file (empty: it loads)."""
+    from aerialdojo.sites.site import load_site  # noqa: PLC0415
+
+    try:
+        load_site(path)
+    except ConfigError as error:
+        return error.problems
+    return []
+
+
 def _cmd_tasks_validate(args: argparse.Namespace) -> int:
     from aerialdojo.tasks.suite import validate_suite  # noqa: PLC0415
 
-    path, label = _suite_argument(args.suite)
-    if _is_citynav(path):
-        problems = _citynav_problems(path, label)
+    if Path(args.suite).suffix in (".yaml", ".yml"):
+        label = args.suite
+        problems = _site_problems(Path(args.suite))
     else:
-        problems = validate_suite(path, source=label)
+        path, label = _suite_argument(args.suite)
+        if _is_citynav(path):
+            problems = _citynav_problems(path, label)
+        else:
+            problems = validate_suite(path, source=label)
     for problem in problems:
         print(problem)
     print(f"{label}: {'ok' if not problems else f'{len(problems)} problem(s)'}", file=sys.stderr)

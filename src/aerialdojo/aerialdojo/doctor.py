@@ -350,17 +350,20 @@ def _rig(bridge: NodeSpec) -> list[CameraSpec]:
 def _backend(bridge: NodeSpec) -> RemoteBackend:
     """The backend the bridge would build, with the same parameters and rigs."""
     from aerialdojo.backends import create_backend  # noqa: PLC0415
+    from aerialdojo.sim.backend import BackendOptions  # noqa: PLC0415
 
     backend = create_backend(
         str(bridge.parameters["backend"]),
-        agents=_agents(bridge),
-        image_width=int(_number(bridge, "image_width")),
-        image_height=int(_number(bridge, "image_height")),
-        fov_deg=_number(bridge, "fov_deg"),
-        seed=int(_number(bridge, "seed")),
-        agent_radius_m=_number(bridge, "agent_radius_m"),
-        seconds_per_action=_number(bridge, "seconds_per_action"),
-        parameters={k: v for k, v in bridge.parameters.items() if k != "use_sim_time"},
+        BackendOptions(
+            agents=_agents(bridge),
+            image_width=int(_number(bridge, "image_width")),
+            image_height=int(_number(bridge, "image_height")),
+            fov_deg=_number(bridge, "fov_deg"),
+            seed=int(_number(bridge, "seed")),
+            agent_radius_m=_number(bridge, "agent_radius_m"),
+            seconds_per_action=_number(bridge, "seconds_per_action"),
+            parameters={k: v for k, v in bridge.parameters.items() if k != "use_sim_time"},
+        ),
     )
     return cast("RemoteBackend", backend)
 

@@ -233,6 +233,8 @@ class EpisodeAssembler:
         superseded: attempts whose outcome a later attempt replaced.
         selection: the episodes the run selected (RUN_STARTED), in order; several runs
             folded one after another (a run and its reruns) select their union.
+        suites: the suites the run's RUN_STARTED events name (name and SHA-256 of the
+            file), each once; a record without one (a robot's bag) names none.
         run_summary: the RUN_FINISHED message, once it arrived.
         track: where positions come from instead of the events' poses, if given.
         agents: who acted for each agent (``add_agent_info``), by agent name.
@@ -245,6 +247,7 @@ class EpisodeAssembler:
     infra_failures: list[InfraFailure] = field(default_factory=list)
     superseded: list[SupersededAttempt] = field(default_factory=list)
     selection: list[str] = field(default_factory=list)
+    suites: list[dict[str, str]] = field(default_factory=list)
     run_summary: str | None = None
     agents: dict[str, AgentRecord] = field(default_factory=dict)
     nodes: dict[str, NodeRecord] = field(default_factory=dict)
@@ -309,8 +312,11 @@ class EpisodeAssembler:
             self.run_summary = event.message
             return None
         if kind is EventKind.RUN_STARTED:
-            selected = json.loads(event.episode_json)["selection"]
-            self.selection += [e for e in selected if e not in self.selection]
+            started = json.loads(event.episode_json)
+            self.selection += [e for e in started["selection"] if e not in self.selection]
+            suite = started.get("suite")
+            if suite is not None and suite not in self.suites:
+                self.suites.append(suite)
             return None
         if kind is EventKind.STARTED:
             record = self._record(event)

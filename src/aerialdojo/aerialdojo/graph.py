@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from aerialdojo.agents.vlm.transcript import TRANSCRIPTS_DIR
-from aerialdojo.backends import BACKEND_VENVS, camera_views
+from aerialdojo.backends import backend_venv, camera_views
 from aerialdojo.errors import ConfigError
 from aerialdojo.params import NODE_PARAMETERS, ParamValue, validate_parameters
 
@@ -533,7 +533,7 @@ def node_interpreter(spec: NodeSpec, root: Path | None = None) -> Path | None:
         ConfigError: the backend's venv does not exist.
     """
     backend = spec.parameters.get("backend") if spec.name == CLOCK_OWNER else None
-    venv = BACKEND_VENVS.get(str(backend))
+    venv = backend_venv(str(backend)) if backend is not None else None
     if venv is None:
         return None
     base = root or Path(os.environ.get("AERIALDOJO_ROOT", Path.cwd()))

@@ -22,6 +22,7 @@ from aerialdojo.agos.vocabulary import (
     MODES,
     settings_problems,
 )
+from aerialdojo.backends import backend_names
 from aerialdojo.errors import ConfigError
 from aerialdojo.protocols.settings import OBSERVATIONS, PAPER_OBSERVATION, PAPER_ODOMETRY
 
@@ -268,7 +269,7 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         P(
             name="backend",
             default="embedded",
-            choices=("embedded", "projectairsim", "carla_air", "agos", "citynav", "pointcloud"),
+            choices=backend_names(),
             description="Simulator backend the bridge drives; projectairsim and carla_air run "
             "the bridge in .venv-projectairsim / .venv-carla-air (docs/simulators.md); agos "
             "runs AGOS towns and actions on the embedded simulator (docs/agos.md); citynav the "

@@ -12,7 +12,7 @@ from aerialdojo.backends import create_backend
 from aerialdojo.errors import ConfigError
 from aerialdojo.graph import load_config, node_specs
 from aerialdojo.params import NODE_PARAMETERS
-from aerialdojo.sim.backend import aerialdojo_uav_rig
+from aerialdojo.sim.backend import BackendOptions, aerialdojo_uav_rig
 from aerialdojo.sim.remote.airsim_settings import settings_for_rig, settings_problems
 from aerialdojo.sim.remote.frames import MapOffset
 from aerialdojo.sim.remote.settings import (
@@ -113,14 +113,13 @@ def test_settings_refuse_bad_parameters_before_any_client_is_needed() -> None:
     with pytest.raises(ConfigError, match="carla_air_map_offset: expected three"):
         create_backend(
             "carla_air",
-            agents=["uav"],
-            image_width=8,
-            image_height=8,
-            fov_deg=90.0,
-            seed=0,
-            agent_radius_m=0.25,
-            seconds_per_action=1.0,
-            parameters={"carla_air_map_offset": [1.0, 2.0]},
+            BackendOptions(
+                agents=["uav"],
+                image_width=8,
+                image_height=8,
+                fov_deg=90.0,
+                parameters={"carla_air_map_offset": [1.0, 2.0]},
+            ),
         )
 
 
@@ -132,14 +131,13 @@ def test_a_missing_client_names_the_venv_to_run_in(backend: str, venv: str) -> N
     try:
         create_backend(
             backend,
-            agents=["uav"],
-            image_width=8,
-            image_height=8,
-            fov_deg=90.0,
-            seed=0,
-            agent_radius_m=0.25,
-            seconds_per_action=1.0,
-            parameters={"projectairsim_scene_dir": str(CONFIG)},
+            BackendOptions(
+                agents=["uav"],
+                image_width=8,
+                image_height=8,
+                fov_deg=90.0,
+                parameters={"projectairsim_scene_dir": str(CONFIG)},
+            ),
         )
     except ConfigError as error:
         if "client, which lives in" not in str(error):

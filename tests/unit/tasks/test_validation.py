@@ -163,7 +163,7 @@ def test_unreadable_and_non_json_files(tmp_path: Path) -> None:
 
 def test_a_document_of_the_wrong_shape_lists_schema_problems(tmp_path: Path) -> None:
     path = tmp_path / "suite.json"
-    path.write_text(json.dumps({"schema_version": "2.0", "name": "x", "episodes": {}}))
+    path.write_text(json.dumps({"schema_version": "3.0", "name": "x", "episodes": {}}))
     problems = validate_suite(path)
     assert any("schema_version" in p and "does not match" in p for p in problems)
     assert any('"generation" is a required property' in p for p in problems)

@@ -29,7 +29,8 @@ class ReferenceReplayPolicy:
         suite: the suite (shipped name or path) holding the episodes' references.
 
     Raises:
-        ConfigError: no such suite.
+        ConfigError: no such suite, or a suite without reference actions (a site surveyed
+            without a free-space map: docs/sites.md).
         TaskFileError: the suite is invalid.
     """
 
@@ -38,6 +39,17 @@ class ReferenceReplayPolicy:
 
     def __init__(self, suite: str | Path) -> None:
         self.suite: SuiteLike = load_suite(resolve_suite(suite))[1]
+        unplanned = [
+            episode_id
+            for episode_id in self.suite.select("all")
+            if not self.suite.episode(episode_id).reference.actions
+        ]
+        if unplanned:
+            raise ConfigError(
+                f"oracle: suite {suite}: {len(unplanned)} episode(s) have no reference actions "
+                f"(e.g. {unplanned[0]}: a site surveyed without a free-space map); there is "
+                "nothing to replay"
+            )
         #: What the run's report says the policy read.
         self.description = f"reference actions of {suite}"
         self._actions: deque[Action] = deque()

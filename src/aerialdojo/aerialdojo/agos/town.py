@@ -306,3 +306,12 @@ def _buildings(builder: SceneBuilder, name: str) -> None:
                         _BUILDING_COLOURS[int(rng.integers(len(_BUILDING_COLOURS)))],
                         base=GROUND_Z,
                     )
+
+
+def town_scene(name: str) -> EmbeddedScene:
+    """The rendered scene of town ``name`` (the agos backend's scene source).
+
+    Raises:
+        UnknownSceneError: not one of ``TOWN_NAMES``.
+    """
+    return load_town(name).scene

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from aerialdojo.citynav.city import CITY_NAMES, load_city
 from aerialdojo.errors import ConfigError
 from aerialdojo.geometry import Pose
-from aerialdojo.sim.backend import CameraSpec, nadir_rig
+from aerialdojo.sim.backend import BackendOptions, CameraSpec, nadir_rig
 from aerialdojo.sim.embedded.backend import EmbeddedBackend
 
 
@@ -43,6 +43,15 @@ class CityNavBackend(EmbeddedBackend):
         if unknown:
             raise ConfigError(f"CityNav flies one UAV, not {unknown}")
         return {agent: nadir_rig(width, height) for agent in agents}
+
+    @classmethod
+    def from_options(cls, options: BackendOptions) -> CityNavBackend:
+        # Cities are fixed maps: no seed.
+        return cls(
+            rigs=options.rigs(cls),
+            seconds_per_action=options.seconds_per_action,
+            agent_radius_m=options.agent_radius_m,
+        )
 
     def __init__(
         self,

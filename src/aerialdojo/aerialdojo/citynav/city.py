@@ -540,3 +540,12 @@ def load_city(name: str) -> City:
         tree(builder, x, y, "broadleaf")
     scene = builder.build(distribution="id", agent_radius_m=0.5, started=started)
     return City(map=embedded_city_map(name), scene=scene, goals=tuple(layout.goals))
+
+
+def city_scene(name: str) -> EmbeddedScene:
+    """The rendered scene of embedded city ``name`` (the citynav backend's scene source).
+
+    Raises:
+        UnknownSceneError: not one of ``CITY_NAMES``.
+    """
+    return load_city(name).scene

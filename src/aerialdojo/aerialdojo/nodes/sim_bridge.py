@@ -45,7 +45,7 @@ from aerialdojo.nodes.frame_publisher import FramePublisher
 from aerialdojo.nodes.images import array_to_image, points_to_cloud
 from aerialdojo.nodes.qos import SENSOR_QOS, STATE_QOS, TASK_QOS
 from aerialdojo.params import NODE_PARAMETERS
-from aerialdojo.sim.backend import Observation
+from aerialdojo.sim.backend import BackendOptions, Observation
 from aerialdojo.sim.clock import BridgeClock
 from aerialdojo.tf_tree import (
     MAP_FRAME,
@@ -77,16 +77,18 @@ class SimBridge(Node):
         self._point_clouds = bool(param(self, "publish_point_clouds"))
         self._backend = create_backend(
             param(self, "backend"),
-            agents=self._agents,
-            image_width=param(self, "image_width"),
-            image_height=param(self, "image_height"),
-            fov_deg=param(self, "fov_deg"),
-            seed=param(self, "seed"),
-            agent_radius_m=param(self, "agent_radius_m"),
-            seconds_per_action=param(self, "seconds_per_action"),
-            parameters={
-                spec.name: param(self, spec.name) for spec in NODE_PARAMETERS["sim_bridge"]
-            },
+            BackendOptions(
+                agents=self._agents,
+                image_width=param(self, "image_width"),
+                image_height=param(self, "image_height"),
+                fov_deg=param(self, "fov_deg"),
+                seed=param(self, "seed"),
+                agent_radius_m=param(self, "agent_radius_m"),
+                seconds_per_action=param(self, "seconds_per_action"),
+                parameters={
+                    spec.name: param(self, spec.name) for spec in NODE_PARAMETERS["sim_bridge"]
+                },
+            ),
         )
         self._episode_start: dict[str, Pose] = {}
         self._clock = BridgeClock(step_s=float(param(self, "seconds_per_action")))

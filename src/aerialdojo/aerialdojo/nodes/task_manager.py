@@ -65,6 +65,7 @@ from aerialdojo.protocols.referee import (
     TeammateMessage,
     Verdict,
 )
+from aerialdojo.tasks.records import suite_identity
 from aerialdojo.tasks.suite import resolve_suite
 from aerialdojo.tf_tree import MAP_FRAME
 
@@ -104,7 +105,10 @@ class TaskManager(Node):
         super().__init__("task_manager")
         declare_node_parameters(self, "task_manager")
         announce_node(self)
-        self._protocol, self._suite = load_suite(resolve_suite(param(self, "suite")))
+        suite_path = resolve_suite(param(self, "suite"))
+        self._protocol, self._suite = load_suite(suite_path)
+        #: Named in RUN_STARTED, so that a run's record says which suite it ran.
+        self._suite_identity = suite_identity(suite_path, self._suite.name)
         assert self._protocol.episodes is not None  # load_suite refuses the others
         self._rules = self._protocol.episodes
         self._settings: dict[str, Any] = {
@@ -457,7 +461,9 @@ class TaskManager(Node):
             EpisodeEvent(
                 kind=EpisodeEvent.RUN_STARTED,
                 episode_count=len(self._selection),
-                episode_json=json.dumps({"selection": self._selection}),
+                episode_json=json.dumps(
+                    {"selection": self._selection, "suite": self._suite_identity}
+                ),
             )
         )
         ready_timeout_s = float(param(self, "ready_timeout_s"))

@@ -75,23 +75,13 @@ def _reference_xy(episode: object) -> np.ndarray | None:
 
 
 @functools.lru_cache(maxsize=16)
-def scene_overview(benchmark: str, scene: str) -> Overview | None:
-    """Render ``scene`` of ``benchmark`` from straight above its centre, or None where it
-    is not one of the embedded simulator's scenes (a GPU simulator's or a real site)."""
-    try:
-        if benchmark == "citynav":
-            from aerialdojo.citynav.city import load_city  # noqa: PLC0415 - Embree on demand
+def scene_overview(scene: str) -> Overview | None:
+    """Render ``scene`` from straight above its centre, or None where no registered
+    backend's scene source knows it (a GPU simulator's world or a real site)."""
+    from aerialdojo.backends import load_scene  # noqa: PLC0415 - Embree on demand
 
-            loaded = load_city(scene).scene
-        elif benchmark == "agos":
-            from aerialdojo.agos.town import load_town  # noqa: PLC0415
-
-            loaded = load_town(scene).scene
-        else:
-            from aerialdojo.sim.embedded.scenes import load_scene  # noqa: PLC0415
-
-            loaded = load_scene(scene)
-    except AerialDojoError:
+    loaded = load_scene(scene)
+    if loaded is None:
         return None
     from aerialdojo.sim.backend import nadir_rig  # noqa: PLC0415
     from aerialdojo.sim.embedded.renderer import render_views  # noqa: PLC0415
@@ -120,14 +110,14 @@ def suite_scenery(suite: Path, *, overviews: bool = True) -> SceneryLookup:
     from aerialdojo.protocols import load_suite  # noqa: PLC0415
     from aerialdojo.tasks.suite import resolve_suite  # noqa: PLC0415
 
-    spec, loaded = load_suite(resolve_suite(str(suite)))
+    _, loaded = load_suite(resolve_suite(str(suite)))
 
     def lookup(episode_id: str) -> Scenery | None:
         try:
             episode = loaded.episode(episode_id)
         except (KeyError, AerialDojoError):
             return None
-        overview = scene_overview(spec.name, episode.scene) if overviews else None
+        overview = scene_overview(episode.scene) if overviews else None
         radius = getattr(episode, "success_radius_m", None)
         return Scenery(
             reference_xy=_reference_xy(episode),

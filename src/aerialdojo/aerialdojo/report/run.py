@@ -37,6 +37,8 @@ from aerialdojo.report.markdown import (
 )
 from aerialdojo.report.plots import write_plots
 from aerialdojo.runtime import NodeRecord, distribution_mismatch, platform_summary
+from aerialdojo.tasks.records import suite_identity
+from aerialdojo.tasks.suite import resolve_suite
 
 METRICS_JSON = "metrics.json"
 REPORT_MD = "report.md"
@@ -72,6 +74,9 @@ class RunResult:
         source_notes: what reading the run's record revealed (e.g. a bag never closed).
         agents: who acted for each agent, as the agent nodes announced it.
         nodes: what each node ran on (ROS 2 distribution, Python), as it announced it.
+        suites: the suite(s) the run's episodes came from, each its name and the SHA-256
+            of its file (``tasks.records.suite_identity``); empty where the record does
+            not say (a trajectory log).
     """
 
     metrics: RunMetrics | None
@@ -84,6 +89,7 @@ class RunResult:
     source_notes: tuple[str, ...] = ()
     agents: tuple[AgentRecord, ...] = ()
     nodes: tuple[NodeRecord, ...] = ()
+    suites: tuple[dict[str, str], ...] = ()
 
     @property
     def complete(self) -> bool:
@@ -130,6 +136,9 @@ class RunResult:
         ]
         notes += self.source_notes
         notes += filter(None, [distribution_mismatch(self.nodes)])
+        if len(self.suites) > 1:
+            names = ", ".join(f"{s['name']} ({s['sha256'][:12]})" for s in self.suites)
+            notes.append(f"the run's episodes come from {len(self.suites)} suites: {names}")
         if not self.finished:
             notes.append("the run did not finish: only episodes that ended are scored")
         notes += [
@@ -186,6 +195,7 @@ def score_assembled(
         source_notes=tuple(notes),
         agents=tuple(assembler.agents[name] for name in sorted(assembler.agents)),
         nodes=tuple(assembler.nodes[name] for name in sorted(assembler.nodes)),
+        suites=tuple(assembler.suites),
     )
 
 
@@ -245,7 +255,8 @@ def write_run(
             refused replies, repairs, fallbacks) goes into the report and under
             ``metrics.json``'s ``"run"``; None, missing or empty: no model agent ran.
         suite: the suite the episodes came from, for the maps' reference paths and scene
-            overviews; None: maps of the paths alone.
+            overviews, and recorded under ``metrics.json``'s ``"run"`` where the record
+            itself names none (a robot's bag); None: maps of the paths alone.
         maps_drawn: the episodes' maps are already in ``run_dir/maps`` (a sharded run's
             workers drew them): the report names the folder rather than every map, and its
             contact sheet shows the first ``CONTACT_SHEET_MAX`` failures, so that a run of
@@ -268,6 +279,9 @@ def write_run(
             context["agents"] = [agent.to_dict() for agent in result.agents]
         if result.nodes:
             context.update(platform_summary(result.nodes))
+        suites = list(result.suites) or _suite_of(suite, notes)
+        if suites:
+            context["suites"] = suites
         usage = (
             model_usage(transcripts_dir, [trace.episode_id for trace in result.traces])
             if transcripts_dir is not None
@@ -307,6 +321,17 @@ def _accounting_section(result: RunResult) -> str:
     rows += "".join(f"| {episode_id} | not started |\n" for episode_id in result.not_started)
     table = "| Episode | Outcome |\n| --- | --- |\n" + rows if rows else ""
     return f"## Episodes\n\n{result.accounting}.\n\n{table}"
+
+
+def _suite_of(suite: Path | None, notes: list[str]) -> list[dict[str, str]]:
+    """The identity of the suite file a run was scored against, if one was given."""
+    if suite is None:
+        return []
+    try:
+        return [suite_identity(resolve_suite(suite))]
+    except AerialDojoError as error:
+        notes.append(f"the suite is not recorded: {error}")
+        return []
 
 
 def _scenery(suite: Path | None, notes: list[str]) -> SceneryLookup | None:

@@ -104,9 +104,8 @@ def _open_episode_bag(
     writer = BagRecorder(path, typestore)
     if run_started is not None:
         connection, timestamp, event = run_started
-        narrowed = dataclasses.replace(
-            event, episode_count=1, episode_json=json.dumps({"selection": [episode_id]})
-        )
+        started = json.loads(event.episode_json) | {"selection": [episode_id]}
+        narrowed = dataclasses.replace(event, episode_count=1, episode_json=json.dumps(started))
         _write(writer, connection, timestamp, typestore.serialize_cdr(narrowed, connection.msgtype))
     for message in before_first:
         _write(writer, *message)

@@ -11,6 +11,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -137,6 +138,42 @@ class Observation:
     frames: dict[str, CameraFrame] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, kw_only=True)
+class BackendOptions:
+    """What the bridge hands a backend it builds: its own parameters, read once.
+
+    Attributes:
+        agents: the agents whose sensors the backend renders.
+        image_width: pixels across every camera image.
+        image_height: pixels down every camera image.
+        fov_deg: horizontal field of view where the rig does not fix its own.
+        seed: scene generation seed (embedded scenes).
+        agent_radius_m: collision radius of an agent.
+        seconds_per_action: simulated time one action takes.
+        parameters: every parameter of the bridge by name; backends with settings of their
+            own (server address, ports, maps) read them from here.
+    """
+
+    agents: Sequence[str]
+    image_width: int
+    image_height: int
+    fov_deg: float
+    seed: int = 0
+    agent_radius_m: float = 0.25
+    seconds_per_action: float = 1.0
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+
+    def rigs(self, backend_class: type[SimulatorBackend]) -> dict[str, list[CameraSpec]]:
+        """The camera rig of each agent on ``backend_class``.
+
+        Raises:
+            ConfigError: an agent the backend has no rig for.
+        """
+        return backend_class.camera_rigs(
+            self.agents, self.image_width, self.image_height, self.fov_deg
+        )
+
+
 class SimulatorBackend(ABC):
     """A simulator the bridge can drive step by step.
 
@@ -175,6 +212,15 @@ class SimulatorBackend(ABC):
             ConfigError: an agent this backend has no rig for.
         """
         return {agent: aerialdojo_uav_rig(width, height, fov_deg) for agent in agents}
+
+    @classmethod
+    def from_options(cls, options: BackendOptions) -> SimulatorBackend:
+        """Build this backend from the bridge's options (the backend registry calls it).
+
+        Raises:
+            ConfigError: bad settings, or an agent the backend has no rig for.
+        """
+        return cls(rigs=options.rigs(cls), seconds_per_action=options.seconds_per_action)
 
     def __init__(
         self, *, rigs: Mapping[str, Sequence[CameraSpec]], seconds_per_action: float

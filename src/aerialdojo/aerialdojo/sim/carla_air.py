@@ -65,6 +65,7 @@ from aerialdojo.errors import (
 )
 from aerialdojo.geometry import Pose
 from aerialdojo.sim.backend import (
+    BackendOptions,
     CameraFrame,
     CameraSpec,
     MotionOutcome,
@@ -189,6 +190,14 @@ class CarlaAirBackend(SimulatorBackend):
     Raises:
         ConfigError: an agent other than uav/ugv, or a rig without cameras.
     """
+
+    @classmethod
+    def from_options(cls, options: BackendOptions) -> CarlaAirBackend:
+        return cls(
+            settings=CarlaAirSettings.from_parameters(options.parameters),
+            rigs=options.rigs(cls),
+            seconds_per_action=options.seconds_per_action,
+        )
 
     def __init__(
         self,

@@ -27,6 +27,7 @@ from aerialdojo.actions import STOP, Action, target_pose
 from aerialdojo.errors import ConfigError, InvalidActionError, UnknownSceneError
 from aerialdojo.geometry import Pose
 from aerialdojo.sim.backend import (
+    BackendOptions,
     CameraFrame,
     CameraSpec,
     LocalBackend,
@@ -171,6 +172,15 @@ class PointCloudBackend(LocalBackend):
     ) -> dict[str, list[CameraSpec]]:
         """The nadir view for every agent (its 90 deg field of view is the benchmark's)."""
         return {agent: nadir_rig(width, height) for agent in agents}
+
+    @classmethod
+    def from_options(cls, options: BackendOptions) -> PointCloudBackend:
+        return cls(
+            directory=str(options.parameters.get("pointcloud_dir", "")),
+            voxel_m=float(options.parameters.get("pointcloud_voxel_m", 0.5)),
+            rigs=options.rigs(cls),
+            seconds_per_action=options.seconds_per_action,
+        )
 
     def __init__(
         self,

@@ -50,6 +50,7 @@ from aerialdojo.actions import STOP, Action, target_pose
 from aerialdojo.errors import ConfigError, SimulatorFaultError, UnknownSceneError
 from aerialdojo.geometry import Pose
 from aerialdojo.sim.backend import (
+    BackendOptions,
     CameraFrame,
     CameraSpec,
     MotionOutcome,
@@ -164,6 +165,14 @@ class ProjectAirSimBackend(SimulatorBackend):
         ConfigError: no scene directory or no scenes in it, a rig without cameras, or an
             action shorter than the capture interval.
     """
+
+    @classmethod
+    def from_options(cls, options: BackendOptions) -> ProjectAirSimBackend:
+        return cls(
+            settings=ProjectAirSimSettings.from_parameters(options.parameters),
+            rigs=options.rigs(cls),
+            seconds_per_action=options.seconds_per_action,
+        )
 
     def __init__(
         self,

@@ -26,6 +26,7 @@ from aerialdojo.tasks.episode import (
     make_episode_id,
 )
 from aerialdojo.tasks.planner import (
+    Bounds,
     CollisionWorld,
     KnownRays,
     PlannerConfig,
@@ -105,6 +106,73 @@ def nearest_landmark(landmarks: tuple[Landmark, ...], target: TargetObject) -> L
     )
 
 
+def plan_reference(
+    world: CollisionWorld,
+    start: Pose,
+    anchor: Pose,
+    *,
+    bounds: Bounds | None,
+    config: PlannerConfig | None = None,
+    known_rays: KnownRays | None = None,
+) -> ReferencePath | str:
+    """Plan the reference from a start pose to a target anchor and apply the paper's filters.
+
+    Pairs whose anchors are 3 m apart or less, or more than 99 m / 1.05 (94.29 m), cannot
+    pass the filters (L < 100 m and L >= 1.05 d_E: L is a whole number of metres, so at
+    most 99 m) and are rejected before planning; so are pairs whose ``direct_route`` is free
+    and already within the detour ratio (near-straight whatever a search would add).
+
+    Args:
+        world: collision queries of the scene.
+        start: the start pose, as a file stores it (``written_pose``).
+        anchor: the target anchor, as a file stores it.
+        bounds: (min, max) corners of the flyable region, or None.
+        config: planner parameters.
+        known_rays: rays known from earlier searches in ``world`` (``plan_actions``).
+
+    Returns:
+        The reference as a file stores it, or why there is none.
+    """
+    euclidean = written_value(math.dist(start.position, anchor.position))
+    if not MIN_EUCLIDEAN_M < euclidean < MAX_LENGTH_M:
+        return f"d_E={euclidean:g} m is outside ({MIN_EUCLIDEAN_M:g}, {MAX_LENGTH_M:g}) m"
+    # From this far even the longest length the filters keep is a near-straight route: no
+    # route they keep exists (the very test ``filter_problems`` makes, on that length).
+    if _LONGEST_KEPT_LENGTH_M / euclidean < MIN_DETOUR_RATIO:
+        return (
+            f"d_E={euclidean:g} m: every route the length filter keeps "
+            f"(L <= {_LONGEST_KEPT_LENGTH_M:g} m) is near-straight from this far"
+        )
+    direct = direct_route(world, start, anchor.position, config=config, bounds=bounds)
+    if direct.found and direct.length_m < MIN_DETOUR_RATIO * euclidean:
+        return (
+            f"near-straight: a direct route of {direct.length_m:g} m is free, within the "
+            f"detour ratio {MIN_DETOUR_RATIO:g} of d_E={euclidean:g} m"
+        )
+    plan = plan_actions(
+        world, start, anchor.position, config=config, bounds=bounds, known_rays=known_rays
+    )
+    if not plan.found:
+        return (
+            "no collision-free route shorter than "
+            f"{(config or PlannerConfig()).max_length_m:g} m found"
+        )
+    poses = tuple(written_pose(pose) for pose in plan.poses)
+    # From the actions, exactly: the written poses are rounded, and an agent that executes the
+    # reference must travel exactly L (an oracle's SPL is 1).
+    length = written_value(translational_length(plan.actions))
+    problems = filter_problems(length, euclidean)
+    if setting_for_length(length) is None or problems:
+        return "; ".join(problems) or f"L={length:g} m is in no setting"
+    return ReferencePath(
+        poses=poses,
+        actions=plan.actions,
+        length_m=length,
+        euclidean_m=euclidean,
+        detour_ratio=written_value(length / euclidean),
+    )
+
+
 def plan_task(
     world: CollisionWorld,
     annotations: SceneAnnotations,
@@ -114,12 +182,7 @@ def plan_task(
     config: PlannerConfig | None = None,
     known_rays: KnownRays | None = None,
 ) -> NavigationTask | None:
-    """Plan the reference from one object's anchor to another's and apply the paper's filters.
-
-    Pairs whose anchors are 3 m apart or less, or more than 99 m / 1.05 (94.29 m), cannot
-    pass the filters (L < 100 m and L >= 1.05 d_E: L is a whole number of metres, so at
-    most 99 m) and are rejected before planning; so are pairs whose ``direct_route`` is free
-    and already within the detour ratio (near-straight whatever a search would add).
+    """Plan the reference from one object's anchor to another's (``plan_reference``).
 
     Args:
         world: collision queries of the scene.
@@ -135,31 +198,18 @@ def plan_task(
     Raises:
         ConfigError: the scene has no landmarks.
     """
-    start = written_pose(start_pose_for(start_object))
-    anchor = written_pose(target_object.anchor)
-    euclidean = written_value(math.dist(start.position, anchor.position))
-    if not MIN_EUCLIDEAN_M < euclidean < MAX_LENGTH_M:
-        return None
-    # From this far even the longest length the filters keep is a near-straight route: no
-    # route they keep exists (the very test ``filter_problems`` makes, on that length).
-    if _LONGEST_KEPT_LENGTH_M / euclidean < MIN_DETOUR_RATIO:
-        return None
-    bounds = (annotations.bounds_min, annotations.bounds_max)
-    direct = direct_route(world, start, anchor.position, config=config, bounds=bounds)
-    if direct.found and direct.length_m < MIN_DETOUR_RATIO * euclidean:
-        return None
-    plan = plan_actions(
-        world, start, anchor.position, config=config, bounds=bounds, known_rays=known_rays
+    reference = plan_reference(
+        world,
+        written_pose(start_pose_for(start_object)),
+        written_pose(target_object.anchor),
+        bounds=(annotations.bounds_min, annotations.bounds_max),
+        config=config,
+        known_rays=known_rays,
     )
-    if not plan.found:
+    if isinstance(reference, str):
         return None
-    poses = tuple(written_pose(pose) for pose in plan.poses)
-    # From the actions, exactly: the written poses are rounded, and an agent that executes the
-    # reference must travel exactly L (an oracle's SPL is 1).
-    length = written_value(translational_length(plan.actions))
-    setting = setting_for_length(length)
-    if setting is None or filter_problems(length, euclidean):
-        return None
+    setting = setting_for_length(reference.length_m)
+    assert setting is not None  # plan_reference keeps only lengths inside a setting
     landmark = nearest_landmark(annotations.landmarks, target_object)
     return NavigationTask(
         annotations=annotations,
@@ -169,13 +219,7 @@ def plan_task(
         direction=compass_direction(
             np.asarray(landmark.position), np.asarray(target_object.centroid)
         ),
-        reference=ReferencePath(
-            poses=poses,
-            actions=plan.actions,
-            length_m=length,
-            euclidean_m=euclidean,
-            detour_ratio=written_value(length / euclidean),
-        ),
+        reference=reference,
         setting=setting,
     )
 
@@ -191,7 +235,52 @@ def twin_episodes(
         split: the task's split.
         reference_image: the ImageOGS reference image, relative to the suite file.
     """
-    annotations, target = task.annotations, task.target_object
+    annotations = task.annotations
+    return goal_twins(
+        scene=annotations.scene,
+        family=annotations.family,
+        distribution=annotations.distribution,
+        split=split,
+        setting=task.setting,
+        index=index,
+        start_id=task.start_object.object_id,
+        target=task.target_object,
+        landmark=task.landmark,
+        direction=task.direction,
+        reference=task.reference,
+        reference_image=reference_image,
+    )
+
+
+def goal_twins(
+    *,
+    scene: str,
+    family: str,
+    distribution: str,
+    split: str,
+    setting: Setting,
+    index: int,
+    start_id: str,
+    target: TargetObject,
+    landmark: Landmark,
+    direction: str,
+    reference: ReferencePath,
+    reference_image: str,
+) -> tuple[Episode, Episode]:
+    """The SemanticOGS and ImageOGS twins of one navigation task, from its parts.
+
+    Args:
+        scene, family, distribution: where the task is.
+        split: the task's split.
+        setting: the setting its reference length falls into.
+        index: the task's number within its scene and setting (in the episode ids).
+        start_id: what the start is named by (the start object's id, or a site's start).
+        target: the object to find.
+        landmark: the landmark the goal refers to.
+        direction: compass direction of the target from the landmark.
+        reference: the reference, as a file stores it (its first pose is the start).
+        reference_image: the ImageOGS reference image, relative to the suite file.
+    """
     episodes = []
     for representation, image in (
         (REPRESENTATION_SEMANTIC, ""),
@@ -199,29 +288,27 @@ def twin_episodes(
     ):
         episodes.append(
             Episode(
-                episode_id=make_episode_id(
-                    annotations.scene, task.setting.name, index, representation
-                ),
+                episode_id=make_episode_id(scene, setting.name, index, representation),
                 benchmark="aerialdojo",
-                scene=annotations.scene,
-                family=annotations.family,
-                distribution=annotations.distribution,
+                scene=scene,
+                family=family,
+                distribution=distribution,
                 split=split,
-                setting=task.setting.name,
-                action_budget=task.setting.action_budget,
-                start=task.reference.poses[0],
-                start_object_id=task.start_object.object_id,
+                setting=setting.name,
+                action_budget=setting.action_budget,
+                start=reference.poses[0],
+                start_object_id=start_id,
                 goal=Goal(
                     object_name=target.name,
-                    landmark_name=task.landmark.name,
-                    direction=task.direction,
+                    landmark_name=landmark.name,
+                    direction=direction,
                     representation=representation,
                     description=target.description or target.name,
                     reference_image=image,
                 ),
                 target_object_id=target.object_id,
                 target_anchor=written_pose(target.anchor),
-                reference=task.reference,
+                reference=reference,
                 success_radius_m=SUCCESS_RADIUS_M,
             )
         )

@@ -60,19 +60,23 @@ def reference_camera(image_size: int) -> ReferenceImageSpec:
     )
 
 
-def embedded_source(scene: EmbeddedScene, *, image_size: int) -> SceneSource:
-    """A generation source over an embedded scene: its exact collision world behind a
-    ``CapsuleScreen``, and ``reference_view`` for the images."""
+def scene_world(scene: EmbeddedScene) -> CapsuleScreen:
+    """An embedded scene's exact collision world behind a ``CapsuleScreen``."""
     annotations = scene.annotations
-    world = CapsuleScreen(
+    return CapsuleScreen(
         scene.collision,
         scene.collision.triangles,
         annotations.bounds_min,
         annotations.bounds_max,
     )
+
+
+def embedded_source(scene: EmbeddedScene, *, image_size: int) -> SceneSource:
+    """A generation source over an embedded scene: ``scene_world``, and ``reference_view``
+    for the images."""
     return SceneSource(
-        annotations=annotations,
-        world=world,
+        annotations=scene.annotations,
+        world=scene_world(scene),
         render_reference=lambda target: reference_view(scene, target, image_size),
         reference_camera=reference_camera(image_size),
     )

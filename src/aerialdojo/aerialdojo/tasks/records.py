@@ -3,6 +3,8 @@ name file, episode and field, and the lookup and filter every suite type offers.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -140,3 +142,23 @@ def check_suite_file(path: Path, source: str | None = None) -> None:
     text = head.decode("utf-8", errors="replace")
     if "\ufffd" in text[:-4] or "\x00" in text:
         raise TaskFileError(label, [f"{label}: not a text file (not UTF-8 JSON)"])
+
+
+def suite_identity(path: Path, name: str | None = None) -> dict[str, str]:
+    """What a run records about the suite it ran: its name and the SHA-256 of its file, so
+    that runs of different suites (a suite rebuilt after a re-survey, say) are told apart.
+
+    Args:
+        path: the suite file (any benchmark's).
+        name: the suite's name if already known (else read from the file).
+
+    Raises:
+        TaskFileError: the file cannot be read, or holds no name.
+    """
+    try:
+        data = path.read_bytes()
+        if name is None:
+            name = str(json.loads(data)["name"])
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise TaskFileError(str(path), [f"{path}: no suite name to record: {error}"]) from error
+    return {"name": name, "sha256": hashlib.sha256(data).hexdigest()}

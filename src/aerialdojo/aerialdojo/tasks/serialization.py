@@ -14,8 +14,11 @@ from aerialdojo.tasks.episode import Episode, Goal, ReferencePath
 #: that matters, and a written value reads back to the value it was written from.
 DECIMALS = 4
 
-#: The version of ``schemas/task_suite.schema.json`` this module writes.
+#: The version of ``schemas/task_suite.schema.json`` this module writes for a suite without
+#: a site block, so that 1.x loaders keep reading those files ...
 SCHEMA_VERSION = "1.0"
+#: ... and for a suite built from a surveyed site (``site`` block, reference-less episodes).
+SITE_SCHEMA_VERSION = "2.0"
 
 JsonObject = dict[str, Any]
 

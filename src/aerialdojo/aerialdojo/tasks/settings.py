@@ -57,19 +57,21 @@ def setting_for_length(length_m: float) -> Setting | None:
     return None
 
 
-def filter_problems(length_m: float, euclidean_m: float) -> list[str]:
+def filter_problems(length_m: float, euclidean_m: float, *, detour: bool = True) -> list[str]:
     """Why a candidate fails the paper's filters (empty if it is kept).
 
     Args:
         length_m: reference length L (eq. 2).
         euclidean_m: start-to-anchor distance d_E (eq. 3).
+        detour: apply the detour-ratio filter; False where L is not a route's length but
+            d_E itself (an unmapped site: no route is known, so no detour either).
     """
     problems = []
     if not euclidean_m > MIN_EUCLIDEAN_M:
         problems.append(f"d_E={euclidean_m:.3f} m is not above {MIN_EUCLIDEAN_M:g} m")
     if not MIN_LENGTH_M <= length_m < MAX_LENGTH_M:
         problems.append(f"L={length_m:.3f} m is outside [{MIN_LENGTH_M:g}, {MAX_LENGTH_M:g}) m")
-    if euclidean_m > 0.0 and length_m / euclidean_m < MIN_DETOUR_RATIO:
+    if detour and euclidean_m > 0.0 and length_m / euclidean_m < MIN_DETOUR_RATIO:
         problems.append(
             f"kappa={length_m / euclidean_m:.4f} is below {MIN_DETOUR_RATIO:g} "
             "(a near-straight route)"

@@ -16,11 +16,13 @@ from aerialdojo.tasks.episode import REPRESENTATION_SUFFIXES, Episode
 from aerialdojo.tasks.records import check_suite_file
 from aerialdojo.tasks.serialization import (
     SCHEMA_VERSION,
+    SITE_SCHEMA_VERSION,
     JsonObject,
     episode_from_json,
     episode_to_json,
 )
 from aerialdojo.tasks.settings import SETTINGS_BY_NAME, SPLIT_PERCENTAGES
+from aerialdojo.tasks.site_record import SiteRecord, site_record_from_json, site_record_to_json
 from aerialdojo.tasks.validation import document_problems
 
 SUITE_FILE = "suite.json"
@@ -94,6 +96,8 @@ class Suite:
         scenes: inventory of the scenes the episodes use.
         default_selection: episode ids run when no filter is given.
         episodes: every episode, in file order.
+        site: the surveyed site the suite was built from (``aerialdojo tasks
+            from-site``), None for a suite generated on scenes.
     """
 
     path: Path
@@ -103,6 +107,7 @@ class Suite:
     scenes: tuple[SceneInventory, ...]
     default_selection: tuple[str, ...]
     episodes: list[Episode]
+    site: SiteRecord | None = None
     _by_id: dict[str, Episode] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -296,6 +301,7 @@ def suite_from_json(document: JsonObject, path: Path) -> Suite:
         scenes=tuple(SceneInventory(**scene) for scene in document["scenes"]),
         default_selection=tuple(document["default_selection"]),
         episodes=[episode_from_json(raw, document["benchmark"]) for raw in document["episodes"]],
+        site=site_record_from_json(document["site"]) if "site" in document else None,
     )
 
 
@@ -307,14 +313,16 @@ def suite_to_json(suite: Suite) -> JsonObject:
     if suite.generation.reference_image is not None:
         generation["reference_image"] = vars(suite.generation.reference_image)
     document: JsonObject = {
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": SITE_SCHEMA_VERSION if suite.site is not None else SCHEMA_VERSION,
         "name": suite.name,
         "benchmark": "aerialdojo",
     }
     if suite.description:
         document["description"] = suite.description
+    document["generation"] = generation
+    if suite.site is not None:
+        document["site"] = site_record_to_json(suite.site)
     document.update(
-        generation=generation,
         scenes=[vars(scene) for scene in suite.scenes],
         default_selection=list(suite.default_selection),
         episodes=[episode_to_json(episode) for episode in suite.episodes],

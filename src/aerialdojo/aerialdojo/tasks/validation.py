@@ -19,6 +19,7 @@ import jsonschema_rs
 
 from aerialdojo.actions import STOP, check_action, target_pose, translational_length
 from aerialdojo.errors import InvalidActionError
+from aerialdojo.geofence import Geofence
 from aerialdojo.geometry import Pose
 from aerialdojo.tasks.episode import EPISODE_ID_PATTERN, REPRESENTATION_SUFFIXES, Episode
 from aerialdojo.tasks.planner import path_length
@@ -29,6 +30,7 @@ from aerialdojo.tasks.settings import (
     legal_splits,
     setting_for_length,
 )
+from aerialdojo.tasks.site_record import FREE_SPACE_UNMAPPED, SiteRecord, site_record_from_json
 
 SUITE_LEVEL = "(suite)"
 #: Schema violations listed before the rest are cut off (and the semantic checks skipped).
@@ -56,6 +58,7 @@ _STRUCTURAL_FIELDS = (
     "scenes",
     "default_selection",
     "episodes",
+    "site",
 )
 
 # Fields twins may differ in (besides their ids): the representation and its image.
@@ -70,7 +73,8 @@ def task_suite_schema() -> dict[str, Any]:
     return schema
 
 
-def _field_path(parts: Iterable[str | int]) -> str:
+def field_path(parts: Iterable[str | int]) -> str:
+    """A JSON instance path as problems name fields: ``goal.direction``, ``starts[2].name``."""
     text = ""
     for part in parts:
         text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
@@ -97,9 +101,9 @@ def _schema_problems(document: Any) -> Iterator[tuple[int | None, str, str]]:
     for error in errors:
         path = list(error.instance_path)
         if len(path) >= 2 and path[0] == "episodes" and isinstance(path[1], int):
-            yield path[1], _field_path(path[2:]), error.message
+            yield path[1], field_path(path[2:]), error.message
         else:
-            yield None, _field_path(path), error.message
+            yield None, field_path(path), error.message
 
 
 def _gap_m(a: Pose, b: Pose) -> float:
@@ -117,7 +121,9 @@ def episode_problems(episode: Episode, *, goal_tolerance_m: float) -> list[tuple
     reference length, the paper's filters, the recorded statistics, that the reference
     starts at the start, is produced by legal actions (``actions.target_pose``), fits the
     budget and ends within ``goal_tolerance_m`` of the target anchor, the split against the
-    distribution, and the representation against the reference image.
+    distribution, and the representation against the reference image. A reference without
+    actions (an unmapped site's) must be the start alone with L = d_E, and is exempt from
+    the detour filter.
 
     Args:
         episode: the episode to check.
@@ -153,16 +159,22 @@ def episode_problems(episode: Episode, *, goal_tolerance_m: float) -> list[tuple
             problems.append(
                 ("action_budget", f"{episode.action_budget} but {episode.setting} has {budget}")
             )
-    for problem in filter_problems(reference.length_m, reference.euclidean_m):
+    straight_line = not reference.actions
+    for problem in filter_problems(
+        reference.length_m, reference.euclidean_m, detour=not straight_line
+    ):
         problems.append(("reference", f"fails the task filters: {problem}"))
 
     euclidean = _gap_m(episode.start, episode.target_anchor)
     recomputed = {
         "reference.euclidean_m": (reference.euclidean_m, euclidean),
-        "reference.length_m": (reference.length_m, path_length(reference.poses)),
+        "reference.length_m": (
+            reference.length_m,
+            euclidean if straight_line else path_length(reference.poses),
+        ),
     }
     exact = translational_length(reference.actions)
-    if abs(reference.length_m - exact) > _LENGTH_TOLERANCE:
+    if not straight_line and abs(reference.length_m - exact) > _LENGTH_TOLERANCE:
         problems.append(
             (
                 "reference.length_m",
@@ -180,7 +192,10 @@ def episode_problems(episode: Episode, *, goal_tolerance_m: float) -> list[tuple
                 (field, f"is {stored:g} but recomputing it from the file gives {computed:.4f}")
             )
 
-    problems.extend(_trajectory_problems(episode, goal_tolerance_m))
+    if straight_line:
+        problems.extend(_straight_line_problems(episode))
+    else:
+        problems.extend(_trajectory_problems(episode, goal_tolerance_m))
 
     legal = legal_splits(episode.distribution)
     if episode.split not in legal:
@@ -200,6 +215,59 @@ def episode_problems(episode: Episode, *, goal_tolerance_m: float) -> list[tuple
             problems.append(("goal.reference_image", f"{image!r} is not a .png"))
     elif image:
         problems.append(("goal.reference_image", f"a semantic goal has no image, got {image!r}"))
+    return problems
+
+
+def _straight_line_problems(episode: Episode) -> list[tuple[str, str]]:
+    """A reference without actions is the start pose alone."""
+    poses = episode.reference.poses
+    field = "reference.poses_xyz_m_yaw_deg"
+    if len(poses) != 1:
+        return [(field, f"{len(poses)} poses for no actions (need the start alone)")]
+    if (
+        _gap_m(poses[0], episode.start) > _POSITION_TOLERANCE_M
+        or _angle_gap_deg(poses[0].yaw, episode.start.yaw) > _YAW_TOLERANCE_DEG
+    ):
+        return [(f"{field}[0]", "is not the start pose")]
+    return []
+
+
+def _site_problems(episode: Episode, site: SiteRecord) -> list[tuple[str, str]]:
+    """An episode of a site's suite: in the site's scene, inside its geofence (start,
+    anchor and every reference pose, with the fence's margin less the rounding of stored
+    positions), with reference actions exactly when the site has a free-space map."""
+    problems: list[tuple[str, str]] = []
+    scene = site.embedded_scene or site.name
+    if episode.scene != scene:
+        problems.append(("scene", f"{episode.scene!r} but the suite's site is {scene!r}"))
+    unmapped = site.free_space == FREE_SPACE_UNMAPPED
+    if unmapped and episode.reference.actions:
+        problems.append(
+            ("reference.actions", "the site has no free-space map: no references were planned")
+        )
+    if not unmapped and not episode.reference.actions:
+        problems.append(
+            (
+                "reference.actions",
+                f"is empty, but the site's references were planned ({site.free_space})",
+            )
+        )
+    fence = site.geofence
+    checked = Geofence(
+        polygon=fence.polygon,
+        min_z=fence.min_z,
+        max_z=fence.max_z,
+        margin=max(fence.margin - _POSITION_TOLERANCE_M, 0.0),
+    )
+    positions = [("start", episode.start), ("target.anchor", episode.target_anchor)]
+    positions += [
+        (f"reference.poses_xyz_m_yaw_deg[{k}]", pose)
+        for k, pose in enumerate(episode.reference.poses[1:], start=1)
+    ]
+    for field, pose in positions:
+        violation = checked.violation(pose.position)
+        if violation is not None:
+            problems.append((field, f"{violation} of site {site.name}"))
     return problems
 
 
@@ -365,6 +433,7 @@ def document_problems(document: Any, *, source: str, base_dir: Path | None = Non
     if len(inventory) != len(document["scenes"]):
         problems.append(f"{source}: {SUITE_LEVEL}: scenes: a scene is listed twice")
     goal_tolerance = float(document["generation"]["goal_tolerance_m"])
+    site = site_record_from_json(document["site"]) if "site" in document else None
     valid: dict[str, JsonObject] = {}
     for index, raw in enumerate(raw_episodes):
         if index in broken:
@@ -382,6 +451,16 @@ def document_problems(document: Any, *, source: str, base_dir: Path | None = Non
                     found.append((key, f"{raw[key]!r} but scene {raw['scene']} is {scene[key]!r}"))
         episode = episode_from_json(raw, document["benchmark"])
         found.extend(episode_problems(episode, goal_tolerance_m=goal_tolerance))
+        if site is not None:
+            found.extend(_site_problems(episode, site))
+        elif not episode.reference.actions:
+            found.append(
+                (
+                    "reference.actions",
+                    "is empty: only the suite of a site surveyed without a free-space map "
+                    "carries no reference actions",
+                )
+            )
         image = episode.goal.reference_image
         if base_dir is not None and image and not (base_dir / image).is_file():
             found.append(("goal.reference_image", f"{image!r} does not exist next to the suite"))

@@ -7,7 +7,13 @@ from collections.abc import Mapping, Sequence
 from aerialdojo.actions import STOP, Action, target_pose
 from aerialdojo.errors import ConfigError, InvalidActionError
 from aerialdojo.geometry import Pose
-from aerialdojo.sim.backend import CameraSpec, LocalBackend, MotionOutcome, Observation
+from aerialdojo.sim.backend import (
+    BackendOptions,
+    CameraSpec,
+    LocalBackend,
+    MotionOutcome,
+    Observation,
+)
 from aerialdojo.sim.embedded.collision import BOUNDARY_NAME
 from aerialdojo.sim.embedded.renderer import render_views
 from aerialdojo.sim.embedded.scenes import EmbeddedScene, load_scene, scene_names
@@ -29,6 +35,15 @@ class EmbeddedBackend(LocalBackend):
     Raises:
         ConfigError: a non-positive radius or action duration, or an empty rig.
     """
+
+    @classmethod
+    def from_options(cls, options: BackendOptions) -> EmbeddedBackend:
+        return cls(
+            rigs=options.rigs(cls),
+            seed=options.seed,
+            agent_radius_m=options.agent_radius_m,
+            seconds_per_action=options.seconds_per_action,
+        )
 
     def __init__(
         self,
