@@ -41,15 +41,18 @@ runnable "$python" || die "'$python' not found or does not run; install python3 
   || die "the venv module is missing; install python3-venv"
 
 # A sourced ROS 2 installation is used as it is; otherwise the PyPI wheels are installed.
+wheels_distro=jazzy  # requirements/ros-$wheels_distro.txt
 if [[ -n "${ROS_DISTRO:-}" ]] && "$python" -c 'import rclpy' 2>/dev/null; then
   ros_route="system-$ROS_DISTRO"
 else
   ros_route="wheels"
 fi
 
-# The venv is recreated only when the interpreter or the ROS route changes; a changed
+# The venv is recreated only when the interpreter, the ROS route or the wheels' distribution
+# changes (one distribution's wheels are never installed over another's); a changed
 # requirements file is installed into the existing venv.
 venv_key="$ros_route $("$python" --version 2>&1)"
+[[ "$ros_route" == wheels ]] && venv_key="wheels-$wheels_distro $("$python" --version 2>&1)"
 if [[ ! -x "$venv/bin/python" || "$(cat "$venv/.venv-key" 2>/dev/null)" != "$venv_key" ]]; then
   say "creating .venv ($ros_route route)"
   rm -rf "$venv"
@@ -63,7 +66,7 @@ fi
 
 requirement_files=("$root/requirements/python.txt" "$root/requirements/dev.txt")
 if [[ "$ros_route" == wheels ]]; then
-  requirement_files+=("$root/requirements/ros-jazzy.txt")
+  requirement_files+=("$root/requirements/ros-$wheels_distro.txt")
 elif [[ "$("$python" -c 'import numpy; print(numpy.__version__)' 2>/dev/null)" == 1.* ]]; then
   # The distribution's message packages are built against its numpy 1.x (requirements/numpy1.txt).
   grep -v '^numpy==' "$root/requirements/python.txt" > "$venv/python-numpy1.txt"
