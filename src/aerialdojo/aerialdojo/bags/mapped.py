@@ -36,6 +36,7 @@ from aerialdojo.bags.mapping import (
 from aerialdojo.errors import BagError, ConfigError
 from aerialdojo.events import EpisodeAssembler, EventKind, PoseTrack
 from aerialdojo.geometry import Pose
+from aerialdojo.protocols import trace_builder
 
 _POSE_TYPES = (
     "nav_msgs/msg/Odometry",
@@ -45,7 +46,7 @@ _POSE_TYPES = (
 _NUMBER_TYPES = tuple(
     f"std_msgs/msg/{name}" for name in ("Float32", "Float64", "Int8", "Int16", "Int32", "Int64")
 )
-_TYPES = get_typestore(Stores.ROS2_KILTED).types
+_TYPES = get_typestore(Stores.ROS2_JAZZY).types
 
 
 @dataclass
@@ -164,7 +165,7 @@ class _Pass:
         names = ", ".join(str(bag) for bag in bags)
         try:
             with AnyReader(
-                list(bags), default_typestore=get_typestore(Stores.ROS2_KILTED)
+                list(bags), default_typestore=get_typestore(Stores.ROS2_JAZZY)
             ) as reader:
                 connections = self._connections(reader, names)
                 start, end = reader.start_time, reader.end_time
@@ -542,7 +543,9 @@ def score_mapped_bags(
     for windows, _ in cuts:
         for window in windows:
             _check_episode(window.episode_id, records, mapping)
-    assembler = EpisodeAssembler(records={key: dict(value) for key, value in records.items()})
+    assembler = EpisodeAssembler(
+        trace_builder, records={key: dict(value) for key, value in records.items()}
+    )
     ended: list[tuple[Window, PoseTrack]] = []
     for windows, recording in cuts:
         finished = [

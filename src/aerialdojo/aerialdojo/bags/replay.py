@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,11 +17,18 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from aerialdojo.bags.event_cdr import EPISODE_EVENT_HASH, decodable, decode_episode_event
 from aerialdojo.errors import BagError
 from aerialdojo.events import EpisodeAssembler, PoseTrack
+from aerialdojo.protocols import trace_builder
+from aerialdojo.runtime import NODES_TOPIC
 
 EVENTS_TOPIC = "/aerialdojo/episode_events"
 EVENT_TYPE = "aerialdojo_interfaces/msg/EpisodeEvent"
 #: Who acted for each agent (``AgentInfo``), latched by the agent nodes.
 AGENTS_TOPIC = "/aerialdojo/agents"
+
+
+def _side_topics(assembler: EpisodeAssembler) -> dict[str, Callable[[Any], None]]:
+    """The latched topics beside the events that a replay folds in, and where each goes."""
+    return {AGENTS_TOPIC: assembler.add_agent_info, NODES_TOPIC: assembler.add_node_info}
 
 
 @dataclass
@@ -210,7 +217,9 @@ def assemble_bags(
     Raises:
         BagError: a bag that is neither readable nor a salvageable MCAP file.
     """
-    replayed = ReplayedBag(EpisodeAssembler(records=dict(records or {}), track=track))
+    replayed = ReplayedBag(
+        EpisodeAssembler(trace_builder, records=dict(records or {}), track=track)
+    )
     for bag in bags:
         for event in _bag_events(bag, replayed):
             replayed.assembler.add(event)
@@ -218,18 +227,22 @@ def assemble_bags(
 
 
 def _bag_events(bag: Path, replayed: ReplayedBag) -> list[Any]:
-    """The episode events of one bag; takes its agent infos and warnings into ``replayed``."""
+    """The episode events of one bag; takes its agent and node infos and warnings into
+    ``replayed``."""
+    side_topics = _side_topics(replayed.assembler)
     if bag.is_dir() and (bag / "metadata.yaml").exists():
         try:
-            read = read_topics(bag, [EVENTS_TOPIC, AGENTS_TOPIC], required=[EVENTS_TOPIC])
-            events, infos = read[EVENTS_TOPIC], read[AGENTS_TOPIC]
+            # One pass over the bag for the events and every side topic.
+            infos = read_topics(bag, [EVENTS_TOPIC, *side_topics], required=[EVENTS_TOPIC])
+            events = infos[EVENTS_TOPIC]
         except BagError as error:
             if not any(bag.glob("*.mcap")) or "no /aerialdojo" in str(error):
                 raise
             replayed.warnings.append(f"{bag} is damaged ({error}); salvaging its records")
         else:
-            for info in infos:
-                replayed.assembler.add_agent_info(info)
+            for topic, add in side_topics.items():
+                for info in infos[topic]:
+                    add(info)
             return events
     elif not bag.is_dir():
         raise BagError(f"{bag}: cannot read bag: not a bag directory (runs/<id>/bag)")
@@ -244,6 +257,7 @@ def _bag_events(bag: Path, replayed: ReplayedBag) -> list[Any]:
             f"{mcap_file.name} was never closed or was cut short: read {len(salvaged)} "
             f"events, {lost_bytes} bytes at its end were incomplete"
         )
-        for info in salvage_events(mcap_file, AGENTS_TOPIC)[0]:
-            replayed.assembler.add_agent_info(info)
+        for topic, add in side_topics.items():
+            for info in salvage_events(mcap_file, topic)[0]:
+                add(info)
     return events
