@@ -1,13 +1,14 @@
 """Indented, key-sorted JSON text, byte for byte what ``json.dumps(document, sort_keys=True,
-indent=2, allow_nan=False)`` writes, several times faster.
+indent=2, allow_nan=False)`` writes, faster.
 
 The standard library encodes with its C encoder only without ``indent``; with it, a Python
 generator per value wrote ``metrics.json`` of a 200,000-episode run in about a tenth of the
-merge's time. This encoder builds the same text from lists: containers of plain scalars (most of
-the document) by the C encoder with the line break and indentation as its item separator,
-other strings and numbers with the standard library's own functions
-(``encode_basestring_ascii``, ``int.__repr__``, ``float.__repr__``); anything else (a type the standard library would hand to ``default``,
-a key that is not a string) is left to ``json.dumps`` itself, so the result never differs.
+merge's time. This encoder builds the same text from lists: containers of plain scalars
+(most of the document) by the C encoder with the line break and indentation as its item
+separator, other strings and numbers with the standard library's own functions
+(``encode_basestring_ascii``, ``int.__repr__``, ``float.__repr__``). Anything else (a type
+the standard library would hand to ``default``, a key that is not a string) is left to
+``json.dumps`` itself, so the result never differs.
 """
 
 from __future__ import annotations
