@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import Any
 
@@ -97,47 +97,39 @@ def _encode_dict(value: dict[Any, Any], newline: str, parts: list[str]) -> None:
     if not value:
         parts.append("{}")
         return
-    inner = newline + _INDENT
-    separator = "," + inner
     if not all(type(key) is str for key in value):
         raise _UnsupportedError  # the standard library converts and sorts such keys its own way
-    if all(type(item) in _SCALARS for item in value.values()):
-        parts.append("{" + inner + _flat(inner, value) + newline + "}")
-        return
-    items = sorted(value.items())
-    parts.append("{" + inner)
-    first = True
-    for key, item in items:
-        if not first:
-            parts.append(separator)
-        first = False
-        parts.append(encode_basestring_ascii(key) + ": ")
-        scalar = _SCALARS.get(type(item))
-        if scalar is not None:
-            parts.append(scalar(item))
-        else:
-            _encode(item, inner, parts)
-    parts.append(newline + "}")
+    entries = ((encode_basestring_ascii(key) + ": ", item) for key, item in sorted(value.items()))
+    _encode_entries("{}", value, value.values(), entries, newline=newline, parts=parts)
 
 
 def _encode_list(value: list[Any] | tuple[Any, ...], newline: str, parts: list[str]) -> None:
     if not value:
         parts.append("[]")
         return
+    entries = (("", item) for item in value)
+    _encode_entries("[]", value, value, entries, newline=newline, parts=parts)
+
+
+def _encode_entries(
+    brackets: str,
+    container: dict[Any, Any] | list[Any] | tuple[Any, ...],
+    items: Iterable[Any],
+    entries: Iterable[tuple[str, Any]],
+    *,
+    newline: str,
+    parts: list[str],
+) -> None:
+    """A non-empty container, one entry (its key's text, if any, and its value) per line."""
     inner = newline + _INDENT
-    separator = "," + inner
-    if all(type(item) in _SCALARS for item in value):
-        parts.append("[" + inner + _flat(inner, value) + newline + "]")
+    if all(type(item) in _SCALARS for item in items):
+        parts.append(brackets[0] + inner + _flat(inner, container) + newline + brackets[1])
         return
-    parts.append("[" + inner)
-    first = True
-    for item in value:
-        if not first:
+    separator = "," + inner
+    parts.append(brackets[0] + inner)
+    for index, (prefix, item) in enumerate(entries):
+        if index:
             parts.append(separator)
-        first = False
-        scalar = _SCALARS.get(type(item))
-        if scalar is not None:
-            parts.append(scalar(item))
-        else:
-            _encode(item, inner, parts)
-    parts.append(newline + "]")
+        parts.append(prefix)
+        _encode(item, inner, parts)
+    parts.append(newline + brackets[1])
