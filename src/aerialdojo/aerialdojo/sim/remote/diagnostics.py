@@ -28,3 +28,39 @@ class ServerCamera:
 def fov_of_focal_length(width: int, focal_px: float) -> float:
     """Horizontal field of view, degrees, of a pinhole camera ``width`` pixels wide."""
     return math.degrees(2.0 * math.atan(width / 2.0 / focal_px))
+
+
+@dataclass(frozen=True, kw_only=True)
+class CapturedPose:
+    """Where a camera was when it captured a frame, as the server says, in the map frame.
+
+    Attributes:
+        x: metres.
+        y: metres.
+        z: metres.
+        yaw_deg: heading of the optical axis, counter-clockwise from +x.
+        pitch_deg: negative looking down.
+    """
+
+    x: float
+    y: float
+    z: float
+    yaw_deg: float
+    pitch_deg: float
+
+
+def captured_pose_of_ned(
+    position: tuple[float, float, float], rotation_wxyz: tuple[float, float, float, float]
+) -> CapturedPose:
+    """A camera's NED world pose (FRD camera body) in the map frame."""
+    w, x, y, z = rotation_wxyz
+    yaw_ned = math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+    pitch = math.asin(max(-1.0, min(1.0, 2.0 * (w * y - z * x))))
+    north, east, down = position
+    return CapturedPose(
+        x=east,
+        y=north,
+        z=-down,
+        yaw_deg=math.degrees(math.pi / 2.0 - yaw_ned),
+        pitch_deg=math.degrees(pitch),
+    )
