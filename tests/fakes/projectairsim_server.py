@@ -829,13 +829,34 @@ def main() -> None:
         help="name,n0,e0,d0,n1,e1,d1: an obstacle box (NED)",
     )
     parser.add_argument("--load-delay", type=float, default=0.0, help="seconds a LoadScene takes")
+    parser.add_argument("--topics-protocol", choices=TOPIC_PROTOCOLS, default="pair1")
+    parser.add_argument("--depth-scale", type=float, default=1.0, help="depth units per metre")
+    parser.add_argument("--black-frames", action="store_true", help="render nothing")
+    parser.add_argument(
+        "--render-offset", default="0,0,0", help="n,e,d: frames rendered this far off the robot"
+    )
+    parser.add_argument(
+        "--level-object", action="append", default=[], help="name,n,e,d: an object of the level"
+    )
     args = parser.parse_args()
     boxes = []
     for text in args.obstacle:
         name, *numbers = text.split(",")
         values = [float(v) for v in numbers]
         boxes.append(Box(name, tuple(values[:3]), tuple(values[3:])))  # type: ignore[arg-type]
-    with FakeProjectAirSim(tuple(boxes), load_delay_s=args.load_delay) as fake:
+    objects = {}
+    for text in args.level_object:
+        name, *numbers = text.split(",")
+        objects[name] = tuple(float(v) for v in numbers)
+    with FakeProjectAirSim(
+        tuple(boxes),
+        level_objects=objects,  # type: ignore[arg-type]
+        topics_protocol=args.topics_protocol,
+        load_delay_s=args.load_delay,
+        depth_scale=args.depth_scale,
+        black_frames=args.black_frames,
+        render_offset_ned=tuple(float(v) for v in args.render_offset.split(",")),  # type: ignore[arg-type]
+    ) as fake:
         print(json.dumps({"topics": fake.topics_port, "services": fake.services_port}), flush=True)
         for line in sys.stdin:  # until the parent closes our stdin
             command, _, argument = line.strip().partition(" ")

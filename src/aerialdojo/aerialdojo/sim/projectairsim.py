@@ -429,14 +429,15 @@ class ProjectAirSimBackend(SimulatorBackend):
                 actors[agent]["origin"] = _origin(origins[agent])
             robot = actors[agent]["robot-config"]
             robot["physics-type"] = "non-physics"
-            _enable_root_link_collision(robot)
+            root = _root_link(robot, f"{self._scene_dir / file_name}: robot {agent!r}")
+            root.setdefault("collision", {})["enabled"] = True
             views = {spec.name for spec in rig}
             robot["sensors"] = [
                 sensor for sensor in robot.get("sensors", []) if sensor.get("id") not in views
-            ] + [self._camera_config(spec) for spec in rig]
+            ] + [self._camera_config(spec, str(root["name"])) for spec in rig]
         return config
 
-    def _camera_config(self, spec: CameraSpec) -> dict[str, Any]:
+    def _camera_config(self, spec: CameraSpec, parent_link: str) -> dict[str, Any]:
         forward, left, up = spec.offset
 
         def capture(image_type: int) -> dict[str, Any]:
@@ -455,6 +456,8 @@ class ProjectAirSimBackend(SimulatorBackend):
             "id": spec.name,
             "type": "camera",
             "enabled": True,
+            # The public server's robot schema requires it (robot_config_schema.jsonc).
+            "parent-link": parent_link,
             "capture-interval": self.settings.capture_interval_s,
             "capture-settings": [capture(SCENE_IMAGE), capture(DEPTH_PLANAR_IMAGE)],
             # Body frame FRD; yaw clockwise, so a left view (+90 CCW) is -90.
@@ -857,14 +860,19 @@ def _origin(pose: Pose) -> dict[str, str]:
     return {"xyz": f"{north} {east} {down}", "rpy-deg": f"0 0 {math.degrees(yaw)}"}
 
 
-def _enable_root_link_collision(robot: dict[str, Any]) -> None:
-    """Link collision on for the robot's root link (the link no joint has as its child):
-    without it a non-physics SetPose never sweeps (``UnrealRobot.cpp``), and ProjectAirSim's
-    own non-physics robot configs turn it off."""
+def _root_link(robot: dict[str, Any], where: str) -> dict[str, Any]:
+    """The robot's root link (the link no joint has as its child): the cameras' parent, and
+    the link whose collision must be on, since without it a non-physics SetPose never sweeps
+    (``UnrealRobot.cpp``) and ProjectAirSim's own non-physics robot configs turn it off.
+
+    Raises:
+        ConfigError: the robot config has no links.
+    """
     children = {joint.get("child-link") for joint in robot.get("joints", [])}
-    for link in robot.get("links", []):
-        if link.get("name") not in children:
-            link.setdefault("collision", {})["enabled"] = True
+    roots = [link for link in robot.get("links", []) if link.get("name") not in children]
+    if not roots:
+        raise ConfigError(f"{where}: the robot config has no root link for the cameras")
+    return roots[0]
 
 
 def _read_jsonc(path: Path) -> Any:
