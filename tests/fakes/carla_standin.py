@@ -22,6 +22,11 @@ Modelled on CARLA 0.9.16 as CARLA-Air v0.1.7 builds it; each behaviour names its
 - the server version of a CARLA-Air build is its source commit (``Util/BuildTools/Setup.sh``
   writes ``get_git_repository_version`` from ``Environment.sh``), not a release number;
   CARLA-Air's own Python module reports the same (``env_setup/setup_env.sh`` replaces PyPI's).
+- sensor data reaches the client over CARLA's streaming port (the RPC port + 1), not the
+  RPC port: with ``streaming=False`` (that port blocked) sensors never call back.
+- with AirSim's game mode (CARLA-Air's ``SimWorldGameMode``), ``get_map().name`` is the bare
+  map name, e.g. ``Town10HD_Opt``, not ``Carla/Maps/...`` (CarlaAir ``CarlaServer.cpp``
+  ``call_get_map_info``: "Fallback when not using CARLA's GameMode").
 - CARLA-Air's launcher starts city traffic (``auto_traffic.py`` from ``carlaAir.sh``): vehicles
   on autopilot through the traffic manager on port 8000 in asynchronous mode, and walkers with
   AI controllers. An asynchronous traffic manager moves its vehicles on its own wall clock,
@@ -195,9 +200,13 @@ class Sensor(Actor):
         parent = self.parent
         if self.callback is None or parent is None or not parent.is_alive:
             return
+        if not self.world.streaming:
+            return  # the streaming port is blocked: LibCarla never receives the data
         if self.type_id == "sensor.other.collision":
             return  # set_transform never collides; physics contacts are not simulated
-        width, height = int(self.attributes["image_size_x"]), int(self.attributes["image_size_y"])
+        # A camera blueprint's defaults: 800x600, 90 deg (CARLA's sensor blueprints).
+        width = int(self.attributes.get("image_size_x", 800))
+        height = int(self.attributes.get("image_size_y", 600))
         view = self.attributes["role_name"].rsplit("/", 1)[-1]
         bgra = np.zeros((height, width, 4), dtype=np.uint8)
         if self.type_id == "sensor.camera.depth":
@@ -210,13 +219,15 @@ class Sensor(Actor):
             )
         else:
             bgra[:, :, 2::-1] = expected_ground_rgb(parent.get_transform(), view)
+            texture = bgra[height // 2 :, ::2, :3]
+            texture[:] = 255 - texture  # a rendered street is never one colour
         self.callback(
             Image(
                 snapshot.frame,
                 snapshot.timestamp.elapsed_seconds,
                 width,
                 height,
-                float(self.attributes["fov"]),
+                float(self.attributes.get("fov", 90.0)),
                 bgra.tobytes(),
                 parent.get_transform(),
             )
@@ -295,22 +306,25 @@ class World:
     """The stand-in world.
 
     Args:
-        map_name: what ``get_map().name`` answers (CARLA answers e.g. ``Carla/Maps/Town10HD_Opt``).
+        map_name: what ``get_map().name`` answers (CARLA-Air: the bare map name).
         airsim: the fake AirSim server sharing this world's Unreal frames, or None.
         obstacles: static geometry (a vehicle's box must not overlap it at spawn).
         traffic: vehicles and walkers CARLA-Air's launcher spawned (``auto_traffic.py``).
         frame_s: wall time one tick takes (the server renders a frame per synchronous tick).
+        streaming: whether sensor data reaches the client (its streaming port is open).
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0917 - the stand-in's knobs, given by keyword in the tests
         self,
-        map_name: str = "Carla/Maps/Town10HD_Opt",
+        map_name: str = "Town10HD_Opt",
         airsim: Any = None,
         obstacles: tuple[Obstacle, ...] = (),
         traffic: tuple[int, int] = (0, 0),
         frame_s: float = 0.0,
+        streaming: bool = True,
     ) -> None:
         self.map = Map(map_name)
+        self.streaming = streaming
         self.airsim = airsim
         self.obstacles = obstacles
         self.settings = carla.WorldSettings()

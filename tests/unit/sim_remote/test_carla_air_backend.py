@@ -283,7 +283,7 @@ def test_no_airsim_server_is_a_fault_naming_host_and_port(world: carla_standin.W
 def test_wrong_maps_scenes_agents_and_versions(
     fake: FakeAirSim, caplog: pytest.LogCaptureFixture
 ) -> None:
-    other = carla_standin.World(map_name="Carla/Maps/Town03", airsim=fake)
+    other = carla_standin.World(map_name="Town03", airsim=fake)
     backend = _backend(fake, other)
     with pytest.raises(ConfigError, match=r"'Town10HD' but CARLA at 127\.0\.0\.1:2000 runs"):
         backend.reset("Town10HD", {"uav": UAV_START})
@@ -401,14 +401,25 @@ def test_the_launchers_traffic_moves_only_with_the_worlds_ticks(
         backend.close()
 
 
-def test_a_source_built_server_needs_carla_airs_own_client_module(
-    fake: FakeAirSim, world: carla_standin.World
+def test_pypis_client_against_a_source_built_server_warns_and_the_doctor_proves_the_pair(
+    fake: FakeAirSim, world: carla_standin.World, caplog: pytest.LogCaptureFixture
 ) -> None:
+    # LibCarla only warns on a version mismatch (client/detail/Simulator.cpp ValidateVersions).
     pypi = carla_standin.Client(world, client_version=carla_standin.PYPI_CLIENT)
-    backend = _backend(fake, world, client=pypi)
+    backend = _backend(fake, world, {"uav": UAV_RIG, "ugv": UGV_RIG}, client=pypi)
     try:
-        with pytest.raises(ConfigError, match=r"d70247b.*0\.9\.16.*bootstrap_backend\.sh"):
-            backend.reset("Town10HD", {"uav": UAV_START})
+        with caplog.at_level(logging.WARNING):
+            backend.reset("Town10HD", {"uav": UAV_START, "ugv": UGV_START})
+        assert any(
+            "d70247b" in r.getMessage() and "only warns" in r.getMessage() for r in caplog.records
+        )
+        assert "versions differ" in backend.server_build
+        described = backend.round_trip()
+        assert described.startswith("spawned vehicle.") and described.endswith("destroyed")
+        spawned = [
+            a for a in world.actors if a.attributes.get("role_name", "").endswith("round_trip")
+        ]
+        assert spawned and not any(a.is_alive for a in spawned), "the round trip left actors"
     finally:
         backend.close()
 
@@ -482,12 +493,20 @@ def test_the_doctor_passes_a_carla_air_that_works_and_names_the_fix_of_stock_set
 ) -> None:
     backend = _backend(fake, world, {"uav": UAV_RIG, "ugv": UAV_RIG})
     try:
-        checks = doctor.diagnose(backend, ["uav", "ugv"], seconds_per_action=1.0)
+        checks = doctor.diagnose(
+            backend,
+            ["uav", "ugv"],
+            seconds_per_action=1.0,
+            suite_scenes={"Town10HD": ["spawned_at_reset"]},
+            ground_z=0.0,
+        )
     finally:
         backend.close()
     print(doctor.format_table(checks))
     assert [check.name for check in checks if not check.passed] == []
-    assert [check.name for check in checks][-1] == "one clock"
+    names = [check.name for check in checks]
+    assert names[:4] == ["server", "round trip", "reset", "suite scenes"]
+    assert "depth uav/down" in names and "one clock" not in names
     assert checks[0].detail.startswith("CARLA d70247b (client d70247b), AirSim RPC 1 with Ext")
 
     with FakeAirSim(ground_down=GROUND_DOWN) as stock:
@@ -500,3 +519,81 @@ def test_the_doctor_passes_a_carla_air_that_works_and_names_the_fix_of_stock_set
     (server,) = checks
     assert not server.passed and "PhysicsEngineName is 'FastPhysicsEngine'" in server.detail
     assert server.fix.startswith("install config/carla_air/settings.json")
+
+
+def _doctor(
+    fake: FakeAirSim,
+    world: carla_standin.World,
+    parameters: dict[str, Any] | None = None,
+    **options: Any,
+) -> list[doctor.Check]:
+    backend = _backend(fake, world, {"uav": UAV_RIG, "ugv": UAV_RIG}, **(parameters or {}))
+    try:
+        checks = doctor.diagnose(backend, ["uav", "ugv"], seconds_per_action=1.0, **options)
+    finally:
+        backend.close()
+    print(doctor.format_table(checks))
+    return checks
+
+
+def test_the_doctor_fails_a_round_trip_whose_sensor_data_never_arrives(
+    fake: FakeAirSim,
+) -> None:
+    # CARLA sends sensor data over its streaming port (RPC port + 1); blocked, nothing comes.
+    blocked = carla_standin.World(airsim=fake, streaming=False)
+    checks = _doctor(fake, blocked, {"frame_timeout_s": 1.0})
+    failed = checks[-1]
+    assert [c.name for c in checks] == ["server", "round trip"] and not failed.passed
+    assert "streaming port (2001)" in failed.detail
+
+
+def test_the_doctor_fails_suite_scenes_that_are_not_the_running_map(
+    fake: FakeAirSim, world: carla_standin.World
+) -> None:
+    checks = _doctor(fake, world, suite_scenes={"Town10HD": [], "Town03": []})
+    scenes = next(c for c in checks if c.name == "suite scenes")
+    assert not scenes.passed and "Town03: the run's map is 'Town10HD'" in scenes.detail
+    assert scenes.fix.startswith("run a suite made for this server's world")
+
+
+def test_the_doctor_fails_the_effective_fov_another_client_changed(
+    fake: FakeAirSim, world: carla_standin.World
+) -> None:
+    # simSetCameraFov sets the camera component's FOV, which every capture uses (PIPCamera.cpp).
+    other = airsim.MultirotorClient(ip="127.0.0.1", port=fake.port, timeout_value=5)
+    other.simSetCameraFov("front", 60.0)
+    other.client.close()
+    checks = _doctor(fake, world)
+    front = next(c for c in checks if c.name == "camera uav/front")
+    assert not front.passed and "FOV 60.0 deg, not 90" in front.detail
+    assert all(c.passed for c in checks if c.name.startswith("camera uav/") and c is not front)
+
+
+def test_the_doctor_fails_depth_that_is_not_the_altitude(
+    fake: FakeAirSim, world: carla_standin.World
+) -> None:
+    # The fake's ground is at CARLA z = 0; a check told the ground is 25 m higher sees depth
+    # far from the altitude, as it would for depth in other units.
+    checks = _doctor(fake, world, ground_z=25.0, poses={"uav": Pose(0.0, 0.0, 100.0, 0.0)})
+    depth = next(c for c in checks if c.name == "depth uav/down")
+    assert not depth.passed and "median 100.00 against an altitude of 75.00 m" in depth.detail
+    assert depth.fix.startswith("depth must be metres")
+
+
+def test_carla_airs_stock_camera_fov_is_named_with_the_settings_fix() -> None:
+    # The per-type FOV_Degrees CARLA-Air's shipped file sets are overwritten (PIPCamera.cpp).
+    per_type = settings_for_rig(UAV_RIG)
+    for camera in per_type["Vehicles"]["SimpleFlight"]["Cameras"].values():
+        camera["CaptureSettings"] = [
+            {**c, "FOV_Degrees": 90.0} for c in camera["CaptureSettings"] if c["ImageType"] >= 0
+        ]
+    with FakeAirSim(per_type, ground_down=GROUND_DOWN) as server:
+        backend = _backend(server, carla_standin.World(airsim=server))
+        try:
+            with pytest.raises(ConfigError, match=r"no ImageType -1 entry with FOV_Degrees"):
+                backend.reset("Town10HD", {"uav": UAV_START})
+        finally:
+            backend.close()
+        assert airsim.MultirotorClient(
+            ip="127.0.0.1", port=server.port, timeout_value=5
+        ).simGetCameraInfo("front").fov == pytest.approx(92.56, abs=0.01)

@@ -28,7 +28,11 @@ What CARLA-Air does that shapes this backend (docs/simulators.md has the sources
 - Actors outlive a fault: the UGV and its sensors carry the role name ``aerialdojo/ugv`` and
   every connection destroys what an earlier one left.
 - A source-built CARLA-Air reports its commit as the server version and ships its own Python
-  module; PyPI's ``carla`` does not match it.
+  module (a Python 3.10 build). LibCarla only warns about a version mismatch
+  (``client/detail/Simulator.cpp`` ``ValidateVersions``) and the server never checks the
+  client's (``CarlaServer.cpp`` ``version``); CARLA-Air v0.1.7's LibCarla is CARLA 0.9.16's, so
+  PyPI's ``carla==0.9.16`` is used with a warning and ``aerialdojo doctor`` proves the pair
+  with a round trip (spawn, tick, a sensor frame, destroy).
 
 Agents: ``uav`` is AirSim's vehicle, placed with ``simSetVehiclePose``; ``ugv`` is a CARLA
 vehicle spawned at each episode start (a spawn on an occupied spot fails, which checks the
@@ -191,6 +195,9 @@ class CarlaAirBackend(SimulatorBackend):
         ConfigError: an agent other than uav/ugv, or a rig without cameras.
     """
 
+    #: What ``aerialdojo doctor`` says when a camera check fails.
+    camera_fix = f"UAV: {SETTINGS_FIX}; UGV: check carla_air_ugv_blueprint"
+
     @classmethod
     def from_options(cls, options: BackendOptions) -> CarlaAirBackend:
         return cls(
@@ -216,6 +223,7 @@ class CarlaAirBackend(SimulatorBackend):
         self.carla_endpoint = Endpoint("CARLA", settings.host, settings.carla_port)
         self.airsim_endpoint = Endpoint("AirSim", settings.host, settings.airsim_port)
         self.server_build = ""
+        self._version_note = ""
         self._given_carla_client = carla_client
         self._condition = threading.Condition()
         self._client: Any = None
@@ -259,7 +267,7 @@ class CarlaAirBackend(SimulatorBackend):
             connect_carla, self.carla_endpoint, policy, (RuntimeError,)
         )
         client_version = str(client.get_client_version())
-        self._check_carla_versions(client_version, server_version)
+        self._version_note = self._check_carla_versions(client_version, server_version)
         world = self._carla("reading the world", client.get_world)
         loaded = str(world.get_map().name)
         if not loaded.rsplit("/", maxsplit=1)[-1].startswith(self.settings.map_name):
@@ -289,7 +297,7 @@ class CarlaAirBackend(SimulatorBackend):
         self.server_build = (
             f"CARLA {server_version} (client {client_version}), AirSim RPC "
             f"{self._call_airsim('reading its version', self._airsim.getServerVersion)} "
-            f"with {engine}"
+            f"with {engine}{self._version_note}"
         )
         self._original_settings = self._carla("reading settings", world.get_settings)
         synchronous = world.get_settings()
@@ -301,25 +309,25 @@ class CarlaAirBackend(SimulatorBackend):
         self._tame_traffic()
         self._fetcher = _ImageFetcher(self._airsim_client)
 
-    def _check_carla_versions(self, client_version: str, server_version: str) -> None:
-        """A release client against a release server differing in patch level only warns
-        (LibCarla's protocol rarely changes); a source build (CARLA-Air's server reports its
-        commit, Util/BuildTools/Setup.sh) needs the Python module built with it."""
+    def _check_carla_versions(self, client_version: str, server_version: str) -> str:
+        """Warn about a client of another version, as LibCarla does (``Simulator.cpp``
+        ``ValidateVersions``: a warning, never a refusal); returns what to show of it. A
+        CARLA-Air source build reports its commit (``Util/BuildTools/Setup.sh``)."""
         if client_version == server_version:
-            return
+            return ""
         if _RELEASE.match(server_version) and _RELEASE.match(client_version):
             check_version("carla client", client_version, TESTED_CARLA_VERSION)
             check_version(
                 f"CARLA server ({self.carla_endpoint})", server_version, client_version, 3
             )
-            return
-        raise ConfigError(
-            f"{self.carla_endpoint} is build {server_version!r} but the carla client module is "
-            f"{client_version!r}: CARLA-Air's own setup replaces PyPI's carla with the module "
-            "built with its server (env_setup/carla_python_module.tar.gz); install it into the "
-            "bridge's venv with CARLA_AIR_CARLA_MODULE=<that tarball> "
-            "tools/bootstrap_backend.sh carla-air"
+            return ""
+        message = (
+            f"{self.carla_endpoint} is build {server_version!r}, the carla client "
+            f"{client_version!r}: LibCarla only warns about this; aerialdojo doctor's round "
+            "trip shows whether they work together"
         )
+        _log.warning(message)
+        return "; versions differ, LibCarla only warns (see the round trip)"
 
     def _check_airsim_settings(self) -> str:
         """The server's AirSim settings must hold the UAV rig and the external physics
@@ -849,6 +857,89 @@ class CarlaAirBackend(SimulatorBackend):
                 depth_encoding="DepthPlanar: floats",
             )
         return cameras
+
+    # -- checks for aerialdojo doctor ----------------------------------------------------
+
+    def scene_problems(self, scene: str, objects: Sequence[str]) -> list[str]:
+        """Why ``scene`` cannot run here: it is not the run's map (CARLA-Air runs one map, and
+        the connection checks the server runs it). Targets are spawned at reset, so
+        ``objects`` need not exist beforehand."""
+        del objects
+        if scene == self.settings.map_name:
+            return []
+        return [f"{scene}: the run's map is {self.settings.map_name!r} (sim_bridge.carla_air_map)"]
+
+    def round_trip(self) -> str:
+        """Spawn the UGV's blueprint with a small camera on a free spawn point, tick until the
+        camera delivers that tick's frame, destroy both: proof that this client and server
+        work together beyond the version handshake (and that sensor data arrives, which
+        takes CARLA's streaming port besides the RPC port).
+
+        Raises:
+            SimulatorFaultError: a step failed or the frame did not come.
+        """
+        if self._world is None:
+            self._connect()
+        world = self._world
+        library = self._carla("reading blueprints", world.get_blueprint_library)
+        blueprint = library.find(self.settings.ugv_blueprint)
+        blueprint.set_attribute("role_name", f"{UGV_ROLE}/round_trip")
+        points = self._carla("reading spawn points", lambda: world.get_map().get_spawn_points())
+        vehicle = next(
+            (
+                actor
+                for point in points
+                if (
+                    actor := self._carla(
+                        "spawning", partial(world.try_spawn_actor, blueprint, point)
+                    )
+                )
+                is not None
+            ),
+            None,
+        )
+        if vehicle is None:
+            raise SimulatorFaultError(
+                f"{self.carla_endpoint}: {self.settings.ugv_blueprint} fits on none of the "
+                f"map's {len(points)} spawn points"
+            )
+        camera_blueprint = library.find("sensor.camera.rgb")
+        for name, value in (
+            ("image_size_x", 64),
+            ("image_size_y", 48),
+            ("role_name", f"{UGV_ROLE}/round_trip"),
+        ):
+            camera_blueprint.set_attribute(name, str(value))
+        frames: queue.Queue[Any] = queue.Queue()
+        camera = None
+        try:
+            camera = self._carla(
+                "spawning a camera",
+                partial(world.spawn_actor, camera_blueprint, carla.Transform(), attach_to=vehicle),
+            )
+            camera.listen(frames.put)
+            tick = self._tick(1)
+            deadline = time.monotonic() + self.settings.frame_timeout_s
+            while True:
+                try:
+                    image = frames.get(timeout=max(0.0, deadline - time.monotonic()))
+                except queue.Empty:
+                    raise SimulatorFaultError(
+                        f"{self.carla_endpoint}: the camera sent no frame of tick {tick} within "
+                        f"{self.settings.frame_timeout_s:g} s: sensor data comes over CARLA's "
+                        f"streaming port ({self.settings.carla_port + 1}); check that it is open"
+                    ) from None
+                if image.frame >= tick:
+                    break
+            location = vehicle.get_transform().location
+            return (
+                f"spawned {self.settings.ugv_blueprint} at ({location.x:.1f}, {location.y:.1f}), "
+                f"tick {tick}, camera frame {image.frame} ({image.width}x{image.height}), destroyed"
+            )
+        finally:
+            for actor in (camera, vehicle):
+                if actor is not None:
+                    self._carla("destroying", partial(_destroy, actor))
 
     # -- map -----------------------------------------------------------------------------
 

@@ -76,7 +76,6 @@ from aerialdojo.sim.remote.diagnostics import (
     CapturedPose,
     ServerCamera,
     captured_pose_of_ned,
-    fov_of_focal_length,
 )
 from aerialdojo.sim.remote.frames import (
     map_to_ned,
@@ -298,6 +297,12 @@ class ProjectAirSimBackend(SimulatorBackend):
         ConfigError: no scene directory or no scenes in it, a rig without cameras, or an
             action shorter than the capture interval.
     """
+
+    #: What ``aerialdojo doctor`` says when a camera check fails.
+    camera_fix = (
+        "the bridge writes the cameras into the robot config it loads: check that the scene's "
+        "robot actor is named like the agent and that the server build supports them"
+    )
 
     @classmethod
     def from_options(cls, options: BackendOptions) -> ProjectAirSimBackend:
@@ -797,8 +802,9 @@ class ProjectAirSimBackend(SimulatorBackend):
         )
 
     def server_cameras(self, agent: str) -> dict[str, ServerCamera]:
-        """Every view of ``agent`` as the server reports it: size and FOV from its
-        ``camera_info`` topics, encodings from the last frames.
+        """Every view of ``agent`` as the server reports it: size from its ``camera_info``
+        topics, encodings from the last frames. The FOV is not reported: ``camera_info``
+        echoes the configured one (``camera.cpp``), which cannot tell a wrong render.
 
         Raises:
             SimulatorFaultError: not connected, or no frame yet.
@@ -813,15 +819,47 @@ class ProjectAirSimBackend(SimulatorBackend):
             depth = frames.get((spec.name, DEPTH_PLANAR_IMAGE))
             if info is None or colour is None or depth is None:
                 raise SimulatorFaultError(f"{self.endpoint}: {agent}/{spec.name} sent no frame")
-            width = int(info["width"])
             cameras[spec.name] = ServerCamera(
-                width=width,
+                width=int(info["width"]),
                 height=int(info["height"]),
-                fov_deg=fov_of_focal_length(width, float(info["intrinsic_camera_matrix"][0])),
+                fov_deg=None,
                 colour_encoding=colour.encoding,
                 depth_encoding=depth.encoding,
             )
         return cameras
+
+    def scene_problems(self, scene: str, objects: Sequence[str]) -> list[str]:
+        """Why ``scene`` cannot run here: no scene config for it, or objects its episodes name
+        that the running Unreal level does not hold (``LoadScene`` cannot change the level, so
+        a scene config for another level would run silently in this one).
+
+        Raises:
+            SimulatorFaultError: the server failed; or no scene is loaded (``reset`` first).
+        """
+        problems = []
+        if scene not in self._scenes:
+            problems.append(
+                f"no {SCENE_FILE_PREFIX}{scene}{SCENE_FILE_SUFFIX} in {self._scene_dir}"
+            )
+        if objects:
+            if self._world is None:
+                raise SimulatorFaultError(f"{self.endpoint}: no scene loaded; reset first")
+            world = self._world
+            poses = self._call(
+                "asking for object poses", lambda: world.get_object_poses(list(objects))
+            )
+            # WorldSimApi::getObjectPose answers NaN for an actor the level does not hold.
+            absent = [
+                name
+                for name, pose in zip(objects, poses, strict=True)
+                if math.isnan(float(pose["translation"]["x"]))
+            ]
+            if absent:
+                problems.append(
+                    f"{scene}: {len(absent)} of {len(objects)} objects are not in the running "
+                    f"level ({', '.join(absent[:3])}{', ...' if len(absent) > 3 else ''})"
+                )
+        return problems
 
     def captured_poses(self, agent: str) -> dict[str, CapturedPose]:
         """Where each view's newest colour frame was captured, as the server wrote it into

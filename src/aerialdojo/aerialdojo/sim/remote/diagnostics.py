@@ -13,21 +13,17 @@ class ServerCamera:
     Attributes:
         width: image width the server renders, pixels.
         height: image height, pixels.
-        fov_deg: horizontal field of view, degrees.
+        fov_deg: horizontal field of view the server renders, degrees; None where the server
+            reports only what it was configured with (ProjectAirSim's camera_info).
         colour_encoding: encoding of the colour image on the wire (e.g. ``BGR``).
         depth_encoding: encoding of the depth image on the wire (e.g. ``32FC1``).
     """
 
     width: int
     height: int
-    fov_deg: float
+    fov_deg: float | None
     colour_encoding: str
     depth_encoding: str
-
-
-def fov_of_focal_length(width: int, focal_px: float) -> float:
-    """Horizontal field of view, degrees, of a pinhole camera ``width`` pixels wide."""
-    return math.degrees(2.0 * math.atan(width / 2.0 / focal_px))
 
 
 @dataclass(frozen=True, kw_only=True)
