@@ -1,7 +1,10 @@
 """``aerialdojo doctor`` end to end on its command line: against the fake ProjectAirSim server in
-a process of its own (the doctor runs itself again in .venv-projectairsim), against no server
-at all, and writing AirSim settings. The CARLA-Air checks against the fakes run in-process in
-test_carla_air_backend.py: CARLA's client cannot be faked at the wire.
+a process of its own (the doctor runs itself again in .venv-projectairsim), once as it should
+be and once misconfigured for each check that must fail (the other protocol generation, depth
+in other units, black frames, frames away from the commanded pose, a suite for another
+level), against no server at all, and writing AirSim settings. The CARLA-Air checks against
+the fakes run in-process in test_carla_air_backend.py: CARLA's client cannot be faked at the
+wire.
 
 Needs the backend venvs (tools/bootstrap_backend.sh); the server tests skip without them.
 """
@@ -13,6 +16,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +25,7 @@ import pytest
 import yaml
 from fakes.projectairsim_process import FakeServerProcess
 from fakes.projectairsim_scenes import write_scene_config
+from fakes.remote_suite import write_one_episode_suite
 
 from aerialdojo.sim.backend import aerialdojo_uav_rig
 from aerialdojo.sim.remote.airsim_settings import settings_for_rig
@@ -46,12 +51,12 @@ def _doctor(config: Path, *options: str) -> subprocess.CompletedProcess[str]:
     return result
 
 
-def _config(path: Path, bridge: dict[str, Any]) -> Path:
+def _config(path: Path, bridge: dict[str, Any], manager: dict[str, Any] | None = None) -> Path:
     path.write_text(
         yaml.safe_dump(
             {
                 "sim_bridge": {"ros__parameters": bridge},
-                "task_manager": {"ros__parameters": {}},
+                "task_manager": {"ros__parameters": manager or {}},
                 "evaluator": {"ros__parameters": {}},
             }
         )
@@ -65,12 +70,13 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+#: A wall 20-21 m north of the scene's origin, and the suite's target in the level.
+LEVEL = ["--obstacle", "wall,20,-5,-50,21,5,0", "--level-object", "obj_001,5,5,0"]
+
+
 @pytest.fixture
 def fake_projectairsim(tmp_path: Path) -> Iterator[FakeServerProcess]:
-    # A wall 20-21 m north of the scene's origin.
-    server = FakeServerProcess(
-        PROJECTAIRSIM_PYTHON, tmp_path / "fake.log", ["--obstacle", "wall,20,-5,-50,21,5,0"]
-    )
+    server = FakeServerProcess(PROJECTAIRSIM_PYTHON, tmp_path / "fake.log", LEVEL)
     yield server
     server.close()
 
@@ -78,6 +84,7 @@ def fake_projectairsim(tmp_path: Path) -> Iterator[FakeServerProcess]:
 def _projectairsim_config(tmp_path: Path, server: FakeServerProcess) -> Path:
     scene_dir = tmp_path / "sim_config"
     write_scene_config(scene_dir, "Yard")
+    suite = write_one_episode_suite(tmp_path / "suite", scene="Yard")  # target obj_001
     bridge = {
         "backend": "projectairsim",
         "image_width": 32,
@@ -88,7 +95,7 @@ def _projectairsim_config(tmp_path: Path, server: FakeServerProcess) -> Path:
         "server_timeout_s": 5.0,
         "server_attempts": 1,
     }
-    return _config(tmp_path / "projectairsim.yaml", bridge)
+    return _config(tmp_path / "projectairsim.yaml", bridge, {"suite": str(suite)})
 
 
 @needs_projectairsim
@@ -102,13 +109,66 @@ def test_the_doctor_passes_a_projectairsim_server_that_works(
     assert verdicts == [
         ["PASS", "server"],
         ["PASS", "reset"],
+        ["PASS", "suite"],
         *([["PASS", "camera"]] * 4),
+        ["PASS", "depth"],
         ["PASS", "step"],
         ["PASS", "clock"],
     ]
-    assert "GetBuildCommitHash" in lines[1], "the public build serves no hash"
-    assert "32x24, FOV 90.0 deg, BGR + 32FC1" in result.stdout
-    assert lines[-1] == "8 of 8 checks passed"
+    assert "pair1 topics); topic round trip answered" in lines[1]
+    assert "32x24, FOV not reported, BGR + 32FC1" in result.stdout
+    assert "frames captured at (0.00, 0.00, 11.00) for the commanded (0.00, 0.00, 11.00)" in (
+        result.stdout
+    )
+    assert lines[-1] == "10 of 10 checks passed"
+
+
+@needs_projectairsim
+@pytest.mark.parametrize(
+    ("misconfiguration", "check", "found", "fix"),
+    [
+        (
+            ["--topics-protocol", "pair0"],
+            "server",
+            "client/server protocol mismatch",
+            "run the public ProjectAirSim server",
+        ),
+        (
+            ["--depth-scale", "1000"],
+            "depth",
+            "median 10000.00 against an altitude of 10.00 m",
+            "depth must be metres",
+        ),
+        (["--black-frames"], "camera", "the colour image is black", "the level renders nothing"),
+        (
+            ["--render-offset", "0,3,0"],
+            "step",
+            "largest error 3.000 m",
+            "the frames were not captured",
+        ),
+        ([], "suite", "1 of 1 objects are not in the running level (obj_001)", "run a suite made"),
+    ],
+    ids=["other protocol", "depth units", "black frames", "camera pose", "other level"],
+)
+def test_each_doctor_check_fails_on_a_server_misconfigured_for_it(
+    misconfiguration: list[str], check: str, found: str, fix: str, tmp_path: Path
+) -> None:
+    level = [] if check == "suite" else LEVEL
+    server = FakeServerProcess(
+        PROJECTAIRSIM_PYTHON, tmp_path / "fake.log", [*level, *misconfiguration]
+    )
+    try:
+        started = time.monotonic()
+        result = _doctor(_projectairsim_config(tmp_path, server))
+        elapsed = time.monotonic() - started
+    finally:
+        server.close()
+    assert result.returncode == 1, result.stdout + result.stderr
+    failed = [line for line in result.stdout.splitlines() if line.startswith("FAIL")]
+    assert failed and failed[0].split()[1] == check, result.stdout
+    assert found in result.stdout and f"fix: {fix}" in result.stdout
+    if check == "server":
+        assert elapsed < 10.0 + 3.0, f"{elapsed:.1f} s (the doctor's own start included)"
 
 
 @needs_projectairsim
