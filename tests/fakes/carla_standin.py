@@ -312,6 +312,7 @@ class World:
         traffic: vehicles and walkers CARLA-Air's launcher spawned (``auto_traffic.py``).
         frame_s: wall time one tick takes (the server renders a frame per synchronous tick).
         streaming: whether sensor data reaches the client (its streaming port is open).
+        traffic_role: role name of the traffic's cars (auto_traffic.py: ``autopilot``).
     """
 
     def __init__(  # noqa: PLR0917 - the stand-in's knobs, given by keyword in the tests
@@ -322,6 +323,7 @@ class World:
         traffic: tuple[int, int] = (0, 0),
         frame_s: float = 0.0,
         streaming: bool = True,
+        traffic_role: str = "autopilot",
     ) -> None:
         self.map = Map(map_name)
         self.streaming = streaming
@@ -338,16 +340,16 @@ class World:
         self.frame_s = frame_s
         self._lock = threading.Lock()
         self._last_tick = time.monotonic()
-        self._spawn_traffic(*traffic)
+        self._spawn_traffic(*traffic, traffic_role)
 
-    def _spawn_traffic(self, vehicles: int, walkers: int) -> None:
+    def _spawn_traffic(self, vehicles: int, walkers: int, role: str) -> None:
         """What auto_traffic.py does: autopilot cars on the traffic manager's port 8000 and
         walkers with AI controllers, all in asynchronous mode."""
         library = BlueprintLibrary()
         spawn_points = self.map.get_spawn_points()
         for index in range(vehicles):
             blueprint = library.find("vehicle.audi.a2")
-            blueprint.set_attribute("role_name", "autopilot")
+            blueprint.set_attribute("role_name", role)
             point = spawn_points[index % len(spawn_points)]
             shifted = carla.Transform(
                 carla.Location(point.location.x, point.location.y + 7.0 * (1 + index), 0.0),

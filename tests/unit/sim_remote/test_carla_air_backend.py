@@ -378,7 +378,9 @@ def test_the_ugv_stops_at_an_obstacle_it_drives_into(
 def test_the_launchers_traffic_moves_only_with_the_worlds_ticks(
     fake: FakeAirSim, traffic: str
 ) -> None:
-    world = carla_standin.World(airsim=fake, traffic=(3, 2))
+    # Synchronous traffic is the user's own: auto_traffic.py's cars are refused (below).
+    role = "autopilot" if traffic == "remove" else "my_traffic"
+    world = carla_standin.World(airsim=fake, traffic=(3, 2), traffic_role=role)
     start = world.positions("vehicle.")
     backend = _backend(fake, world, carla_air_traffic=traffic)
     try:
@@ -597,3 +599,57 @@ def test_carla_airs_stock_camera_fov_is_named_with_the_settings_fix() -> None:
         assert airsim.MultirotorClient(
             ip="127.0.0.1", port=server.port, timeout_value=5
         ).simGetCameraInfo("front").fov == pytest.approx(92.56, abs=0.01)
+
+
+def test_synchronous_traffic_refuses_the_launchers_cars_that_it_keeps_restarting(
+    fake: FakeAirSim,
+) -> None:
+    world = carla_standin.World(airsim=fake, traffic=(3, 2))  # auto_traffic.py's
+    backend = _backend(fake, world, carla_air_traffic="synchronous")
+    try:
+        with pytest.raises(ConfigError, match=r"3 cars are auto_traffic\.py's.*every 10 s"):
+            backend.reset("Town10HD", {"uav": UAV_START})
+    finally:
+        backend.close()
+    assert len(world.positions("vehicle.")) == 3, "nothing was destroyed before refusing"
+
+
+def test_a_uav_moved_by_someone_else_is_a_fault_not_a_scored_move(
+    fake: FakeAirSim, world: carla_standin.World
+) -> None:
+    backend = _backend(fake, world)
+    try:
+        backend.reset("Town10HD", {"uav": UAV_START})
+        # What the CarlaAir window's FPS control does after a key press: its own moves.
+        other = airsim.MultirotorClient(ip="127.0.0.1", port=fake.port, timeout_value=5)
+        original = backend._place_uav
+
+        def place_then_taken_over(pose: Pose, *, ignore_collision: bool) -> None:
+            original(pose, ignore_collision=ignore_collision)
+            other.simSetVehiclePose(
+                airsim.Pose(airsim.Vector3r(0.0, 0.0, -50.0), airsim.Quaternionr()), True
+            )
+
+        backend._place_uav = place_then_taken_over  # type: ignore[method-assign]
+        with pytest.raises(SimulatorFaultError, match=r"without a collision: something else"):
+            backend.execute("uav", Action("MoveForward", 1.0))
+        other.client.close()
+    finally:
+        backend.close()
+
+
+def test_a_world_left_synchronous_by_a_killed_bridge_is_taken_over_and_given_back(
+    fake: FakeAirSim, world: carla_standin.World, caplog: pytest.LogCaptureFixture
+) -> None:
+    dead = _backend(fake, world)
+    dead.reset("Town10HD", {"uav": UAV_START})
+    dead._drop_connection()  # killed: close() never ran
+    assert world.get_settings().synchronous_mode, "CARLA-Air is frozen now"
+    backend = _backend(fake, world)
+    try:
+        with caplog.at_level(logging.WARNING):
+            backend.reset("Town10HD", {"uav": UAV_START})
+        assert any("left in synchronous mode" in r.getMessage() for r in caplog.records)
+    finally:
+        backend.close()
+    assert not world.get_settings().synchronous_mode

@@ -113,8 +113,13 @@ _LIFT_TOLERANCE_M = 0.01
 _DRIVABLE = frozenset({"Roads", "RoadLines", "Sidewalks", "Ground", "Terrain", "Sky"})
 #: Clearance the UGV keeps to an obstacle it stops at, metres.
 _STOP_SHORT_M = 0.1
-#: Traffic the launcher (CARLA-Air's auto_traffic.py) spawns: type id prefixes.
+#: Traffic the launcher (CARLA-Air's auto_traffic.py) spawns: type id prefixes, and the role
+#: name it gives its cars.
 _CARS, _WALKERS, _WALKER_AI = "vehicle.", "walker.", "controller.ai.walker"
+_LAUNCHER_ROLE = "autopilot"
+#: A UAV that ends an action farther than this from where it was sent, without a collision,
+#: was moved by something else.
+_DRIFT_TOLERANCE_M = 0.05
 _RELEASE = re.compile(r"^\d+(\.\d+)+$")
 #: A smoke test's UAV start: high above the map origin, clear of buildings.
 SMOKE_TEST_UAV_START = Pose(0.0, 0.0, 100.0, 0.0)
@@ -300,6 +305,14 @@ class CarlaAirBackend(SimulatorBackend):
             f"with {engine}{self._version_note}"
         )
         self._original_settings = self._carla("reading settings", world.get_settings)
+        if self._original_settings.synchronous_mode:
+            # Only its client ticks a synchronous world: one that died without giving it
+            # back left CARLA-Air frozen (guide/FAQ.md). Taken over here, given back on close.
+            _log.warning(
+                "%s was left in synchronous mode by a client that is gone (a killed bridge?); "
+                "taking it over, and giving it back asynchronous on close",
+                self.carla_endpoint,
+            )
         synchronous = world.get_settings()
         synchronous.synchronous_mode = True
         synchronous.fixed_delta_seconds = self.settings.fixed_delta_s
@@ -400,6 +413,22 @@ class CarlaAirBackend(SimulatorBackend):
         clock."""
         actors = self._carla("listing actors", self._world.get_actors)
         keep_cars = self.settings.traffic == "synchronous"
+        launched = [
+            actor
+            for actor in actors
+            if str(actor.type_id).startswith(_CARS)
+            and actor.attributes.get("role_name") == _LAUNCHER_ROLE
+        ]
+        if keep_cars and launched:
+            raise ConfigError(
+                f"{self.carla_endpoint}: carla_air_traffic is synchronous, but {len(launched)} "
+                "cars are auto_traffic.py's (role_name 'autopilot'), which carlaAir.sh starts "
+                "beside the server: every 10 s of wall time it turns autopilot back on for "
+                "stopped cars and sends walkers to new places (go_to_location, which the "
+                "CarlaAir FAQ says crashes the server), so no two runs see the same world. "
+                "Fix: stop auto_traffic.py on the CARLA-Air host and spawn your own traffic, "
+                "or set carla_air_traffic: remove"
+            )
         for actor in actors:
             type_id = str(actor.type_id)
             if type_id.startswith((_WALKERS, _WALKER_AI)) or (
@@ -607,13 +636,26 @@ class CarlaAirBackend(SimulatorBackend):
         pose = self._uav_pose()
         if action.name == STOP:
             return MotionOutcome(pose=pose)
-        self._place_uav(target_pose(pose, action), ignore_collision=False)
+        goal = target_pose(pose, action)
+        self._place_uav(goal, ignore_collision=False)
         self._tick(self._ticks_per_action)
         stamp, name = self._uav_collision()
         collided = stamp > self._uav_collision_ns
         outcome = MotionOutcome(
             pose=self._uav_pose(), collided=collided, collision_object=name if collided else ""
         )
+        drift = outcome.pose.distance_to(goal.position)
+        if not collided and drift > _DRIFT_TOLERANCE_M:
+            # Keyboard or mouse input in the CarlaAir window starts its FPS drone control
+            # (SimWorldGameMode.cpp FDroneControlWorker: API control, arming, moveByVelocity
+            # every 0.1 s), which fights the bridge; so would another AirSim client.
+            self._drop_connection()
+            raise SimulatorFaultError(
+                f"{self.airsim_endpoint}: the {UAV} ended {drift:.2f} m from where it was sent "
+                "without a collision: something else moves it (keyboard or mouse input in the "
+                "CarlaAir window takes over the drone; restart CARLA-Air and leave its window "
+                "alone, or another AirSim client)"
+            )
         if collided:
             # The physics body stays at the blocked goal and every tick would sweep the drone
             # into the obstacle again (MultirotorPawnSimApi.cpp updateRendering): put the body
