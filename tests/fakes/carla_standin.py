@@ -27,6 +27,9 @@ Modelled on CARLA 0.9.16 as CARLA-Air v0.1.7 builds it; each behaviour names its
 - with AirSim's game mode (CARLA-Air's ``SimWorldGameMode``), ``get_map().name`` is the bare
   map name, e.g. ``Town10HD_Opt``, not ``Carla/Maps/...`` (CarlaAir ``CarlaServer.cpp``
   ``call_get_map_info``: "Fallback when not using CARLA's GameMode").
+- ``get_environment_objects(label)`` lists the map's static objects with their semantic
+  label and world bounding box (LibCarla ``client/World.cpp`` ``GetEnvironmentObjects``;
+  ``CityObjectLabel.Any`` matches every label).
 - CARLA-Air's launcher starts city traffic (``auto_traffic.py`` from ``carlaAir.sh``): vehicles
   on autopilot through the traffic manager on port 8000 in asynchronous mode, and walkers with
   AI controllers. An asynchronous traffic manager moves its vehicles on its own wall clock,
@@ -72,6 +75,17 @@ class Obstacle:
     low: tuple[float, float, float]
     high: tuple[float, float, float]
     label: carla.CityObjectLabel = carla.CityObjectLabel.Static
+
+
+@dataclass
+class EnvironmentObject:
+    """What ``carla.EnvironmentObject`` holds (the real class cannot be made from Python)."""
+
+    id: int
+    name: str
+    type: carla.CityObjectLabel
+    transform: carla.Transform
+    bounding_box: carla.BoundingBox
 
 
 @dataclass
@@ -431,6 +445,28 @@ class World:
             if entry is not None:
                 hits.append((entry, LabelledPoint(_location_at(start, end, entry), label)))
         return [point for _, point in sorted(hits, key=lambda hit: hit[0])]
+
+    def get_environment_objects(self, label: carla.CityObjectLabel) -> list[EnvironmentObject]:
+        found = []
+        for index, obstacle in enumerate(self.obstacles):
+            if label not in (carla.CityObjectLabel.Any, obstacle.label):
+                continue
+            centre = carla.Location(
+                *((lo + hi) / 2.0 for lo, hi in zip(obstacle.low, obstacle.high, strict=True))
+            )
+            extent = carla.Vector3D(
+                *((hi - lo) / 2.0 for lo, hi in zip(obstacle.low, obstacle.high, strict=True))
+            )
+            found.append(
+                EnvironmentObject(
+                    id=1000 + index,
+                    name=obstacle.name,
+                    type=obstacle.label,
+                    transform=carla.Transform(centre),
+                    bounding_box=carla.BoundingBox(centre, extent),
+                )
+            )
+        return found
 
     def get_snapshot(self) -> Snapshot:
         return Snapshot(self.frame, Timestamp(self.elapsed))

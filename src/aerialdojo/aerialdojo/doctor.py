@@ -428,32 +428,19 @@ def add_parser(commands: Any) -> None:
 
 def command(args: argparse.Namespace) -> int:
     """Run the doctor for ``aerialdojo doctor``; exit status 0 when every check passed."""
-    from aerialdojo.backends import backend_entry  # noqa: PLC0415
-    from aerialdojo.graph import load_config, node_interpreter, node_specs  # noqa: PLC0415
-
-    specs = node_specs(load_config(args.config))
-    bridge = next(spec for spec in specs if spec.name == "sim_bridge")
-    name = str(bridge.parameters["backend"])
-    entry = backend_entry(name)
-    if entry.client_module is None:
-        raise ConfigError(
-            f"{args.config}: sim_bridge.backend is {name!r}, which drives no simulator server; "
-            "the doctor checks the remote simulators"
-        )
+    specs, bridge = remote_bridge(args.config)
     if args.airsim_settings is not None:
         return _write_airsim_settings(bridge, args.airsim_settings)
-    if importlib.util.find_spec(entry.client_module) is None:
-        python = node_interpreter(bridge)
-        assert python is not None  # a remote backend always has a venv
-        again = ["--config", str(args.config), *(["--scene", args.scene] if args.scene else [])]
-        again += [f"--pose={pose}" for pose in args.pose] + [f"--ground-z={args.ground_z}"]
-        doctor = [str(python), "-m", "aerialdojo.doctor", *again]
-        return subprocess.run(doctor, check=False).returncode
+    again = ["--config", str(args.config), *(["--scene", args.scene] if args.scene else [])]
+    again += [f"--pose={pose}" for pose in args.pose] + [f"--ground-z={args.ground_z}"]
+    code = rerun_in_backend_venv(bridge, "aerialdojo.doctor", again)
+    if code is not None:
+        return code
     poses = dict(_parse_pose(text) for text in args.pose)
     seconds = _number(bridge, "seconds_per_action")
     manager = next((spec for spec in specs if spec.name == "task_manager"), None)
     suite_scenes = _suite_scenes(manager) if manager is not None else None
-    backend = _backend(bridge)
+    backend = remote_backend(bridge)
     try:
         agents = _agents(bridge)
         checks = diagnose(
@@ -467,9 +454,42 @@ def command(args: argparse.Namespace) -> int:
         )
     finally:
         backend.close()
-    print(f"aerialdojo doctor: {args.config} ({name})")
+    print(f"aerialdojo doctor: {args.config} ({bridge.parameters['backend']})")
     print(format_table(checks))
     return 0 if all(check.passed for check in checks) else 1
+
+
+def remote_bridge(config: Path) -> tuple[list[NodeSpec], NodeSpec]:
+    """The node specs of a run config and its bridge's.
+
+    Raises:
+        ConfigError: the config is invalid, or its backend drives no simulator server.
+    """
+    from aerialdojo.backends import backend_entry  # noqa: PLC0415
+    from aerialdojo.graph import load_config, node_specs  # noqa: PLC0415
+
+    specs = node_specs(load_config(config))
+    bridge = next(spec for spec in specs if spec.name == "sim_bridge")
+    name = str(bridge.parameters["backend"])
+    if backend_entry(name).client_module is None:
+        raise ConfigError(
+            f"{config}: sim_bridge.backend is {name!r}, which drives no simulator server"
+        )
+    return specs, bridge
+
+
+def rerun_in_backend_venv(bridge: NodeSpec, module: str, argv: Sequence[str]) -> int | None:
+    """Run ``python -m module argv`` again in the backend's venv when this interpreter lacks
+    the backend's client; returns its exit status, or None when the client is here."""
+    from aerialdojo.backends import backend_entry  # noqa: PLC0415
+    from aerialdojo.graph import node_interpreter  # noqa: PLC0415
+
+    client = backend_entry(str(bridge.parameters["backend"])).client_module
+    if client is None or importlib.util.find_spec(client) is not None:
+        return None
+    python = node_interpreter(bridge)
+    assert python is not None  # a remote backend always has a venv
+    return subprocess.run([str(python), "-m", module, *argv], check=False).returncode
 
 
 def _suite_scenes(manager: NodeSpec) -> dict[str, list[str]]:
@@ -515,7 +535,7 @@ def _rig(bridge: NodeSpec) -> list[CameraSpec]:
     return rigs["uav"]
 
 
-def _backend(bridge: NodeSpec) -> RemoteBackend:
+def remote_backend(bridge: NodeSpec) -> RemoteBackend:
     """The backend the bridge would build, with the same parameters and rigs."""
     from aerialdojo.backends import create_backend  # noqa: PLC0415
     from aerialdojo.sim.backend import BackendOptions  # noqa: PLC0415

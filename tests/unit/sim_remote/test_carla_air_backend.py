@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import socket
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -39,9 +41,11 @@ pytest.importorskip(
 )
 
 import airsim
+import carla
 from fakes import carla_standin
 from fakes.airsim_server import HORIZON_DEPTH_M, Box, FakeAirSim, expected_rgb
 from msgpackrpc.error import TimeoutError as RpcTimeoutError
+from PIL import Image
 
 from aerialdojo import doctor
 from aerialdojo.actions import Action
@@ -52,16 +56,21 @@ from aerialdojo.errors import (
     UnknownSceneError,
 )
 from aerialdojo.geometry import Pose
+from aerialdojo.server_survey import DEFAULT_LANDMARKS, DEFAULT_TARGETS
 from aerialdojo.sim.backend import CameraSpec, aerialdojo_uav_rig
 from aerialdojo.sim.carla_air import CarlaAirBackend
 from aerialdojo.sim.clock import BridgeClock
 from aerialdojo.sim.remote.airsim_settings import settings_for_rig
 from aerialdojo.sim.remote.settings import CarlaAirSettings
+from aerialdojo.sites.build import build_site_suite
+from aerialdojo.sites.from_server import SurveyOptions, survey_server
+from aerialdojo.sites.site import load_site
 
 # msgpack-rpc-python passes msgpack 0.5 the encoding argument it deprecates.
 pytestmark = pytest.mark.filterwarnings("ignore:encoding is deprecated:PendingDeprecationWarning")
 
 TICK_S = 0.05
+Car, Buildings = carla.CityObjectLabel.Car, carla.CityObjectLabel.Buildings
 UAV_START = Pose(10.0, -20.0, 30.0, 0.0)  # map frame: CARLA (10, 20, 30)
 UGV_START = Pose(4.0, 0.0, 0.0, 0.0)  # on lane 1 of the stand-in street, heading +x
 UGV_RIG = [CameraSpec(name="front", width=10, height=8, fov_deg=90.0)]
@@ -653,3 +662,37 @@ def test_a_world_left_synchronous_by_a_killed_bridge_is_taken_over_and_given_bac
     finally:
         backend.close()
     assert not world.get_settings().synchronous_mode
+
+
+def test_a_suite_of_the_servers_own_world_from_its_environment_objects_and_lanes(
+    fake: FakeAirSim, tmp_path: Path
+) -> None:
+    """``aerialdojo tasks from-server`` on CARLA-Air: environment objects with their labels
+    and boxes (World.get_environment_objects) become targets and landmarks, starts go above
+    the lane waypoints, each target is photographed from its anchor by the UAV."""
+    car = carla_standin.Obstacle("SM_Car_Parked", (20.0, 6.0, 0.0), (24.0, 8.0, 1.5), Car)
+    house = carla_standin.Obstacle("BP_House_3", (0.0, 20.0, 0.0), (10.0, 30.0, 12.0), Buildings)
+    world = carla_standin.World(airsim=fake, obstacles=(car, house))
+    backend = _backend(fake, world)
+    options = SurveyOptions(
+        name="town10hd_survey",
+        targets=re.compile(DEFAULT_TARGETS),
+        landmarks=re.compile(DEFAULT_LANDMARKS),
+        altitude_m=30.0,
+    )
+    try:
+        site_path = survey_server(backend, "Town10HD", tmp_path, options)
+    finally:
+        backend.close()
+    site = load_site(site_path)
+    assert site.scene == "Town10HD" and site.frame.method == "simulator"
+    (target,) = site.targets
+    assert target.target_id == "SM_Car_Parked" and target.name == "car"
+    assert target.anchor.z == pytest.approx(0.75 + 0.75 + 1.0)  # 1 m above the box
+    assert [landmark.name for landmark in site.landmarks] == ["bp house 3"]
+    assert all(start.pose.z == 30.0 for start in site.starts)
+    with Image.open(target.reference_image) as photo:
+        assert photo.size == (16, 12)  # the UAV's front view
+    built = build_site_suite(site, tmp_path / "suite", command="test")
+    assert {episode.scene for episode in built.suite.episodes} == {"Town10HD"}
+    assert {episode.target_object_id for episode in built.suite.episodes} == {"SM_Car_Parked"}

@@ -218,3 +218,63 @@ def test_the_doctor_writes_the_airsim_settings_of_a_config(tmp_path: Path) -> No
     result = _doctor(config, "--airsim-settings", str(written))
     assert result.returncode == 0, result.stderr
     assert json.loads(written.read_text()) == settings_for_rig(aerialdojo_uav_rig(320, 240, 70.0))
+
+
+@needs_projectairsim
+def test_a_suite_built_from_the_servers_world_runs_there_and_the_doctor_says_so(
+    tmp_path: Path,
+) -> None:
+    """``aerialdojo tasks from-server`` against the fake: the level's objects (ListObjects,
+    GetObjectPoses) become targets and landmarks, each target photographed from its anchor
+    by the backend, and the suite passes the doctor's suite check on that server."""
+    level = [
+        "--level-object",
+        "Car_Red,8,12,-0.8",
+        "--level-object",
+        "Crate_01,-6,4,-0.5",
+        "--level-object",
+        "Building_North,40,0,-15",
+    ]
+    server = FakeServerProcess(PROJECTAIRSIM_PYTHON, tmp_path / "fake.log", level)
+    try:
+        config = _projectairsim_config(tmp_path, server)
+        out = tmp_path / "yard_suite"
+        built = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "aerialdojo.cli",
+                "tasks",
+                "from-server",
+                "--config",
+                str(config),
+                "--out",
+                str(out),
+                "--image-size",
+                "32",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+            env={**os.environ, "AERIALDOJO_ROOT": str(REPO)},
+        )
+        print(built.stdout, built.stderr)
+        assert built.returncode == 0, built.stdout + built.stderr
+        site = yaml.safe_load((out / "site.yaml").read_text())
+        assert site["simulator_scene"] == "Yard" and site["frame"]["method"] == "simulator"
+        assert [t["id"] for t in site["targets"]] == ["Car_Red", "Crate_01"]
+        assert [m["name"] for m in site["landmarks"]] == ["building north"]
+        suite = json.loads((out / "suite.json").read_text())
+        assert {e["scene"] for e in suite["episodes"]} == {"Yard"}
+        assert {e["target"]["object_id"] for e in suite["episodes"]} == {"Car_Red", "Crate_01"}
+        assert "from-server" in suite["site"]["command"]
+        # The doctor's suite check finds the suite's targets in the running level.
+        yaml_config = yaml.safe_load(config.read_text())
+        yaml_config["task_manager"]["ros__parameters"]["suite"] = str(out / "suite.json")
+        config.write_text(yaml.safe_dump(yaml_config))
+        checked = _doctor(config)
+        line = next(x for x in checked.stdout.splitlines() if "suite scenes" in x)
+        assert line.startswith("PASS") and "2 object(s) named by its episodes: all on" in line
+    finally:
+        server.close()

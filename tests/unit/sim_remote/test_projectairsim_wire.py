@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-pytest.importorskip("msgpack", reason="needs .venv-projectairsim (tools/bootstrap_backend.sh)")
+pytest.importorskip("pynng", reason="needs .venv-projectairsim (tools/bootstrap_backend.sh)")
 
 import msgpack
 import pynng

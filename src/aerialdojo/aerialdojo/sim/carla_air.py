@@ -83,7 +83,7 @@ from aerialdojo.sim.remote.connection import (
     connect_with_retries,
     fault,
 )
-from aerialdojo.sim.remote.diagnostics import ServerCamera
+from aerialdojo.sim.remote.diagnostics import ServerCamera, WorldObject
 from aerialdojo.sim.remote.frames import (
     CarlaPose,
     carla_to_map,
@@ -226,6 +226,8 @@ class CarlaAirBackend(SimulatorBackend):
         self.settings = settings
         self._ticks_per_action = max(1, math.ceil(seconds_per_action / settings.fixed_delta_s))
         self.carla_endpoint = Endpoint("CARLA", settings.host, settings.carla_port)
+        #: The server a survey names (CARLA's world).
+        self.endpoint = self.carla_endpoint
         self.airsim_endpoint = Endpoint("AirSim", settings.host, settings.airsim_port)
         self.server_build = ""
         self._version_note = ""
@@ -982,6 +984,51 @@ class CarlaAirBackend(SimulatorBackend):
             for actor in (camera, vehicle):
                 if actor is not None:
                     self._carla("destroying", partial(_destroy, actor))
+
+    def world_objects(self, scene: str) -> list[WorldObject]:
+        """The map's environment objects (``World.get_environment_objects``: buildings,
+        poles, parked vehicles, ... with their semantic label and world bounding box), in the
+        map frame.
+
+        Raises:
+            UnknownSceneError: ``scene`` is not the run's map.
+            SimulatorFaultError: CARLA failed.
+        """
+        if scene != self.settings.map_name:
+            raise UnknownSceneError(
+                f"CARLA-Air serves the run's map {self.settings.map_name!r} only, not {scene!r}"
+            )
+        if self._world is None:
+            self._connect()
+        world = self._world
+        found = self._carla(
+            "listing environment objects",
+            lambda: world.get_environment_objects(carla.CityObjectLabel.Any),
+        )
+        objects = []
+        for item in found:
+            box = item.bounding_box
+            centre = carla_to_map(CarlaPose(box.location.x, box.location.y, box.location.z, 0.0))
+            extent = box.extent
+            objects.append(
+                WorldObject(
+                    name=str(item.name),
+                    kind=str(item.type),
+                    x=centre.x,
+                    y=centre.y,
+                    z=centre.z,
+                    size=(2.0 * extent.x, 2.0 * extent.y, 2.0 * extent.z),
+                )
+            )
+        return objects
+
+    def start_candidates(self, scene: str, altitude_m: float) -> list[Pose]:
+        """Where a survey may start episodes: above the map's lane waypoints every 50 m,
+        at ``altitude_m`` (roads are free of buildings; AGOS-Bench flies at 80 m)."""
+        if self._world is None:
+            self._connect()
+        graph = self.road_graph(spacing_m=50.0)
+        return [Pose(x, y, altitude_m, 0.0) for x, y, _z in graph.nodes]
 
     # -- map -----------------------------------------------------------------------------
 

@@ -75,6 +75,7 @@ from aerialdojo.sim.remote.connection import (
 from aerialdojo.sim.remote.diagnostics import (
     CapturedPose,
     ServerCamera,
+    WorldObject,
     captured_pose_of_ned,
 )
 from aerialdojo.sim.remote.frames import (
@@ -860,6 +861,41 @@ class ProjectAirSimBackend(SimulatorBackend):
                     f"level ({', '.join(absent[:3])}{', ...' if len(absent) > 3 else ''})"
                 )
         return problems
+
+    def world_objects(self, scene: str) -> list[WorldObject]:
+        """The running level's objects with their poses (``ListObjects``,
+        ``GetObjectPoses``, ``WorldSimApi.cpp``), without the scene's robots; loads ``scene``
+        first if another is loaded.
+
+        Raises:
+            UnknownSceneError: no scene config of that name.
+            SimulatorFaultError: the server failed.
+        """
+        if scene not in self._scenes:
+            raise UnknownSceneError(f"no ProjectAirSim scene {scene!r} in {self._scene_dir}")
+        if self._client is None or scene != self._scene:
+            self._load(scene)
+        world = self._world
+        names = [
+            str(name)
+            for name in self._call("listing objects", lambda: world.list_objects(".*"))
+            if str(name) not in self._agents
+        ]
+        poses = self._call("asking for object poses", lambda: world.get_object_poses(names))
+        objects = []
+        for name, pose in zip(names, poses, strict=True):
+            t = pose["translation"]
+            north, east, down = float(t["x"]), float(t["y"]), float(t["z"])
+            if not all(map(math.isfinite, (north, east, down))):
+                continue  # gone between the two calls
+            objects.append(WorldObject(name=name, kind="", x=east, y=north, z=-down))
+        return objects
+
+    def start_candidates(self, scene: str, altitude_m: float) -> list[Pose]:
+        """Where a survey may start episodes: the scene's spawn of the first agent (the
+        server tells no free space; ``altitude_m`` is unused)."""
+        del altitude_m
+        return [self.start_pose(scene, next(iter(self._rigs)))]
 
     def captured_poses(self, agent: str) -> dict[str, CapturedPose]:
         """Where each view's newest colour frame was captured, as the server wrote it into

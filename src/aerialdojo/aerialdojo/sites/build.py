@@ -275,6 +275,7 @@ def build_site_suite(
             start_tolerance=site.start_tolerance,
             free_space=site.free_space,
             embedded_scene=site.embedded_scene,
+            simulator_scene=site.simulator_scene,
         ),
     )
     save_suite(suite)

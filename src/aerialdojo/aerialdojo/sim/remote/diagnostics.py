@@ -60,3 +60,24 @@ def captured_pose_of_ned(
         yaw_deg=math.degrees(math.pi / 2.0 - yaw_ned),
         pitch_deg=math.degrees(pitch),
     )
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorldObject:
+    """An object of a simulator server's world, as its API lists it (map frame).
+
+    Attributes:
+        name: the server's name of it (an Unreal actor, a CARLA environment object).
+        kind: what the server says it is (a CARLA semantic label), ``""`` if nothing.
+        x: centre, metres.
+        y: centre, metres.
+        z: centre, metres.
+        size: extent along x, y, z in metres, where the server tells it.
+    """
+
+    name: str
+    kind: str
+    x: float
+    y: float
+    z: float
+    size: tuple[float, float, float] | None = None
