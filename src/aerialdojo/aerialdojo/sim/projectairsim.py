@@ -187,8 +187,8 @@ class _Client(ProjectAirSimClient):  # type: ignore[misc]
         if not answered.wait(max(0.0, TOPIC_CHECK_S - (time.monotonic() - started))):
             raise ConfigError(
                 f"{endpoint} (topics on port {self._settings.topics_port}): no answer on the "
-                f"topic socket within {TOPIC_CHECK_S:g} s although the server accepts "
-                "requests: client/server protocol mismatch. This client speaks "
+                f"topic socket within {TOPIC_CHECK_S:g} s although both sockets connected: "
+                "client/server protocol mismatch. This client speaks "
                 f"{SERVER_GENERATION}; NNG refuses a peer of another protocol without an "
                 f"error. Fix: {PROTOCOL_FIX}"
             )
