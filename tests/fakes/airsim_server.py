@@ -232,9 +232,9 @@ class FakeAirSim:
 
     # -- life cycle ----------------------------------------------------------------------
 
-    def start(self) -> FakeAirSim:
+    def start(self, port: int = 0) -> FakeAirSim:
         self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._listener.bind(("127.0.0.1", 0))
+        self._listener.bind(("127.0.0.1", port))
         self._listener.listen()
         self._listener.settimeout(0.1)
         self.port = self._listener.getsockname()[1]
