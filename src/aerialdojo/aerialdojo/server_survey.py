@@ -83,7 +83,7 @@ def command(args: argparse.Namespace) -> int:
             altitude_m=args.altitude,
             max_targets=args.max_targets,
             max_starts=args.max_starts,
-            agent=next(iter(bridge.parameters["agents"])),  # type: ignore[call-overload]
+            agent=str(_agents(bridge)[0]),
         )
         site_path = survey_server(cast("Any", backend), scene, args.out, options)
     finally:
@@ -100,6 +100,12 @@ def command(args: argparse.Namespace) -> int:
         f"{len(suite.episodes)} episodes"
     )
     return 0
+
+
+def _agents(bridge: Any) -> list[str]:
+    agents = bridge.parameters["agents"]
+    assert isinstance(agents, list)  # validated against the parameter table
+    return [str(agent) for agent in agents]
 
 
 def _argv(args: argparse.Namespace) -> list[str]:

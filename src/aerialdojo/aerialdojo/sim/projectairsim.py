@@ -524,8 +524,8 @@ class ProjectAirSimBackend(SimulatorBackend):
         for spec in agent.rig:
             for image_type, name in _TOPIC.items():
                 topic = agent.drone.sensors[spec.name][f"{name}_info"]
-                callback = self._keeper(agent.infos, (spec.name, image_type))
-                self._call(f"subscribing to {topic}", partial(client.subscribe, topic, callback))
+                info_keeper = self._keeper(agent.infos, (spec.name, image_type))
+                self._call(f"subscribing to {topic}", partial(client.subscribe, topic, info_keeper))
 
     def _image_keeper(
         self, agent: _Agent, key: tuple[str, int], topic: str
@@ -946,7 +946,8 @@ def _root_link(robot: dict[str, Any], where: str) -> dict[str, Any]:
     roots = [link for link in robot.get("links", []) if link.get("name") not in children]
     if not roots:
         raise ConfigError(f"{where}: the robot config has no root link for the cameras")
-    return roots[0]
+    root: dict[str, Any] = roots[0]
+    return root
 
 
 def _read_jsonc(path: Path) -> Any:

@@ -106,11 +106,13 @@ def survey_server(backend: SurveyedBackend, scene: str, out: Path, options: Surv
         )
     photos = out / "photos"
     photos.mkdir(parents=True, exist_ok=True)
-    targets = []
+    targets: list[dict[str, Any]] = []
+    anchors: list[Pose] = []
     ids: set[str] = set()
     for item in chosen:
         target_id = _unique_id(item.name, ids)
         anchor = _anchor(item, starts)
+        anchors.append(anchor)
         backend.reset(scene, {options.agent: anchor})
         observation = backend.observe(options.agent)
         photo = photos / f"{target_id}.png"
@@ -133,8 +135,7 @@ def survey_server(backend: SurveyedBackend, scene: str, out: Path, options: Surv
                 "reference_image": f"photos/{photo.name}",
             }
         )
-    points = [(p.x, p.y, p.z) for p in starts] + [tuple(t["anchor"]["position_m"]) for t in targets]
-    points += [tuple(t["position_m"]) for t in targets]
+    points = [(p.x, p.y, p.z) for p in (*starts, *anchors)] + [(o.x, o.y, o.z) for o in chosen]
     site = {
         "format": "aerialdojo-site/1",
         "name": options.name,

@@ -54,17 +54,17 @@ HALF_FLOAT_MAX = 65504.0
 
 def subscribe_frame(topic: str) -> bytes:
     """The frame that subscribes to ``topic`` (the server then sends its last value)."""
-    return msgpack.packb([FRAME_SUBSCRIBE, topic, ""], use_bin_type=True)
+    return bytes(msgpack.packb([FRAME_SUBSCRIBE, topic, ""], use_bin_type=True))
 
 
 def unsubscribe_frame(topic: str) -> bytes:
     """The frame that ends this connection's subscription to ``topic``."""
-    return msgpack.packb([FRAME_UNSUBSCRIBE, topic, ""], use_bin_type=True)
+    return bytes(msgpack.packb([FRAME_UNSUBSCRIBE, topic, ""], use_bin_type=True))
 
 
 def unsubscribe_all_frame() -> bytes:
     """The frame that ends every subscription of this connection."""
-    return msgpack.packb([FRAME_UNSUBSCRIBE_ALL, "", ""], use_bin_type=True)
+    return bytes(msgpack.packb([FRAME_UNSUBSCRIBE_ALL, "", ""], use_bin_type=True))
 
 
 def read_frame(raw: bytes) -> tuple[int, str, bytes]:
