@@ -20,7 +20,6 @@ from aerialdojo_interfaces.srv import SimExecute, SimReset
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.publisher import Publisher
 from rosgraph_msgs.msg import Clock
@@ -33,11 +32,17 @@ from aerialdojo.backends import create_backend
 from aerialdojo.depth_cloud import depth_points
 from aerialdojo.errors import AerialDojoError, SimulatorFaultError
 from aerialdojo.geometry import Pose
-from aerialdojo.nodes.common import declare_node_parameters, param, time_msg, time_ns
+from aerialdojo.nodes.common import (
+    announce_node,
+    declare_node_parameters,
+    node_process,
+    param,
+    time_msg,
+    time_ns,
+)
 from aerialdojo.nodes.conversions import camera_info_msg, pose_from_msg, pose_msg, transform_msg
 from aerialdojo.nodes.frame_publisher import FramePublisher
 from aerialdojo.nodes.images import array_to_image, points_to_cloud
-from aerialdojo.nodes.lifetime import exit_with_launcher
 from aerialdojo.nodes.qos import SENSOR_QOS, STATE_QOS, TASK_QOS
 from aerialdojo.params import NODE_PARAMETERS
 from aerialdojo.sim.backend import BackendOptions, Observation
@@ -67,6 +72,7 @@ class SimBridge(Node):
     def __init__(self) -> None:
         super().__init__("sim_bridge")
         declare_node_parameters(self, "sim_bridge")
+        announce_node(self)
         self._agents: list[str] = list(param(self, "agents"))
         self._point_clouds = bool(param(self, "publish_point_clouds"))
         self._backend = create_backend(
@@ -252,19 +258,15 @@ class SimBridge(Node):
 
 
 def main(args: list[str] | None = None) -> None:
-    exit_with_launcher()
-    try:
-        with rclpy.init(args=args):
-            node = SimBridge()
-            try:
-                rclpy.spin(node)
-            finally:
-                # Stops the frame-publishing thread and closes the backend; without it the
-                # process left its DDS participant undestroyed, and with it a 64 MB
-                # shared-memory segment in /dev/shm after every run.
-                node.destroy_node()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+    with node_process(args):
+        node = SimBridge()
+        try:
+            rclpy.spin(node)
+        finally:
+            # Stops the frame-publishing thread and closes the backend; without it the
+            # process left its DDS participant undestroyed, and with it a 64 MB
+            # shared-memory segment in /dev/shm after every run.
+            node.destroy_node()
 
 
 if __name__ == "__main__":
