@@ -998,10 +998,8 @@ def _cmd_tasks_from_site(args: argparse.Namespace) -> int:
     site = load_site(args.site)
     command = from_site_command(args.site, args.out, args.image_size)
     built = build_site_suite(site, args.out, command=command, image_size=args.image_size)
-    for pair in built.skipped:
-        print(f"skipped {pair}", file=sys.stderr)
-    for note in built.notes:
-        print(f"note: {note}", file=sys.stderr)
+    for message in built.messages():
+        print(message, file=sys.stderr)
     suite = built.suite
     print(
         f"{suite.path}: {len(suite.episodes) // 2} task(s) of site {site.name} "

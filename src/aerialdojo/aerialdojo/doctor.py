@@ -579,11 +579,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     add_parser(commands)
     args = parser.parse_args(["doctor", *(sys.argv[1:] if argv is None else argv)])
-    handler: Callable[[argparse.Namespace], int] = args.handler
+    return run_handler(args.handler, args, "aerialdojo doctor")
+
+
+def run_handler(
+    handler: Callable[[argparse.Namespace], int], args: argparse.Namespace, prog: str
+) -> int:
+    """Run a command as ``python -m`` does: an aerialdojo error is one line on stderr and
+    exit status 2."""
     try:
         return handler(args)
     except AerialDojoError as error:
-        print(f"aerialdojo doctor: error: {error}", file=sys.stderr)
+        print(f"{prog}: error: {error}", file=sys.stderr)
         return 2
 
 

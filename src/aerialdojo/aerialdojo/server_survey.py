@@ -12,11 +12,11 @@ import argparse
 import re
 import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from aerialdojo.errors import AerialDojoError, ConfigError
+from aerialdojo.errors import ConfigError
 
 #: Defaults of the survey: vehicles and props as targets, buildings as landmarks (CARLA's
 #: semantic labels; ProjectAirSim's levels name their actors freely: pass your own).
@@ -92,8 +92,8 @@ def command(args: argparse.Namespace) -> int:
     built = build_site_suite(
         load_site(site_path), args.out, command=recorded, image_size=args.image_size
     )
-    for note in built.notes:
-        print(f"note: {note}", file=sys.stderr)
+    for message in built.messages():
+        print(message, file=sys.stderr)
     suite = built.suite
     print(
         f"{suite.path}: {len(suite.episodes) // 2} task(s) of {scene}, "
@@ -123,12 +123,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="aerialdojo tasks from-server", description=__doc__)
     _arguments(parser)
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    handler: Callable[[argparse.Namespace], int] = command
-    try:
-        return handler(args)
-    except AerialDojoError as error:
-        print(f"aerialdojo tasks from-server: error: {error}", file=sys.stderr)
-        return 2
+    from aerialdojo.doctor import run_handler  # noqa: PLC0415
+
+    return run_handler(command, args, "aerialdojo tasks from-server")
 
 
 if __name__ == "__main__":
