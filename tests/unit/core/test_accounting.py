@@ -9,11 +9,12 @@ from pathlib import Path
 from eventstream import event, straight_episode
 
 from aerialdojo.events import EpisodeAssembler, EventKind
+from aerialdojo.protocols import trace_builder
 from aerialdojo.report.run import NOTES_FILE, REPORT_MD, STATUS_JSON, score_assembled, write_run
 
 
 def _run(*, cut: bool) -> EpisodeAssembler:
-    assembler = EpisodeAssembler()
+    assembler = EpisodeAssembler(trace_builder)
     selection = {"selection": ["a", "b", "c"]}
     assembler.add(event(EventKind.RUN_STARTED, episode_json=json.dumps(selection)))
     for e in straight_episode("a", EventKind.STOPPED, [5]):
@@ -60,7 +61,7 @@ def test_an_interrupted_run_excludes_the_running_episode(tmp_path: Path) -> None
 
 
 def test_a_complete_run_says_it_is_complete(tmp_path: Path) -> None:
-    assembler = EpisodeAssembler()
+    assembler = EpisodeAssembler(trace_builder)
     assembler.add(event(EventKind.RUN_STARTED, episode_json=json.dumps({"selection": ["a"]})))
     for e in straight_episode("a", EventKind.STOPPED, [5]):
         assembler.add(e)
