@@ -745,6 +745,13 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             "leaves the budget to the run (CityNav); 0: each episode's own",
         ),
         P(
+            name="operator_gate",
+            default=False,
+            description="Robots: every attempt waits for the operator's console "
+            "(/aerialdojo/operator/prompt, /aerialdojo/operator/start): place, confirm, engage, "
+            "start; a refused start (a robot placed off its start) is announced and tried again",
+        ),
+        P(
             name="ready_timeout_s",
             default=120.0,
             minimum=1.0,
