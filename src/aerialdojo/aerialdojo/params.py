@@ -25,6 +25,7 @@ from aerialdojo.agos.vocabulary import (
 from aerialdojo.backends import backend_names
 from aerialdojo.errors import ConfigError
 from aerialdojo.protocols.settings import OBSERVATIONS, PAPER_OBSERVATION, PAPER_ODOMETRY
+from aerialdojo.robot.vehicles import vehicle_names
 
 ParamValue = bool | int | float | str | list[str] | list[float] | list[int]
 
@@ -906,6 +907,292 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             default="",
             description="Suite of the run's episodes, for the report's maps (reference paths, "
             "scene overviews); empty: the task manager's",
+        ),
+    ),
+    "safety_gate": (
+        P(
+            name="vehicle",
+            default="mavros",
+            choices=vehicle_names(),
+            description='Vehicle adapter the gate commands (docs/robots.md, "Vehicles"): mavros '
+            "(pose setpoints to MAVROS or any REP-147-shaped driver), px4 (px4_msgs over "
+            "uXRCE-DDS), ugv (cmd_vel closed on odometry)",
+        ),
+        P(
+            name="suite",
+            default="",
+            description="Suite built from a site (aerialdojo tasks from-site) whose geofence the "
+            "gate enforces; set this or site",
+        ),
+        P(name="site", default="", description="Site file whose geofence the gate enforces"),
+        P(
+            name="rate_hz",
+            default=20.0,
+            above=2.0,
+            maximum=200.0,
+            description="Rate of the keep-alive and setpoint stream, Hz (PX4 and MAVROS need "
+            "more than 2 Hz)",
+        ),
+        P(
+            name="status_rate_hz",
+            default=5.0,
+            minimum=2.0,
+            maximum=100.0,
+            description="Rate of safety/status besides every change, Hz",
+        ),
+        P(
+            name="max_speed_m_s",
+            default=1.0,
+            above=0.0,
+            maximum=20.0,
+            description="Speed cap of every goal, m/s",
+        ),
+        P(
+            name="max_accel_m_s2",
+            default=1.0,
+            above=0.0,
+            maximum=20.0,
+            description="Acceleration and braking of the setpoint ramp, m/s^2; the a of the "
+            "stopping distance v^2/2a kept from the geofence",
+        ),
+        P(
+            name="max_step_m",
+            default=10.0,
+            above=0.0,
+            maximum=1000.0,
+            description="Longest straight move one goal may ask for, m",
+        ),
+        P(
+            name="max_yaw_rate_deg_s",
+            default=45.0,
+            above=0.0,
+            maximum=360.0,
+            description="Turn rate of the setpoint ramp, degrees/s",
+        ),
+        P(
+            name="require_deadman",
+            default=True,
+            description="Engaging and moving need the operator console's heartbeat on "
+            "safety/deadman",
+        ),
+        P(
+            name="deadman_timeout_s",
+            default=1.0,
+            above=0.0,
+            maximum=10.0,
+            description="Longest silence of the operator's heartbeat before a fault, s",
+        ),
+        P(
+            name="odometry_timeout_s",
+            default=0.5,
+            above=0.0,
+            maximum=10.0,
+            description="Oldest odometry the gate acts on before a fault, s",
+        ),
+        P(
+            name="vehicle_timeout_s",
+            default=3.0,
+            above=0.0,
+            maximum=30.0,
+            description="Longest silence of the autopilot's status (mavros/State, PX4 "
+            "vehicle_status) before a fault, s",
+        ),
+        P(
+            name="min_battery_fraction",
+            default=0.3,
+            minimum=0.0,
+            maximum=1.0,
+            description="Battery below which the robot is stopped (a safety intervention)",
+        ),
+        P(
+            name="tracking_error_m",
+            default=2.0,
+            above=0.0,
+            description="How far the vehicle may lag the streamed setpoint ...",
+        ),
+        P(
+            name="tracking_timeout_s",
+            default=3.0,
+            above=0.0,
+            description="... for how long before it counts as not following (a motor that "
+            "stops answering), s",
+        ),
+        P(
+            name="odom_topic",
+            default="",
+            description="The vehicle's own odometry (nav_msgs/Odometry, ENU, site frame); empty: "
+            "the vehicle's default (mavros: /mavros/local_position/odom, ugv: odom; px4 reads "
+            "vehicle_odometry and republishes it as odom)",
+        ),
+        P(
+            name="setpoint_topic",
+            default="/mavros/setpoint_position/local",
+            description="mavros: where the PoseStamped setpoints go",
+        ),
+        P(
+            name="state_topic",
+            default="/mavros/state",
+            description="mavros: the autopilot's mode and arming (mavros_msgs/State); empty: not "
+            "watched (no takeover detection by mode: docs/robots.md)",
+        ),
+        P(
+            name="battery_topic",
+            default="/mavros/battery",
+            description="mavros, ugv: sensor_msgs/BatteryState; empty: not watched",
+        ),
+        P(
+            name="controlled_modes",
+            default=["OFFBOARD", "GUIDED"],
+            description="mavros: the modes in which the vehicle obeys the gate (PX4 OFFBOARD, "
+            "ArduPilot GUIDED); leaving them is a takeover",
+        ),
+        P(
+            name="px4_namespace",
+            default="/fmu",
+            description="px4: the uXRCE-DDS topic prefix (/fmu, or /<ns>/fmu for a namespaced "
+            "client)",
+        ),
+        P(
+            name="px4_system_id",
+            default=1,
+            minimum=0,
+            maximum=255,
+            description="px4: MAV_SYS_ID of the vehicle, the target of its VehicleCommands",
+        ),
+        P(
+            name="px4_offboard_warmup_s",
+            default=1.5,
+            above=1.0,
+            maximum=10.0,
+            description="px4: keep-alive streamed this long before offboard is requested (PX4 "
+            "engages offboard only after more than 1 s of it)",
+        ),
+        P(
+            name="cmd_vel_topic",
+            default="cmd_vel",
+            description="ugv: where the velocity commands go",
+        ),
+        P(
+            name="cmd_vel_stamped",
+            default=False,
+            description="ugv: send geometry_msgs/TwistStamped (nav2 and diff_drive_controller on "
+            "Jazzy) instead of Twist",
+        ),
+        P(
+            name="max_angular_speed_deg_s",
+            default=45.0,
+            above=0.0,
+            maximum=720.0,
+            description="ugv: turn-rate cap of the velocity commands, degrees/s",
+        ),
+    ),
+    "sim_robot": (
+        P(
+            name="contract",
+            default="mavros",
+            choices=("mavros", "px4", "ugv"),
+            description='What the simulated robot speaks (docs/robots.md, "Simulated robot"): '
+            "mavros (MAVROS-shaped topics over a PX4-like autopilot), px4 (px4_msgs topics with "
+            "PX4's offboard and failsafe behaviour), ugv (cmd_vel and odom)",
+        ),
+        P(
+            name="start_position_m",
+            default=[0.0, 0.0, 2.0],
+            description="Where the robot starts (the operator placed it there), site frame ENU, m",
+        ),
+        P(name="start_yaw_deg", default=0.0, description="Its heading at start, CCW from east"),
+        P(
+            name="scene",
+            default="",
+            description="Embedded scene its cameras render (a rehearsal site's "
+            "embedded_scene); empty: no cameras",
+        ),
+        P(
+            name="image_width",
+            default=256,
+            minimum=1,
+            maximum=4096,
+            description="Camera image width, pixels",
+        ),
+        P(
+            name="image_height",
+            default=256,
+            minimum=1,
+            maximum=4096,
+            description="Camera image height, pixels",
+        ),
+        P(
+            name="fov_deg",
+            default=90.0,
+            minimum=1.0,
+            maximum=179.0,
+            description="Camera horizontal field of view, degrees",
+        ),
+        P(
+            name="camera_rate_hz",
+            default=2.0,
+            above=0.0,
+            maximum=60.0,
+            description="Rate of the rendered camera, depth and camera_info, Hz",
+        ),
+        P(
+            name="rate_hz",
+            default=50.0,
+            minimum=5.0,
+            maximum=500.0,
+            description="Rate of the dynamics and of the odometry, Hz",
+        ),
+        P(
+            name="time_constant_s",
+            default=0.3,
+            above=0.0,
+            maximum=10.0,
+            description="First-order time constant of the position and yaw response, s",
+        ),
+        P(
+            name="max_speed_m_s",
+            default=5.0,
+            above=0.0,
+            description="The vehicle's own speed limit (PX4 MPC_XY_VEL_MAX), m/s",
+        ),
+        P(
+            name="latency_s",
+            default=0.02,
+            minimum=0.0,
+            maximum=2.0,
+            description="Delay between a command's arrival and its effect, s",
+        ),
+        P(
+            name="odometry_noise_m",
+            default=0.01,
+            minimum=0.0,
+            description="Standard deviation of the odometry's position noise, m",
+        ),
+        P(name="seed", default=0, minimum=0, description="Seed of the odometry noise"),
+        P(
+            name="battery_drain_per_s",
+            default=0.0,
+            minimum=0.0,
+            maximum=1.0,
+            description="Battery fraction used per second (starts full)",
+        ),
+        P(
+            name="autopilot_parameters",
+            default=[],
+            description="NAME=VALUE overrides of the simulated autopilot's parameters (PX4's "
+            "defaults otherwise, e.g. COM_OBL_RC_ACT=5 COM_OF_LOSS_T=1.0), served to "
+            "aerialdojo preflight",
+        ),
+        P(
+            name="px4_namespace",
+            default="/fmu",
+            description="px4: the uXRCE-DDS topic prefix",
+        ),
+        P(
+            name="operator_offboard_switch",
+            default=True,
+            description="mavros: the simulated operator switches to OFFBOARD once setpoints have "
+            "streamed for more than a second (as a pilot does with the mode switch)",
         ),
     ),
 }
