@@ -229,6 +229,29 @@ def create_backend(name: str, options: BackendOptions) -> SimulatorBackend:
     return _backend_class(entry).from_options(options)
 
 
+def build_transport(name: str, host: object) -> object | None:
+    """The ROS half backend ``name`` reaches its world through, built on ``host`` (the
+    bridge's node), for ``BackendOptions.transport``; None for a backend that needs none.
+
+    Raises:
+        ConfigError: no backend of that name.
+    """
+    entry = backend_entry(name)
+    if entry.transport is None:
+        return None
+    return cast("Callable[[object], object]", _resolve(entry.transport))(host)
+
+
+def runs_on_wall_clock(name: str) -> bool:
+    """Whether backend ``name``'s world runs in real time (a robot): the graph then has no
+    simulated clock.
+
+    Raises:
+        ConfigError: no backend of that name.
+    """
+    return backend_entry(name).wall_clock
+
+
 def load_scene(scene: str) -> EmbeddedScene | None:
     """The scene called ``scene`` from the first backend whose scene source knows it, for
     maps and overviews; None where no registered source knows it (a GPU simulator's world,

@@ -851,6 +851,71 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         "AGOS UGV policy acting on its front view, six-view ring, the candidates and the "
         "reference images"
     ),
+    "operator_console": (
+        P(
+            name="agents",
+            default=["uav"],
+            description="The robots the console shows and commands; set by aerialdojo from "
+            "the bridge's agents",
+        ),
+        P(
+            name="odometry_topic",
+            default="vehicle/odom",
+            description="Each robot's odometry (site frame), relative to its agent's namespace "
+            "unless absolute; set by aerialdojo from the bridge's robot_odometry_topic",
+        ),
+        P(
+            name="mode",
+            default="interactive",
+            choices=("interactive", "automatic"),
+            description="interactive: the operator types commands (aerialdojo console); "
+            "automatic: clear, engage, place and start alone (rehearsals on the simulated "
+            "robot and tests only, never a real robot)",
+        ),
+        P(
+            name="placement",
+            default="manual",
+            choices=("manual", "fly"),
+            description="How the automatic operator places a robot at its start: manual (it "
+            "must be there already) or fly (through its gate)",
+        ),
+        P(
+            name="deadman_rate_hz",
+            default=10.0,
+            minimum=1.0,
+            maximum=100.0,
+            description="Rate of the operator's heartbeat to every gate (safety/deadman), Hz",
+        ),
+        P(
+            name="fly_speed_m_s",
+            default=1.0,
+            above=0.0,
+            maximum=10.0,
+            description="Speed of a flight to a start, m/s (at most the gate's cap)",
+        ),
+        P(
+            name="transit_altitude_m",
+            default=0.0,
+            minimum=0.0,
+            maximum=500.0,
+            description="Height a flight to a start climbs to first, metres in the site frame; "
+            "0: straight there",
+        ),
+        P(
+            name="max_leg_m",
+            default=5.0,
+            above=0.0,
+            maximum=100.0,
+            description="Longest leg of a flight to a start (within the gate's step-size cap)",
+        ),
+        P(
+            name="service_timeout_s",
+            default=5.0,
+            above=0.0,
+            maximum=60.0,
+            description="Longest wait for a gate or the task manager to answer, seconds",
+        ),
+    ),
     "evaluator": (
         P(name="output_dir", default="runs", description="Directory that receives runs/<run_id>/"),
         P(

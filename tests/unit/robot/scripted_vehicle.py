@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from aerialdojo.geometry import Pose, wrap_angle
-from aerialdojo.robot.link import FaultClass, GateState, SafetyState, VehicleState
+from aerialdojo.robot.link import SafetyState, VehicleState
+from aerialdojo.robot.safety import FaultClass, GateState
 
 
 @dataclass

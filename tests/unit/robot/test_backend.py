@@ -21,7 +21,7 @@ from aerialdojo.errors import (
 from aerialdojo.geometry import Pose
 from aerialdojo.protocols import load_suite
 from aerialdojo.robot.backend import RobotBackend
-from aerialdojo.robot.link import FaultClass, GateState
+from aerialdojo.robot.safety import FaultClass, GateState
 from aerialdojo.robot.settings import RobotSettings
 from aerialdojo.sim.backend import BackendFault, BackendOptions
 from aerialdojo.tasks.suite import resolve_suite

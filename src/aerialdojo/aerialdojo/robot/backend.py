@@ -49,14 +49,13 @@ from aerialdojo.geofence import Geofence
 from aerialdojo.geometry import Pose
 from aerialdojo.protocols import load_suite
 from aerialdojo.robot.link import (
-    FaultClass,
-    GateState,
     SafetyState,
     VehicleLink,
     VehicleState,
     VehicleTransport,
 )
 from aerialdojo.robot.motions import MotionWorld, path_length, plan_motion, turn_angle
+from aerialdojo.robot.safety import FaultClass, GateState
 from aerialdojo.robot.settings import ROBOT_VIEWS, RobotSettings
 from aerialdojo.sim.backend import (
     BackendFault,

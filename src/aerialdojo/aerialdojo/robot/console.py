@@ -17,8 +17,9 @@ from enum import Enum
 
 from aerialdojo.geometry import Pose, wrap_angle
 from aerialdojo.protocols.task import TaskDescription
-from aerialdojo.robot.link import GateState, SafetyState
+from aerialdojo.robot.link import SafetyState
 from aerialdojo.robot.motions import split_legs
+from aerialdojo.robot.safety import GateState
 
 
 def task_line(task: TaskDescription) -> str:

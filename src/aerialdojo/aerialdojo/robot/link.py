@@ -15,28 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import IntEnum
 from typing import Protocol, runtime_checkable
 
 from aerialdojo.geometry import Pose
-
-
-class GateState(IntEnum):
-    """Mirror of ``aerialdojo_interfaces/msg/SafetyStatus`` ``STATE_*`` (a test keeps the two
-    in step), so that the ROS-free backend can read the gate's state."""
-
-    STANDBY = 0
-    READY = 1
-    MOVING = 2
-    FAULT = 3
-
-
-class FaultClass(IntEnum):
-    """Mirror of ``SafetyStatus`` ``FAULT_*``: what a fault of the gate means for the attempt."""
-
-    NONE = 0
-    INTERVENTION = 1
-    INFRASTRUCTURE = 2
+from aerialdojo.robot.safety import FaultClass, GateState
 
 
 @dataclass(frozen=True, kw_only=True)
