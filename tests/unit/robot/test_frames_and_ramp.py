@@ -3,6 +3,7 @@ ramp the gate streams instead of a jump."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -64,7 +65,7 @@ def test_a_5_m_step_is_a_trapezoid_capped_at_the_speed_limit() -> None:
     assert path.duration == pytest.approx(5.5)
     samples = [path.sample(10.0 + 0.01 * i) for i in range(600)]
     assert max(s.speed for s in samples) == pytest.approx(1.0)
-    assert all(b.position[0] >= a.position[0] for a, b in zip(samples, samples[1:], strict=False))
+    assert all(b.position[0] >= a.position[0] for a, b in itertools.pairwise(samples))
     mid = path.sample(12.75)
     assert mid.position[0] == pytest.approx(2.5) and mid.velocity == pytest.approx((1.0, 0, 0))
     assert path.sample(15.5) == Setpoint(position=(5.0, 0.0, 2.0), yaw=0.0)
@@ -82,7 +83,7 @@ def test_the_setpoint_acceleration_never_exceeds_the_cap() -> None:
     path = ramp(3.0, speed=1.5, accel=1.0)
     dt = 0.01
     speeds = [path.sample(10.0 + dt * i).speed for i in range(int(path.duration / dt) + 2)]
-    assert max(abs(b - a) / dt for a, b in zip(speeds, speeds[1:], strict=False)) <= 1.0 + 1e-6
+    assert max(abs(b - a) / dt for a, b in itertools.pairwise(speeds)) <= 1.0 + 1e-6
 
 
 def test_a_turn_in_place_runs_at_the_yaw_rate_the_short_way_round() -> None:
