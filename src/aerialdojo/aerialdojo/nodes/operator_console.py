@@ -55,7 +55,7 @@ from aerialdojo.tf_tree import MAP_FRAME
 
 #: What the terminal accepts, and what each does.
 COMMANDS = {
-    "s": "start: engage every gate, wait until each holds its robot ready, start the episode",
+    "s": "start: engage every gate, have each hold its robot at its start, start the episode",
     "f": "fly each robot to its start through its gate (you watch it)",
     "c": "clear the latched faults (after you made the robots safe)",
     "e": "e-stop every robot",
@@ -218,8 +218,13 @@ class OperatorConsole(Node):
         return ""
 
     def start(self) -> str:
-        """Engage every gate, wait until each is ready, and start the announced attempt;
-        returns what happened."""
+        """Engage every gate, have each hold its robot exactly at its start, and start the
+        announced attempt; returns what happened.
+
+        The hold at the start is a goal, so it also proves the gate's goals are accepted: an
+        engaged gate streams its keep-alive before the vehicle enters the gate's mode (through
+        MAVROS the pilot switches to OFFBOARD once the stream runs), and refuses goals until
+        then, saying which mode the vehicle is in."""
         prompt = self._prompt
         problem = self.engage()
         if prompt is None or problem:
@@ -228,6 +233,14 @@ class OperatorConsole(Node):
             return "the gates did not become ready: " + "; ".join(
                 f"{agent} {gate_text(self._gates[agent])}" for agent in prompt.starts
             )
+        for agent, start in prompt.starts.items():
+            refused = self._goal(agent, start)
+            if refused:
+                return f"{agent}: the gate does not take goals yet: {refused}"
+        if not self._wait(
+            lambda: all(self._reached(agent, start) for agent, start in prompt.starts.items())
+        ):
+            return "the robots did not settle at their starts"
         with self._lock:
             self._started = prompt.episode_id
         refused = self._trigger(self._start)
