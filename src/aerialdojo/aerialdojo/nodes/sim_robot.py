@@ -38,8 +38,13 @@ from aerialdojo.nodes.qos import latched_qos
 from aerialdojo.nodes.spinning import run_nodes, steady_clock
 from aerialdojo.nodes.vehicles.base import COMMAND_QOS, DRIVER_QOS
 from aerialdojo.robot.px4_model import (
+    MAV_STATE_ACTIVE,
+    MAV_STATE_CRITICAL,
+    MAV_STATE_FLIGHT_TERMINATION,
+    MAV_STATE_STANDBY,
     MODE_NAMES,
     NAV_OFFBOARD,
+    NAV_TERMINATION,
     Px4Commander,
     autopilot_parameters,
     parameter_value,
@@ -52,6 +57,8 @@ from aerialdojo.tf_tree import MAP_FRAME
 #: diff_drive_controller's default ``cmd_vel_timeout``: a base stops when commands stop
 #: (control.ros.org, ros2_controllers ``diff_drive_controller`` user docs).
 GROUND_COMMAND_TIMEOUT_S = 0.5
+#: Injected faults are kept for a test client that matches late (latched, reliable).
+INJECT_QOS = latched_qos(depth=10)
 #: Where each contract's wiring lives (the px4 one imports px4_msgs, so only on use).
 CONTRACTS = {
     "mavros": "aerialdojo.nodes.sim_robot:MavrosContract",
@@ -146,14 +153,36 @@ class MavrosContract:
         if self._state_pub is None:
             return
         commander = self._autopilot.commander
-        state = (commander.armed, MODE_NAMES.get(commander.nav_state, "UNKNOWN"))
+        state = (
+            commander.armed,
+            MODE_NAMES.get(commander.nav_state, "UNKNOWN"),
+            heartbeat_system_status(commander),
+        )
         # MAVROS publishes State on every heartbeat (1 Hz) and the fake also on a change.
         if state == self._last_state and now - self._state_sent < 1.0:
             return
         self._last_state, self._state_sent = state, now
-        msg = self._state_type(connected=True, armed=state[0], guided=True, mode=state[1])
+        msg = self._state_type(
+            connected=True,
+            armed=state[0],
+            guided=True,
+            mode=state[1],
+            system_status=heartbeat_system_status(commander),
+        )
         msg.header.stamp = self._node.get_clock().now().to_msg()
         self._state_pub.publish(msg)
+
+
+def heartbeat_system_status(commander: Px4Commander) -> int:
+    """The HEARTBEAT's MAV_STATE as PX4 sends it (``mavlink/streams/HEARTBEAT.hpp``): armed
+    is ACTIVE (4), or CRITICAL (5) while a failsafe is active; Termination is
+    FLIGHT_TERMINATION (7); disarmed is STANDBY (3). MAVROS passes it on as
+    ``State.system_status``."""
+    if commander.nav_state == NAV_TERMINATION:
+        return MAV_STATE_FLIGHT_TERMINATION
+    if not commander.armed:
+        return MAV_STATE_STANDBY
+    return MAV_STATE_CRITICAL if commander.failsafe else MAV_STATE_ACTIVE
 
 
 class GroundContract:
@@ -225,7 +254,7 @@ class SimRobot(Node):
             self, values, autopilot
         )
         self._body = body
-        self.create_subscription(String, "sim_robot/inject", self._on_inject, 10)
+        self.create_subscription(String, "sim_robot/inject", self._on_inject, INJECT_QOS)
         self.create_timer(1.0 / float(values["rate_hz"]), self._on_tick, clock=steady_clock())
         self._camera = _Camera(self, values) if values["scene"] else None
         if self._camera is not None:

@@ -423,9 +423,6 @@ class SafetyCore:
                     f"operator heartbeat silent for {silence:.2f} s "
                     f"(limit {limits.deadman_timeout_s:g} s)",
                 )
-        fault = self._vehicle_fault(now)
-        if fault is not None:
-            return fault
         odometry = self._odometry
         if odometry is None:
             return Fault("odometry_stale", "no odometry received yet")
@@ -437,6 +434,11 @@ class SafetyCore:
             )
         if not odometry.valid:
             return Fault("estimator_invalid", "the estimator marks the position invalid")
+        # After the odometry: an autopilot that lost its estimate fails safe at once, and
+        # the root cause, not its consequence, names the fault.
+        fault = self._vehicle_fault(now)
+        if fault is not None:
+            return fault
         if not limits.geofence.contains(odometry.position, margin=0.0):
             x, y, z = odometry.position
             return Fault(

@@ -67,9 +67,9 @@ class SimAutopilot:
         if SimFault.RC_STICKS in faults:
             self.commander.sticks_moved()
         self._faults_seen = set(faults)
-        self.commander.position_valid = SimFault.ESTIMATOR_INVALID not in faults and (
-            SimFault.ODOMETRY_DROPOUT not in faults
-        )
+        # An odometry dropout is the link's (the autopilot still has its estimate); an
+        # invalid estimator is the autopilot's own.
+        self.commander.position_valid = SimFault.ESTIMATOR_INVALID not in faults
         self.commander.update(autopilot_time_us(now), self.body.battery)
         self._apply_mode(now)
         self.body.step(now)

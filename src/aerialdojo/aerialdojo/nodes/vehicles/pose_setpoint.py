@@ -31,9 +31,22 @@ from aerialdojo.nodes.vehicles.base import (
     battery_fraction,
     subscribe_odometry,
 )
+from aerialdojo.robot.px4_model import (
+    MAV_STATE_CRITICAL,
+    MAV_STATE_EMERGENCY,
+    MAV_STATE_FLIGHT_TERMINATION,
+)
 from aerialdojo.robot.safety import GateOutput, VehicleReport
 from aerialdojo.tf_tree import MAP_FRAME
 
+#: The MAV_STATE values an autopilot's HEARTBEAT reports during its own failsafe (PX4:
+#: ``mavlink/streams/HEARTBEAT.hpp``; ArduPilot's ``send_heartbeat`` alike); MAVROS passes
+#: them on as ``State.system_status``.
+FAILSAFE_STATES = {
+    MAV_STATE_CRITICAL: "CRITICAL",
+    MAV_STATE_EMERGENCY: "EMERGENCY",
+    MAV_STATE_FLIGHT_TERMINATION: "FLIGHT_TERMINATION",
+}
 #: MAVROS' own odometry topic (``local_position.cpp``), used when ``odom_topic`` is empty.
 MAVROS_ODOMETRY = "/mavros/local_position/odom"
 
@@ -91,11 +104,15 @@ class PoseSetpointAdapter:
 
     def _on_state(self, msg: Any) -> None:
         connected = bool(msg.connected)
+        status = int(msg.system_status)
         self._sink.vehicle(
             VehicleReport(
                 stamp=self._sink.clock(),
                 controllable=connected and msg.mode in self._controlled,
                 mode=str(msg.mode) if connected else "(autopilot not connected)",
+                failsafe=f"HEARTBEAT system_status {FAILSAFE_STATES[status]}"
+                if status in FAILSAFE_STATES
+                else "",
                 battery_fraction=self._battery,
             )
         )
