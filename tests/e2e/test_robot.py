@@ -11,9 +11,9 @@ What each test adds:
   simulator's; the bag replays to the same metrics.json; every node on the wall clock.
 - ``test_a_safety_stop_ends_the_attempt_unscored``: one episode each, the fault made while
   the robot flies: the operator's console dying (dead-man), the pilot switching the mode, low
-  battery, an odometry dropout (the autopilot's own failsafe, through MAVROS a mode change):
-  each an operator/safety intervention: the attempt is excluded with its cause and reason,
-  nothing is scored, ``aerialdojo rerun`` lists it, and the bag says the same.
+  battery (operator/safety interventions) and an odometry dropout (stale odometry: a failure
+  of the robot, which the contract classes as infrastructure, not an intervention as the
+  issue's text has it): the attempt is excluded with its cause and reason, nothing is scored, ``aerialdojo rerun`` lists it, and the bag says the same.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from aerialdojo.cli import EXIT_INCOMPLETE
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.background import BackgroundNode
 from aerialdojo.nodes.qos import EVENTS_QOS
+from aerialdojo.nodes.sim_robot import INJECT_QOS
 from aerialdojo.protocols import load_suite
 from aerialdojo.sim.backend import aerialdojo_uav_rig
 from aerialdojo.sim.embedded.backend import EmbeddedBackend
@@ -124,7 +125,7 @@ class _Injector:
         self.made = threading.Event()
         self._background = BackgroundNode("robot_fault_injector")
         node = self._background.node
-        self._inject = node.create_publisher(String, "/sim_robot/inject", 10)
+        self._inject = node.create_publisher(String, "/sim_robot/inject", INJECT_QOS)
         node.create_subscription(
             EpisodeEvent, "/aerialdojo/episode_events", self._on_event, EVENTS_QOS
         )
@@ -151,10 +152,9 @@ class _Injector:
         ("deadman", "intervention", "deadman_lost"),
         ("rc_takeover", "intervention", "rc_takeover"),
         ("low_battery", "intervention", "battery_low"),
-        # The estimate is lost on the autopilot too: PX4 leaves offboard at once
-        # (robot/sim_autopilot.py: position_valid), which MAVROS shows only as a mode change;
-        # the gate stops the robot for it before its own stale-odometry watchdog fires.
-        ("odometry_dropout", "intervention", "left the gate's mode"),
+        # The robot's odometry stops reaching the companion: the gate's stale-odometry
+        # watchdog stops it, a failure of the robot (the contract's class: infrastructure).
+        ("odometry_dropout", "infrastructure", "odometry_stale"),
     ],
 )
 def test_a_safety_stop_ends_the_attempt_unscored(
