@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from aerialdojo.agents.vlm.transcript import TRANSCRIPTS_DIR
-from aerialdojo.backends import backend_venv, camera_views, runs_on_wall_clock
+from aerialdojo.backends import (
+    backend_venv,
+    camera_views,
+    runs_on_wall_clock,
+    settings_problems,
+)
 from aerialdojo.errors import ConfigError
 from aerialdojo.params import NODE_PARAMETERS, ParamValue, validate_parameters
 
@@ -211,12 +216,20 @@ def _name_problems(config: Mapping[str, Mapping[str, ParamValue]], source: str) 
     if problems:
         return problems
     backend = str(value("sim_bridge", "backend"))
+    # The bridge's settings as the bridge will read them: every default, the suite the task
+    # manager runs (node_specs gives it the same), the config's own values.
+    bridge = {
+        **{spec.name: spec.default for spec in NODE_PARAMETERS["sim_bridge"]},
+        "suite": value("task_manager", "suite"),
+        **config["sim_bridge"],
+    }
+    problems += [f"{source}: {problem}" for problem in settings_problems(backend, bridge)]
     try:
         views = camera_views(backend, bridged)
     except ConfigError as error:
-        return [f"{source}: sim_bridge.agents: {error}"]
+        return [*problems, f"{source}: sim_bridge.agents: {error}"]
     if views is None:
-        return []
+        return problems
     for (node, name), agent in _VIEW_LISTS.items():
         if node not in config:
             continue
@@ -302,6 +315,25 @@ def needs_robot_domain(specs: Sequence[NodeSpec]) -> bool:
     if bridge is None or names & set(SIMULATED_ROBOT_NODES):
         return False
     return runs_on_wall_clock(str(bridge.parameters.get("backend", "")))
+
+
+#: The operator's console of a robot run (``aerialdojo console``).
+CONSOLE_NODE = "operator_console"
+
+
+def console_spec(
+    config_path: Path, overrides: Mapping[str, Mapping[str, Any]] | None = None
+) -> NodeSpec:
+    """The operator's console of the run ``config_path`` describes, with the parameters the
+    graph would give it (its section of the config, where there is one).
+
+    Raises:
+        ConfigError: a bad config file or override.
+    """
+    config = load_config(config_path)
+    config.setdefault(CONSOLE_NODE, {})
+    config = apply_overrides(config, overrides or {}, "command line")
+    return next(spec for spec in node_specs(config) if spec.name == CONSOLE_NODE)
 
 
 def selected_episodes(suite: SuiteLike, task_manager: Mapping[str, ParamValue]) -> list[str]:
