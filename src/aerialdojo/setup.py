@@ -17,6 +17,7 @@ NODES = (
     "evaluator",
     "safety_gate",
     "sim_robot",
+    "operator_console",
 )
 
 

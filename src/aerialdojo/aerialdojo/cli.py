@@ -437,6 +437,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             problems += _run_dir_problems(args.output / run_id, reused=args.run_id is not None)
     else:
         problems += _policy_problems(specs, config)
+        problems += _domain_problems(specs)
         # A sharded run's directory is where the same command resumes it (scale.run refuses
         # one that holds another run).
         if not sharded:
@@ -456,6 +457,19 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return _run_graph(
         specs, args.timeout, live_port=args.live_port if args.live else None, origin=echo
     )
+
+
+def _domain_problems(specs: list[NodeSpec]) -> list[str]:
+    """A graph that drives robots outside it must share their drivers' DDS domain, which
+    only the user knows; a private one would never reach them (docs/robots.md)."""
+    from aerialdojo.graph import needs_robot_domain  # noqa: PLC0415
+
+    if needs_robot_domain(specs) and not os.environ.get("ROS_DOMAIN_ID"):
+        return [
+            "ROS_DOMAIN_ID: this graph drives robots whose drivers run outside it; set "
+            "ROS_DOMAIN_ID to their domain (ROS's default is 0) so that it reaches them"
+        ]
+    return []
 
 
 def _policy_problems(specs: list[NodeSpec], source: Path) -> list[str]:
@@ -514,6 +528,9 @@ def _cmd_rerun(args: argparse.Namespace) -> int:
     specs = run_specs(
         config_file, run_id=run_id, output_dir=str(args.run_dir.parent), episode_ids=missing
     )
+    problems = _domain_problems(specs)
+    if problems:
+        raise ConfigError(*problems)
     code = _run_graph(specs, args.timeout)
     bags = [directory / "bag" for directory in (args.run_dir, args.run_dir.parent / run_id)]
     if code == EXIT_INTERRUPTED or not all(bag.exists() for bag in bags):

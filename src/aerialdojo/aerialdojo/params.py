@@ -466,6 +466,181 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             description="Port of the traffic manager that drives that traffic (carla_air; "
             "auto_traffic.py's --tm-port)",
         ),
+        P(
+            name="suite",
+            default="",
+            description="Suite of the run, set by aerialdojo from the task manager's: a robot "
+            "backend flies only inside its site's geofence",
+        ),
+        P(
+            name="robot_speed_m_s",
+            default=1.0,
+            above=0.0,
+            maximum=20.0,
+            description="robot: speed asked of the safety gate for every goal, m/s (at most "
+            "its speed cap); the time allowance of an action is computed with it",
+        ),
+        P(
+            name="robot_yaw_rate_deg_s",
+            default=30.0,
+            above=0.0,
+            maximum=720.0,
+            description="robot: heading rate the vehicle turns at (PX4 MPC_YAWRAUTO_MAX), "
+            "deg/s, for the time allowance of a turn",
+        ),
+        P(
+            name="robot_allowance_factor",
+            default=1.5,
+            minimum=1.0,
+            maximum=20.0,
+            description="robot: margin on an action's motion time (distance / speed + turn / "
+            "yaw rate) for acceleration and tracking",
+        ),
+        P(
+            name="robot_settle_s",
+            default=3.0,
+            minimum=0.0,
+            maximum=60.0,
+            description="robot: time added to every allowance to settle within the "
+            "tolerances, seconds; a miss holds the robot and is an infrastructure failure",
+        ),
+        P(
+            name="robot_position_tolerance_m",
+            default=0.5,
+            above=0.0,
+            maximum=10.0,
+            description="robot: arrival position error below this, metres (PX4's goto "
+            "example: 0.5)",
+        ),
+        P(
+            name="robot_speed_tolerance_m_s",
+            default=0.3,
+            above=0.0,
+            maximum=5.0,
+            description="robot: arrival speed below this, m/s (PX4's goto example: 0.3)",
+        ),
+        P(
+            name="robot_yaw_tolerance_deg",
+            default=7.0,
+            above=0.0,
+            maximum=180.0,
+            description="robot: arrival heading error below this, degrees (PX4's goto example: 7)",
+        ),
+        P(
+            name="robot_planar",
+            default=False,
+            description="robot: ground robots: arrival judged on the horizontal position, "
+            "the episode's height kept for scoring",
+        ),
+        P(
+            name="robot_pass_radius_m",
+            default=1.0,
+            above=0.0,
+            maximum=20.0,
+            description="robot: how close an intermediate waypoint of a path (a road drive, a "
+            "split leg) must come before the next is sent, metres",
+        ),
+        P(
+            name="robot_max_leg_m",
+            default=5.0,
+            above=0.0,
+            maximum=100.0,
+            description="robot: goals farther apart than this are split (keep it within the "
+            "safety gate's step-size cap), metres",
+        ),
+        P(
+            name="robot_goal_service",
+            default="safety/goal",
+            description="robot: the safety gate's VehicleGoal service (relative names are in "
+            "each agent's namespace)",
+        ),
+        P(
+            name="robot_hold_service",
+            default="safety/hold",
+            description="robot: the safety gate's hold service (std_srvs/Trigger)",
+        ),
+        P(
+            name="robot_status_topic",
+            default="safety/status",
+            description="robot: the safety gate's SafetyStatus topic",
+        ),
+        P(
+            name="robot_odometry_topic",
+            default="vehicle/odom",
+            description="robot: the vehicle's nav_msgs/Odometry in the site frame (ENU, map): "
+            "MAVROS /mavros/local_position/odom, or the PX4 gate's vehicle/odom",
+        ),
+        P(
+            name="robot_odometry_timeout_s",
+            default=1.0,
+            above=0.0,
+            maximum=10.0,
+            description="robot: odometry older than this is stale (hold, infrastructure "
+            "failure), seconds",
+        ),
+        P(
+            name="robot_views",
+            default=["front"],
+            description="robot: the camera views relayed to the agent from the drivers' topics "
+            "(robot_image_topics, robot_depth_topics, robot_camera_info_topics: one each)",
+        ),
+        P(
+            name="robot_image_topics",
+            default=["/camera/color/image_raw"],
+            description="robot: each view's colour image topic (rgb8 or bgr8, best-effort "
+            "drivers welcome)",
+        ),
+        P(
+            name="robot_depth_topics",
+            default=["/camera/depth/image_rect_raw"],
+            description="robot: each view's depth topic, aligned to its colour image "
+            "(32FC1 metres or 16UC1 millimetres)",
+        ),
+        P(
+            name="robot_camera_info_topics",
+            default=["/camera/color/camera_info"],
+            description="robot: each view's colour camera_info topic",
+        ),
+        P(
+            name="robot_frame_timeout_s",
+            default=2.0,
+            above=0.0,
+            maximum=60.0,
+            description="robot: longest wait after an arrival for a fresh frame on every "
+            "camera topic, seconds (then an infrastructure failure)",
+        ),
+        P(
+            name="robot_contact_topic",
+            default="",
+            description="robot: a std_msgs/Bool contact sensor; true during a motion is a "
+            "collision; empty: none",
+        ),
+        P(
+            name="robot_proximity_m",
+            default=0.0,
+            minimum=0.0,
+            maximum=20.0,
+            description="robot: a valid depth closer than this in robot_proximity_view is a "
+            "collision, metres; 0: off",
+        ),
+        P(
+            name="robot_proximity_view",
+            default="front",
+            description="robot: the view whose depth robot_proximity_m watches",
+        ),
+        P(
+            name="robot_mark_topic",
+            default="operator/collision",
+            description="robot: the operator's collision mark (std_msgs/Empty, from the "
+            "console): the step in progress, or the next, collided",
+        ),
+        P(
+            name="robot_service_timeout_s",
+            default=2.0,
+            above=0.0,
+            maximum=60.0,
+            description="robot: longest wait for the safety gate to answer a goal or a hold",
+        ),
     ),
     "task_manager": (
         P(
@@ -571,6 +746,13 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             "leaves the budget to the run (CityNav); 0: each episode's own",
         ),
         P(
+            name="operator_gate",
+            default=False,
+            description="Robots: every attempt waits for the operator's console "
+            "(/aerialdojo/operator/prompt, /aerialdojo/operator/start): place, confirm, engage, "
+            "start; a refused start (a robot placed off its start) is announced and tried again",
+        ),
+        P(
             name="ready_timeout_s",
             default=120.0,
             minimum=1.0,
@@ -668,6 +850,71 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
     "ugv_agent": _agos_agent_parameters(
         "AGOS UGV policy acting on its front view, six-view ring, the candidates and the "
         "reference images"
+    ),
+    "operator_console": (
+        P(
+            name="agents",
+            default=["uav"],
+            description="The robots the console shows and commands; set by aerialdojo from "
+            "the bridge's agents",
+        ),
+        P(
+            name="odometry_topic",
+            default="vehicle/odom",
+            description="Each robot's odometry (site frame), relative to its agent's namespace "
+            "unless absolute; set by aerialdojo from the bridge's robot_odometry_topic",
+        ),
+        P(
+            name="mode",
+            default="interactive",
+            choices=("interactive", "automatic"),
+            description="interactive: the operator types commands (aerialdojo console); "
+            "automatic: clear, engage, place and start alone (rehearsals on the simulated "
+            "robot and tests only, never a real robot)",
+        ),
+        P(
+            name="placement",
+            default="manual",
+            choices=("manual", "fly"),
+            description="How the automatic operator places a robot at its start: manual (it "
+            "must be there already) or fly (through its gate)",
+        ),
+        P(
+            name="deadman_rate_hz",
+            default=10.0,
+            minimum=1.0,
+            maximum=100.0,
+            description="Rate of the operator's heartbeat to every gate (safety/deadman), Hz",
+        ),
+        P(
+            name="fly_speed_m_s",
+            default=1.0,
+            above=0.0,
+            maximum=10.0,
+            description="Speed of a flight to a start, m/s (at most the gate's cap)",
+        ),
+        P(
+            name="transit_altitude_m",
+            default=0.0,
+            minimum=0.0,
+            maximum=500.0,
+            description="Height a flight to a start climbs to first, metres in the site frame; "
+            "0: straight there",
+        ),
+        P(
+            name="max_leg_m",
+            default=5.0,
+            above=0.0,
+            maximum=100.0,
+            description="Longest leg of a flight to a start (within the gate's step-size cap)",
+        ),
+        P(
+            name="service_timeout_s",
+            default=5.0,
+            above=0.0,
+            maximum=60.0,
+            description="Longest wait for a gate or the task manager to answer, seconds",
+        ),
     ),
     "evaluator": (
         P(name="output_dir", default="runs", description="Directory that receives runs/<run_id>/"),
