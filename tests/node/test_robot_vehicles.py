@@ -62,8 +62,8 @@ def test_px4_gate_flies_after_consent_and_sends_setpoints_only_in_offboard(tmp_p
         status = gate.collect(
             VehicleStatus, f"/fmu/out/vehicle_status{_suffix(VehicleStatus)}", DRIVER_QOS
         )
-        odometry = gate.collect(Odometry, "odom", DRIVER_QOS)
-        gate.wait_for(lambda: bool(odometry), 30.0, "odom republished in ENU")
+        odometry = gate.collect(Odometry, "vehicle/odom", DRIVER_QOS)
+        gate.wait_for(lambda: bool(odometry), 30.0, "vehicle/odom republished in ENU")
         assert math.dist(_xyz(odometry[-1]), START) < 0.2
         gate.spin_for(2.0)
         assert commands == [], "nothing asked of PX4 before the operator's consent"
