@@ -406,6 +406,9 @@ def _parser() -> argparse.ArgumentParser:
     from aerialdojo import doctor  # noqa: PLC0415 - light; its checks import what they need
 
     doctor.add_parser(commands)
+    from aerialdojo import preflight  # noqa: PLC0415 - light; reading MAVROS imports rclpy
+
+    preflight.add_parser(commands)
     _show_defaults(parser)
     return parser
 

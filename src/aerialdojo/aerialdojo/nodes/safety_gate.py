@@ -19,6 +19,7 @@ own threads, so that a flood of either never queues the e-stop behind it
 from __future__ import annotations
 
 import math
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -42,6 +43,7 @@ from aerialdojo.robot.safety import (
     OdometrySample,
     SafetyCore,
     VehicleReport,
+    check_goal,
 )
 from aerialdojo.robot.vehicles import adapter_class
 from aerialdojo.tf_tree import MAP_FRAME
@@ -180,14 +182,19 @@ class SafetyGate(Node):
         speed = request.max_speed_m_s or self._limits.max_speed_m_s
         if reason is None:
             p = target.pose.position
+            goal = (float(p.x), float(p.y), float(p.z))
+            yaw = yaw_from_quaternion(q.x, q.y, q.z, q.w)
+            # The limits are checked outside the lock: an e-stop never waits for them.
             with self._lock:
-                reason = self._core.request_goal(
-                    time.monotonic(),
-                    (float(p.x), float(p.y), float(p.z)),
-                    yaw_from_quaternion(q.x, q.y, q.z, q.w),
-                    float(speed),
-                )
-                self._publish_status()
+                start, reason = self._core.goal_start(time.monotonic())
+            if start is not None:
+                reason = check_goal(self._limits, start.position, goal, yaw, float(speed))
+                if reason is None:
+                    with self._lock:
+                        reason = self._core.begin_goal(
+                            time.monotonic(), start, goal, yaw, float(speed)
+                        )
+                        self._publish_status()
         response.accepted = reason is None
         response.reason = reason or ""
         if reason is not None:
@@ -249,6 +256,9 @@ class SafetyGate(Node):
 
 
 def main(args: list[str] | None = None) -> None:
+    # A thread holding the GIL hands it over after the switch interval: 1 ms instead of
+    # Python's 5 bounds how long a busy callback can delay the e-stop's thread.
+    sys.setswitchinterval(0.001)
     run_nodes(lambda: [SafetyGate()], threads=4, args=args)
 
 

@@ -109,7 +109,13 @@ class MavrosContract:
             self._state_pub = node.create_publisher(State, "mavros/state", latched_qos(1))
         except ImportError:
             node.get_logger().warning("mavros_msgs is not installed: mavros/state not published")
-        self._param_node = Node("param", namespace=_join(node.get_namespace(), "mavros"))
+        # Its own name and namespace: a launcher's global remaps (__node:=sim_robot) would
+        # otherwise rename it too.
+        self._param_node = Node(
+            "param",
+            namespace=_join(node.get_namespace(), "mavros"),
+            use_global_arguments=False,
+        )
         for name in sorted(autopilot.commander.parameters):
             self._param_node.declare_parameter(
                 name, parameter_value(autopilot.commander.parameters, name)

@@ -287,20 +287,42 @@ class SafetyCore:
     def request_goal(self, now: float, goal: Vec3, yaw: float, speed: float) -> str | None:
         """Check a goal against every limit and, if it passes, start streaming the ramp
         to it. Returns why it is refused (nothing is sent for it), or None."""
+        start, reason = self.goal_start(now)
+        if start is None:
+            return reason
+        reason = check_goal(self.limits, start.position, goal, yaw, speed)
+        return reason or self.begin_goal(now, start, goal, yaw, speed)
+
+    def goal_start(self, now: float) -> tuple[Setpoint | None, str]:
+        """Where a goal's path would begin now (the setpoint being streamed), or None and
+        why goals are refused now. The first half of ``request_goal``: a caller that must
+        not hold a lock through ``check_goal`` (the gate node: an e-stop waits for that
+        lock) runs the check between this and ``begin_goal``."""
         if self.state in (GateState.STANDBY, GateState.FAULT):
             fault = f" ({self.fault.name}: {self.fault.detail})" if self.fault else ""
-            return f"the gate is {self.state.name}{fault}: goals need READY or MOVING"
+            return None, f"the gate is {self.state.name}{fault}: goals need READY or MOVING"
         reason = self._precondition(now)
         if reason is not None:
-            return reason
+            return None, reason
         report = self._report
         if self.reports_vehicle and (report is None or report.controllable is False):
             mode = report.mode if report is not None else "unknown"
-            return f"the vehicle is in mode {mode}, not under the gate's control yet"
+            return None, f"the vehicle is in mode {mode}, not under the gate's control yet"
+        return self._commanded(now), ""
+
+    def begin_goal(
+        self, now: float, checked_from: Setpoint, goal: Vec3, yaw: float, speed: float
+    ) -> str | None:
+        """Start the ramp to a goal that ``check_goal`` passed from ``checked_from``. The
+        path is checked again from where the stream is now if that has moved meanwhile
+        (a goal replacing a moving one), and refused if the gate left READY and MOVING."""
+        if self.state not in (GateState.READY, GateState.MOVING):
+            return f"the gate went {self.state.name} while the goal was checked"
         start = self._commanded(now)
-        reason = check_goal(self.limits, start.position, goal, yaw, speed)
-        if reason is not None:
-            return reason
+        if math.dist(start.position, checked_from.position) > 1e-6:
+            reason = check_goal(self.limits, start.position, goal, yaw, speed)
+            if reason is not None:
+                return reason
         self._ramp = Ramp(
             start=hold_at(start.position, start.yaw),
             goal=hold_at(goal, wrap_angle(yaw)),

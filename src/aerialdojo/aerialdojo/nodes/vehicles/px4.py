@@ -19,7 +19,7 @@
   it is a takeover, or the autopilot's own failsafe when its flag is set),
   ``manual_control_setpoint.sticks_moving`` (the pilot's hands on the sticks is a takeover
   even where COM_RC_OVERRIDE lets PX4 ignore them), ``battery_status.remaining``;
-  ``vehicle_odometry`` (NED) feeds the gate and is republished as ``odom`` in ENU.
+  ``vehicle_odometry`` (NED) feeds the gate and is republished as ``vehicle/odom`` in ENU.
 - Topic names carry the message versions of the px4_msgs this runs with
   (``robot.px4_topics``), under ``px4_namespace``.
 
@@ -76,6 +76,9 @@ ACK_TIMEOUT_S = 2.0
 #: The MAVLink system id the gate sends as (a companion's; QGroundControl uses 255).
 SOURCE_SYSTEM = 191
 ARMING_STATE_ARMED = 2
+#: Where the gate republishes PX4's odometry in ENU (docs/robots.md, "Contract"): not
+#: ``odom``, which in the agent's namespace is the bridge's odometry for the agent.
+ODOMETRY_TOPIC = "vehicle/odom"
 #: The odometry the gate republishes in ENU: reliable (a best-effort reader matches too).
 ODOM_QOS = QoSProfile(
     history=HistoryPolicy.KEEP_LAST,
@@ -145,7 +148,7 @@ class Px4Adapter:
             name("in", "vehicle_command", msgs.VehicleCommand),
             VEHICLE_COMMAND_QOS,
         )
-        self._odom_pub = node.create_publisher(Odometry, "odom", ODOM_QOS)
+        self._odom_pub = node.create_publisher(Odometry, ODOMETRY_TOPIC, ODOM_QOS)
         for topic, message, handler in (
             ("vehicle_status", msgs.VehicleStatus, self._on_status),
             ("vehicle_odometry", msgs.VehicleOdometry, self._on_odometry),
