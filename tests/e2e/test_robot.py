@@ -9,6 +9,10 @@ What each test adds:
   placed by the automatic operator flying the robot back to its start; success as in the
   embedded run of the same actions, each end within the arrival tolerance of the embedded
   simulator's; the bag replays to the same metrics.json; every node on the wall clock.
+- ``test_the_oracle_flies_through_the_px4_contract``: the same graph with the gate's PX4
+  adapter (OffboardControlMode keep-alive, TrajectorySetpoint in NED, offboard and arming
+  after the operator's consent) and sim_robot's PX4 contract: one episode, scored as the
+  embedded run within the tolerance, the bag replays to the same metrics.json.
 - ``test_a_safety_stop_ends_the_attempt_unscored``: one episode each, the fault made while
   the robot flies: the operator's console dying (dead-man), the pilot switching the mode, low
   battery (operator/safety interventions) and an odometry dropout (stale odometry: a failure
@@ -123,6 +127,42 @@ def test_the_oracle_flies_the_rehearsal_site_through_the_gate(tmp_path: Path) ->
     # The second episode's start was reached by flying there through the gate.
     console = (run_dir / "logs" / "operator_console.log").read_text()
     assert "placing: placed" in console
+
+
+def test_the_oracle_flies_through_the_px4_contract(tmp_path: Path) -> None:
+    pytest.importorskip("px4_msgs", reason="make robot-msgs builds the px4_msgs subset")
+    config = yaml.safe_load(_config(tmp_path).read_text())
+    config["sim_robot"]["ros__parameters"]["contract"] = "px4"
+    config["safety_gate"]["ros__parameters"] = {
+        key: value
+        for key, value in config["safety_gate"]["ros__parameters"].items()
+        if key.endswith("_timeout_s")
+    } | {"vehicle": "px4"}
+    bridge = config["sim_bridge"]["ros__parameters"]
+    bridge["robot_odometry_topic"] = "vehicle/odom"  # the gate's ENU republication
+    config["operator_console"]["ros__parameters"]["placement"] = "manual"
+    path = tmp_path / "robot_px4_sim.yaml"
+    path.write_text(yaml.safe_dump(config))
+    runs = tmp_path / "runs"
+    run = _aerialdojo(
+        "eval", "--config", path, "--episodes", 1, "--output", runs, "--run-id", "px4"
+    )  # fmt: skip
+    run_dir = runs / "px4"
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    (episode,) = metrics["episodes"]
+    assert episode["values"]["sr_3m"] == 1.0 and episode["values"]["cr"] == 0.0
+    (trajectory,) = map(json.loads, (run_dir / "trajectories.jsonl").read_text().splitlines())
+    end = _embedded_end(episode["episode_id"])
+    assert math.dist(trajectory["positions"][-1], end.position) < ARRIVAL_TOLERANCE_M
+    replay = _aerialdojo("evaluate-bag", run_dir / "bag", "--out", tmp_path / "replay")
+    assert replay.returncode == 0, replay.stderr
+    assert (tmp_path / "replay" / "metrics.json").read_bytes() == (
+        run_dir / "metrics.json"
+    ).read_bytes()
+    # The gate spoke PX4's own topics to the simulated autopilot.
+    gate = (run_dir / "logs" / "safety_gate.log").read_text()
+    assert "vehicle px4" in gate
 
 
 class _Injector:
