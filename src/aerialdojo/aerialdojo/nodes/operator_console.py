@@ -300,7 +300,7 @@ class OperatorConsole(Node):
 
     def _operate(self) -> None:
         """The automatic operator: for each announced attempt, clear, engage, place, start."""
-        while True:
+        while self.context.ok():
             time.sleep(0.2)
             prompt = self._prompt
             if prompt is None or self._started == prompt.episode_id:
@@ -403,6 +403,8 @@ class OperatorConsole(Node):
         return "" if answer.success else answer.message
 
     def _call(self, client: Client, request: object) -> Any:
+        if not self.context.ok():
+            return "the console is shutting down"
         if not client.wait_for_service(timeout_sec=self._timeout_s):
             return f"{client.srv_name} is not served"
         future = client.call_async(request)

@@ -244,6 +244,8 @@ class RobotBackend(SimulatorBackend):
                 link.wait(POLL_S)
         self._nominal[agent] = plan.target
         self._await_frames(link, link.now())
+        # Where the robot is as the frames the agent gets were taken, not at the arrival.
+        vehicle = self._fresh_vehicle(link)
         return MotionOutcome(pose=self._scored_pose(vehicle, plan.target), geofenced=plan.geofenced)
 
     def observe(self, agent: str, with_ground_truth_ids: bool = False) -> Observation:
