@@ -310,6 +310,10 @@ def test_the_operator_places_confirms_and_starts_at_an_interactive_console(
         lines.until("placed", 60)
         console.stdin.write("s\n")
         console.stdin.flush()
+        lines.until("episode Alley_0-base-0000-sem started", 60)
+        console.stdin.write("s\n")  # again, mid-episode: the robot is the backend's now
+        console.stdin.flush()
+        lines.until("episode Alley_0-base-0000-sem is under way", 10)
         lines.until("episode Alley_0-base-0000-sem ended: stopped", 120)
         stdout, stderr = evaluation.communicate(timeout=120)
     finally:

@@ -418,6 +418,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         claim_run_dir,
         default_config,
         default_run_id,
+        drives_robots,
         parse_overrides,
         run_dir_of,
         run_specs,
@@ -455,6 +456,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     else:
         problems += _policy_problems(specs, config)
         problems += _domain_problems(specs)
+        if sharded and drives_robots(specs):
+            problems.append(
+                "--workers: a robot flies one episode at a time, under its operator; run it "
+                "without --workers"
+            )
         # A sharded run's directory is where the same command resumes it (scale.run refuses
         # one that holds another run).
         if not sharded:

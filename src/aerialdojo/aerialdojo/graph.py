@@ -306,34 +306,17 @@ def node_specs(config: Mapping[str, Mapping[str, ParamValue]]) -> list[NodeSpec]
     return specs
 
 
-def needs_robot_domain(specs: Sequence[NodeSpec]) -> bool:
-    """Whether the graph drives robots outside it (its bridge on the wall clock and no
-    simulated robot among its nodes): it must join the DDS domain the robots' drivers use,
-    never a private one."""
-    names = {spec.name for spec in specs}
+def drives_robots(specs: Sequence[NodeSpec]) -> bool:
+    """Whether the graph's bridge drives robots (its backend runs on the wall clock)."""
     bridge = next((spec for spec in specs if spec.name == BRIDGE_NODE), None)
-    if bridge is None or names & set(SIMULATED_ROBOT_NODES):
-        return False
-    return runs_on_wall_clock(str(bridge.parameters.get("backend", "")))
+    return bridge is not None and runs_on_wall_clock(str(bridge.parameters.get("backend", "")))
 
 
-#: The operator's console of a robot run (``aerialdojo console``).
-CONSOLE_NODE = "operator_console"
-
-
-def console_spec(
-    config_path: Path, overrides: Mapping[str, Mapping[str, Any]] | None = None
-) -> NodeSpec:
-    """The operator's console of the run ``config_path`` describes, with the parameters the
-    graph would give it (its section of the config, where there is one).
-
-    Raises:
-        ConfigError: a bad config file or override.
-    """
-    config = load_config(config_path)
-    config.setdefault(CONSOLE_NODE, {})
-    config = apply_overrides(config, overrides or {}, "command line")
-    return next(spec for spec in node_specs(config) if spec.name == CONSOLE_NODE)
+def needs_robot_domain(specs: Sequence[NodeSpec]) -> bool:
+    """Whether the graph drives robots outside it (no simulated robot among its nodes): it
+    must join the DDS domain the robots' drivers use, never a private one."""
+    names = {spec.name for spec in specs}
+    return drives_robots(specs) and not names & set(SIMULATED_ROBOT_NODES)
 
 
 def selected_episodes(suite: SuiteLike, task_manager: Mapping[str, ParamValue]) -> list[str]:

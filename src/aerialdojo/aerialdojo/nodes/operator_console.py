@@ -95,6 +95,7 @@ class OperatorConsole(Node):
         self._poses: dict[str, Pose | None] = dict.fromkeys(self._agents)
         self._gates: dict[str, SafetyState | None] = dict.fromkeys(self._agents)
         self._started: str | None = None  # the prompt whose start was asked
+        self._running: str | None = None  # the episode under way: no goal of ours then
         group = ReentrantCallbackGroup()
 
         def client(kind: type, agent: str, name: str) -> Client:
@@ -192,8 +193,10 @@ class OperatorConsole(Node):
 
     def _on_event(self, event: EpisodeEvent) -> None:
         if event.kind == EpisodeEvent.STARTED:
+            self._running = event.episode_id
             self._say(f"episode {event.episode_id} started (attempt {event.attempt + 1})")
         elif event.kind in _ENDINGS:
+            self._running = None
             ending = _ENDINGS[event.kind]
             self._say(
                 f"episode {event.episode_id} ended: {ending} after {event.step} actions"
@@ -210,6 +213,9 @@ class OperatorConsole(Node):
         """Engage every gate of the announced attempt that is not engaged yet; returns what
         went wrong ("" nothing)."""
         prompt = self._prompt
+        if self._running is not None:
+            # Its robots are the robot backend's now: a goal of ours would replace its own.
+            return f"episode {self._running} is under way"
         if prompt is None:
             return "no episode waits for the operator"
         for agent in prompt.starts:
@@ -256,6 +262,8 @@ class OperatorConsole(Node):
     def fly_to_starts(self) -> str:
         """Fly each robot to its start through its gate; returns what happened."""
         prompt = self._prompt
+        if self._running is not None:
+            return f"episode {self._running} is under way"
         if prompt is None:
             return "no episode waits for the operator"
         for agent, start in prompt.starts.items():
