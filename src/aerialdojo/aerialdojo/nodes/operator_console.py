@@ -36,7 +36,12 @@ from std_msgs.msg import Empty, Header
 from std_srvs.srv import Trigger
 
 from aerialdojo.geometry import Pose, wrap_angle
-from aerialdojo.nodes.common import declare_node_parameters, param, wait_for_future
+from aerialdojo.nodes.common import (
+    announce_node,
+    declare_node_parameters,
+    param,
+    wait_for_future,
+)
 from aerialdojo.nodes.conversions import pose_from_msg, pose_msg
 from aerialdojo.nodes.qos import EVENTS_QOS, TASK_QOS, latched_qos
 from aerialdojo.nodes.spinning import run_nodes, steady_clock
@@ -85,6 +90,7 @@ class OperatorConsole(Node):
     def __init__(self) -> None:
         super().__init__("operator_console")
         declare_node_parameters(self, "operator_console")
+        announce_node(self)
         self._agents = [str(agent) for agent in param(self, "agents")]
         self._automatic = param(self, "mode") == "automatic"
         self._fly = param(self, "placement") == "fly"
