@@ -76,7 +76,7 @@ def _call(
     *,
     timeout_s: float,
 ) -> Any:
-    client = node.create_client(srv_type, name)
+    client: Any = node.create_client(srv_type, name)
     if not client.wait_for_service(timeout_sec=timeout_s):
         raise ConfigError(
             f"--mavros: {name} did not appear within {timeout_s:g} s; is MAVROS running with "
