@@ -143,7 +143,7 @@ MAPPING = {
 def write_robot_bag(path: Path, episodes: int, samples: int) -> int:
     """A robot's bag of ``episodes`` flights of ``samples`` odometry messages at 20 Hz, each
     cut by the mission topic, every fifth bumping into something; returns the messages."""
-    typestore = get_typestore(Stores.ROS2_KILTED)
+    typestore = get_typestore(Stores.ROS2_JAZZY)
     types = typestore.types
     rng = np.random.default_rng(0)
     covariance = np.zeros(36)

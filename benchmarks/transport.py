@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, qos_profile_sensor_data
@@ -41,7 +40,8 @@ from sensor_msgs.msg import Image
 
 # Measure this checkout's helpers, not whatever version the install/ overlay last built.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src" / "aerialdojo"))
-from aerialdojo.dds import transport_profile_path
+from aerialdojo.dds import PROFILE_FILE_VARIABLES, transport_profile_path
+from aerialdojo.nodes.common import node_process
 from aerialdojo.nodes.images import array_to_image
 from aerialdojo.nodes.qos import sensor_qos
 
@@ -50,8 +50,8 @@ SIZE = 640
 RATE_HZ = 15.0
 SUBSCRIBERS = ("reliable", "best_effort")
 CONFIGS = ("profile", "bare")
-SEGMENT_NAME = re.compile(r"^/dev/shm/fastdds_[0-9a-f]{16}$")
-PROFILE_VARIABLES = ("FASTDDS_DEFAULT_PROFILES_FILE", "RMW_FASTRTPS_USE_QOS_FROM_XML")
+SEGMENT_NAME = re.compile(r"^/dev/shm/fast(?:dds|rtps)_[0-9a-f]{16}$")
+PROFILE_VARIABLES = (*PROFILE_FILE_VARIABLES, "RMW_FASTRTPS_USE_QOS_FROM_XML")
 BARE_DEPTH = 10  # rclpy's customary queue depth for create_publisher(..., 10)
 
 
@@ -101,7 +101,7 @@ def run_publisher(config: str, rate_hz: float, seconds: float) -> None:
         topic: array_to_image(pixels, encoding) for topic, (pixels, encoding) in frame_set().items()
     }
     stamps: list[int] = []
-    with rclpy.init():
+    with node_process():
         node = Node("transport_bench_publisher")
         publishers = {
             topic: node.create_publisher(Image, topic, publisher_qos(config)) for topic in messages
@@ -144,7 +144,7 @@ def run_subscriber(config: str, kind: str) -> None:
 
         return on_image
 
-    with rclpy.init():
+    with node_process():
         node = Node(f"transport_bench_{kind}")
         for topic in expected:
             node.create_subscription(Image, topic, recorder(topic), subscriber_qos(config, kind))
@@ -202,7 +202,8 @@ def peer_environment(config: str, domain_id: int) -> dict[str, str]:
     environment["ROS_DOMAIN_ID"] = str(domain_id)
     environment["RMW_IMPLEMENTATION"] = "rmw_fastrtps_cpp"
     if config == "profile":
-        environment["FASTDDS_DEFAULT_PROFILES_FILE"] = str(transport_profile_path("single_host"))
+        profile_file = str(transport_profile_path("single_host"))
+        environment.update(dict.fromkeys(PROFILE_FILE_VARIABLES, profile_file))
     return environment
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets the workspace up from nothing but python3, cmake and a C/C++ compiler:
-# .venv with the pinned dependencies (ROS 2 Kilted wheels from PyPI, unless a ROS 2
+# .venv with the pinned dependencies (ROS 2 Jazzy wheels from PyPI, unless a ROS 2
 # installation is sourced), the wheels' CMake exports repaired inside the venv, and the
 # colcon workspace built into install/. Every step is skipped when its inputs are unchanged,
 # so a second run costs about a second.
@@ -19,25 +19,40 @@ require cc build-essential
 require c++ build-essential
 require make build-essential
 
-python="${PYTHON:-python3}"
-# The README's range; make check-pythons resolves the pins on each (3.10 cannot: numpy 2.4,
-# scipy 1.17, pillow 13 and matplotlib 3.11 need 3.11).
-command -v "$python" >/dev/null 2>&1 || die "'$python' not found; install python3 (3.11-3.13)"
-"$python" -c 'import sys; sys.exit(not ((3, 11) <= sys.version_info[:2] <= (3, 13)))' \
-  || die "$("$python" --version 2>&1) is not supported; use Python 3.11-3.13 (set PYTHON=/path/to/python3.X)"
+# PYTHON names the interpreter; unset, the existing venv's (so `PYTHON=python3.10 make eval`
+# then `make test` stays on 3.10), else python3. A pyenv shim of a version that this shell
+# has not selected (python3.10 beside a global 3.12) fails to run; then the newest installed
+# pyenv version providing that command is taken.
+runnable() { "$1" -c '' >/dev/null 2>&1; }
+python="${PYTHON:-}"
+if [[ -z "$python" && -x "$venv/bin/python" ]]; then
+  python="$("$venv/bin/python" -c 'import sys; print(sys._base_executable)' 2>/dev/null || true)"
+fi
+python="${python:-python3}"
+if ! runnable "$python" && [[ "$python" != */* ]] && command -v pyenv >/dev/null 2>&1; then
+  from_pyenv="$(ls -d "$(pyenv root)"/versions/*/bin/"$python" 2>/dev/null | sort -V | tail -n 1 || true)"
+  if [[ -n "$from_pyenv" ]] && runnable "$from_pyenv"; then python="$from_pyenv"; fi
+fi
+# The README's range; make check-pythons resolves the pins on each.
+runnable "$python" || die "'$python' not found or does not run; install python3 (3.10-3.13), or set PYTHON=/path/to/python3.X"
+"$python" -c 'import sys; sys.exit(not ((3, 10) <= sys.version_info[:2] <= (3, 13)))' \
+  || die "$("$python" --version 2>&1) is not supported; use Python 3.10-3.13 (set PYTHON=/path/to/python3.X)"
 "$python" -c 'import ensurepip, venv' 2>/dev/null \
   || die "the venv module is missing; install python3-venv"
 
 # A sourced ROS 2 installation is used as it is; otherwise the PyPI wheels are installed.
+wheels_distro=jazzy  # requirements/ros-$wheels_distro.txt
 if [[ -n "${ROS_DISTRO:-}" ]] && "$python" -c 'import rclpy' 2>/dev/null; then
   ros_route="system-$ROS_DISTRO"
 else
   ros_route="wheels"
 fi
 
-# The venv is recreated only when the interpreter or the ROS route changes; a changed
+# The venv is recreated only when the interpreter, the ROS route or the wheels' distribution
+# changes (one distribution's wheels are never installed over another's); a changed
 # requirements file is installed into the existing venv.
 venv_key="$ros_route $("$python" --version 2>&1)"
+[[ "$ros_route" == wheels ]] && venv_key="wheels-$wheels_distro $("$python" --version 2>&1)"
 if [[ ! -x "$venv/bin/python" || "$(cat "$venv/.venv-key" 2>/dev/null)" != "$venv_key" ]]; then
   say "creating .venv ($ros_route route)"
   rm -rf "$venv"
@@ -50,7 +65,13 @@ if [[ ! -x "$venv/bin/python" || "$(cat "$venv/.venv-key" 2>/dev/null)" != "$ven
 fi
 
 requirement_files=("$root/requirements/python.txt" "$root/requirements/dev.txt")
-[[ "$ros_route" == wheels ]] && requirement_files+=("$root/requirements/ros-kilted.txt")
+if [[ "$ros_route" == wheels ]]; then
+  requirement_files+=("$root/requirements/ros-$wheels_distro.txt")
+elif [[ "$("$python" -c 'import numpy; print(numpy.__version__)' 2>/dev/null)" == 1.* ]]; then
+  # The distribution's message packages are built against its numpy 1.x (requirements/numpy1.txt).
+  grep -v '^numpy==' "$root/requirements/python.txt" > "$venv/python-numpy1.txt"
+  requirement_files=("$venv/python-numpy1.txt" "$root/requirements/numpy1.txt" "$root/requirements/dev.txt")
+fi
 deps_key="$venv_key $(cat "${requirement_files[@]}" | sha256sum | cut -c1-16)"
 if [[ "$(cat "$venv/.deps-key" 2>/dev/null)" != "$deps_key" ]]; then
   say "installing the pinned dependencies"

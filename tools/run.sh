@@ -24,7 +24,10 @@ set -u
 # The shipped single-host transport profile unless the user chose otherwise
 # (config/transport/README.md; aerialdojo.transport.transport_environment sets the same).
 export RMW_IMPLEMENTATION="${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}"
-export FASTDDS_DEFAULT_PROFILES_FILE="${FASTDDS_DEFAULT_PROFILES_FILE:-$root/config/transport/fastdds_shm.xml}"
+# Fast DDS 3 (Kilted) reads FASTDDS_..., Fast DDS 2 (Humble, Jazzy) FASTRTPS_...: both are set.
+profile="${FASTDDS_DEFAULT_PROFILES_FILE:-${FASTRTPS_DEFAULT_PROFILES_FILE:-$root/config/transport/fastdds_shm.xml}}"
+export FASTDDS_DEFAULT_PROFILES_FILE="${FASTDDS_DEFAULT_PROFILES_FILE:-$profile}"
+export FASTRTPS_DEFAULT_PROFILES_FILE="${FASTRTPS_DEFAULT_PROFILES_FILE:-$profile}"
 export ROS_AUTOMATIC_DISCOVERY_RANGE="${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}"
 # The `aerialdojo` command (colcon installs console scripts under lib/<package>).
 export PATH="$root/install/aerialdojo/lib/aerialdojo:$PATH"

@@ -1,5 +1,6 @@
 """Installs the real ``ros2 launch`` (launch, launch_ros, ros2cli and composition_interfaces,
-from the vendored sources ``shared/vendor/ros2_launch_sources.tar.gz``) into a directory, for
+from the vendored sources of Jazzy, ``shared/vendor/ros2_launch_sources_jazzy.tar.gz``, the
+distribution of the wheels) into a directory, for
 tests that run the launch route on a machine that has only the pip route. Their README says
 how: the pure-Python packages with pip ``--no-deps --target``, composition_interfaces with
 colcon like the project's own interfaces; osrf-pycommon and psutil come from
@@ -14,7 +15,7 @@ import tarfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-TARBALL = "ros2_launch_sources.tar.gz"
+TARBALL = "ros2_launch_sources_jazzy.tar.gz"
 PURE_PYTHON = (
     "launch/launch",
     "launch/launch_xml",

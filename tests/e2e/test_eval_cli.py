@@ -26,8 +26,10 @@ from aerialdojo.image_codec import compressed_to_array
 
 pytestmark = [pytest.mark.ros, pytest.mark.e2e]
 
-# A Fast DDS participant's shared-memory segment (the port files are meant to stay).
-SEGMENT_NAME = re.compile(r"^fastdds_[0-9a-f]{16}$")
+# A Fast DDS participant's shared-memory segment (the port files are meant to stay); Fast DDS 2
+# (Jazzy) names it fastrtps_..., Fast DDS 3 fastdds_....
+SEGMENT = r"fast(?:dds|rtps)_[0-9a-f]{16}"
+SEGMENT_NAME = re.compile(f"^{SEGMENT}$")
 
 
 def _segments() -> set[str]:
@@ -45,7 +47,7 @@ def _segments_of(marker: str) -> set[str]:
             maps = (process / "maps").read_text()
         except OSError:  # the process ended meanwhile
             continue
-        found.update(m.group(1) for m in re.finditer(r"/dev/shm/(fastdds_[0-9a-f]{16})", maps))
+        found.update(m.group(1) for m in re.finditer(f"/dev/shm/({SEGMENT})", maps))
     return found
 
 

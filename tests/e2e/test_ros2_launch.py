@@ -1,8 +1,9 @@
 """The real ``ros2 launch`` route (issue 15): ``eval.launch.py`` and ``agos.launch.py`` run to
 the end with the metrics of ``aerialdojo eval``, byte for byte, and a Ctrl-C that reaches the
 launch's whole process group (as a terminal's does; launch forwards a second SIGINT to each
-node) still leaves a readable bag and a report. Launch is not on PyPI: the vendored sources
-are installed into a temporary directory (``ros2_launch_route``), or the tests skip."""
+node) still leaves a readable bag and a report. Launch is not on PyPI: Jazzy's vendored
+sources (the wheels' distribution) are installed into a temporary directory
+(``ros2_launch_route``), or the tests skip."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ros2_launch_route import find_tarball, install
+from ros2_launch_route import TARBALL, find_tarball, install
 from rosbags.highlevel import AnyReader
 
 pytestmark = [pytest.mark.ros, pytest.mark.e2e]
@@ -29,8 +30,8 @@ def launch_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     tarball = find_tarball()
     if tarball is None:
         pytest.skip(
-            "no shared/vendor/ros2_launch_sources.tar.gz beside the checkout (or in "
-            "$AERIALDOJO_VENDOR_DIR): the ros2 launch route cannot be installed here"
+            f"no shared/vendor/{TARBALL} beside the checkout (or in $AERIALDOJO_VENDOR_DIR): "
+            "the ros2 launch route cannot be installed here"
         )
     return install(tarball, tmp_path_factory.mktemp("ros2_launch"))
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -30,9 +30,12 @@ def specs_for(nodes: dict[str, dict[str, Any]]) -> list[NodeSpec]:
 
 
 @contextmanager
-def running(specs: list[NodeSpec], run_dir: Path) -> Iterator[list[NodeProcess]]:
-    """Node processes that are stopped (and their logs closed) at the end."""
-    processes = start_graph(specs, run_dir)
+def running(
+    specs: list[NodeSpec], run_dir: Path, env: Mapping[str, str] | None = None
+) -> Iterator[list[NodeProcess]]:
+    """Node processes (in ``env``, default this process's environment) that are stopped, and
+    their logs closed, at the end."""
+    processes = start_graph(specs, run_dir, env)
     try:
         yield processes
     finally:

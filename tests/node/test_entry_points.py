@@ -171,4 +171,4 @@ def test_every_path_the_dockerfile_copies_or_runs_exists(repo: Path) -> None:
     for script in re.findall(r"(tools/[\w./-]+)", dockerfile):
         assert (repo / script).is_file(), f"Dockerfile runs missing {script}"
     assert re.search(r"ros2 launch aerialdojo eval\.launch\.py", dockerfile)
-    assert "ARG ROS_DISTRO=kilted" in dockerfile
+    assert "ARG ROS_DISTRO=jazzy" in dockerfile

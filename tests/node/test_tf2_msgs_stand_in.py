@@ -11,8 +11,8 @@ from ament_index_python.packages import get_package_share_directory
 from rosbags.typesys import Stores, get_typestore
 
 
-def test_tf_message_has_the_type_hash_of_ros2_kilted() -> None:
+def test_tf_message_has_the_type_hash_of_ros2_jazzy() -> None:
     description = Path(get_package_share_directory("tf2_msgs")) / "msg" / "TFMessage.json"
     hashes = json.loads(description.read_text())["type_hashes"]
     built = next(h["hash_string"] for h in hashes if h["type_name"] == "tf2_msgs/msg/TFMessage")
-    assert built == get_typestore(Stores.ROS2_KILTED).hash_rihs01("tf2_msgs/msg/TFMessage")
+    assert built == get_typestore(Stores.ROS2_JAZZY).hash_rihs01("tf2_msgs/msg/TFMessage")

@@ -26,8 +26,9 @@ from rclpy.node import Node
 from sensor_msgs.msg import Image
 from std_msgs.msg import Header, String
 
-from aerialdojo.dds import transport_profile_path
+from aerialdojo.dds import PROFILE_FILE_VARIABLES, transport_profile_path
 from aerialdojo.errors import TransportError
+from aerialdojo.nodes.common import node_process
 from aerialdojo.nodes.frame_publisher import FramePublisher
 from aerialdojo.nodes.images import array_to_image
 from aerialdojo.nodes.qos import latched_qos, sensor_qos
@@ -42,7 +43,7 @@ RATE_HZ = 15.0
 SEGMENT_BYTES = 64 * 1024 * 1024
 # Fast DDS names a participant's shared-memory segment fastdds_<16 hex digits>; the port files
 # (fastdds_port<n>) are shared by every participant of the host and removed by the last one.
-SEGMENT_NAME = re.compile(r"^/dev/shm/fastdds_[0-9a-f]{16}$")
+SEGMENT_NAME = re.compile(r"^/dev/shm/fast(?:dds|rtps)_[0-9a-f]{16}$")
 
 
 def frame_topics() -> list[tuple[str, str]]:
@@ -71,7 +72,7 @@ def run_publisher() -> None:
         for topic, encoding in frame_topics()
     }
     sent: list[dict[str, Any]] = []
-    with rclpy.init():
+    with node_process():
         node = Node("transport_test_publisher")
         publishers = {
             topic: node.create_publisher(Image, topic, sensor_qos()) for topic, _ in frame_topics()
@@ -100,7 +101,7 @@ def run_publisher() -> None:
 def run_subscriber() -> None:
     """Subscribe best-effort to every stream until stdin closes; print what arrived as JSON."""
     received: list[dict[str, Any]] = []
-    with rclpy.init():
+    with node_process():
         node = Node("transport_test_subscriber")
 
         def record(topic: str) -> Callable[[Image], None]:
@@ -139,7 +140,7 @@ def peer(role: str, profile: str) -> subprocess.Popen[str]:
     # Only the profile file changes: discovery stays as the test session set it (LOCALHOST).
     environment = {
         **os.environ,
-        "FASTDDS_DEFAULT_PROFILES_FILE": str(transport_profile_path(profile)),
+        **dict.fromkeys(PROFILE_FILE_VARIABLES, str(transport_profile_path(profile))),
     }
     return subprocess.Popen(
         [sys.executable, __file__, role],

@@ -71,13 +71,16 @@ def test_environment_applies_the_profile_and_its_discovery_range() -> None:
     single = transport_environment("single_host", environ={})
     assert single == {
         "RMW_IMPLEMENTATION": "rmw_fastrtps_cpp",
+        # Fast DDS 3 (Kilted on) reads the first, Fast DDS 2 (Jazzy, Humble) the second.
         "FASTDDS_DEFAULT_PROFILES_FILE": str(transport_profile_path("single_host")),
+        "FASTRTPS_DEFAULT_PROFILES_FILE": str(transport_profile_path("single_host")),
         "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST",
     }
     assert transport_profile_path("single_host").name == "fastdds_shm.xml"
     multi = transport_environment("multi_host", environ={"RMW_IMPLEMENTATION": ""})
     assert multi["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "SUBNET"
     assert multi["FASTDDS_DEFAULT_PROFILES_FILE"].endswith("fastdds_multi_host.xml")
+    assert multi["FASTRTPS_DEFAULT_PROFILES_FILE"] == multi["FASTDDS_DEFAULT_PROFILES_FILE"]
     assert multi["RMW_IMPLEMENTATION"] == "rmw_fastrtps_cpp"  # an empty value counts as unset
 
 
@@ -87,7 +90,9 @@ def test_environment_leaves_the_users_choices_alone() -> None:
         "ROS_AUTOMATIC_DISCOVERY_RANGE": "SUBNET",
     }
     assert transport_environment("single_host", environ=chosen) == {
-        "RMW_IMPLEMENTATION": "rmw_fastrtps_cpp"
+        "RMW_IMPLEMENTATION": "rmw_fastrtps_cpp",
+        # The user's file, also for the Fast DDS version that reads the other variable.
+        "FASTRTPS_DEFAULT_PROFILES_FILE": "/etc/my_fastdds.xml",
     }
 
 

@@ -22,7 +22,7 @@ from aerialdojo.image_codec import (
     image_to_array,
 )
 
-TYPES = get_typestore(Stores.ROS2_KILTED).types
+TYPES = get_typestore(Stores.ROS2_JAZZY).types
 # rosbags builds its message classes at run time.
 Image: Any = TYPES["sensor_msgs/msg/Image"]
 CompressedImage: Any = TYPES["sensor_msgs/msg/CompressedImage"]

@@ -19,6 +19,13 @@ TRANSPORT_PROFILES: Final[Mapping[str, tuple[str, str]]] = {
 }
 
 
+#: Where Fast DDS looks for its XML profile: ``FASTDDS_...`` from Fast DDS 3 on (Kilted),
+#: ``FASTRTPS_...`` before (Fast DDS 2: Humble, Jazzy). Each version ignores the other's, and a
+#: profile that is not read leaves the default transports, whose 512 KB shared-memory segment
+#: loses large frames to 3 s repairs (a Jazzy step took 2 s instead of 70 ms).
+PROFILE_FILE_VARIABLES: Final = ("FASTDDS_DEFAULT_PROFILES_FILE", "FASTRTPS_DEFAULT_PROFILES_FILE")
+
+
 def transport_profile_path(profile: str = "single_host") -> Path:
     """The Fast DDS XML file of a shipped transport profile.
 
@@ -57,7 +64,8 @@ def transport_environment(
     Fast DDS reads them when the process creates its first participant (``rclpy.init``), so a
     launcher sets them on the child process (or in ``os.environ`` before ``rclpy.init`` when
     nodes are composed in the launcher's own process). Variables the user already set in
-    ``environ`` are left out, so their choice wins. ``RMW_FASTRTPS_USE_QOS_FROM_XML`` must stay
+    ``environ`` are left out, so their choice wins; a profile file named in either of
+    ``PROFILE_FILE_VARIABLES`` is named in both. ``RMW_FASTRTPS_USE_QOS_FROM_XML`` must stay
     unset: the profile configures transports only and the QoS comes from the code.
 
     Args:
@@ -65,16 +73,19 @@ def transport_environment(
         environ: the environment to complete; ``os.environ`` if None.
 
     Returns:
-        The variables to add: ``RMW_IMPLEMENTATION``, ``FASTDDS_DEFAULT_PROFILES_FILE`` and
+        The variables to add: ``RMW_IMPLEMENTATION``, the ``PROFILE_FILE_VARIABLES`` and
         ``ROS_AUTOMATIC_DISCOVERY_RANGE`` (LOCALHOST for single_host, SUBNET for multi_host).
 
     Raises:
         ConfigError: unknown profile, or its file is missing.
     """
     current = os.environ if environ is None else environ
+    shipped = str(transport_profile_path(profile))
+    chosen = [current[name] for name in PROFILE_FILE_VARIABLES if current.get(name)]
+    profile_file = chosen[0] if chosen else shipped
     wanted = {
         "RMW_IMPLEMENTATION": "rmw_fastrtps_cpp",
-        "FASTDDS_DEFAULT_PROFILES_FILE": str(transport_profile_path(profile)),
+        **dict.fromkeys(PROFILE_FILE_VARIABLES, profile_file),
         "ROS_AUTOMATIC_DISCOVERY_RANGE": TRANSPORT_PROFILES[profile][1],
     }
     return {name: value for name, value in wanted.items() if not current.get(name)}

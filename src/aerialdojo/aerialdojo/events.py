@@ -34,6 +34,7 @@ from aerialdojo.metrics.trace import (
     Point3,
 )
 from aerialdojo.protocols import protocol
+from aerialdojo.runtime import NodeRecord
 
 
 class EventKind(IntEnum):
@@ -248,6 +249,7 @@ class EpisodeAssembler:
         run_summary: the RUN_FINISHED message, once it arrived.
         track: where positions come from instead of the events' poses, if given.
         agents: who acted for each agent (``add_agent_info``), by agent name.
+        nodes: what each node runs on (``add_node_info``), by node name.
     """
 
     records: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -259,6 +261,7 @@ class EpisodeAssembler:
     suites: list[dict[str, str]] = field(default_factory=list)
     run_summary: str | None = None
     agents: dict[str, AgentRecord] = field(default_factory=dict)
+    nodes: dict[str, NodeRecord] = field(default_factory=dict)
     _open: _OpenEpisode | None = None
     _outcomes: dict[str, tuple[int, EpisodeTrace | InfraFailure]] = field(default_factory=dict)
 
@@ -270,6 +273,11 @@ class EpisodeAssembler:
             privileged=bool(info.privileged),
             description=str(info.description),
         )
+
+    def add_node_info(self, info: Any) -> None:
+        """Take a ``NodeInfo`` message; the last one per node counts."""
+        record = NodeRecord.of(info)
+        self.nodes[record.node] = record
 
     @property
     def finished(self) -> bool:

@@ -11,7 +11,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -408,7 +408,7 @@ def parse_overrides(
 
 def default_run_id() -> str:
     """A run directory name from the current UTC time, e.g. ``20261129-221500``."""
-    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
 
 
 def run_dir_of(specs: Sequence[NodeSpec]) -> Path:

@@ -295,8 +295,9 @@ def stop_graph(nodes: Sequence[NodeProcess], grace_s: float = 10.0) -> list[str]
     return forced
 
 
-#: A Fast DDS shared-memory segment; ``<segment>_el`` is the lock its owner holds while alive.
-_SEGMENT = re.compile(r"^fastdds_[0-9a-f]{16}$")
+#: A Fast DDS shared-memory segment (``fastdds_`` from Fast DDS 3 on, ``fastrtps_`` before);
+#: ``<segment>_el`` is the lock its owner holds while alive.
+_SEGMENT = re.compile(r"^fast(?:dds|rtps)_[0-9a-f]{16}$")
 SHM_DIR = Path("/dev/shm")
 _NEWBORN_S = 2.0
 

@@ -12,7 +12,7 @@ import numpy as np
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
-TYPESTORE = get_typestore(Stores.ROS2_KILTED)
+TYPESTORE = get_typestore(Stores.ROS2_JAZZY)
 _types = TYPESTORE.types
 
 

@@ -20,6 +20,7 @@ from aerialdojo.events import AgentRecord, EpisodeAssembler, EventKind
 from aerialdojo.metrics.aggregate import ExcludedEpisode
 from aerialdojo.report.markdown import metrics_json_text
 from aerialdojo.runner import PRIVATE_DOMAINS, claimed_domain
+from aerialdojo.runtime import NODES_TOPIC
 from aerialdojo.scale.progress import RunProgress
 from aerialdojo.scale.records import (
     EpisodeRecord,
@@ -35,6 +36,7 @@ from aerialdojo.scale.split import split_bag
 from aerialdojo.scale.worker import EpisodeEnding, JobOutcome
 
 AGENT_INFO = "aerialdojo_interfaces/msg/AgentInfo"
+NODE_INFO = "aerialdojo_interfaces/msg/NodeInfo"
 
 
 def test_worker_resources_read_cpus_gpus_and_custom_resources() -> None:
@@ -101,6 +103,16 @@ def _agent_info() -> object:
     )  # fmt: skip
 
 
+def _node_info() -> object:
+    types = TYPESTORE.types
+    header = types["std_msgs/msg/Header"](
+        stamp=types["builtin_interfaces/msg/Time"](sec=0, nanosec=0), frame_id=""
+    )
+    return types[NODE_INFO](
+        header=header, node="/uav/uav_agent", ros_distro="humble", python_version="3.10.12"
+    )
+
+
 def _graph_bag(path: Path) -> list[object]:
     """A worker graph's bag: a, then b failing once and then scored, then c; the agent's
     announcement arrives during a."""
@@ -121,11 +133,15 @@ def _graph_bag(path: Path) -> list[object]:
     recorder = BagRecorder(path, TYPESTORE)
     recorder.add_topic(EVENTS_TOPIC, EVENT_TYPE)
     recorder.add_topic(AGENTS_TOPIC, AGENT_INFO)
+    recorder.add_topic(NODES_TOPIC, NODE_INFO)
     for index, e in enumerate(events):
         recorder.write(EVENTS_TOPIC, index * 1000, TYPESTORE.serialize_cdr(e, EVENT_TYPE))
         if index == 2:
             recorder.write(
                 AGENTS_TOPIC, index * 1000 + 1, TYPESTORE.serialize_cdr(_agent_info(), AGENT_INFO)
+            )
+            recorder.write(
+                NODES_TOPIC, index * 1000 + 2, TYPESTORE.serialize_cdr(_node_info(), NODE_INFO)
             )
     recorder.close()
     return events
@@ -146,6 +162,7 @@ def test_a_graph_bag_splits_into_one_complete_run_per_episode(tmp_path: Path) ->
         assert [t.episode_id for t in alone.traces] == [episode]
         assert alone.excluded() == [] and alone.not_started() == []
         assert alone.agents["uav"].policy == "oracle"  # announced during a, needed by b too
+        assert alone.nodes["/uav/uav_agent"].ros_distro == "humble"  # likewise
     together = assemble_bags([bags["a"], bags["b"]]).assembler
     assert together.traces == [t for t in whole.traces if t.episode_id in bags]
     kinds = [EventKind(e.kind) for e in read_events(bags["b"])]
@@ -160,8 +177,10 @@ def _records(run_dir: Path, order: list[str]) -> None:
     assembler = assemble_bags([run_dir.parent / f"{run_dir.name}-graph"]).assembler
     traces = {trace.episode_id: trace for trace in assembler.traces}
     agents = (AgentRecord(agent="uav", policy="oracle", privileged=True, description="x"),)
+    nodes = tuple(assembler.nodes.values())
     for episode in order:
-        write_record(run_dir, EpisodeRecord(trace=traces[episode], agents=agents, graph="g"))
+        record = EpisodeRecord(trace=traces[episode], agents=agents, graph="g", nodes=nodes)
+        write_record(run_dir, record)
 
 
 def test_records_merge_into_one_run_whatever_order_they_were_written_in(tmp_path: Path) -> None:
@@ -181,6 +200,7 @@ def test_records_merge_into_one_run_whatever_order_they_were_written_in(tmp_path
     assert [entry.episode_id for entry in first.excluded] == ["c"]
     assert first.not_started == ("d",) and not first.complete
     assert [agent.policy for agent in first.agents] == ["oracle"]
+    assert [(node.node, node.ros_distro) for node in first.nodes] == [("/uav/uav_agent", "humble")]
 
 
 def test_an_episode_with_a_record_is_never_also_excluded(tmp_path: Path) -> None:

@@ -95,7 +95,7 @@ def test_recording_holds_every_view_at_every_reference_pose(
     poses = episode.reference.poses
     last = poses[-1]
     expected_last = render_views(park, last, rig, with_ground_truth_ids=False)
-    with AnyReader([bag], default_typestore=get_typestore(Stores.ROS2_KILTED)) as reader:
+    with AnyReader([bag], default_typestore=get_typestore(Stores.ROS2_JAZZY)) as reader:
         topics = {connection.topic for connection in reader.connections}
         assert topics == {
             image_topic("uav", spec.name, kind) for spec in rig for kind in ("image", "depth")

@@ -45,7 +45,7 @@ _POSE_TYPES = (
 _NUMBER_TYPES = tuple(
     f"std_msgs/msg/{name}" for name in ("Float32", "Float64", "Int8", "Int16", "Int32", "Int64")
 )
-_TYPES = get_typestore(Stores.ROS2_KILTED).types
+_TYPES = get_typestore(Stores.ROS2_JAZZY).types
 
 
 @dataclass
@@ -164,7 +164,7 @@ class _Pass:
         names = ", ".join(str(bag) for bag in bags)
         try:
             with AnyReader(
-                list(bags), default_typestore=get_typestore(Stores.ROS2_KILTED)
+                list(bags), default_typestore=get_typestore(Stores.ROS2_JAZZY)
             ) as reader:
                 connections = self._connections(reader, names)
                 start, end = reader.start_time, reader.end_time

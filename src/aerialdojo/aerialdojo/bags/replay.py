@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,10 +16,16 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 from aerialdojo.errors import BagError
 from aerialdojo.events import EpisodeAssembler, PoseTrack
+from aerialdojo.runtime import NODES_TOPIC
 
 EVENTS_TOPIC = "/aerialdojo/episode_events"
 #: Who acted for each agent (``AgentInfo``), latched by the agent nodes.
 AGENTS_TOPIC = "/aerialdojo/agents"
+
+
+def _side_topics(assembler: EpisodeAssembler) -> dict[str, Callable[[Any], None]]:
+    """The latched topics beside the events that a replay folds in, and where each goes."""
+    return {AGENTS_TOPIC: assembler.add_agent_info, NODES_TOPIC: assembler.add_node_info}
 
 
 @dataclass
@@ -192,18 +198,21 @@ def assemble_bags(
 
 
 def _bag_events(bag: Path, replayed: ReplayedBag) -> list[Any]:
-    """The episode events of one bag; takes its agent infos and warnings into ``replayed``."""
+    """The episode events of one bag; takes its agent and node infos and warnings into
+    ``replayed``."""
+    side_topics = _side_topics(replayed.assembler)
     if bag.is_dir() and (bag / "metadata.yaml").exists():
         try:
             events = list(read_events(bag))
-            infos = list(read_events(bag, AGENTS_TOPIC, required=False))
+            infos = {topic: list(read_events(bag, topic, required=False)) for topic in side_topics}
         except BagError as error:
             if not any(bag.glob("*.mcap")) or "no /aerialdojo" in str(error):
                 raise
             replayed.warnings.append(f"{bag} is damaged ({error}); salvaging its records")
         else:
-            for info in infos:
-                replayed.assembler.add_agent_info(info)
+            for topic, add in side_topics.items():
+                for info in infos[topic]:
+                    add(info)
             return events
     elif not bag.is_dir():
         raise BagError(f"{bag}: cannot read bag: not a bag directory (runs/<id>/bag)")
@@ -218,6 +227,7 @@ def _bag_events(bag: Path, replayed: ReplayedBag) -> list[Any]:
             f"{mcap_file.name} was never closed or was cut short: read {len(salvaged)} "
             f"events, {lost_bytes} bytes at its end were incomplete"
         )
-        for info in salvage_events(mcap_file, AGENTS_TOPIC)[0]:
-            replayed.assembler.add_agent_info(info)
+        for topic, add in side_topics.items():
+            for info in salvage_events(mcap_file, topic)[0]:
+                add(info)
     return events

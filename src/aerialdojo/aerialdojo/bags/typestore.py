@@ -32,12 +32,12 @@ def interface_msg_dir() -> Path:
 
 
 def aerialdojo_typestore(msg_dir: Path | None = None) -> Typestore:
-    """The ROS 2 Kilted typestore with every ``aerialdojo_interfaces`` message registered.
+    """The ROS 2 Jazzy typestore with every ``aerialdojo_interfaces`` message registered.
 
     Args:
         msg_dir: where the .msg files are; default: the installed interfaces package.
     """
-    typestore = get_typestore(Stores.ROS2_KILTED)
+    typestore = get_typestore(Stores.ROS2_JAZZY)
     directory = msg_dir or interface_msg_dir()
     types = {}
     for msg_file in sorted(directory.glob("*.msg")):

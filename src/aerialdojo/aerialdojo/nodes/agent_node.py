@@ -25,7 +25,6 @@ from collections.abc import Callable, Sequence
 import rclpy
 from aerialdojo_interfaces.msg import AgentInfo, AgentMessage, TaskSpec
 from aerialdojo_interfaces.srv import Step
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.task import Future
 from std_msgs.msg import Header
@@ -33,8 +32,14 @@ from std_msgs.msg import Header
 from aerialdojo.agents.observation import ViewData
 from aerialdojo.errors import PolicyFaultError
 from aerialdojo.geometry import Pose
-from aerialdojo.nodes.common import declare_node_parameters, param, time_ns, wall_timer
-from aerialdojo.nodes.lifetime import exit_with_launcher
+from aerialdojo.nodes.common import (
+    announce_node,
+    declare_node_parameters,
+    node_process,
+    param,
+    time_ns,
+    wall_timer,
+)
 from aerialdojo.nodes.qos import AGENTS_QOS, FAULTS_QOS, TASK_QOS
 from aerialdojo.nodes.sensor_sync import ObservationSync
 from aerialdojo.protocols.referee import StepRequest
@@ -52,6 +57,7 @@ class AgentNode(Node):
     def __init__(self, name: str, default_agent: str) -> None:
         super().__init__(name)
         declare_node_parameters(self, name)
+        announce_node(self)
         self.agent = self.get_namespace().strip("/") or default_agent
         self.episode_id = ""
         self._task_key: tuple[str, int] | None = None
@@ -244,9 +250,5 @@ class AgentNode(Node):
 
 def spin_agent(make_node: Callable[[], AgentNode], args: list[str] | None = None) -> None:
     """Run one agent node until shutdown: the body of every agent node's ``main``."""
-    exit_with_launcher()
-    try:
-        with rclpy.init(args=args):
-            rclpy.spin(make_node())
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+    with node_process(args):
+        rclpy.spin(make_node())

@@ -1,24 +1,70 @@
-"""ROS wiring shared by the nodes: parameter declaration, time and waiting."""
+"""ROS wiring shared by the nodes: the process's ROS session, parameter declaration, time and
+waiting."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import rclpy
+from aerialdojo_interfaces.msg import NodeInfo
 from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.context import Context
 from rclpy.exceptions import ParameterUninitializedException
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.publisher import Publisher
 from rclpy.task import Future
 from rclpy.timer import Timer
+from std_msgs.msg import Header
 
 from aerialdojo.errors import ConfigError
+from aerialdojo.nodes.lifetime import exit_with_launcher
+from aerialdojo.nodes.qos import NODES_QOS
 from aerialdojo.params import NODE_PARAMETERS, ParamSpec
+from aerialdojo.runtime import NODES_TOPIC, python_version, ros_distro
+
+
+@contextlib.contextmanager
+def node_process(args: list[str] | None = None) -> Iterator[None]:
+    """The ROS session of a node's process, around the body of its ``main``: the process tied
+    to its launcher, rclpy initialised (with ``args``), shut down at the end, and a Ctrl-C or
+    an external shutdown ending the body quietly.
+
+    Written out because ``with rclpy.init(...)`` exists only from Kilted on: Jazzy's and
+    Humble's ``rclpy.init`` return None (README, "ROS 2 distributions").
+    """
+    exit_with_launcher()
+    try:
+        rclpy.init(args=args)
+        try:
+            yield
+        finally:
+            rclpy.try_shutdown()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+
+
+def announce_node(node: Node) -> Publisher:
+    """Publish what ``node`` runs on, its ROS 2 distribution and Python, latched on
+    ``/aerialdojo/nodes``: the evaluator records it with the run and warns when the graph's
+    nodes run different distributions. Every aerialdojo node calls it once, at start."""
+    publisher = node.create_publisher(NodeInfo, NODES_TOPIC, NODES_QOS)
+    publisher.publish(
+        NodeInfo(
+            header=Header(stamp=node.get_clock().now().to_msg()),
+            node=node.get_fully_qualified_name(),
+            ros_distro=ros_distro(),
+            python_version=python_version(),
+        )
+    )
+    return publisher
 
 
 def declare_node_parameters(node: Node, table: str) -> None:

@@ -21,11 +21,11 @@ from aerialdojo_interfaces.msg import (
     Candidate,
     EpisodeEvent,
     GeoSemanticMap,
+    NodeInfo,
     TaskSpec,
 )
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rclpy.serialization import deserialize_message, serialize_message
@@ -39,23 +39,31 @@ from aerialdojo.bags.typestore import aerialdojo_typestore
 from aerialdojo.events import EpisodeAssembler
 from aerialdojo.graph import default_run_id
 from aerialdojo.image_codec import image_to_array
-from aerialdojo.nodes.common import declare_node_parameters, param, wall_timer
+from aerialdojo.nodes.common import (
+    announce_node,
+    declare_node_parameters,
+    node_process,
+    param,
+    wall_timer,
+)
 from aerialdojo.nodes.images import array_to_compressed
-from aerialdojo.nodes.lifetime import exit_with_launcher
 from aerialdojo.nodes.qos import (
     AGENTS_QOS,
     EVENTS_QOS,
     GSM_QOS,
     HANDOFF_QOS,
+    NODES_QOS,
     SENSOR_QOS,
     STATE_QOS,
     TASK_QOS,
 )
 from aerialdojo.report.run import BETWEEN_EPISODES, RunResult, score_assembled, write_run
+from aerialdojo.runtime import NODES_TOPIC, distribution_mismatch
 
-#: How long a finished run waits for an agent's announcement on /aerialdojo/agents that has
-#: not arrived: discovery under load can take longer than a short run, and the report must
-#: say who acted (and the bag hold it, so that replayed metrics equal the live ones).
+#: How long a finished run waits for an agent's announcement on /aerialdojo/agents, or a
+#: discovered node's on /aerialdojo/nodes, that has not arrived: discovery under load can
+#: take longer than a short run, and the report must say who acted and on what (and the bag
+#: hold it, so that replayed metrics equal the live ones).
 AGENT_INFO_WAIT_S = 10.0
 
 
@@ -65,6 +73,7 @@ class Evaluator(Node):
     def __init__(self) -> None:
         super().__init__("evaluator")
         declare_node_parameters(self, "evaluator")
+        announce_node(self)
         run_id = param(self, "run_id") or default_run_id()
         self.run_dir = Path(param(self, "output_dir")) / run_id
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -84,6 +93,8 @@ class Evaluator(Node):
 
         self._record(TaskSpec, "/aerialdojo/task", TASK_QOS)
         self._record(AgentInfo, AGENTS_TOPIC, AGENTS_QOS)
+        self._record(NodeInfo, NODES_TOPIC, NODES_QOS)
+        self._distribution_warning = ""
         # The frames tree, so that a replay (rviz, Foxglove) places the cameras and agents.
         self._record(TFMessage, "/tf", STATE_QOS)
         self._record(TFMessage, "/tf_static", TASK_QOS)
@@ -114,8 +125,17 @@ class Evaluator(Node):
                 self._on_event(deserialize_message(cdr, EpisodeEvent))
             elif topic == AGENTS_TOPIC:
                 self._assembler.add_agent_info(deserialize_message(cdr, AgentInfo))
+            elif topic == NODES_TOPIC:
+                self._on_node_info(deserialize_message(cdr, NodeInfo))
 
         self.create_subscription(msg_type, topic, on_message, qos, raw=True)
+
+    def _on_node_info(self, info: NodeInfo) -> None:
+        self._assembler.add_node_info(info)
+        warning = distribution_mismatch(self._assembler.nodes.values())
+        if warning and warning != self._distribution_warning:
+            self.get_logger().warning(warning)
+        self._distribution_warning = warning
 
     def _record_decimated(self, msg_type: type, topic: str, qos: QoSProfile) -> None:
         """Every ``image_decimation``-th message of ``topic``, as published."""
@@ -180,26 +200,40 @@ class Evaluator(Node):
                 f"({event.message}); not scored"
             )
         if self._assembler.finished:
-            self._finish_once_agents_announced()
+            self._finish_once_announced()
 
-    def _finish_once_agents_announced(self) -> None:
-        """Finish now, or once every recorded agent has said who acts for it (at most
-        ``AGENT_INFO_WAIT_S``; an agent node of one's own may announce nothing)."""
+    def _finish_once_announced(self) -> None:
+        """Finish now, or once every recorded agent has said who acts for it and every node
+        of ``_announcing_nodes`` has said what it runs on (at most ``AGENT_INFO_WAIT_S``; an
+        agent node of one's own may announce nothing)."""
         deadline = time.monotonic() + AGENT_INFO_WAIT_S
 
         def missing() -> list[str]:
-            return [a for a in param(self, "agents") if a not in self._assembler.agents]
+            agents = [a for a in param(self, "agents") if a not in self._assembler.agents]
+            nodes = sorted(self._announcing_nodes() - set(self._assembler.nodes))
+            return agents + nodes
 
         def check() -> None:
             if missing() and time.monotonic() < deadline:
                 return
             if missing():
-                self.get_logger().warning(f"no announcement of who acted for {missing()}")
+                self.get_logger().warning(f"no announcement from {missing()}")
             timer.cancel()
             self.finish()
 
         timer = wall_timer(self, 0.1, check)
         check()
+
+    def _announcing_nodes(self) -> set[str]:
+        """Fully qualified names of the nodes that announce themselves and are discovered:
+        the writers of /aerialdojo/nodes, and the agents and the task manager (writers of
+        /aerialdojo/agents and the events), whose announcement may be discovered later
+        than their other topics."""
+        return {
+            f"{info.node_namespace.rstrip('/')}/{info.node_name}"
+            for topic in (NODES_TOPIC, AGENTS_TOPIC, EVENTS_TOPIC)
+            for info in self.get_publishers_info_by_topic(topic)
+        }
 
     @property
     def done(self) -> bool:
@@ -230,14 +264,11 @@ def _type_name(msg_type: type) -> str:
 
 
 def main(args: list[str] | None = None) -> None:
-    exit_with_launcher()
-    with rclpy.init(args=args):
+    with node_process(args):
         node = Evaluator()
         try:
             while rclpy.ok() and not node.done:
                 rclpy.spin_once(node, timeout_sec=0.5)
-        except (KeyboardInterrupt, ExternalShutdownException):
-            pass
         finally:
             # Whatever ended the process, the bag is closed readable and what was scored is
             # reported. A terminal's Ctrl-C reaches the whole process group and ros2 launch

@@ -4,6 +4,7 @@ progress monitor, that subscribes to each topic as it appears and hands on its r
 
 from __future__ import annotations
 
+import functools
 import importlib
 import time
 from typing import Any
@@ -65,10 +66,13 @@ class LiveView:
             self._node.create_subscription(
                 message_class,
                 topic,
-                lambda cdr, topic=topic: self.server.forward(topic, cdr, time.time_ns()),
+                functools.partial(self._forward, topic),
                 self._qos(topic, writers),
                 raw=True,
             )
+
+    def _forward(self, topic: str, cdr: bytes) -> None:
+        self.server.forward(topic, cdr, time.time_ns())
 
     @property
     def topics(self) -> set[str]:

@@ -86,6 +86,10 @@ GSM_QOS = latched_qos(depth=1)
 #: reader's depth holds the messages of all its writers together, so it is room for several.
 AGENTS_QOS = latched_qos(depth=10)
 
+#: What each node runs on (``/aerialdojo/nodes``): one latched message per node; room for
+#: every node of a graph, robot-side ones included, in one reader.
+NODES_QOS = latched_qos(depth=32)
+
 #: The task manager's services (``/aerialdojo/step`` and the others): every request is
 #: answered. The default service QoS keeps the last ten requests, so of 200 concurrent step
 #: calls 189 were dropped without an answer or a log line; these queue them all. A client

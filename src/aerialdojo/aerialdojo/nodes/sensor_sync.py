@@ -37,6 +37,7 @@ class ObservationSync:
     """
 
     def __init__(self, node: Node, views: Sequence[str], on_message: Callable[[], None]) -> None:
+        self._node = node
         self._on_message = on_message
         self._frames: dict[int, dict[tuple[str, str], Any]] = defaultdict(dict)
         self._odometry: dict[int, Odometry] = {}
@@ -70,7 +71,11 @@ class ObservationSync:
         agents whose sensors are wired. Frames the bridge published before it matched this
         agent still arrive: sensor and state topics are transient local (``sensor_qos``).
         """
-        return all(subscription.get_publisher_count() > 0 for subscription in self._subscriptions)
+        # Node.count_publishers: Subscription.get_publisher_count is newer than Humble (Iron).
+        return all(
+            self._node.count_publishers(subscription.topic_name) > 0
+            for subscription in self._subscriptions
+        )
 
     def observation(
         self, stamp_ns: int, views: Sequence[str]

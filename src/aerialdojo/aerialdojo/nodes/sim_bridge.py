@@ -31,7 +31,7 @@ from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.publisher import Publisher
 from rosgraph_msgs.msg import Clock
@@ -45,7 +45,14 @@ from aerialdojo.depth_cloud import depth_points
 from aerialdojo.errors import AerialDojoError, SafetyInterventionError, SimulatorFaultError
 from aerialdojo.geometry import Pose
 from aerialdojo.image_codec import image_to_array
-from aerialdojo.nodes.common import declare_node_parameters, param, time_msg, time_ns
+from aerialdojo.nodes.common import (
+    announce_node,
+    declare_node_parameters,
+    node_process,
+    param,
+    time_msg,
+    time_ns,
+)
 from aerialdojo.nodes.conversions import (
     camera_info_msg,
     intrinsics_from_msg,
@@ -55,7 +62,6 @@ from aerialdojo.nodes.conversions import (
 )
 from aerialdojo.nodes.frame_publisher import FramePublisher
 from aerialdojo.nodes.images import array_to_image, points_to_cloud
-from aerialdojo.nodes.lifetime import exit_with_launcher
 from aerialdojo.nodes.qos import FAULTS_QOS, SENSOR_QOS, STATE_QOS, TASK_QOS
 from aerialdojo.params import NODE_PARAMETERS
 from aerialdojo.sim.backend import BackendFault, BackendOptions, Observation
@@ -101,6 +107,7 @@ class SimBridge(Node):
     def __init__(self) -> None:
         super().__init__("sim_bridge")
         declare_node_parameters(self, "sim_bridge")
+        announce_node(self)
         self._agents: list[str] = list(param(self, "agents"))
         self._point_clouds = bool(param(self, "publish_point_clouds"))
         backend = str(param(self, "backend"))
@@ -357,24 +364,20 @@ class SimBridge(Node):
 
 
 def main(args: list[str] | None = None) -> None:
-    exit_with_launcher()
-    try:
-        with rclpy.init(args=args):
-            node = SimBridge()
-            try:
-                if node.needs_threads:
-                    executor = MultiThreadedExecutor(num_threads=4)
-                    executor.add_node(node)
-                    executor.spin()
-                else:
-                    rclpy.spin(node)
-            finally:
-                # Stops the frame-publishing thread and closes the backend; without it the
-                # process left its DDS participant undestroyed, and with it a 64 MB
-                # shared-memory segment in /dev/shm after every run.
-                node.destroy_node()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+    with node_process(args):
+        node = SimBridge()
+        try:
+            if node.needs_threads:
+                executor = MultiThreadedExecutor(num_threads=4)
+                executor.add_node(node)
+                executor.spin()
+            else:
+                rclpy.spin(node)
+        finally:
+            # Stops the frame-publishing thread and closes the backend; without it the
+            # process left its DDS participant undestroyed, and with it a 64 MB
+            # shared-memory segment in /dev/shm after every run.
+            node.destroy_node()
 
 
 if __name__ == "__main__":

@@ -56,7 +56,7 @@ from aerialdojo_interfaces.srv import ListEpisodes, SimExecute, SimReset, StartE
 from builtin_interfaces.msg import Time
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.client import Client
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from std_msgs.msg import Header
 from std_srvs.srv import Trigger
@@ -64,9 +64,14 @@ from std_srvs.srv import Trigger
 from aerialdojo.errors import AerialDojoError, ConfigError
 from aerialdojo.geometry import Pose, wrap_angle
 from aerialdojo.graph import BRIDGE_NODE, NAMESPACES, UNWATCHED_TOPICS, selected_episodes
-from aerialdojo.nodes.common import declare_node_parameters, param, wait_for_future
+from aerialdojo.nodes.common import (
+    announce_node,
+    declare_node_parameters,
+    node_process,
+    param,
+    wait_for_future,
+)
 from aerialdojo.nodes.conversions import candidate_msg, pose_from_msg, pose_msg, task_spec_msg
-from aerialdojo.nodes.lifetime import exit_with_launcher
 from aerialdojo.nodes.qos import EVENTS_QOS, FAULTS_QOS, HANDOFF_QOS, SERVICE_QOS, TASK_QOS
 from aerialdojo.params import NODE_PARAMETERS
 from aerialdojo.protocols import EpisodeLike, load_suite
@@ -123,6 +128,7 @@ class TaskManager(Node):
     def __init__(self) -> None:
         super().__init__("task_manager")
         declare_node_parameters(self, "task_manager")
+        announce_node(self)
         suite_path = resolve_suite(param(self, "suite"))
         self._protocol, self._suite = load_suite(suite_path)
         #: Named in RUN_STARTED, so that a run's record says which suite it ran.
@@ -753,17 +759,13 @@ def _facts_json(verdict: Verdict) -> str:
 
 
 def main(args: list[str] | None = None) -> None:
-    exit_with_launcher()
-    try:
-        with rclpy.init(args=args):
-            node = TaskManager()
-            executor = MultiThreadedExecutor(num_threads=4)
-            executor.add_node(node)
-            if param(node, "auto_run"):
-                threading.Thread(target=node.run_selection, daemon=True).start()
-            executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+    with node_process(args):
+        node = TaskManager()
+        executor = MultiThreadedExecutor(num_threads=4)
+        executor.add_node(node)
+        if param(node, "auto_run"):
+            threading.Thread(target=node.run_selection, daemon=True).start()
+        executor.spin()
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from aerialdojo.report.markdown import (
     write_metrics_json,
 )
 from aerialdojo.report.plots import write_plots
+from aerialdojo.runtime import NodeRecord, distribution_mismatch, platform_summary
 from aerialdojo.tasks.records import suite_identity
 from aerialdojo.tasks.suite import resolve_suite
 
@@ -72,6 +73,7 @@ class RunResult:
         superseded: earlier attempts a later attempt of the same episode replaced.
         source_notes: what reading the run's record revealed (e.g. a bag never closed).
         agents: who acted for each agent, as the agent nodes announced it.
+        nodes: what each node ran on (ROS 2 distribution, Python), as it announced it.
         suites: the suite(s) the run's episodes came from, each its name and the SHA-256
             of its file (``tasks.records.suite_identity``); empty where the record does
             not say (a trajectory log).
@@ -86,6 +88,7 @@ class RunResult:
     superseded: tuple[SupersededAttempt, ...] = ()
     source_notes: tuple[str, ...] = ()
     agents: tuple[AgentRecord, ...] = ()
+    nodes: tuple[NodeRecord, ...] = ()
     suites: tuple[dict[str, str], ...] = ()
 
     @property
@@ -137,6 +140,7 @@ class RunResult:
             for agent in self.privileged
         ]
         notes += self.source_notes
+        notes += filter(None, [distribution_mismatch(self.nodes)])
         if len(self.suites) > 1:
             names = ", ".join(f"{s['name']} ({s['sha256'][:12]})" for s in self.suites)
             notes.append(f"the run's episodes come from {len(self.suites)} suites: {names}")
@@ -198,6 +202,7 @@ def score_assembled(
         superseded=tuple(assembler.superseded),
         source_notes=tuple(notes),
         agents=tuple(assembler.agents[name] for name in sorted(assembler.agents)),
+        nodes=tuple(assembler.nodes[name] for name in sorted(assembler.nodes)),
         suites=tuple(assembler.suites),
     )
 
@@ -275,10 +280,13 @@ def write_run(
         images = write_plots(metrics, run_dir, result.traces, label=run_dir.name)
         sections = [_accounting_section(result)]
         sections += [_agents_section(result.agents)] if result.agents else []
+        sections += [_nodes_section(result.nodes)] if result.nodes else []
         sections += protocol(metrics.benchmark).report_sections(metrics)
         context: dict[str, Any] = {}
         if result.agents:
             context["agents"] = [agent.to_dict() for agent in result.agents]
+        if result.nodes:
+            context.update(platform_summary(result.nodes))
         suites = list(result.suites) or _suite_of(suite, notes)
         if suites:
             context["suites"] = suites
@@ -431,6 +439,11 @@ def _agents_section(agents: Sequence[AgentRecord]) -> str:
         "## Agents\n\n| Agent | Policy | Reads ground truth | Description |\n"
         "| --- | --- | --- | --- |\n" + rows + warning
     )
+
+
+def _nodes_section(nodes: Sequence[NodeRecord]) -> str:
+    rows = "".join(f"| {n.node} | {n.ros_distro} | {n.python_version} |\n" for n in nodes)
+    return "## Nodes\n\n| Node | ROS 2 | Python |\n| --- | --- | --- |\n" + rows
 
 
 def _bag_section(bag_bytes: Mapping[str, int]) -> str:

@@ -30,6 +30,7 @@ from aerialdojo.metrics.jsonl import record_to_trace, trace_to_record
 from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import EpisodeTrace
 from aerialdojo.report.run import RunResult
+from aerialdojo.runtime import NodeRecord
 
 EPISODES_DIR = "episodes"
 GRAPHS_DIR = "graphs"
@@ -46,11 +47,13 @@ class EpisodeRecord:
         trace: the scored episode (its last attempt).
         agents: who acted for each agent in the graph that ran it.
         graph: the worker graph that ran it (its logs are under ``graphs/<graph>``).
+        nodes: what each node of that graph ran on.
     """
 
     trace: EpisodeTrace
     agents: tuple[AgentRecord, ...]
     graph: str
+    nodes: tuple[NodeRecord, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -58,6 +61,7 @@ class EpisodeRecord:
             "episode_id": self.trace.episode_id,
             "graph": self.graph,
             "agents": [agent.to_dict() for agent in self.agents],
+            "nodes": [node.to_dict() for node in self.nodes],
             "trace": trace_to_record(self.trace),
         }
 
@@ -98,6 +102,7 @@ def read_record(path: Path) -> EpisodeRecord:
         trace=record_to_trace(document["trace"]),
         agents=tuple(AgentRecord(**agent) for agent in document["agents"]),
         graph=str(document["graph"]),
+        nodes=tuple(NodeRecord(**node) for node in document.get("nodes", [])),
     )
 
 
@@ -144,8 +149,10 @@ def merged_result(
     lost = tuple(excluded[e] for e in sorted(excluded) if e not in scored)
     accounted = scored | {entry.episode_id for entry in lost}
     agents: dict[str, AgentRecord] = {}
+    nodes: dict[str, NodeRecord] = {}
     for record in records:
         agents.update((agent.agent, agent) for agent in record.agents)
+        nodes.update((node.node, node) for node in record.nodes)
     traces = tuple(record.trace for record in records)
     return RunResult(
         metrics=score_run(traces, radii, lost) if traces else None,
@@ -155,6 +162,7 @@ def merged_result(
         not_started=tuple(e for e in selection if e not in accounted),
         selected=tuple(selection),
         agents=tuple(agents[name] for name in sorted(agents)),
+        nodes=tuple(nodes[name] for name in sorted(nodes)),
     )
 
 

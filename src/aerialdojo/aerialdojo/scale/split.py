@@ -16,10 +16,11 @@ from aerialdojo.bags.recorder import BagRecorder
 from aerialdojo.bags.replay import AGENTS_TOPIC, EVENTS_TOPIC
 from aerialdojo.errors import BagError
 from aerialdojo.events import EventKind
+from aerialdojo.runtime import NODES_TOPIC
 
-#: Latched topics every episode's bag needs wherever they were recorded: who acted (the
-#: report names it) and the static frames (a replay places the cameras).
-SHARED_TOPICS = frozenset({AGENTS_TOPIC, "/tf_static"})
+#: Latched topics every episode's bag needs wherever they were recorded: who acted and on
+#: what (the report names both) and the static frames (a replay places the cameras).
+SHARED_TOPICS = frozenset({AGENTS_TOPIC, NODES_TOPIC, "/tf_static"})
 
 
 def split_bag(bag: Path, destinations: Mapping[str, Path], typestore: Typestore) -> dict[str, int]:

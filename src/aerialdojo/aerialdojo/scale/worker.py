@@ -205,13 +205,16 @@ def _collect(job: GraphJob, graph_dir: Path, graph_message: str) -> JobOutcome:
     except AerialDojoError as error:
         return JobOutcome.lost(job, f"graph {job.graph}: {error}")
     agents = tuple(assembler.agents[name] for name in sorted(assembler.agents))
+    nodes = tuple(assembler.nodes[name] for name in sorted(assembler.nodes))
     for trace in traces:
         # The graph's evaluator drew the episode's map; the merged report links it.
         drawn = graph_dir / map_file(trace.episode_id)
         if drawn.is_file():
             (job.run_dir / MAPS_DIR).mkdir(exist_ok=True)
             drawn.replace(job.run_dir / map_file(trace.episode_id))
-        write_record(job.run_dir, EpisodeRecord(trace=trace, agents=agents, graph=job.graph))
+        write_record(
+            job.run_dir, EpisodeRecord(trace=trace, agents=agents, graph=job.graph, nodes=nodes)
+        )
     scored = {trace.episode_id for trace in traces}
     # Episodes the graph never started stay out: the run lists them as not started.
     lost = tuple(

@@ -56,7 +56,7 @@ def record_reference(
     Raises:
         FileExistsError: ``bag_dir`` exists (rosbags never overwrites a bag).
     """
-    typestore = get_typestore(Stores.ROS2_KILTED)
+    typestore = get_typestore(Stores.ROS2_JAZZY)
     image = typestore.types[IMAGE_TYPE]
     header = typestore.types["std_msgs/msg/Header"]
     stamp = typestore.types["builtin_interfaces/msg/Time"]

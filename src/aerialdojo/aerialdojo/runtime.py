@@ -1,0 +1,107 @@
+"""What a node runs on (its ROS 2 distribution and Python), and the rule that one graph runs one
+distribution: ROS 2 does not support traffic between distributions. ROS-free."""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+#: Where every node publishes what it runs on (``NodeInfo``, latched).
+NODES_TOPIC = "/aerialdojo/nodes"
+#: What a node reports when neither a sourced installation nor the wheels name a distribution.
+UNKNOWN = "unknown"
+#: The wheels route's meta package of rclpy, e.g. ``ros_jazzy_rclpy-7.1.6.dist-info``.
+_META_PACKAGE = re.compile(r"^ros_([a-z]+)_rclpy-[^-]+\.dist-info$")
+
+
+def ros_distro(
+    environ: Mapping[str, str] | None = None, search_path: Sequence[str] | None = None
+) -> str:
+    """The ROS 2 distribution of this process: ``ROS_DISTRO`` where an installation is sourced
+    (its setup script sets it), else that of the ``ros-<distro>-rclpy`` wheel installed on
+    ``search_path`` (the wheels route), else ``UNKNOWN``.
+
+    Args:
+        environ: the environment; ``os.environ`` if None.
+        search_path: where packages are installed; ``sys.path`` if None.
+    """
+    distro = (os.environ if environ is None else environ).get("ROS_DISTRO", "")
+    if distro:
+        return distro
+    for entry in sys.path if search_path is None else search_path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            match = _META_PACKAGE.match(name)
+            if match:
+                return match[1]
+    return UNKNOWN
+
+
+def python_version() -> str:
+    """This interpreter's version, e.g. ``3.12.1``."""
+    return platform.python_version()
+
+
+@dataclass(frozen=True)
+class NodeRecord:
+    """What one node of a run reported it runs on (a ``NodeInfo`` message, duck-typed).
+
+    Attributes:
+        node: its fully qualified name.
+        ros_distro: its ROS 2 distribution (``UNKNOWN`` when it could not tell).
+        python_version: its interpreter's version.
+    """
+
+    node: str
+    ros_distro: str
+    python_version: str
+
+    @classmethod
+    def of(cls, info: Any) -> NodeRecord:
+        """The record of a ``NodeInfo`` message (live or from a bag)."""
+        return cls(str(info.node), str(info.ros_distro), str(info.python_version))
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "node": self.node,
+            "ros_distro": self.ros_distro,
+            "python_version": self.python_version,
+        }
+
+
+def distribution_mismatch(nodes: Iterable[NodeRecord]) -> str:
+    """A warning that names each distribution and its nodes when the nodes report more than
+    one; "" when they agree (nodes that could not tell are left out)."""
+    by_distro: dict[str, list[str]] = {}
+    for record in nodes:
+        if record.ros_distro != UNKNOWN:
+            by_distro.setdefault(record.ros_distro, []).append(record.node)
+    if len(by_distro) < 2:
+        return ""
+    listed = "; ".join(
+        f"{distro}: {', '.join(sorted(names))}" for distro, names in sorted(by_distro.items())
+    )
+    return (
+        f"the graph's nodes run different ROS 2 distributions ({listed}); ROS 2 does not support "
+        "traffic between distributions (messages can be dropped silently): run every node, the "
+        "robot's included, on one distribution"
+    )
+
+
+def platform_summary(nodes: Sequence[NodeRecord]) -> dict[str, str]:
+    """What ``metrics.json`` records of the run's nodes: the distributions and the Python
+    versions they reported, each one value when the graph agrees, else every one,
+    comma-separated. (Which node reported what is in the report and, on a mismatch, the
+    notes: a node heard late may be missing there, while these values stay the same.)"""
+    return {
+        "ros_distro": ", ".join(sorted({record.ros_distro for record in nodes})),
+        "python_version": ", ".join(sorted({record.python_version for record in nodes})),
+    }
