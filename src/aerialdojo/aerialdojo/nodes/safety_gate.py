@@ -35,7 +35,7 @@ from std_msgs.msg import Bool, Empty
 from std_srvs.srv import Trigger
 
 from aerialdojo.geometry import yaw_from_quaternion
-from aerialdojo.nodes.common import declare_node_parameters, parameters_of
+from aerialdojo.nodes.common import announce_node, declare_node_parameters, parameters_of
 from aerialdojo.nodes.qos import SERVICE_QOS, latched_qos
 from aerialdojo.nodes.spinning import run_with_realtime_thread, steady_clock
 from aerialdojo.nodes.vehicles.base import VehicleSink
@@ -63,6 +63,7 @@ class SafetyGate(Node):
     def __init__(self) -> None:
         super().__init__("safety_gate")
         declare_node_parameters(self, "safety_gate")
+        announce_node(self)
         values = parameters_of(self, "safety_gate")
         limits = limits_from_parameters(values, "safety_gate")
         self._lock = threading.Lock()

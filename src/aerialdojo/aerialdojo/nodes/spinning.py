@@ -1,5 +1,5 @@
-"""Running a robot-side node: the calls exist in Humble's rclpy too (``rclpy.init`` there is
-not a context manager), because robots run Humble (docs/robots.md)."""
+"""Running the robot-side nodes: several nodes in one process, and a realtime node on an
+executor and a thread of its own; only calls Humble's rclpy has (robots run Humble)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import contextlib
 import threading
 from collections.abc import Callable, Sequence
 
-import rclpy
 from rclpy.clock import Clock, ClockType
 from rclpy.executors import (
     ExternalShutdownException,
@@ -16,7 +15,7 @@ from rclpy.executors import (
 )
 from rclpy.node import Node
 
-from aerialdojo.nodes.lifetime import exit_with_launcher
+from aerialdojo.nodes.common import node_process
 
 
 def steady_clock() -> Clock:
@@ -35,10 +34,7 @@ def run_nodes(
         threads: the executor's threads (its callback groups decide what runs in parallel).
         args: command-line arguments for rclpy.
     """
-    exit_with_launcher()
-    rclpy.init(args=args)
-    nodes: Sequence[Node] = ()
-    try:
+    with node_process(args):
         nodes = make_nodes()
         executor = MultiThreadedExecutor(num_threads=threads)
         for node in nodes:
@@ -47,12 +43,8 @@ def run_nodes(
             executor.spin()
         finally:
             executor.shutdown()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        for node in nodes:
-            node.destroy_node()
-        rclpy.try_shutdown()
+            for node in nodes:
+                node.destroy_node()
 
 
 def run_with_realtime_thread(
@@ -74,12 +66,8 @@ def run_with_realtime_thread(
         threads: the threads of the other nodes' executor.
         args: command-line arguments for rclpy.
     """
-    exit_with_launcher()
-    rclpy.init(args=args)
-    nodes: list[Node] = []
-    try:
+    with node_process(args):
         realtime, others = make_nodes()
-        nodes = [realtime, *others]
         realtime_executor = SingleThreadedExecutor()
         realtime_executor.add_node(realtime)
         executor = MultiThreadedExecutor(num_threads=threads)
@@ -98,9 +86,5 @@ def run_with_realtime_thread(
             executor.shutdown()
             realtime_executor.shutdown()
             spinner.join(timeout=5.0)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        for node in nodes:
-            node.destroy_node()
-        rclpy.try_shutdown()
+            for node in (realtime, *others):
+                node.destroy_node()
