@@ -15,6 +15,7 @@ from rcl_interfaces.srv import GetParameters, ListParameters
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.utilities import try_shutdown
 from sensor_msgs.msg import BatteryState
 
 from aerialdojo.errors import ConfigError
@@ -64,7 +65,7 @@ def read_mavros(namespace: str, timeout_s: float) -> tuple[dict[str, float], flo
     finally:
         executor.shutdown()
         node.destroy_node()
-        rclpy.try_shutdown(context=context)
+        try_shutdown(context=context)
 
 
 def _call(
