@@ -15,6 +15,7 @@ from rcl_interfaces.srv import GetParameters, ListParameters
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.utilities import try_shutdown
 from sensor_msgs.msg import BatteryState
 
 from aerialdojo.errors import ConfigError
@@ -64,7 +65,7 @@ def read_mavros(namespace: str, timeout_s: float) -> tuple[dict[str, float], flo
     finally:
         executor.shutdown()
         node.destroy_node()
-        rclpy.try_shutdown(context=context)
+        try_shutdown(context=context)
 
 
 def _call(
@@ -76,7 +77,7 @@ def _call(
     *,
     timeout_s: float,
 ) -> Any:
-    client = node.create_client(srv_type, name)
+    client: Any = node.create_client(srv_type, name)
     if not client.wait_for_service(timeout_sec=timeout_s):
         raise ConfigError(
             f"--mavros: {name} did not appear within {timeout_s:g} s; is MAVROS running with "

@@ -8,12 +8,15 @@ namespace. Serves ``safety/goal`` (VehicleGoal), ``safety/hold``, ``safety/estop
 ``status_rate_hz``. The logic is ``aerialdojo.robot.safety.SafetyCore``; the vehicle's own
 messages are its adapter's (``aerialdojo.robot.vehicles``).
 
-Executor: the command timer, the e-stop service and the lock topic share one mutually
-exclusive callback group, so an e-stop is never interleaved with a keep-alive and no
-keep-alive follows it; odometry, vehicle state and the operator's heartbeat run in a
-reentrant group and requests (goals, holds) in a third, each on a multi-threaded executor's
-own threads, so that a flood of either never queues the e-stop behind it
-(``benchmarks/safety.py`` measures the stop latency under such load).
+Executors: the command timer, the e-stop service and the lock topic are this node's only
+entities, spun by a single-threaded executor on a thread of their own, so an e-stop is
+never interleaved with a keep-alive, no keep-alive follows it, and no flood of other
+callbacks queues it (rclpy's multi-threaded executor serves ready callbacks first come,
+first served, whatever their callback group). Odometry, the autopilot's state and the
+operator's heartbeat (a reentrant group) and goal and operator requests (a mutually
+exclusive one) live on a second node, ``<name>_io``, on a multi-threaded executor beside
+it. One lock guards the core, held briefly: a goal's limits are checked outside it.
+``benchmarks/safety.py`` measures the stop latency under such a flood.
 """
 
 from __future__ import annotations
@@ -32,9 +35,9 @@ from std_msgs.msg import Bool, Empty
 from std_srvs.srv import Trigger
 
 from aerialdojo.geometry import yaw_from_quaternion
-from aerialdojo.nodes.common import declare_node_parameters, parameters_of
+from aerialdojo.nodes.common import announce_node, declare_node_parameters, parameters_of
 from aerialdojo.nodes.qos import SERVICE_QOS, latched_qos
-from aerialdojo.nodes.spinning import run_nodes, steady_clock
+from aerialdojo.nodes.spinning import run_with_realtime_thread, steady_clock
 from aerialdojo.nodes.vehicles.base import VehicleSink
 from aerialdojo.robot.config import limits_from_parameters
 from aerialdojo.robot.safety import (
@@ -60,11 +63,19 @@ class SafetyGate(Node):
     def __init__(self) -> None:
         super().__init__("safety_gate")
         declare_node_parameters(self, "safety_gate")
+        announce_node(self)
         values = parameters_of(self, "safety_gate")
         limits = limits_from_parameters(values, "safety_gate")
         self._lock = threading.Lock()
         self._published_version = -1
-        realtime = MutuallyExclusiveCallbackGroup()
+        # The command timer and the emergency path live on this node, alone on an executor
+        # and a thread of their own (``main``); everything else on the ``_io`` node beside it.
+        self.io = Node(
+            f"{self.get_name()}_io",
+            namespace=self.get_namespace(),
+            context=self.context,
+            use_global_arguments=False,  # the launcher's __node:= names this node only
+        )
         inputs = ReentrantCallbackGroup()
         requests = MutuallyExclusiveCallbackGroup()
         sink = VehicleSink(
@@ -74,35 +85,31 @@ class SafetyGate(Node):
             clock=time.monotonic,
         )
         self._status_pub = self.create_publisher(SafetyStatus, "safety/status", STATUS_QOS)
-        self._adapter = adapter_class(str(values["vehicle"]))(self, values, sink, inputs)
+        self._adapter = adapter_class(str(values["vehicle"]))(self.io, values, sink, inputs)
         self._core = SafetyCore(limits, reports_vehicle=self._adapter.reports_vehicle)
         self._limits = limits
-        self.create_service(
+        self.io.create_service(
             VehicleGoal, "safety/goal", self._on_goal, qos_profile=SERVICE_QOS,
             callback_group=requests,
         )  # fmt: skip
-        for name, handler, group in (
-            ("safety/hold", self._on_hold, requests),
-            ("safety/clear", self._on_clear, requests),
-            ("safety/engage", self._on_engage, requests),
-            ("safety/estop", self._on_estop, realtime),
+        for name, handler in (
+            ("safety/hold", self._on_hold),
+            ("safety/clear", self._on_clear),
+            ("safety/engage", self._on_engage),
         ):
-            self.create_service(
-                Trigger, name, handler, qos_profile=SERVICE_QOS, callback_group=group
+            self.io.create_service(
+                Trigger, name, handler, qos_profile=SERVICE_QOS, callback_group=requests
             )
-        self.create_subscription(
-            Bool, "safety/estop_lock", self._on_estop_lock, latched_qos(1), callback_group=realtime
-        )
-        self.create_subscription(
+        self.io.create_subscription(
             Empty, "safety/deadman", self._on_deadman, 10, callback_group=inputs
         )
-        self.create_timer(
-            1.0 / float(values["rate_hz"]), self._on_tick, realtime, clock=steady_clock()
-        )
-        self.create_timer(
+        self.io.create_timer(
             1.0 / float(values["status_rate_hz"]), self._on_status_timer, inputs,
             clock=steady_clock(),
         )  # fmt: skip
+        self.create_service(Trigger, "safety/estop", self._on_estop, qos_profile=SERVICE_QOS)
+        self.create_subscription(Bool, "safety/estop_lock", self._on_estop_lock, latched_qos(1))
+        self.create_timer(1.0 / float(values["rate_hz"]), self._on_tick, clock=steady_clock())
         self._publish_status(force=True)
         self.get_logger().info(
             f"safety gate ready: vehicle {values['vehicle']}, speed cap "
@@ -259,7 +266,12 @@ def main(args: list[str] | None = None) -> None:
     # A thread holding the GIL hands it over after the switch interval: 1 ms instead of
     # Python's 5 bounds how long a busy callback can delay the e-stop's thread.
     sys.setswitchinterval(0.001)
-    run_nodes(lambda: [SafetyGate()], threads=4, args=args)
+
+    def make_nodes() -> tuple[Node, list[Node]]:
+        gate = SafetyGate()
+        return gate, [gate.io]
+
+    run_with_realtime_thread(make_nodes, threads=3, args=args)
 
 
 if __name__ == "__main__":

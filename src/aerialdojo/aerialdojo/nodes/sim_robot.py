@@ -31,7 +31,7 @@ from std_msgs.msg import Header, String
 
 from aerialdojo.errors import ConfigError
 from aerialdojo.geometry import Pose
-from aerialdojo.nodes.common import declare_node_parameters, parameters_of
+from aerialdojo.nodes.common import announce_node, declare_node_parameters, parameters_of
 from aerialdojo.nodes.conversions import camera_info_msg, pose_from_msg, pose_msg
 from aerialdojo.nodes.images import array_to_image
 from aerialdojo.nodes.qos import latched_qos
@@ -231,6 +231,7 @@ class SimRobot(Node):
     def __init__(self) -> None:
         super().__init__("sim_robot")
         declare_node_parameters(self, "sim_robot")
+        announce_node(self)
         values = parameters_of(self, "sim_robot")
         start = tuple(float(v) for v in values["start_position_m"])
         if len(start) != 3:

@@ -287,11 +287,11 @@ class SafetyCore:
     def request_goal(self, now: float, goal: Vec3, yaw: float, speed: float) -> str | None:
         """Check a goal against every limit and, if it passes, start streaming the ramp
         to it. Returns why it is refused (nothing is sent for it), or None."""
-        start, reason = self.goal_start(now)
+        start, why_not = self.goal_start(now)
         if start is None:
-            return reason
-        reason = check_goal(self.limits, start.position, goal, yaw, speed)
-        return reason or self.begin_goal(now, start, goal, yaw, speed)
+            return why_not
+        refusal = check_goal(self.limits, start.position, goal, yaw, speed)
+        return refusal or self.begin_goal(now, start, goal, yaw, speed)
 
     def goal_start(self, now: float) -> tuple[Setpoint | None, str]:
         """Where a goal's path would begin now (the setpoint being streamed), or None and

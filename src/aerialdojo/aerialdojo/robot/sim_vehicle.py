@@ -67,6 +67,14 @@ class BodyConfig:
     seed: int = 0
 
 
+@dataclass(frozen=True)
+class _Command:
+    """A command on its way through the latency: a position target or a velocity."""
+
+    target: tuple[Vec3, float] | None = None
+    velocity: tuple[float, float] | None = None
+
+
 @dataclass
 class SimBody:
     """One simulated vehicle body in the site frame (ENU)."""
@@ -78,7 +86,7 @@ class SimBody:
     faults: set[SimFault] = field(default_factory=set)
     _target: tuple[Vec3, float] | None = None
     _velocity_command: tuple[float, float] | None = None
-    _queue: collections.deque[tuple[float, object]] = field(default_factory=collections.deque)
+    _queue: collections.deque[tuple[float, _Command]] = field(default_factory=collections.deque)
     _time: float | None = None
     _land_speed: float | None = None
     _rng: random.Random = field(init=False)
@@ -88,11 +96,11 @@ class SimBody:
 
     def command_position(self, now: float, position: Vec3, yaw: float) -> None:
         """A position setpoint arrived (it acts after the latency)."""
-        self._queue.append((now + self.config.latency, (position, yaw)))
+        self._queue.append((now + self.config.latency, _Command(target=(position, yaw))))
 
     def command_velocity(self, now: float, forward: float, turn: float) -> None:
         """A ground robot's velocity command arrived (it acts after the latency)."""
-        self._queue.append((now + self.config.latency, (forward, turn)))
+        self._queue.append((now + self.config.latency, _Command(velocity=(forward, turn))))
 
     def hold(self) -> None:
         """Hold where the body is now (the autopilot's own hold, or no command)."""
@@ -117,14 +125,8 @@ class SimBody:
         self._time = now
         while self._queue and self._queue[0][0] <= now:
             _, command = self._queue.popleft()
-            first, second = command  # type: ignore[misc]
-            if isinstance(first, tuple):
-                self._target = (first, float(second))
-                self._velocity_command = None
-                self._land_speed = None
-            else:
-                self._velocity_command = (float(first), float(second))
-                self._target = None
+            self._target, self._velocity_command = command.target, command.velocity
+            self._land_speed = None
         self.battery = max(0.0, self.battery - self.config.battery_drain_per_s * dt)
         if SimFault.LOW_BATTERY in self.faults:
             self.battery = min(self.battery, LOW_BATTERY_FRACTION)

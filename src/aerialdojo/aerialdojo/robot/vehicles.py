@@ -14,12 +14,10 @@ in the ``aerialdojo.vehicles`` group whose object is a ``VehicleEntry``.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Any
 
-from aerialdojo.errors import ConfigError
+from aerialdojo.registry import NamedRegistry, resolve
 
 #: Entry-point group through which other packages register vehicle adapters.
 ENTRY_POINT_GROUP = "aerialdojo.vehicles"
@@ -67,8 +65,7 @@ BUILTIN_VEHICLES = (
     ),
 )
 
-_REGISTRY: dict[str, VehicleEntry] = {}
-_entry_points_loaded = False
+_VEHICLES: NamedRegistry[VehicleEntry] = NamedRegistry("vehicle", VehicleEntry, ENTRY_POINT_GROUP)
 
 
 def register(entry: VehicleEntry) -> None:
@@ -77,30 +74,12 @@ def register(entry: VehicleEntry) -> None:
     Raises:
         ConfigError: another adapter already has that name.
     """
-    known = _REGISTRY.get(entry.name)
-    if known is not None and known != entry:
-        raise ConfigError(f"vehicle adapter {entry.name!r} is registered twice")
-    _REGISTRY[entry.name] = entry
-
-
-def _load_entry_points() -> None:
-    global _entry_points_loaded  # noqa: PLW0603 - loaded once per process
-    if _entry_points_loaded:
-        return
-    _entry_points_loaded = True
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        entry = point.load()
-        if not isinstance(entry, VehicleEntry):
-            raise ConfigError(
-                f"entry point {point.name!r} of {ENTRY_POINT_GROUP} is not a VehicleEntry"
-            )
-        register(entry)
+    _VEHICLES.register(entry)
 
 
 def vehicle_names() -> tuple[str, ...]:
     """Every registered adapter's name, built-in ones first."""
-    _load_entry_points()
-    return tuple(_REGISTRY)
+    return _VEHICLES.names()
 
 
 def vehicle_entry(name: str) -> VehicleEntry:
@@ -109,11 +88,7 @@ def vehicle_entry(name: str) -> VehicleEntry:
     Raises:
         ConfigError: no adapter of that name.
     """
-    _load_entry_points()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise ConfigError(f"unknown vehicle {name!r}; known: {', '.join(_REGISTRY)}") from None
+    return _VEHICLES.entry(name)
 
 
 def adapter_class(name: str) -> Any:
@@ -122,8 +97,7 @@ def adapter_class(name: str) -> Any:
     Raises:
         ConfigError: no adapter of that name.
     """
-    module_name, _, attribute = vehicle_entry(name).adapter.partition(":")
-    return getattr(importlib.import_module(module_name), attribute)
+    return resolve(vehicle_entry(name).adapter)
 
 
 for _entry in BUILTIN_VEHICLES:

@@ -10,7 +10,7 @@ import pytest
 from aerialdojo.cli import main
 from aerialdojo.errors import ConfigError
 from aerialdojo.geofence import Geofence
-from aerialdojo.robot.preflight import Session, preflight, read_parameter_file
+from aerialdojo.preflight import Session, preflight, read_parameter_file
 
 GOOD = {
     "COM_OBL_RC_ACT": 5.0,
