@@ -78,7 +78,8 @@ def test_px4_gate_flies_after_consent_and_sends_setpoints_only_in_offboard(tmp_p
         offboard = VehicleStatus.NAVIGATION_STATE_OFFBOARD
         gate.wait_for(lambda: status[-1].nav_state == offboard, 5.0, "OFFBOARD in the status")
         goal = (START[0] - 2.0, START[1] + 3.0, START[2] + 1.0)
-        assert gate.goal(goal, yaw=math.pi / 2).accepted
+        # The gate reads the same status on its own subscription: refused until it has.
+        gate.wait_for(lambda: gate.goal(goal, yaw=math.pi / 2).accepted, 10.0, "the goal taken")
         gate.wait_for(lambda: math.dist(_xyz(odometry[-1]), goal) < 0.1, 20.0, "the goal")
         yaw = _yaw(odometry[-1])
         assert math.cos(yaw - math.pi / 2) > 0.999, "ENU yaw round trip through NED"
