@@ -9,21 +9,34 @@ What each test adds:
   placed by the automatic operator flying the robot back to its start; success as in the
   embedded run of the same actions, each end within the arrival tolerance of the embedded
   simulator's; the bag replays to the same metrics.json; every node on the wall clock.
+- ``test_the_oracle_flies_through_the_px4_contract``: the same graph with the gate's PX4
+  adapter (OffboardControlMode keep-alive, TrajectorySetpoint in NED, offboard and arming
+  after the operator's consent) and sim_robot's PX4 contract: one episode, scored as the
+  embedded run within the tolerance, the bag replays to the same metrics.json.
 - ``test_a_safety_stop_ends_the_attempt_unscored``: one episode each, the fault made while
   the robot flies: the operator's console dying (dead-man), the pilot switching the mode, low
   battery (operator/safety interventions) and an odometry dropout (stale odometry: a failure
   of the robot, which the contract classes as infrastructure, not an intervention as the
-  issue's text has it): the attempt is excluded with its cause and reason, nothing is scored, ``aerialdojo rerun`` lists it, and the bag says the same.
+  issue's text has it): the attempt is excluded with its cause and reason, nothing is
+  scored, ``aerialdojo rerun`` lists it, and the bag says the same.
+- ``test_the_operator_places_confirms_and_starts_at_an_interactive_console``: the operator's
+  own terminal (``aerialdojo console``): a robot standing 3 m off its start is refused by
+  the task manager with how far off it is, and nothing starts; flown there, it starts and
+  is scored.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import queue
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
+from typing import IO
 
 import pytest
 import yaml
@@ -116,6 +129,42 @@ def test_the_oracle_flies_the_rehearsal_site_through_the_gate(tmp_path: Path) ->
     assert "placing: placed" in console
 
 
+def test_the_oracle_flies_through_the_px4_contract(tmp_path: Path) -> None:
+    pytest.importorskip("px4_msgs", reason="make robot-msgs builds the px4_msgs subset")
+    config = yaml.safe_load(_config(tmp_path).read_text())
+    config["sim_robot"]["ros__parameters"]["contract"] = "px4"
+    config["safety_gate"]["ros__parameters"] = {
+        key: value
+        for key, value in config["safety_gate"]["ros__parameters"].items()
+        if key.endswith("_timeout_s")
+    } | {"vehicle": "px4"}
+    bridge = config["sim_bridge"]["ros__parameters"]
+    bridge["robot_odometry_topic"] = "vehicle/odom"  # the gate's ENU republication
+    config["operator_console"]["ros__parameters"]["placement"] = "manual"
+    path = tmp_path / "robot_px4_sim.yaml"
+    path.write_text(yaml.safe_dump(config))
+    runs = tmp_path / "runs"
+    run = _aerialdojo(
+        "eval", "--config", path, "--episodes", 1, "--output", runs, "--run-id", "px4"
+    )  # fmt: skip
+    run_dir = runs / "px4"
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    (episode,) = metrics["episodes"]
+    assert episode["values"]["sr_3m"] == 1.0 and episode["values"]["cr"] == 0.0
+    (trajectory,) = map(json.loads, (run_dir / "trajectories.jsonl").read_text().splitlines())
+    end = _embedded_end(episode["episode_id"])
+    assert math.dist(trajectory["positions"][-1], end.position) < ARRIVAL_TOLERANCE_M
+    replay = _aerialdojo("evaluate-bag", run_dir / "bag", "--out", tmp_path / "replay")
+    assert replay.returncode == 0, replay.stderr
+    assert (tmp_path / "replay" / "metrics.json").read_bytes() == (
+        run_dir / "metrics.json"
+    ).read_bytes()
+    # The gate spoke PX4's own topics to the simulated autopilot.
+    gate = (run_dir / "logs" / "safety_gate.log").read_text()
+    assert "vehicle px4" in gate
+
+
 class _Injector:
     """Listens to the run's events; once the episode has started (and the robot is on its
     way) it makes the fault."""
@@ -199,3 +248,82 @@ def test_a_safety_stop_ends_the_attempt_unscored(
     assert "rerunning 1 episode(s): Alley_0-base-0000-sem" in rerun.stdout
     _aerialdojo("evaluate-bag", run_dir / "bag", "--out", tmp_path / "replay")
     assert json.loads((tmp_path / "replay" / "run_status.json").read_text()) == status
+
+
+class _Lines:
+    """The lines a process writes, read on a thread of their own."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.seen: list[str] = []
+        self._lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=lambda: [*map(self._lines.put, stream)], daemon=True).start()
+
+    def until(self, text: str, timeout_s: float) -> str:
+        """The first line from now on that holds ``text``."""
+        deadline = time.monotonic() + timeout_s
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                line = self._lines.get(timeout=left)
+            except queue.Empty:
+                break
+            self.seen.append(line)
+            if text in line:
+                return line
+        raise AssertionError(f"no {text!r} within {timeout_s:g} s; it said:\n{''.join(self.seen)}")
+
+
+def test_the_operator_places_confirms_and_starts_at_an_interactive_console(
+    tmp_path: Path,
+) -> None:
+    # The robot stands 3 m east of the first episode's start; the operator runs
+    # `aerialdojo console` in a terminal of its own.
+    config = yaml.safe_load(_config(tmp_path, console=False).read_text())
+    config["sim_robot"]["ros__parameters"]["start_position_m"] = [-10.09, 2.89, 1.38]
+    path = tmp_path / "robot_sim.yaml"
+    path.write_text(yaml.safe_dump(config))
+    runs = tmp_path / "runs"
+    evaluation = subprocess.Popen(
+        [sys.executable, "-m", "aerialdojo.cli", "eval", "--config", str(path), "--episodes",
+         "1", "--output", str(runs), "--run-id", "operated"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    console = subprocess.Popen(
+        [sys.executable, "-m", "aerialdojo.cli", "console", "--config", str(path)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    assert console.stdin is not None and console.stdout is not None
+    lines = _Lines(console.stdout)
+    try:
+        lines.until("episode 1/1: Alley_0-base-0000-sem", 120)
+        for _ in range(30):  # the card again (p) until the robot's odometry is in it
+            console.stdin.write("p\n")
+            console.stdin.flush()
+            with contextlib.suppress(AssertionError):
+                lines.until("m and 0.0 deg off, OUTSIDE the tolerance", 3)
+                break
+        console.stdin.write("s\n")  # start where it stands: the task manager measures it
+        console.stdin.flush()
+        refused = lines.until("not started: the uav is placed", 60)
+        assert 2.9 < float(refused.split("placed ")[1].split(" m")[0]) < 3.1, refused
+        console.stdin.write("f\n")  # fly it to its start through the gate, then start
+        console.stdin.flush()
+        lines.until("placed", 60)
+        console.stdin.write("s\n")
+        console.stdin.flush()
+        lines.until("episode Alley_0-base-0000-sem started", 60)
+        console.stdin.write("s\n")  # again, mid-episode: the robot is the backend's now
+        console.stdin.flush()
+        lines.until("episode Alley_0-base-0000-sem is under way", 10)
+        lines.until("episode Alley_0-base-0000-sem ended: stopped", 120)
+        stdout, stderr = evaluation.communicate(timeout=120)
+    finally:
+        for process in (console, evaluation):
+            process.kill()
+            process.wait()
+    assert evaluation.returncode == 0, stdout[-2000:] + stderr[-2000:]
+    metrics = json.loads((runs / "operated" / "metrics.json").read_text())
+    (episode,) = metrics["episodes"]
+    assert episode["values"]["sr_3m"] == 1.0
+    # The refused start never started an attempt: one attempt, scored.
+    status = json.loads((runs / "operated" / "run_status.json").read_text())
+    assert status["scored"] == ["Alley_0-base-0000-sem"] and status["superseded"] == []

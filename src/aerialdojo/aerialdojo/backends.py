@@ -212,6 +212,23 @@ def camera_views(name: str, agents: Sequence[str]) -> dict[str, list[str]] | Non
     return {agent: [camera.name for camera in rig] for agent, rig in rigs.items()}
 
 
+def settings_problems(name: str, parameters: Mapping[str, Any]) -> list[str]:
+    """What is wrong with the bridge's ``parameters`` for backend ``name``, checked without
+    its client (its registry entry's ``check_parameters``): empty when nothing is.
+
+    Raises:
+        ConfigError: no backend of that name.
+    """
+    entry = backend_entry(name)
+    if entry.check_parameters is None:
+        return []
+    try:
+        cast("Callable[[Mapping[str, Any]], object]", _resolve(entry.check_parameters))(parameters)
+    except ConfigError as error:
+        return list(error.problems)
+    return []
+
+
 def create_backend(name: str, options: BackendOptions) -> SimulatorBackend:
     """Build the backend called ``name`` with its own camera rig for each of the options'
     agents.

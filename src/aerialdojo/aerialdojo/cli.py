@@ -153,6 +153,23 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(handler=_cmd_eval)
 
+    console = commands.add_parser(
+        "console",
+        help="the operator's console of a robot run, in a terminal of its own: each episode "
+        "before it starts, placing, engaging and starting it, the dead-man heartbeat "
+        "(docs/robots.md)",
+        description="The operator's console of a robot run (the operator_console node, "
+        "interactive unless the config says otherwise), with the parameters the run's config "
+        "gives it: run it beside `aerialdojo eval --config config/robot_<vehicle>.yaml` or "
+        "`ros2 launch aerialdojo robot.launch.py`, in the same ROS_DOMAIN_ID. Closing it stops "
+        "the heartbeat, and the safety gates stop the robots.",
+    )
+    console.add_argument(
+        "overrides", nargs="*", metavar="NODE.PARAM=VALUE", help="as for aerialdojo eval"
+    )
+    console.add_argument("--config", type=Path, required=True, help="the robot run's config")
+    console.set_defaults(handler=_cmd_console)
+
     replay = commands.add_parser(
         "evaluate-bag",
         help="recompute a run's metrics from its bag alone, or score a robot's bag through a "
@@ -401,6 +418,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         claim_run_dir,
         default_config,
         default_run_id,
+        drives_robots,
         parse_overrides,
         run_dir_of,
         run_specs,
@@ -438,6 +456,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     else:
         problems += _policy_problems(specs, config)
         problems += _domain_problems(specs)
+        if sharded and drives_robots(specs):
+            problems.append(
+                "--workers: a robot flies one episode at a time, under its operator; run it "
+                "without --workers"
+            )
         # A sharded run's directory is where the same command resumes it (scale.run refuses
         # one that holds another run).
         if not sharded:
@@ -470,6 +493,20 @@ def _domain_problems(specs: list[NodeSpec]) -> list[str]:
             "ROS_DOMAIN_ID to their domain (ROS's default is 0) so that it reaches them"
         ]
     return []
+
+
+def _cmd_console(args: argparse.Namespace) -> int:
+    import tempfile  # noqa: PLC0415
+
+    from aerialdojo.graph import console_spec, parse_overrides  # noqa: PLC0415
+    from aerialdojo.nodes.operator_console import main as console_main  # noqa: PLC0415
+    from aerialdojo.runner import node_command, write_params_file  # noqa: PLC0415
+
+    spec = console_spec(args.config, parse_overrides(args.overrides))
+    with tempfile.TemporaryDirectory(prefix="aerialdojo-console-") as directory:
+        command = node_command(spec, write_params_file(spec, Path(directory)))
+        console_main(command[command.index("--ros-args") :])
+    return 0
 
 
 def _policy_problems(specs: list[NodeSpec], source: Path) -> list[str]:

@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from aerialdojo.agents.vlm.transcript import TRANSCRIPTS_DIR
-from aerialdojo.backends import backend_venv, camera_views, runs_on_wall_clock
+from aerialdojo.backends import (
+    backend_venv,
+    camera_views,
+    runs_on_wall_clock,
+    settings_problems,
+)
 from aerialdojo.errors import ConfigError
 from aerialdojo.params import NODE_PARAMETERS, ParamValue, validate_parameters
 
@@ -211,12 +216,20 @@ def _name_problems(config: Mapping[str, Mapping[str, ParamValue]], source: str) 
     if problems:
         return problems
     backend = str(value("sim_bridge", "backend"))
+    # The bridge's settings as the bridge will read them: every default, the suite the task
+    # manager runs (node_specs gives it the same), the config's own values.
+    bridge = {
+        **{spec.name: spec.default for spec in NODE_PARAMETERS["sim_bridge"]},
+        "suite": value("task_manager", "suite"),
+        **config["sim_bridge"],
+    }
+    problems += [f"{source}: {problem}" for problem in settings_problems(backend, bridge)]
     try:
         views = camera_views(backend, bridged)
     except ConfigError as error:
-        return [f"{source}: sim_bridge.agents: {error}"]
+        return [*problems, f"{source}: sim_bridge.agents: {error}"]
     if views is None:
-        return []
+        return problems
     for (node, name), agent in _VIEW_LISTS.items():
         if node not in config:
             continue
@@ -293,15 +306,17 @@ def node_specs(config: Mapping[str, Mapping[str, ParamValue]]) -> list[NodeSpec]
     return specs
 
 
-def needs_robot_domain(specs: Sequence[NodeSpec]) -> bool:
-    """Whether the graph drives robots outside it (its bridge on the wall clock and no
-    simulated robot among its nodes): it must join the DDS domain the robots' drivers use,
-    never a private one."""
-    names = {spec.name for spec in specs}
+def drives_robots(specs: Sequence[NodeSpec]) -> bool:
+    """Whether the graph's bridge drives robots (its backend runs on the wall clock)."""
     bridge = next((spec for spec in specs if spec.name == BRIDGE_NODE), None)
-    if bridge is None or names & set(SIMULATED_ROBOT_NODES):
-        return False
-    return runs_on_wall_clock(str(bridge.parameters.get("backend", "")))
+    return bridge is not None and runs_on_wall_clock(str(bridge.parameters.get("backend", "")))
+
+
+def needs_robot_domain(specs: Sequence[NodeSpec]) -> bool:
+    """Whether the graph drives robots outside it (no simulated robot among its nodes): it
+    must join the DDS domain the robots' drivers use, never a private one."""
+    names = {spec.name for spec in specs}
+    return drives_robots(specs) and not names & set(SIMULATED_ROBOT_NODES)
 
 
 def selected_episodes(suite: SuiteLike, task_manager: Mapping[str, ParamValue]) -> list[str]:

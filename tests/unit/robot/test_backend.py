@@ -32,15 +32,11 @@ SUITE = resolve_suite("alley_rehearsal")
 def _backend(
     vehicle: ScriptedVehicle, faults: list[BackendFault] | None = None, **parameters: object
 ) -> RobotBackend:
-    _, suite = load_suite(SUITE)
-    assert suite.site is not None
     settings = RobotSettings.from_parameters({"suite": str(SUITE), **parameters})
     return RobotBackend(
         rigs=RobotBackend.camera_rigs(["uav"], 64, 48, 90.0),
         links={"uav": vehicle},
         settings=settings,
-        fence=suite.site.geofence,
-        scenes=["Alley_0"],
         report_fault=None if faults is None else faults.append,
     )
 

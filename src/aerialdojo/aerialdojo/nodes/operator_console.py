@@ -36,7 +36,12 @@ from std_msgs.msg import Empty, Header
 from std_srvs.srv import Trigger
 
 from aerialdojo.geometry import Pose, wrap_angle
-from aerialdojo.nodes.common import declare_node_parameters, param, wait_for_future
+from aerialdojo.nodes.common import (
+    announce_node,
+    declare_node_parameters,
+    param,
+    wait_for_future,
+)
 from aerialdojo.nodes.conversions import pose_from_msg, pose_msg
 from aerialdojo.nodes.qos import EVENTS_QOS, TASK_QOS, latched_qos
 from aerialdojo.nodes.spinning import run_nodes, steady_clock
@@ -45,6 +50,7 @@ from aerialdojo.robot.console import (
     Next,
     Prompt,
     gate_text,
+    is_placed,
     next_step,
     placement_path,
     render,
@@ -70,6 +76,9 @@ _ENDINGS = {
     EpisodeEvent.INFRA_FAILURE: "infrastructure failure (not scored)",
     EpisodeEvent.INTERVENTION: "operator/safety intervention (not scored)",
 }
+#: How long a start waits for an engaged gate to take a goal: the vehicle enters the gate's
+#: mode only once the keep-alive runs (PX4 after 1 s of it; through MAVROS the pilot's switch).
+GOAL_WAIT_S = 10.0
 #: How close a robot flown to its start must come to each waypoint, metres and radians.
 _FLY_REACHED_M = 0.15
 _FLY_REACHED_RAD = 0.05
@@ -81,15 +90,18 @@ class OperatorConsole(Node):
     def __init__(self) -> None:
         super().__init__("operator_console")
         declare_node_parameters(self, "operator_console")
+        announce_node(self)
         self._agents = [str(agent) for agent in param(self, "agents")]
         self._automatic = param(self, "mode") == "automatic"
         self._fly = param(self, "placement") == "fly"
         self._timeout_s = float(param(self, "service_timeout_s"))
         self._lock = threading.Lock()
+        self._print_lock = threading.Lock()
         self._prompt: Prompt | None = None
         self._poses: dict[str, Pose | None] = dict.fromkeys(self._agents)
         self._gates: dict[str, SafetyState | None] = dict.fromkeys(self._agents)
         self._started: str | None = None  # the prompt whose start was asked
+        self._running: str | None = None  # the episode under way: no goal of ours then
         group = ReentrantCallbackGroup()
 
         def client(kind: type, agent: str, name: str) -> Client:
@@ -187,8 +199,10 @@ class OperatorConsole(Node):
 
     def _on_event(self, event: EpisodeEvent) -> None:
         if event.kind == EpisodeEvent.STARTED:
+            self._running = event.episode_id
             self._say(f"episode {event.episode_id} started (attempt {event.attempt + 1})")
         elif event.kind in _ENDINGS:
+            self._running = None
             ending = _ENDINGS[event.kind]
             self._say(
                 f"episode {event.episode_id} ended: {ending} after {event.step} actions"
@@ -205,6 +219,9 @@ class OperatorConsole(Node):
         """Engage every gate of the announced attempt that is not engaged yet; returns what
         went wrong ("" nothing)."""
         prompt = self._prompt
+        if self._running is not None:
+            # Its robots are the robot backend's now: a goal of ours would replace its own.
+            return f"episode {self._running} is under way"
         if prompt is None:
             return "no episode waits for the operator"
         for agent in prompt.starts:
@@ -221,7 +238,10 @@ class OperatorConsole(Node):
         """Engage every gate, have each hold its robot exactly at its start, and start the
         announced attempt; returns what happened.
 
-        The hold at the start is a goal, so it also proves the gate's goals are accepted: an
+        A robot placed within the start tolerance is held exactly at its start, one placed
+        farther where it is (the task manager then says how far off it is: flying it there
+        is the operator's call, ``f``). The hold is a goal, so it also proves the gate's
+        goals are accepted: an
         engaged gate streams its keep-alive before the vehicle enters the gate's mode (through
         MAVROS the pilot switches to OFFBOARD once the stream runs), and refuses goals until
         then, saying which mode the vehicle is in."""
@@ -233,14 +253,13 @@ class OperatorConsole(Node):
             return "the gates did not become ready: " + "; ".join(
                 f"{agent} {gate_text(self._gates[agent])}" for agent in prompt.starts
             )
-        for agent, start in prompt.starts.items():
-            refused = self._goal(agent, start)
+        holds = {agent: self._hold_pose(prompt, agent) for agent in prompt.starts}
+        for agent, pose in holds.items():
+            refused = self._goal_when_taken(agent, pose)
             if refused:
-                return f"{agent}: the gate does not take goals yet: {refused}"
-        if not self._wait(
-            lambda: all(self._reached(agent, start) for agent, start in prompt.starts.items())
-        ):
-            return "the robots did not settle at their starts"
+                return f"{agent}: the gate does not take goals: {refused}"
+        if not self._wait(lambda: all(self._reached(agent, pose) for agent, pose in holds.items())):
+            return "the robots did not settle"
         with self._lock:
             self._started = prompt.episode_id
         refused = self._trigger(self._start)
@@ -249,6 +268,8 @@ class OperatorConsole(Node):
     def fly_to_starts(self) -> str:
         """Fly each robot to its start through its gate; returns what happened."""
         prompt = self._prompt
+        if self._running is not None:
+            return f"episode {self._running} is under way"
         if prompt is None:
             return "no episode waits for the operator"
         for agent, start in prompt.starts.items():
@@ -293,7 +314,7 @@ class OperatorConsole(Node):
 
     def _operate(self) -> None:
         """The automatic operator: for each announced attempt, clear, engage, place, start."""
-        while True:
+        while self.context.ok():
             time.sleep(0.2)
             prompt = self._prompt
             if prompt is None or self._started == prompt.episode_id:
@@ -315,7 +336,7 @@ class OperatorConsole(Node):
         """The interactive operator: one command per line."""
         for line in sys.stdin:
             if line.strip():
-                print(self.command(line), flush=True)
+                self._say(self.command(line))
 
     def command(self, line: str) -> str:
         """Do one typed command (``COMMANDS``); returns what to show."""
@@ -337,8 +358,17 @@ class OperatorConsole(Node):
     def _say(self, text: str) -> None:
         if self._automatic:
             self.get_logger().info(text)
-        else:
-            print(text, flush=True)
+            return
+        with self._print_lock:  # lines of two threads never interleave
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
+
+    def _hold_pose(self, prompt: Prompt, agent: str) -> Pose:
+        """Where ``start`` holds ``agent``'s robot: its start, when within the tolerance."""
+        pose, start = self._poses[agent], prompt.starts[agent]
+        if pose is None or is_placed(pose, start, prompt, share=1.0):
+            return start
+        return pose
 
     def _ready(self, agent: str) -> bool:
         gate = self._gates[agent]
@@ -357,7 +387,7 @@ class OperatorConsole(Node):
         while not condition():
             if time.monotonic() > deadline:
                 return False
-            time.sleep(0.05)
+            time.sleep(0.2)
         return True
 
     def _goal(self, agent: str, target: Pose) -> str:
@@ -370,6 +400,16 @@ class OperatorConsole(Node):
             return answer
         return "" if answer.accepted else answer.reason
 
+    def _goal_when_taken(self, agent: str, target: Pose) -> str:
+        """Ask for ``target`` until the gate takes it (``GOAL_WAIT_S`` at most); returns its
+        last refusal, "" once taken."""
+        deadline = time.monotonic() + GOAL_WAIT_S
+        refused = self._goal(agent, target)
+        while refused and time.monotonic() < deadline:
+            time.sleep(0.2)
+            refused = self._goal(agent, target)
+        return refused
+
     def _trigger(self, client: Client) -> str:
         answer = self._call(client, Trigger.Request())
         if isinstance(answer, str):
@@ -377,6 +417,8 @@ class OperatorConsole(Node):
         return "" if answer.success else answer.message
 
     def _call(self, client: Client, request: object) -> Any:
+        if not self.context.ok():
+            return "the console is shutting down"
         if not client.wait_for_service(timeout_sec=self._timeout_s):
             return f"{client.srv_name} is not served"
         future = client.call_async(request)

@@ -87,6 +87,7 @@ class RosVehicleLink:
         self._safety: SafetyState | None = None
         self._listeners: list[Callable[[SafetyState], None]] = []
         self._collision = ""
+        self._contact_topic = "/" + resolve(agent, settings.contact_topic).lstrip("/")
         self._frames: dict[str, _Received] = {}
         self._topics = {
             camera.view: tuple(
@@ -231,7 +232,7 @@ class RosVehicleLink:
 
     def _on_contact(self, msg: Bool) -> None:
         if msg.data and not self._collision:
-            self._collision = f"contact ({resolve('', self._settings.contact_topic)})"
+            self._collision = f"contact on {self._contact_topic}"
         self._notify()
 
     def _frame_callback(self, view: str, topic: str) -> Callable[[object], None]:

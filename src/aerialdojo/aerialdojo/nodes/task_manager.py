@@ -153,6 +153,8 @@ class TaskManager(Node):
         self._start_tolerance: StartTolerance | None = site.start_tolerance if site else None
         self._operator_gate = bool(param(self, "operator_gate"))
         self._operator_go = threading.Event()
+        #: The episode whose attempt waits for the operator's start; None: none waits.
+        self._awaiting_operator: str | None = None
         self._sim_timeout_s = float(param(self, "sim_timeout_s"))
         self._agent_timeout_s = float(param(self, "agent_timeout_s"))
         self._lock = threading.Lock()
@@ -585,9 +587,12 @@ class TaskManager(Node):
             return self.start(episode, index=index, count=count)
         status = ""
         while rclpy.ok():
+            # A start given while nothing waited (a second keypress) must not start this.
+            self._operator_go.clear()
+            self._awaiting_operator = episode.episode_id
             self._prompt(episode, index, status)
             self._operator_go.wait()
-            self._operator_go.clear()
+            self._awaiting_operator = None
             attempt, status = self.start(episode, index=index, count=count)
             if attempt is not None:
                 return attempt, status
@@ -623,9 +628,13 @@ class TaskManager(Node):
         if not self._operator_gate:
             response.message = "this run does not wait for an operator (operator_gate is false)"
             return response
+        awaiting = self._awaiting_operator
+        if awaiting is None:
+            response.message = "no episode waits for the operator (one is running or starting)"
+            return response
         self._operator_go.set()
         response.success = True
-        response.message = "starting the announced episode"
+        response.message = f"starting {awaiting}"
         return response
 
     def _wait_for_end(self, attempt: _Attempt) -> None:

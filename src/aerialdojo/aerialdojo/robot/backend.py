@@ -39,15 +39,12 @@ from functools import partial
 
 from aerialdojo.actions import Action
 from aerialdojo.errors import (
-    AerialDojoError,
     ConfigError,
     SafetyInterventionError,
     SimulatorFaultError,
     UnknownSceneError,
 )
-from aerialdojo.geofence import Geofence
 from aerialdojo.geometry import Pose
-from aerialdojo.protocols import load_suite
 from aerialdojo.robot.link import (
     SafetyState,
     VehicleLink,
@@ -65,7 +62,6 @@ from aerialdojo.sim.backend import (
     Observation,
     SimulatorBackend,
 )
-from aerialdojo.tasks.suite import Suite, resolve_suite
 
 #: Longest wait between two looks at the vehicle while a motion runs (the link wakes the
 #: backend earlier on every message).
@@ -82,9 +78,7 @@ class RobotBackend(SimulatorBackend):
     Args:
         rigs: camera rig per agent (``camera_rigs``).
         links: each agent's vehicle link.
-        settings: tolerances, allowance, topics.
-        fence: the site's geofence; every motion stays inside it with its margin.
-        scenes: the scenes of the suite (a site is one scene).
+        settings: tolerances, allowance, topics, the site's geofence and scenes.
         report_fault: where faults found between steps go.
 
     Raises:
@@ -113,7 +107,6 @@ class RobotBackend(SimulatorBackend):
                 (it carries no geofence), or no ROS transport (not inside the bridge).
         """
         settings = RobotSettings.from_parameters(options.parameters)
-        fence, scenes = _site_of(settings.suite)
         transport = options.transport
         if not isinstance(transport, VehicleTransport):
             raise ConfigError(
@@ -125,8 +118,6 @@ class RobotBackend(SimulatorBackend):
             rigs=options.rigs(cls),
             links=links,
             settings=settings,
-            fence=fence,
-            scenes=scenes,
             report_fault=options.report_fault,
         )
 
@@ -136,8 +127,6 @@ class RobotBackend(SimulatorBackend):
         rigs: Mapping[str, Sequence[CameraSpec]],
         links: Mapping[str, VehicleLink],
         settings: RobotSettings,
-        fence: Geofence,
-        scenes: Sequence[str],
         report_fault: Callable[[BackendFault], None] | None = None,
     ) -> None:
         # An action takes the robot's time, not a fixed simulated one.
@@ -147,8 +136,8 @@ class RobotBackend(SimulatorBackend):
             raise ConfigError(f"agents {unlinked} have no vehicle link")
         self._links = dict(links)
         self._settings = settings
-        self._fence = fence
-        self._scenes = list(scenes)
+        self._fence = settings.fence
+        self._scenes = list(settings.scenes)
         self._report_fault = report_fault
         self._nominal: dict[str, Pose] = {}
         self._world: MotionWorld | None = None
@@ -255,6 +244,8 @@ class RobotBackend(SimulatorBackend):
                 link.wait(POLL_S)
         self._nominal[agent] = plan.target
         self._await_frames(link, link.now())
+        # Where the robot is as the frames the agent gets were taken, not at the arrival.
+        vehicle = self._fresh_vehicle(link)
         return MotionOutcome(pose=self._scored_pose(vehicle, plan.target), geofenced=plan.geofenced)
 
     def observe(self, agent: str, with_ground_truth_ids: bool = False) -> Observation:
@@ -386,24 +377,3 @@ def _held(link: VehicleLink) -> str:
 
 def _pose_text(pose: Pose) -> str:
     return f"({pose.x:.2f}, {pose.y:.2f}, {pose.z:.2f}, yaw {math.degrees(pose.yaw):.0f} deg)"
-
-
-def _site_of(suite_name: str) -> tuple[Geofence, list[str]]:
-    """The geofence and scenes of the suite the robot flies.
-
-    Raises:
-        ConfigError: no suite, or one not built from a surveyed site.
-    """
-    if not suite_name:
-        raise ConfigError("sim_bridge.suite: the robot backend needs the suite it flies")
-    try:
-        _, suite = load_suite(resolve_suite(suite_name))
-    except AerialDojoError as error:
-        raise ConfigError(f"sim_bridge.suite: {error}") from error
-    if not isinstance(suite, Suite) or suite.site is None:
-        raise ConfigError(
-            f"sim_bridge.suite: {suite_name!r} was not built from a surveyed site "
-            "(aerialdojo tasks from-site, docs/sites.md): a robot flies only inside a "
-            "site's geofence"
-        )
-    return suite.site.geofence, sorted({episode.scene for episode in suite.episodes})

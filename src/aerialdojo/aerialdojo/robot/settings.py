@@ -8,10 +8,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from aerialdojo.errors import ConfigError
+from aerialdojo.errors import AerialDojoError, ConfigError
+from aerialdojo.geofence import Geofence
 from aerialdojo.params import NODE_PARAMETERS
+from aerialdojo.protocols import load_suite
 from aerialdojo.robot.arrival import ArrivalTolerance, TimeAllowance
 from aerialdojo.robot.link import CameraTopics, LinkSettings
+from aerialdojo.tasks.suite import Suite, resolve_suite
 
 #: The views a robot's camera rig offers the agent: one forward RGB-D camera, the view
 #: AerialDojo-200K's evaluated prompt gives (appendix A), and the AGOS UGV's front view.
@@ -30,7 +33,9 @@ class RobotSettings:
         odometry_timeout_s: odometry older than this is stale: the vehicle's position is
             unknown.
         frame_timeout_s: longest wait after an arrival for a complete fresh set of frames.
-        suite: the suite the task manager runs; its site's geofence bounds every motion.
+        fence: the geofence of the site the suite was built from (the task manager's
+            suite): every motion stays inside it with its margin.
+        scenes: the suite's scenes (a site is one).
     """
 
     link: LinkSettings
@@ -39,7 +44,8 @@ class RobotSettings:
     max_leg_m: float
     odometry_timeout_s: float
     frame_timeout_s: float
-    suite: str
+    fence: Geofence
+    scenes: tuple[str, ...]
 
     @classmethod
     def from_parameters(cls, parameters: Mapping[str, Any]) -> RobotSettings:
@@ -85,7 +91,12 @@ class RobotSettings:
         agents = [str(agent) for agent in value("agents")]
         if len(agents) > 1:
             problems += _shared_topics(value)
-        if problems:
+        site: tuple[Geofence, tuple[str, ...]] | None = None
+        try:
+            site = site_of(str(value("suite")))
+        except ConfigError as error:
+            problems += error.problems
+        if problems or site is None:
             raise ConfigError(*problems)
         cameras = tuple(
             CameraTopics(view=view, image=image, depth=depth, camera_info=info)
@@ -120,7 +131,8 @@ class RobotSettings:
             max_leg_m=float(value("robot_max_leg_m")),
             odometry_timeout_s=float(value("robot_odometry_timeout_s")),
             frame_timeout_s=float(value("robot_frame_timeout_s")),
-            suite=str(value("suite")),
+            fence=site[0],
+            scenes=site[1],
         )
 
 
@@ -146,3 +158,24 @@ def _shared_topics(value: Callable[[str], Any]) -> list[str]:
         for name, topic in names
         if topic.startswith("/")
     ]
+
+
+def site_of(suite_name: str) -> tuple[Geofence, tuple[str, ...]]:
+    """The geofence and scenes of the suite the robot flies.
+
+    Raises:
+        ConfigError: no suite, or one not built from a surveyed site.
+    """
+    if not suite_name:
+        raise ConfigError("sim_bridge.suite: the robot backend needs the suite it flies")
+    try:
+        _, suite = load_suite(resolve_suite(suite_name))
+    except AerialDojoError as error:
+        raise ConfigError(f"sim_bridge.suite: {error}") from error
+    if not isinstance(suite, Suite) or suite.site is None:
+        raise ConfigError(
+            f"sim_bridge.suite: {suite_name!r} was not built from a surveyed site "
+            "(aerialdojo tasks from-site, docs/sites.md): a robot flies only inside a "
+            "site's geofence"
+        )
+    return suite.site.geofence, tuple(sorted({episode.scene for episode in suite.episodes}))
