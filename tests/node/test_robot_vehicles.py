@@ -10,7 +10,7 @@ import sys
 
 import pytest
 from nav_msgs.msg import Odometry
-from robot_graph import START, needs, robot_graph, robot_specs
+from robot_graph import START, needs, px4_topic, robot_graph, robot_specs
 
 from aerialdojo.nodes.vehicles.base import DRIVER_QOS
 
@@ -56,11 +56,11 @@ def test_px4_gate_flies_after_consent_and_sends_setpoints_only_in_offboard(tmp_p
     with robot_graph(tmp_path, specs) as gate:
         commands = gate.collect(VehicleCommand, "/fmu/in/vehicle_command", 10)
         acks = gate.collect(
-            VehicleCommandAck, f"/fmu/out/vehicle_command_ack{_suffix(VehicleCommandAck)}",
+            VehicleCommandAck, px4_topic("out", "vehicle_command_ack", VehicleCommandAck),
             DRIVER_QOS,
         )  # fmt: skip
         status = gate.collect(
-            VehicleStatus, f"/fmu/out/vehicle_status{_suffix(VehicleStatus)}", DRIVER_QOS
+            VehicleStatus, px4_topic("out", "vehicle_status", VehicleStatus), DRIVER_QOS
         )
         odometry = gate.collect(Odometry, "vehicle/odom", DRIVER_QOS)
         gate.wait_for(lambda: bool(odometry), 30.0, "vehicle/odom republished in ENU")
@@ -126,11 +126,6 @@ def test_preflight_reads_mavros_parameters_live(tmp_path) -> None:
         done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
         assert done.returncode == 1, done.stdout + done.stderr
         assert "COM_OBL_RC_ACT = 0 (Position)" in done.stdout  # PX4's default is refused
-
-
-def _suffix(message: type) -> str:
-    version = int(getattr(message, "MESSAGE_VERSION", 0))
-    return f"_v{version}" if version else ""
 
 
 def _xyz(msg: Odometry) -> tuple[float, float, float]:
