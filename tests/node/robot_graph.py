@@ -35,6 +35,13 @@ def needs(module: str) -> None:
         pytest.skip(f"{module} is not built here: run make robot-msgs (tools/build_robot_msgs.sh)")
 
 
+def px4_topic(direction: str, name: str, message: type) -> str:
+    """A PX4 topic under /fmu with the version suffix of the px4_msgs built here (the
+    literal names are checked in test_robot_vehicles.py)."""
+    version = int(getattr(message, "MESSAGE_VERSION", 0))
+    return f"/fmu/{direction}/{name}" + (f"_v{version}" if version else "")
+
+
 def robot_specs(
     contract: str, gate: Mapping[str, Any], robot: Mapping[str, Any] | None = None
 ) -> list[NodeSpec]:

@@ -15,7 +15,7 @@ import math
 import pytest
 from aerialdojo_interfaces.msg import SafetyStatus
 from geometry_msgs.msg import PoseStamped
-from robot_graph import START, needs, robot_graph, robot_specs
+from robot_graph import START, needs, px4_topic, robot_graph, robot_specs
 
 from aerialdojo.nodes.vehicles.base import DRIVER_QOS
 
@@ -86,7 +86,9 @@ def test_estop_holds_stops_the_keepalive_and_px4_failsafe_fires(tmp_path) -> Non
     with robot_graph(tmp_path, specs) as gate:
         keepalive = gate.collect(OffboardControlMode, "/fmu/in/offboard_control_mode", 100)
         setpoints = gate.collect(TrajectorySetpoint, "/fmu/in/trajectory_setpoint", 100)
-        status = gate.collect(VehicleStatus, "/fmu/out/vehicle_status_v4", DRIVER_QOS)
+        status = gate.collect(
+            VehicleStatus, px4_topic("out", "vehicle_status", VehicleStatus), DRIVER_QOS
+        )
         gate.engage()
         offboard = VehicleStatus.NAVIGATION_STATE_OFFBOARD
         gate.wait_for(

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 from nav_msgs.msg import Odometry
-from robot_graph import START, needs, robot_graph, robot_specs
+from robot_graph import START, needs, px4_topic, robot_graph, robot_specs
 
 from aerialdojo.nodes.vehicles.base import DRIVER_QOS
 
@@ -56,11 +56,11 @@ def test_px4_gate_flies_after_consent_and_sends_setpoints_only_in_offboard(tmp_p
     with robot_graph(tmp_path, specs) as gate:
         commands = gate.collect(VehicleCommand, "/fmu/in/vehicle_command", 10)
         acks = gate.collect(
-            VehicleCommandAck, f"/fmu/out/vehicle_command_ack{_suffix(VehicleCommandAck)}",
+            VehicleCommandAck, px4_topic("out", "vehicle_command_ack", VehicleCommandAck),
             DRIVER_QOS,
         )  # fmt: skip
         status = gate.collect(
-            VehicleStatus, f"/fmu/out/vehicle_status{_suffix(VehicleStatus)}", DRIVER_QOS
+            VehicleStatus, px4_topic("out", "vehicle_status", VehicleStatus), DRIVER_QOS
         )
         odometry = gate.collect(Odometry, "vehicle/odom", DRIVER_QOS)
         gate.wait_for(lambda: bool(odometry), 30.0, "vehicle/odom republished in ENU")
@@ -78,7 +78,8 @@ def test_px4_gate_flies_after_consent_and_sends_setpoints_only_in_offboard(tmp_p
         offboard = VehicleStatus.NAVIGATION_STATE_OFFBOARD
         gate.wait_for(lambda: status[-1].nav_state == offboard, 5.0, "OFFBOARD in the status")
         goal = (START[0] - 2.0, START[1] + 3.0, START[2] + 1.0)
-        assert gate.goal(goal, yaw=math.pi / 2).accepted
+        # The gate reads the same status on its own subscription: refused until it has.
+        gate.wait_for(lambda: gate.goal(goal, yaw=math.pi / 2).accepted, 10.0, "the goal taken")
         gate.wait_for(lambda: math.dist(_xyz(odometry[-1]), goal) < 0.1, 20.0, "the goal")
         yaw = _yaw(odometry[-1])
         assert math.cos(yaw - math.pi / 2) > 0.999, "ENU yaw round trip through NED"
@@ -125,11 +126,6 @@ def test_preflight_reads_mavros_parameters_live(tmp_path) -> None:
         done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
         assert done.returncode == 1, done.stdout + done.stderr
         assert "COM_OBL_RC_ACT = 0 (Position)" in done.stdout  # PX4's default is refused
-
-
-def _suffix(message: type) -> str:
-    version = int(getattr(message, "MESSAGE_VERSION", 0))
-    return f"_v{version}" if version else ""
 
 
 def _xyz(msg: Odometry) -> tuple[float, float, float]:

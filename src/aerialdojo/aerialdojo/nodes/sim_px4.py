@@ -20,8 +20,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
 
+from aerialdojo.nodes.qos import keep_last
 from aerialdojo.nodes.vehicles.px4 import px4_messages
 from aerialdojo.robot.frames import (
     enu_to_ned,
@@ -36,19 +37,9 @@ from aerialdojo.robot.sim_autopilot import SimAutopilot, autopilot_time_us
 from aerialdojo.robot.sim_vehicle import SimFault
 
 #: PX4's data readers (``uxrce_dds_client/utilities.hpp``): best effort, volatile.
-PX4_READER_QOS = QoSProfile(
-    history=HistoryPolicy.KEEP_LAST,
-    depth=10,
-    reliability=ReliabilityPolicy.BEST_EFFORT,
-    durability=DurabilityPolicy.VOLATILE,
-)
+PX4_READER_QOS = keep_last(10, ReliabilityPolicy.BEST_EFFORT, DurabilityPolicy.VOLATILE)
 #: PX4's data writers: best effort, transient local, the last sample.
-PX4_WRITER_QOS = QoSProfile(
-    history=HistoryPolicy.KEEP_LAST,
-    depth=1,
-    reliability=ReliabilityPolicy.BEST_EFFORT,
-    durability=DurabilityPolicy.TRANSIENT_LOCAL,
-)
+PX4_WRITER_QOS = keep_last(1, ReliabilityPolicy.BEST_EFFORT, DurabilityPolicy.TRANSIENT_LOCAL)
 STATUS_PERIOD_S = 0.2
 BATTERY_PERIOD_S = 1.0
 MANUAL_CONTROL_PERIOD_S = 0.04

@@ -10,30 +10,21 @@ from typing import Any, Protocol
 from nav_msgs.msg import Odometry
 from rclpy.callback_groups import CallbackGroup
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
 from sensor_msgs.msg import BatteryState
 
 from aerialdojo.geometry import yaw_from_quaternion
+from aerialdojo.nodes.qos import keep_last
 from aerialdojo.robot.safety import GateOutput, OdometrySample, VehicleReport
 
 #: What robot drivers publish with (MAVROS' local_position, PX4's /fmu/out, camera
 #: drivers): best effort. A reliable reader would match none of them; a best-effort reader
 #: matches reliable writers too.
-DRIVER_QOS = QoSProfile(
-    history=HistoryPolicy.KEEP_LAST,
-    depth=5,
-    reliability=ReliabilityPolicy.BEST_EFFORT,
-    durability=DurabilityPolicy.VOLATILE,
-)
+DRIVER_QOS = keep_last(5, ReliabilityPolicy.BEST_EFFORT, DurabilityPolicy.VOLATILE)
 
 #: Commands to a vehicle: reliable (a best-effort reader such as MAVROS' or PX4's still
 #: matches), only the newest kept: a stale setpoint is worse than none.
-COMMAND_QOS = QoSProfile(
-    history=HistoryPolicy.KEEP_LAST,
-    depth=1,
-    reliability=ReliabilityPolicy.RELIABLE,
-    durability=DurabilityPolicy.VOLATILE,
-)
+COMMAND_QOS = keep_last(1, ReliabilityPolicy.RELIABLE, DurabilityPolicy.VOLATILE)
 
 
 @dataclass(frozen=True)

@@ -37,11 +37,12 @@ from typing import Any
 from nav_msgs.msg import Odometry
 from rclpy.callback_groups import CallbackGroup
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
 
 from aerialdojo.errors import ConfigError
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.conversions import pose_msg
+from aerialdojo.nodes.qos import keep_last
 from aerialdojo.nodes.vehicles.base import DRIVER_QOS, VehicleSink
 from aerialdojo.robot.frames import (
     enu_to_ned,
@@ -65,12 +66,7 @@ from aerialdojo.tf_tree import MAP_FRAME
 
 #: Commands to PX4: reliable (its best-effort readers still match) and queued, so that the
 #: mode request and the arming that follows it both go out.
-VEHICLE_COMMAND_QOS = QoSProfile(
-    history=HistoryPolicy.KEEP_LAST,
-    depth=10,
-    reliability=ReliabilityPolicy.RELIABLE,
-    durability=DurabilityPolicy.VOLATILE,
-)
+VEHICLE_COMMAND_QOS = keep_last(10, ReliabilityPolicy.RELIABLE, DurabilityPolicy.VOLATILE)
 #: How long PX4 may take to acknowledge a command before it counts as unanswered.
 ACK_TIMEOUT_S = 2.0
 #: The MAVLink system id the gate sends as (a companion's; QGroundControl uses 255).
@@ -80,12 +76,7 @@ ARMING_STATE_ARMED = 2
 #: ``odom``, which in the agent's namespace is the bridge's odometry for the agent.
 ODOMETRY_TOPIC = "vehicle/odom"
 #: The odometry the gate republishes in ENU: reliable (a best-effort reader matches too).
-ODOM_QOS = QoSProfile(
-    history=HistoryPolicy.KEEP_LAST,
-    depth=10,
-    reliability=ReliabilityPolicy.RELIABLE,
-    durability=DurabilityPolicy.VOLATILE,
-)
+ODOM_QOS = VEHICLE_COMMAND_QOS
 _COMMAND_NAMES = {VEHICLE_CMD_DO_SET_MODE: "DO_SET_MODE(OFFBOARD)",
                   VEHICLE_CMD_COMPONENT_ARM_DISARM: "COMPONENT_ARM_DISARM(arm)"}  # fmt: skip
 
