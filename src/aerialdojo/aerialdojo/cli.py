@@ -13,21 +13,20 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from aerialdojo.errors import AerialDojoError, ConfigError, MetricsError
+from aerialdojo.errors import AerialDojoError, ConfigError, MetricsError, TaskFileError
+from aerialdojo.run_contract import (
+    EXIT_FAILED,
+    EXIT_INCOMPLETE,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    RUN_CONFIG,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from aerialdojo.graph import NodeSpec
 
-EXIT_USAGE = 2
-EXIT_FAILED = 1
-#: The run ended with a report, but some selected episodes were excluded or never started;
-#: ``aerialdojo rerun`` runs them.
-EXIT_INCOMPLETE = 3
-EXIT_INTERRUPTED = 130
-#: The effective config of a run, saved in its directory (``aerialdojo rerun`` reads it).
-RUN_CONFIG = "config.yaml"
 RADIUS_HELP = (
     "success radius in metres, the first the primary one; repeat for several (--radius 3 "
     "--radius 5; default: the benchmark's, AerialDojo-200K 3 and 5 m, CityNav 20 m)"
@@ -823,8 +822,8 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
     from aerialdojo.report.run import headline, score_trajectory_log, write_run  # noqa: PLC0415
 
     result = score_trajectory_log(args.log, args.radius)
-    assert result.metrics is not None
-    print(f"{headline(result, args.log)}\n\n{summary_table(result.metrics)}")
+    assert result.metrics is not None and result.protocol is not None
+    print(f"{headline(result, args.log)}\n\n{summary_table(result.metrics, result.protocol)}")
     if args.out is not None:
         write_run(args.out, result)
         print(f"report: {args.out / 'report.md'}")
@@ -1077,43 +1076,38 @@ def _suite_argument(text: str) -> tuple[Path, str]:
     return path, str(path)
 
 
-def _is_citynav(path: Path) -> bool:
-    """Whether a suite file declares CityNav (its own loader and statistics)."""
-    from aerialdojo.citynav.episodes import BENCHMARK  # noqa: PLC0415
+def _as_typed(problems: Sequence[str], path: Path, label: str) -> list[str]:
+    """Problems naming the suite as typed rather than by the path it resolved to."""
+    return [problem.replace(str(path), label) for problem in problems]
+
+
+def _suite_problems(path: Path, label: str) -> list[str]:
+    """Every problem of a suite file, checked by its benchmark's rules; the suite's own
+    problems when it names no benchmark the registry knows."""
     from aerialdojo.protocols import suite_protocol  # noqa: PLC0415
 
     try:
-        return suite_protocol(path).name == BENCHMARK
-    except AerialDojoError:
-        return False  # the AerialDojo checks name what is wrong with it
-
-
-def _citynav_problems(path: Path, label: str) -> list[str]:
-    """Every problem of a CityNav suite, naming it as typed (its loader names the path)."""
-    from aerialdojo.citynav.episodes import load_citynav_suite  # noqa: PLC0415
-    from aerialdojo.protocols import problems_when_loaded  # noqa: PLC0415
-
-    return [
-        problem.replace(str(path), label)
-        for problem in problems_when_loaded(load_citynav_suite)(path)
-    ]
+        rules = suite_protocol(path).episodes
+    except (ConfigError, TaskFileError) as error:
+        return _as_typed(error.problems, path, label)
+    assert rules is not None  # suite_protocol refuses benchmarks without episodes
+    return _as_typed(rules.validate_suite(path), path, label)
 
 
 def _cmd_tasks_stats(args: argparse.Namespace) -> int:
-    from aerialdojo.tasks.stats import suite_stats  # noqa: PLC0415
+    from aerialdojo.protocols import suite_protocol  # noqa: PLC0415
 
     path, label = _suite_argument(args.suite)
-    if _is_citynav(path):
-        from aerialdojo.citynav.episodes import load_citynav_suite  # noqa: PLC0415
-        from aerialdojo.citynav.stats import citynav_suite_stats  # noqa: PLC0415
-        from aerialdojo.errors import TaskFileError  # noqa: PLC0415
-
-        problems = _citynav_problems(path, label)
-        if problems:
-            raise TaskFileError(label, problems)
-        markdown, csv = citynav_suite_stats(load_citynav_suite(path))
-    else:
-        markdown, csv = suite_stats(path, source=label)
+    try:
+        found = suite_protocol(path)
+        assert found.episodes is not None  # suite_protocol refuses benchmarks without them
+        if found.episodes.suite_stats is None:
+            raise ConfigError(f"{label}: {found.title} suites have no statistics")
+        markdown, csv = found.episodes.suite_stats(path)
+    except TaskFileError as error:
+        raise TaskFileError(label, _as_typed(error.problems, path, label)) from error
+    except ConfigError as error:
+        raise ConfigError(*_as_typed(error.problems, path, label)) from error
     print(markdown)
     if args.csv is not None:
         args.csv.write_text(csv, encoding="utf-8")
@@ -1132,17 +1126,12 @@ def _site_problems(path: Path) -> list[str]:
 
 
 def _cmd_tasks_validate(args: argparse.Namespace) -> int:
-    from aerialdojo.tasks.suite import validate_suite  # noqa: PLC0415
-
     if Path(args.suite).suffix in (".yaml", ".yml"):
         label = args.suite
         problems = _site_problems(Path(args.suite))
     else:
         path, label = _suite_argument(args.suite)
-        if _is_citynav(path):
-            problems = _citynav_problems(path, label)
-        else:
-            problems = validate_suite(path, source=label)
+        problems = _suite_problems(path, label)
     for problem in problems:
         print(problem)
     print(f"{label}: {'ok' if not problems else f'{len(problems)} problem(s)'}", file=sys.stderr)

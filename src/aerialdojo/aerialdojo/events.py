@@ -4,16 +4,18 @@ The evaluator node feeds it live ``EpisodeEvent`` messages; ``aerialdojo evaluat
 it the same messages read back from a bag. Both get identical traces, hence identical metrics.
 Events are duck-typed (rclpy messages and rosbags dataclasses have the same fields).
 
-How one episode's events become its trace is the benchmark's (``protocols``): its
-``trace_builder`` takes the STARTED record and then every later event of the episode. The
-default, ``PoseTraceBuilder``, takes the positions the events carry; AGOS folds the facts
-its referee put in each decision's ``episode_json`` (``protocols.agos``).
+How one episode's events become its trace is the benchmark's: whoever assembles events
+hands the assembler each benchmark's trace builder by name (``protocols.trace_builder``),
+which takes the STARTED record and then every later event of the episode. The usual one,
+``PoseTraceBuilder``, takes the positions the events carry; AGOS folds the facts its
+referee put in each decision's ``episode_json`` (``protocols.agos``). This module knows no
+benchmark: it sits below the registry (``docs/architecture.md``, "Layers").
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Protocol
@@ -33,7 +35,6 @@ from aerialdojo.metrics.trace import (
     EpisodeTrace,
     Point3,
 )
-from aerialdojo.protocols import protocol
 from aerialdojo.runtime import NodeRecord
 
 
@@ -203,6 +204,10 @@ class TraceBuilder(Protocol):
         ...
 
 
+#: Starts the ``TraceBuilder`` of one episode from its STARTED record and start position.
+TraceBuilderFactory = Callable[[Mapping[str, Any], Point3], TraceBuilder]
+
+
 class PoseTraceBuilder:
     """The path is where the events put the agent: the start, then the pose after every
     action that moved (Stop moves nothing)."""
@@ -237,6 +242,8 @@ class EpisodeAssembler:
     scored twice. An attempt that starts while another is open cuts that one short.
 
     Attributes:
+        trace_builder: how each benchmark's episodes fold into traces, by the benchmark
+            name their STARTED records carry (``protocols.trace_builder``).
         records: ground-truth records by episode id, for events that carry none (bags
             recorded on a real robot, scored against a task file).
         traces: scored episodes, one per episode, in the order they finished.
@@ -252,6 +259,7 @@ class EpisodeAssembler:
         nodes: what each node runs on (``add_node_info``), by node name.
     """
 
+    trace_builder: Callable[[str], TraceBuilderFactory]
     records: dict[str, dict[str, Any]] = field(default_factory=dict)
     track: PoseTrack | None = None
     traces: list[EpisodeTrace] = field(default_factory=list)
@@ -316,7 +324,8 @@ class EpisodeAssembler:
 
         Raises:
             MetricsError: an event that does not fit the stream (a step before any start,
-                a STARTED without a ground-truth record).
+                a STARTED without a ground-truth record), or a STARTED record naming a
+                benchmark ``trace_builder`` does not know.
         """
         kind = EventKind(event.kind)
         if kind is EventKind.RUN_FINISHED:
@@ -335,7 +344,7 @@ class EpisodeAssembler:
                 cut = self._open
                 self._conclude(InfraFailure(cut.record["episode_id"], cut.attempt, CUT_OFF))
             self._supersede(record["episode_id"])
-            builder = protocol(record["benchmark"]).trace_builder(record, event_position(event))
+            builder = self.trace_builder(record["benchmark"])(record, event_position(event))
             self._open = _OpenEpisode(record, event.attempt, event_stamp_ns(event), builder)
             return None
         if kind in _EXCLUSIONS:

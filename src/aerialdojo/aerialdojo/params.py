@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from aerialdojo.agents.plugins import PLUGIN_PATTERN
 from aerialdojo.agos.vocabulary import (
     ABLATIONS,
     ANNOTATION_BUDGET,
@@ -102,10 +103,6 @@ class ParamSpec:
     def pattern_text(self) -> str:
         """How errors name the pattern."""
         return "package.module:ClassName" if self.pattern == PLUGIN_PATTERN else self.pattern
-
-
-#: A bring-your-own policy class (``agents.plugins``; the same expression, kept ROS-free).
-PLUGIN_PATTERN = r"[A-Za-z_][\w.]*:[A-Za-z_]\w*"
 
 
 def _coerce(default: ParamValue, value: Any, where: str) -> ParamValue:

@@ -25,6 +25,7 @@ from aerialdojo.events import EpisodeAssembler, EventKind
 from aerialdojo.geometry import Pose
 from aerialdojo.metrics.agos import score_episode
 from aerialdojo.metrics.spatial import polygon_distance_xy
+from aerialdojo.protocols import trace_builder
 from aerialdojo.protocols.referee import Verdict
 
 from .referees import episode_for, far_anchor, orange_target, run_decision, target_cell
@@ -84,7 +85,7 @@ def test_a_refereed_episode_folds_into_the_record_and_scores(town: Town) -> None
     target_id = orange_target(town)
     episode = episode_for(town, far_anchor(town, target_id), target_id=target_id)
     referee = AgosReferee(episode, town, take_turns=False)
-    assembler = EpisodeAssembler()
+    assembler = EpisodeAssembler(trace_builder)
     record = referee.start_record()
     assembler.add(_Event(EventKind.STARTED, episode.episode_id, episode_json=json.dumps(record)))
 

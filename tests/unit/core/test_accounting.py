@@ -13,6 +13,7 @@ from eventstream import event, straight_episode
 from aerialdojo.cli import main
 from aerialdojo.events import EpisodeAssembler, EventKind
 from aerialdojo.graph import config_of, run_specs
+from aerialdojo.protocols import trace_builder
 from aerialdojo.report.run import (
     NOTES_FILE,
     REPORT_MD,
@@ -25,7 +26,7 @@ from aerialdojo.report.run import (
 
 
 def _run(*, cut: bool) -> EpisodeAssembler:
-    assembler = EpisodeAssembler()
+    assembler = EpisodeAssembler(trace_builder)
     selection = {"selection": ["a", "b", "c"]}
     assembler.add(event(EventKind.RUN_STARTED, episode_json=json.dumps(selection)))
     for e in straight_episode("a", EventKind.STOPPED, [5]):
@@ -72,7 +73,7 @@ def test_an_interrupted_run_excludes_the_running_episode(tmp_path: Path) -> None
 
 
 def test_a_complete_run_says_it_is_complete(tmp_path: Path) -> None:
-    assembler = EpisodeAssembler()
+    assembler = EpisodeAssembler(trace_builder)
     assembler.add(event(EventKind.RUN_STARTED, episode_json=json.dumps({"selection": ["a"]})))
     for e in straight_episode("a", EventKind.STOPPED, [5]):
         assembler.add(e)
@@ -88,7 +89,7 @@ def test_an_intervention_is_counted_and_reported_apart_never_scored_and_rerun(
     repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
     # A robot run: b's attempt ended by the operator's e-stop, c's by a robot failure.
-    assembler = EpisodeAssembler()
+    assembler = EpisodeAssembler(trace_builder)
     selection = json.dumps({"selection": ["a", "b", "c"]})
     assembler.add(event(EventKind.RUN_STARTED, episode_json=selection))
     for e in straight_episode("a", EventKind.STOPPED, [5]):

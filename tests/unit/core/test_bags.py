@@ -14,6 +14,7 @@ from aerialdojo.bags.recorder import BagRecorder
 from aerialdojo.bags.replay import EVENTS_TOPIC, assemble_bag, read_events, read_pose_track
 from aerialdojo.errors import BagError, MetricsError
 from aerialdojo.events import EpisodeAssembler, EventKind
+from aerialdojo.protocols import trace_builder
 from aerialdojo.report.run import score_assembled
 
 
@@ -31,7 +32,7 @@ def test_replayed_bag_gives_the_live_traces(tmp_path: Path) -> None:
         *straight_episode("b", EventKind.COLLIDED, [3]),
         event(EventKind.RUN_FINISHED, message="2 of 2 episodes ran"),
     ]
-    live = EpisodeAssembler()
+    live = EpisodeAssembler(trace_builder)
     for e in events:
         live.add(e)
     _record(tmp_path / "bag", events)

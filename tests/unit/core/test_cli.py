@@ -13,12 +13,13 @@ from aerialdojo.cli import EXIT_USAGE, main
 from aerialdojo.events import EpisodeAssembler, EventKind
 from aerialdojo.graph import config_of, run_specs
 from aerialdojo.metrics.jsonl import write_trajectory_log
+from aerialdojo.protocols import trace_builder
 from aerialdojo.report.run import score_assembled, write_run
 from aerialdojo.runner import PRIVATE_DOMAINS, claimed_domain, run_domain
 
 
 def _traces() -> list:
-    assembler = EpisodeAssembler()
+    assembler = EpisodeAssembler(trace_builder)
     for e in straight_episode("a", EventKind.STOPPED, [5, 9]) + straight_episode(
         "b", EventKind.COLLIDED, [3]
     ):
@@ -44,7 +45,7 @@ def test_bad_log_lines_are_reported_by_line(tmp_path: Path, capsys: pytest.Captu
 
 
 def test_compare_two_runs(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    assembler = EpisodeAssembler()
+    assembler = EpisodeAssembler(trace_builder)
     for e in straight_episode("a", EventKind.STOPPED, [5, 9]):
         assembler.add(e)
     write_run(tmp_path / "a", score_assembled(assembler, None))
@@ -110,7 +111,7 @@ def test_rerun_lists_the_excluded_and_the_never_started_episodes(
     run_dir = tmp_path / "r1"
     assert main(["rerun", str(run_dir)]) == EXIT_USAGE
     assert "no run_status.json" in capsys.readouterr().err
-    assembler = EpisodeAssembler()
+    assembler = EpisodeAssembler(trace_builder)
     selection = json.dumps({"selection": ["a", "b", "c", "d"]})
     assembler.add(event(EventKind.RUN_STARTED, episode_json=selection))
     for e in straight_episode("a", EventKind.STOPPED, [5]):

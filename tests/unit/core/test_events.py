@@ -8,11 +8,18 @@ import pytest
 from eventstream import event, record, straight_episode
 
 from aerialdojo.errors import MetricsError
-from aerialdojo.events import EpisodeAssembler, EventKind
+from aerialdojo.events import (
+    EpisodeAssembler,
+    EventKind,
+    EventLike,
+    PoseTraceBuilder,
+    TraceBuilderFactory,
+)
+from aerialdojo.protocols import trace_builder
 
 
 def test_a_stopped_episode_becomes_one_trace() -> None:
-    assembler = EpisodeAssembler()
+    assembler = EpisodeAssembler(trace_builder)
     finished = [assembler.add(e) for e in straight_episode("e1", EventKind.STOPPED, [5, 8])]
     assert finished[:-1] == [None, None, None]
     trace = finished[-1]
@@ -26,7 +33,7 @@ def test_a_stopped_episode_becomes_one_trace() -> None:
 
 
 def test_collision_and_budget_endings() -> None:
-    assembler = EpisodeAssembler()
+    assembler = EpisodeAssembler(trace_builder)
     for e in straight_episode("c", EventKind.COLLIDED, [5, 7]):
         assembler.add(e)
     for e in straight_episode("b", EventKind.BUDGET_EXHAUSTED, [1, 2, 3]):
@@ -38,7 +45,7 @@ def test_collision_and_budget_endings() -> None:
 
 
 def test_an_infrastructure_failure_discards_the_attempt_and_the_rerun_counts() -> None:
-    assembler = EpisodeAssembler()
+    assembler = EpisodeAssembler(trace_builder)
     first = straight_episode("e1", EventKind.STOPPED, [5, 8])[:2]
     for e in first:
         assembler.add(e)
@@ -53,7 +60,7 @@ def test_an_infrastructure_failure_discards_the_attempt_and_the_rerun_counts() -
 
 
 def test_a_stream_cut_mid_episode_leaves_it_open_and_unscored() -> None:
-    assembler = EpisodeAssembler()
+    assembler = EpisodeAssembler(trace_builder)
     for e in straight_episode("e1", EventKind.STOPPED, [5, 8])[:3]:
         assembler.add(e)
     assert assembler.open_episode == "e1"
@@ -63,16 +70,38 @@ def test_a_stream_cut_mid_episode_leaves_it_open_and_unscored() -> None:
     assert assembler.finished and assembler.run_summary == "1 of 1 episodes ran"
 
 
+def test_the_assembler_folds_with_the_trace_builder_it_is_handed() -> None:
+    # events knows no benchmark: whoever assembles hands it each benchmark's builder by name.
+    asked: list[str] = []
+
+    class StartOnly(PoseTraceBuilder):
+        def add(self, event: EventLike) -> None:
+            pass  # keeps the start alone, whatever the events say
+
+    def builders(benchmark: str) -> TraceBuilderFactory:
+        asked.append(benchmark)
+        return StartOnly
+
+    assembler = EpisodeAssembler(builders)
+    finished = [assembler.add(e) for e in straight_episode("e1", EventKind.STOPPED, [5, 8])]
+    trace = finished[-1]
+    assert asked == ["aerialdojo"]
+    assert trace is not None and trace.path == ((0.0, 0.0, 2.0),)
+    unknown = json.dumps({**record("e2"), "benchmark": "habitat"})
+    with pytest.raises(MetricsError, match="benchmark 'habitat' is not one of"):
+        EpisodeAssembler(trace_builder).add(event(EventKind.STARTED, "e2", episode_json=unknown))
+
+
 def test_a_step_without_its_start_is_an_error() -> None:
     with pytest.raises(MetricsError, match="arrived without its STARTED event"):
-        EpisodeAssembler().add(event(EventKind.STEP, "lost", step=1))
+        EpisodeAssembler(trace_builder).add(event(EventKind.STEP, "lost", step=1))
 
 
 def test_records_from_a_task_file_stand_in_for_missing_ground_truth() -> None:
     bare_start = event(EventKind.STARTED, "robot-1")
     with pytest.raises(MetricsError, match="carries no ground truth"):
-        EpisodeAssembler().add(bare_start)
-    assembler = EpisodeAssembler(records={"robot-1": record("robot-1")})
+        EpisodeAssembler(trace_builder).add(bare_start)
+    assembler = EpisodeAssembler(trace_builder, records={"robot-1": record("robot-1")})
     assembler.add(bare_start)
     assert assembler.open_episode == "robot-1"
 
@@ -88,7 +117,7 @@ def _accounting(assembler: EpisodeAssembler) -> tuple[list[str], list[str], list
 def test_a_second_attempt_supersedes_the_first_instead_of_duplicating_it() -> None:
     # Issue 15, row 3: start_episode ran an episode that had already finished; the run then
     # held it twice and nothing could be scored.
-    assembler = EpisodeAssembler()
+    assembler = EpisodeAssembler(trace_builder)
     for e in straight_episode("e1", EventKind.STOPPED, [5, 8]):
         assembler.add(e)
     rerun = straight_episode("e1", EventKind.COLLIDED, [2])
@@ -105,7 +134,7 @@ def test_a_second_attempt_supersedes_the_first_instead_of_duplicating_it() -> No
 def test_every_selected_episode_is_scored_excluded_or_not_started() -> None:
     # Issue 15, row 2: the episode running when the run was cut was "cut short" and listed
     # nowhere a rerun could find it; episodes that never started were not listed at all.
-    assembler = EpisodeAssembler()
+    assembler = EpisodeAssembler(trace_builder)
     assembler.add(
         event(EventKind.RUN_STARTED, episode_json=json.dumps({"selection": ["a", "b", "c", "d"]}))
     )
@@ -122,7 +151,7 @@ def test_every_selected_episode_is_scored_excluded_or_not_started() -> None:
 
 
 def test_an_episode_left_open_by_the_next_start_is_cut_short() -> None:
-    assembler = EpisodeAssembler()
+    assembler = EpisodeAssembler(trace_builder)
     assembler.add(straight_episode("a", EventKind.STOPPED, [5])[0])
     for e in straight_episode("b", EventKind.STOPPED, [5]):
         assembler.add(e)

@@ -395,10 +395,11 @@ def test_compare_a_simulated_run_with_the_robots_bag_of_the_same_tasks(
     from eventstream import event
 
     from aerialdojo.events import EpisodeAssembler, EventKind
+    from aerialdojo.protocols import trace_builder
     from aerialdojo.report.run import write_run
 
     # The simulated run: NEAR flown to 1 m from its target; FAR stopped at its start.
-    simulated = EpisodeAssembler()
+    simulated = EpisodeAssembler(trace_builder)
     for episode_id, end in (
         (NEAR, _target(NEAR) + np.array((1.0, 0.0, 0.0))),
         (FAR, _start(FAR)[0]),

@@ -13,7 +13,6 @@ from aerialdojo.errors import ConfigError, InvalidActionError, MetricsError, Tas
 from aerialdojo.events import EventKind
 from aerialdojo.geometry import Pose
 from aerialdojo.metrics import citynav
-from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import EpisodeTrace
 from aerialdojo.protocols import (
     BenchmarkProtocol,
@@ -25,6 +24,7 @@ from aerialdojo.protocols import (
 )
 from aerialdojo.protocols.aerialdojo import GEOFENCE_NOTE, AerialDojoReferee
 from aerialdojo.protocols.referee import SimOutcome, StepRequest
+from aerialdojo.protocols.scoring import score_run
 from aerialdojo.report.run import RunResult, write_run
 from aerialdojo.tasks.episode import Episode
 from aerialdojo.tasks.suite import Suite, resolve_suite
@@ -196,7 +196,9 @@ def test_a_benchmark_added_by_registration_is_scored_and_reported(tmp_path: Path
     )
     run = score_run([trace])
     assert run.radii == (7.0,) and run.overall.values["sr_7m"] == 1.0
-    result = RunResult(metrics=run, finished=True, excluded=(), traces=(trace,))
+    result = RunResult(
+        metrics=run, finished=True, excluded=(), traces=(trace,), protocol=protocol("rooftop_test")
+    )
     write_run(tmp_path, result)
     assert (tmp_path / "report.md").read_text().startswith("# Run report: Rooftop (test), run ")
     assert (tmp_path / "radius_sweep.png").is_file() and not (tmp_path / "radar.png").exists()

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 from eventstream import event, straight_episode
 
 from aerialdojo.events import EpisodeAssembler, EventKind
+from aerialdojo.protocols import trace_builder
 from aerialdojo.report.run import score_assembled, write_run
 from aerialdojo.runtime import (
     UNKNOWN,
@@ -58,7 +59,7 @@ def test_a_mixed_graph_is_named_node_by_node_and_an_unknown_one_is_not_a_mismatc
 
 
 def test_the_run_records_what_its_nodes_ran_on_and_warns_of_a_mixed_graph(tmp_path: Path) -> None:
-    assembler = EpisodeAssembler()
+    assembler = EpisodeAssembler(trace_builder)
     for e in straight_episode("a", EventKind.STOPPED, [4, 7]):
         assembler.add(e)
     assembler.add(event(EventKind.RUN_FINISHED, message="1 of 1 episodes ran"))

@@ -18,6 +18,7 @@ from aerialdojo.bags.replay import AGENTS_TOPIC, EVENTS_TOPIC, assemble_bags, re
 from aerialdojo.errors import BagError, ConfigError
 from aerialdojo.events import AgentRecord, EpisodeAssembler, EventKind
 from aerialdojo.metrics.aggregate import ExcludedEpisode
+from aerialdojo.protocols import trace_builder
 from aerialdojo.report.markdown import metrics_json_text
 from aerialdojo.runner import PRIVATE_DOMAINS, claimed_domain
 from aerialdojo.runtime import NODES_TOPIC
@@ -149,7 +150,7 @@ def _graph_bag(path: Path) -> list[object]:
 
 def test_a_graph_bag_splits_into_one_complete_run_per_episode(tmp_path: Path) -> None:
     events = _graph_bag(tmp_path / "graph")
-    whole = EpisodeAssembler()
+    whole = EpisodeAssembler(trace_builder)
     for e in events:
         whole.add(e)
     bags = {episode: tmp_path / episode / "bag" for episode in ("a", "b")}

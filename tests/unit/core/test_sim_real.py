@@ -22,6 +22,7 @@ from aerialdojo.actions import STOP, Action
 from aerialdojo.cli import main
 from aerialdojo.errors import MetricsError
 from aerialdojo.events import EpisodeAssembler, EventKind
+from aerialdojo.protocols import trace_builder
 from aerialdojo.protocols.aerialdojo import AerialDojoReferee
 from aerialdojo.protocols.referee import SimOutcome, StepRequest
 from aerialdojo.report.run import METRICS_JSON, TRAJECTORIES_JSONL, score_assembled, write_run
@@ -88,7 +89,7 @@ def _sim_run(suite: Suite, policy: Policy, out: Path) -> list[list[tuple[float, 
     """A simulated run of the suite's default selection, written as the evaluator writes
     it; returns each episode's positions (start first)."""
     backend = EmbeddedBackend(rigs={"uav": aerialdojo_uav_rig(8, 8)}, seed=0)
-    assembler = EpisodeAssembler()
+    assembler = EpisodeAssembler(trace_builder)
     selection = list(suite.default_selection)
     started = {"selection": selection, "suite": suite_identity(suite.path, suite.name)}
     assembler.add(event(EventKind.RUN_STARTED, episode_json=json.dumps(started)))

@@ -12,6 +12,7 @@ from pathlib import Path
 from eventstream import event, straight_episode
 
 from aerialdojo.events import EpisodeAssembler, EventKind
+from aerialdojo.protocols import trace_builder
 from aerialdojo.report.run import METRICS_JSON, NOTES_FILE, score_assembled, write_run
 from aerialdojo.tasks.records import suite_identity
 from aerialdojo.tasks.suite import resolve_suite
@@ -21,7 +22,7 @@ REBUILT = {"name": "aerialdojo_mini", "sha256": "1" * 64}
 
 
 def _assembled(*suites: dict[str, str]) -> EpisodeAssembler:
-    assembler = EpisodeAssembler()
+    assembler = EpisodeAssembler(trace_builder)
     for index, suite in enumerate(suites):
         started = {"selection": [f"e{index}"], "suite": suite}
         assembler.add(event(EventKind.RUN_STARTED, episode_json=json.dumps(started)))
@@ -48,7 +49,7 @@ def test_a_run_over_two_suites_says_so(tmp_path: Path) -> None:
 
 
 def test_a_record_without_events_takes_the_suite_it_was_scored_against(tmp_path: Path) -> None:
-    assembler = EpisodeAssembler()
+    assembler = EpisodeAssembler(trace_builder)
     for e in straight_episode("e0", EventKind.STOPPED, [5.0]):
         assembler.add(e)
     result = score_assembled(assembler, None)

@@ -11,6 +11,7 @@ import pytest
 from aerialdojo.errors import MetricsError
 from aerialdojo.metrics import aerialdojo
 from aerialdojo.metrics.trace import EpisodeTrace
+from aerialdojo.protocols.scoring import score_run
 
 Factory = Callable[..., EpisodeTrace]
 
@@ -141,7 +142,6 @@ def test_any_list_of_radii(make_trace: Factory) -> None:
         ({"positions": ((1.0, 2.0, 3.0), (1.0, 2.0))}, "not numeric triples"),
         ({"positions": ((1.0, math.nan, 2.0),)}, "non-finite"),
         ({"reference_length_m": 0.0}, "reference_length_m=0.0"),
-        ({"benchmark": "habitat"}, "'habitat'"),
     ],
 )
 def test_inconsistent_traces_are_refused(
@@ -150,3 +150,9 @@ def test_inconsistent_traces_are_refused(
     with pytest.raises(MetricsError, match=message) as error:
         make_trace(**overrides)
     assert "'ep'" in str(error.value)
+
+
+def test_a_trace_of_an_unknown_benchmark_is_refused_when_scored(make_trace: Factory) -> None:
+    # A trace is the metrics' plain record; only the registry knows which benchmarks exist.
+    with pytest.raises(MetricsError, match="episode 'ep': benchmark 'habitat' is not one of"):
+        score_run([make_trace(benchmark="habitat")])

@@ -14,8 +14,8 @@ from aerialdojo.metrics.aggregate import (
     aggregate_group,
 )
 from aerialdojo.metrics.scores import KIND_DISTANCE, KIND_RATE, EpisodeScore, MetricSpec
-from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import EpisodeTrace
+from aerialdojo.protocols.scoring import score_run
 
 SR = MetricSpec(key="sr", label="SR", kind=KIND_RATE, higher_is_better=True)
 NE = MetricSpec(

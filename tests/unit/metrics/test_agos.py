@@ -10,9 +10,9 @@ import pytest
 
 from aerialdojo.errors import MetricsError
 from aerialdojo.metrics import agos
-from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import AgosCandidate, AgosRecord, EpisodeTrace
 from aerialdojo.protocols import protocol
+from aerialdojo.protocols.scoring import score_run
 from aerialdojo.report.markdown import render_report_md
 
 TARGET = (100.0, 50.0, 0.75)
@@ -144,7 +144,7 @@ def test_gva_without_support_is_not_available(make_agos: Callable[..., EpisodeTr
     )
     assert (run.overall.values["gva"], run.overall.support["gva"]) == (None, 0)
     assert run.overall.values["ne_m"] is None
-    summary = render_report_md(run).split("## Episodes")[0]
+    summary = render_report_md(run, protocol("agos")).split("## Episodes")[0]
     assert "| GVA (%) | GVA-Support |" in summary
     assert "| N/A | 0 |" in summary
 
@@ -176,10 +176,11 @@ def test_inconsistent_records_are_refused(
 
 
 def test_record_required_for_agos_only(make_trace: Callable[..., EpisodeTrace]) -> None:
+    # The protocol checks it where the trace is scored: metrics know no benchmark.
     with pytest.raises(MetricsError, match="agos record"):
-        make_trace(benchmark="agos")
+        score_run([make_trace(benchmark="agos")])
     with pytest.raises(MetricsError, match="agos record"):
-        make_trace(agos=_record())
+        score_run([make_trace(agos=_record())])
     with pytest.raises(MetricsError, match="vertices"):
         AgosCandidate(candidate_id="x", polygon_xy=((0, 0), (1, 1)), center=(0.0, 0.0, 0.0))
 
@@ -212,7 +213,7 @@ def test_the_report_gives_every_rate_in_percent_in_every_table(
             _gva_episode(make_agos, "false_confirm", observed=False, confirmations=1, valid=False),
         ]
     )
-    report = render_report_md(run, sections=protocol("agos").report_sections(run))
+    report = render_report_md(run, protocol("agos"), sections=protocol("agos").report_sections(run))
     table4 = report.split("Table 4 layout)")[1]
     for key in ("spl", "ase", "acg"):
         value = run.overall.values[key]

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from aerialdojo.metrics import citynav
-from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import EpisodeTrace
+from aerialdojo.protocols.scoring import score_run
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ import pytest
 from written_runs import write_report
 
 from aerialdojo.errors import MetricsError
-from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import EpisodeTrace
+from aerialdojo.protocols.scoring import score_run
 from aerialdojo.report.compare import compare_runs, compare_table
 
 Factory = Callable[..., EpisodeTrace]

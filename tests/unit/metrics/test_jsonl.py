@@ -13,13 +13,13 @@ from aerialdojo.errors import MetricsError, TrajectoryLogError
 from aerialdojo.metrics.aggregate import ExcludedEpisode
 from aerialdojo.metrics.jsonl import (
     load_trajectory_log,
-    score_jsonl,
     trace_to_record,
     write_trajectory_log,
 )
-from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import AgosCandidate, AgosRecord, EpisodeTrace
+from aerialdojo.protocols.scoring import score_run
 from aerialdojo.report.markdown import metrics_json_text
+from aerialdojo.report.run import score_trajectory_log
 
 Factory = Callable[..., EpisodeTrace]
 
@@ -51,7 +51,8 @@ def test_a_valid_log_scores_like_the_traces_it_holds(make_trace: Factory, tmp_pa
     log = load_trajectory_log(path)
     assert log.traces == tuple(traces)
     assert log.excluded == tuple(excluded)
-    from_file = score_jsonl(path, radii=(3.0,))
+    from_file = score_trajectory_log(path, radii=(3.0,)).metrics
+    assert from_file is not None
     assert metrics_json_text(from_file) == metrics_json_text(score_run(traces, (3.0,), excluded))
     assert from_file.overall.values["sr_3m"] == 0.5
     assert from_file.overall.values["osr_3m"] == 1.0
@@ -76,7 +77,8 @@ def test_agos_records_round_trip(make_trace: Factory, tmp_path: Path) -> None:
     path = tmp_path / "agos.jsonl"
     write_trajectory_log(path, [trace])
     assert load_trajectory_log(path).traces == (trace,)
-    assert score_jsonl(path).overall.values["ds"] == 7.0
+    scored = score_trajectory_log(path).metrics
+    assert scored is not None and scored.overall.values["ds"] == 7.0
 
 
 def test_every_bad_line_is_listed(make_trace: Factory, tmp_path: Path) -> None:
@@ -123,7 +125,7 @@ def test_a_log_without_episodes_cannot_be_scored(tmp_path: Path) -> None:
     )  # fmt: skip
     assert load_trajectory_log(path).excluded[0].reason == "timeout"
     with pytest.raises(MetricsError, match="no episode records"):
-        score_jsonl(path)
+        score_trajectory_log(path)
 
 
 def test_a_missing_file_is_reported(tmp_path: Path) -> None:

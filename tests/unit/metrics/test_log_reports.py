@@ -20,8 +20,8 @@ Factory = Callable[..., EpisodeTrace]
 
 def metrics_table(path: Path, radii: tuple[float, ...] | None = None) -> str:
     result = score_trajectory_log(path, radii)
-    assert result.metrics is not None
-    return f"{headline(result, path)}\n\n{summary_table(result.metrics)}"
+    assert result.metrics is not None and result.protocol is not None
+    return f"{headline(result, path)}\n\n{summary_table(result.metrics, result.protocol)}"
 
 
 def write_jsonl_report(path: Path, out_dir: Path) -> None:

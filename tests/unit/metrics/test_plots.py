@@ -11,8 +11,9 @@ import pytest
 from PIL import Image
 
 from aerialdojo.errors import MetricsError
-from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import AgosRecord, EpisodeTrace
+from aerialdojo.protocols import protocol
+from aerialdojo.protocols.scoring import score_run
 from aerialdojo.report.plots import (
     FIGURE5_RANGES,
     FIXED_RANGES,
@@ -94,7 +95,7 @@ def test_radar_refuses_other_benchmarks_and_radii(make_trace: Factory) -> None:
 
 
 def test_radius_sweep_grows_with_the_radius(make_trace: Factory) -> None:
-    points = radius_sweep(_traces(make_trace))
+    points = radius_sweep(_traces(make_trace), protocol("aerialdojo"))
     assert [point.radius_m for point in points] == [float(r) for r in range(1, 21)]
     by_radius = {point.radius_m: point for point in points}
     # Equal weights: urban = mean(Mall_0) over its two episodes; natural never succeeds.
@@ -108,7 +109,10 @@ def test_radius_sweep_grows_with_the_radius(make_trace: Factory) -> None:
 def test_plots_are_real_pngs(make_trace: Factory, tmp_path: Path) -> None:
     traces = _traces(make_trace)
     run = score_run(traces)
-    assert write_plots(run, tmp_path, traces) == ["radar.png", "radius_sweep.png"]
+    assert write_plots(run, protocol("aerialdojo"), tmp_path, traces) == [
+        "radar.png",
+        "radius_sweep.png",
+    ]
     for name in ("radar.png", "radius_sweep.png"):
         with Image.open(tmp_path / name) as image:
             pixels = np.asarray(image.convert("L"))
@@ -124,5 +128,6 @@ def test_agos_runs_get_no_radius_plots(make_trace: Factory, tmp_path: Path) -> N
     )
     agos_trace = make_trace(benchmark="agos", agos=record)
     with pytest.raises(MetricsError, match="AGOS"):
-        radius_sweep([agos_trace])
-    assert write_plots(score_run([agos_trace]), tmp_path, [agos_trace]) == []
+        radius_sweep([agos_trace], protocol("agos"))
+    agos_run = score_run([agos_trace])
+    assert write_plots(agos_run, protocol("agos"), tmp_path, [agos_trace]) == []

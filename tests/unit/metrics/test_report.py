@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
 
 import pytest
 from written_runs import write_report
 
 from aerialdojo.errors import MetricsError
 from aerialdojo.metrics.aggregate import ExcludedEpisode
-from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import EpisodeTrace
+from aerialdojo.protocols import protocol
+from aerialdojo.protocols.scoring import score_run
 from aerialdojo.report.compare import compare, comparison_table
 from aerialdojo.report.markdown import metrics_json_text
+from aerialdojo.report.run import RunResult, write_run
 
 Factory = Callable[..., EpisodeTrace]
 
@@ -155,3 +159,34 @@ def test_a_run_over_id_and_ood_reports_both_groups_and_goal_types(
     write_report(score_run([*traces[:3], worse]), tmp_path / "b")
     rows_b = {(row.scope, row.key): row for row in compare(tmp_path, tmp_path / "b")}
     assert rows_b[("distribution: ood", "sr_3m")].delta == -50.0
+
+
+def test_writing_a_run_never_looks_its_protocol_up_again(
+    make_trace: Factory, tmp_path: Path
+) -> None:
+    # The scored run carries its protocol (RunResult.protocol) through every report helper;
+    # issue 24 counted 6 to 13 lookups by name for one write_run.
+    traces = tuple(_traces(make_trace))
+    result = RunResult(
+        metrics=score_run(traces),
+        finished=True,
+        excluded=(),
+        traces=traces,
+        protocol=protocol("aerialdojo"),
+    )
+    lookup = protocol.__code__
+    callers: list[str] = []
+
+    def count(frame: FrameType, event: str, _: object) -> None:
+        if event == "call" and frame.f_code is lookup and frame.f_back is not None:
+            callers.append(frame.f_back.f_globals["__name__"])
+
+    sys.setprofile(count)
+    try:
+        write_run(tmp_path, result)
+    finally:
+        sys.setprofile(None)
+    assert callers == []
+    assert (tmp_path / "report.md").read_text().startswith("# Run report: AerialDojo-200K")
+    with pytest.raises(MetricsError, match="carries the protocol"):
+        RunResult(metrics=result.metrics, finished=True, excluded=(), traces=traces)

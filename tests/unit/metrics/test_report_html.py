@@ -19,8 +19,8 @@ from PIL import Image
 from websockets.sync.client import ClientConnection, connect
 from written_runs import write_report
 
-from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import EpisodeTrace
+from aerialdojo.protocols.scoring import score_run
 
 BROWSER = next(
     (

@@ -7,10 +7,17 @@ from pathlib import Path
 
 from aerialdojo.metrics.aggregate import RunMetrics
 from aerialdojo.metrics.trace import EpisodeTrace
+from aerialdojo.protocols import protocol
 from aerialdojo.report.run import RunResult, write_run
 
 
 def write_report(run: RunMetrics, out_dir: Path, traces: Sequence[EpisodeTrace] = ()) -> None:
     """Every file of a finished run of ``run``'s metrics in ``out_dir``."""
-    result = RunResult(metrics=run, finished=True, excluded=run.excluded, traces=tuple(traces))
+    result = RunResult(
+        metrics=run,
+        finished=True,
+        excluded=run.excluded,
+        traces=tuple(traces),
+        protocol=protocol(run.benchmark),
+    )
     write_run(out_dir, result)

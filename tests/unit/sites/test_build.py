@@ -17,7 +17,7 @@ from PIL import Image
 from site_files import SiteWriter, write_site_file
 
 from aerialdojo.actions import target_pose
-from aerialdojo.agents.oracle import ReferenceReplayPolicy
+from aerialdojo.agents.plugins import reference_replay
 from aerialdojo.cli import main
 from aerialdojo.errors import ConfigError
 from aerialdojo.geofence import polygon_edge_distance
@@ -156,7 +156,7 @@ def test_an_unmapped_site_carries_no_reference_actions(
         "d_E underestimates every route (survey obstacles)",
     )
     with pytest.raises(ConfigError, match="have no reference actions"):
-        ReferenceReplayPolicy(suite.path)
+        reference_replay(str(suite.path))
 
 
 def test_pairs_of_the_default_list_that_make_no_task_are_skipped(

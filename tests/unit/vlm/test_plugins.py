@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from aerialdojo.agents.plugins import agent_policy, uav_policy
+from aerialdojo.agents.plugins import POLICY_NODES, agent_policy, uav_policy
 from aerialdojo.errors import ConfigError
 from aerialdojo.params import NODE_PARAMETERS, validate_parameters
 
@@ -106,3 +106,14 @@ def test_the_citynav_node_takes_plugins_beside_its_map_policies(plugin_module: s
     assert validate_parameters("citynav_agent", {"policy": "pkg.mod:Cls"}, "citynav.yaml")
     with pytest.raises(ConfigError, match=r"citynav_agent\.policy"):
         agent_policy("citynav_agent", {**values, "policy": "nowhere.mod:X"}, "citynav_agent")
+
+
+def test_the_registry_says_which_policy_family_each_agent_node_runs() -> None:
+    # A table, not a comparison of node names: every agent node with a policy parameter is
+    # in it, and a node that runs no policy is refused by name.
+    with_policy = {
+        node for node, specs in NODE_PARAMETERS.items() if "policy" in {s.name for s in specs}
+    }
+    assert set(POLICY_NODES) == with_policy
+    with pytest.raises(ConfigError, match="evaluator runs no policy; agent nodes: uav_agent"):
+        agent_policy("evaluator", {}, "evaluator")

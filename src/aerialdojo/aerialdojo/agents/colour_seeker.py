@@ -83,11 +83,6 @@ class ColourSeekerPolicy:
         self._turn_direction = "TurnLeft"
         self._steps_since_turn = 0
 
-    @property
-    def target_rgb(self) -> np.ndarray | None:
-        """The colour being sought, or None if the goal names none."""
-        return self._target_rgb
-
     def reset(self, goal: GoalDescription) -> None:
         """Start a new episode with ``goal``."""
         # Seeded by the episode, so that an episode plays the same whatever ran before it in

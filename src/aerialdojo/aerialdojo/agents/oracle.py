@@ -10,35 +10,36 @@ collision checks, events, bags and scoring agree end to end.
 from __future__ import annotations
 
 from collections import deque
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aerialdojo.actions import STOP, Action
 from aerialdojo.agents.observation import AgentObservation, GoalDescription
 from aerialdojo.errors import ConfigError
-from aerialdojo.protocols import SuiteLike, load_suite
-from aerialdojo.tasks.suite import resolve_suite
+
+if TYPE_CHECKING:
+    from aerialdojo.protocols.task import SuiteLike
 
 
 class ReferenceReplayPolicy:
     """Replays the reference actions of the episode it is given, then Stop.
 
     Any benchmark's suite whose episodes carry a ``reference`` with ``actions`` will do
-    (AerialDojo, CityNav).
+    (AerialDojo, CityNav); the policy registry loads it (``agents.plugins.reference_replay``).
 
     Args:
-        suite: the suite (shipped name or path) holding the episodes' references.
+        suite: the loaded suite holding the episodes' references.
+        name: how the suite was named (shipped name or path), for the report and errors.
 
     Raises:
-        ConfigError: no such suite, or a suite without reference actions (a site surveyed
-            without a free-space map: docs/sites.md).
-        TaskFileError: the suite is invalid.
+        ConfigError: a suite without reference actions (a site surveyed without a
+            free-space map: docs/sites.md).
     """
 
     #: The policy reads ground truth: reports mark its runs.
     privileged = True
 
-    def __init__(self, suite: str | Path) -> None:
-        self.suite: SuiteLike = load_suite(resolve_suite(suite))[1]
+    def __init__(self, suite: SuiteLike, name: str) -> None:
+        self.suite = suite
         unplanned = [
             episode_id
             for episode_id in self.suite.select("all")
@@ -46,12 +47,12 @@ class ReferenceReplayPolicy:
         ]
         if unplanned:
             raise ConfigError(
-                f"oracle: suite {suite}: {len(unplanned)} episode(s) have no reference actions "
+                f"oracle: suite {name}: {len(unplanned)} episode(s) have no reference actions "
                 f"(e.g. {unplanned[0]}: a site surveyed without a free-space map); there is "
                 "nothing to replay"
             )
         #: What the run's report says the policy read.
-        self.description = f"reference actions of {suite}"
+        self.description = f"reference actions of {name}"
         self._actions: deque[Action] = deque()
 
     def reset(self, goal: GoalDescription) -> None:

@@ -1,10 +1,17 @@
-"""Policies by name, for every agent node: the shipped ones, the model agents, or any class
-implementing the node's protocol (``Policy`` for ``uav_agent`` and ``citynav_agent``,
+"""The policy registry: which policy family each agent node runs (``NODE_POLICIES``), and
+its policies by name: the shipped ones, the model agents, or any class implementing the
+node's protocol (``Policy`` for ``uav_agent`` and ``citynav_agent``,
 ``agos.policies.AgosPolicy`` for the AGOS nodes) named as ``package.module:ClassName`` (bring
-your own policy)."""
+your own policy).
+
+It sits with the other registries, above the policies and benchmarks it builds
+(``docs/architecture.md``, "Layers"); it imports a policy's module only when that policy is
+chosen, so a node loads only what it runs (the model agents pull in the openai SDK).
+"""
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import re
@@ -13,10 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 from aerialdojo.agents.observation import Policy
 from aerialdojo.errors import ConfigError
-from aerialdojo.params import PLUGIN_PATTERN
 
 if TYPE_CHECKING:
     from aerialdojo.agos.policies import AgosPolicy
+
+#: A bring-your-own policy class, ``package.module:ClassName`` (the parameter table checks
+#: the agent nodes' ``policy`` against it).
+PLUGIN_PATTERN = r"[A-Za-z_][\w.]*:[A-Za-z_]\w*"
 
 
 def is_plugin_name(name: str) -> bool:
@@ -127,11 +137,24 @@ def _replay_or_plugin(values: Mapping[str, Any], where: str) -> Policy:
     """The oracle (``policy: oracle``) or the ``package.module:ClassName`` plug-in."""
     name = str(values["policy"])
     if name == "oracle":
-        from aerialdojo.agents.oracle import ReferenceReplayPolicy  # noqa: PLC0415
-
-        return ReferenceReplayPolicy(str(values["oracle_suite"]))
+        return reference_replay(str(values["oracle_suite"]))
     plugin: Policy = make_plugin_policy(name, int(values["seed"]), f"{where}.policy")
     return plugin
+
+
+def reference_replay(suite: str) -> Policy:
+    """The oracle, replaying the reference actions of ``suite`` (a shipped name or a path)
+    of any benchmark whose episodes carry them.
+
+    Raises:
+        ConfigError: no such suite, or a suite without reference actions.
+        TaskFileError: the suite is invalid.
+    """
+    from aerialdojo.agents.oracle import ReferenceReplayPolicy  # noqa: PLC0415
+    from aerialdojo.protocols import load_suite  # noqa: PLC0415 - loads the benchmarks
+    from aerialdojo.tasks.suite import resolve_suite  # noqa: PLC0415
+
+    return ReferenceReplayPolicy(load_suite(resolve_suite(suite))[1], suite)
 
 
 def agos_policy(agent: str, values: Mapping[str, Any], where: str) -> AgosPolicy:
@@ -158,8 +181,16 @@ def agos_policy(agent: str, values: Mapping[str, Any], where: str) -> AgosPolicy
     return vlm_agos_policy(agent, values, where)
 
 
+#: The policy family each agent node runs, by node name: how it builds its policy from its
+#: parameters and its name for errors (None: a node that acts on its own map, CityNav's
+#: ``CITYNAV_MAP_POLICIES``).
+NODE_POLICIES: dict[str, Callable[[Mapping[str, Any], str], Policy | AgosPolicy | None]] = {
+    "uav_agent": uav_policy,
+    "citynav_agent": citynav_policy,
+    **{node: functools.partial(agos_policy, agent) for node, agent in AGOS_NODES.items()},
+}
 #: Every agent node that builds its policy here.
-POLICY_NODES = ("uav_agent", "citynav_agent", *AGOS_NODES)
+POLICY_NODES = tuple(NODE_POLICIES)
 
 
 def agent_policy(node: str, values: Mapping[str, Any], where: str) -> Policy | AgosPolicy | None:
@@ -167,13 +198,13 @@ def agent_policy(node: str, values: Mapping[str, Any], where: str) -> Policy | A
     parameters: how ``aerialdojo eval`` checks a config's policies before anything starts.
 
     Raises:
-        ConfigError: as ``uav_policy``, ``citynav_policy`` and ``agos_policy``.
+        ConfigError: a node that runs no policy here, or as ``uav_policy``,
+            ``citynav_policy`` and ``agos_policy``.
     """
-    if node in AGOS_NODES:
-        return agos_policy(AGOS_NODES[node], values, where)
-    if node == "citynav_agent":
-        return citynav_policy(values, where)
-    return uav_policy(values, where)
+    build = NODE_POLICIES.get(node)
+    if build is None:
+        raise ConfigError(f"{where}: {node} runs no policy; agent nodes: {', '.join(POLICY_NODES)}")
+    return build(values, where)
 
 
 def policy_identity(policy: object) -> dict[str, Any]:

@@ -203,14 +203,6 @@ class AgosSuite:
         return [self.path.parent / image for image in episode.reference_images]
 
 
-def is_agos_suite(path: Path) -> bool:
-    """Whether the suite file at ``path`` declares the AGOS benchmark."""
-    try:
-        return bool(json.loads(path.read_text(encoding="utf-8")).get("benchmark") == BENCHMARK)
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
 def load_agos_suite(path: str | Path, *, source: str | None = None) -> AgosSuite:
     """Load and validate an AGOS suite file.
 

@@ -14,9 +14,6 @@ from aerialdojo.sim.backend import CameraSpec
 from aerialdojo.sim.embedded.renderer import camera_origin, camera_rotation
 from aerialdojo.sim.embedded.world import EmbeddedScene
 
-#: The UGV's success radius and the range of its six-view verification (AGOS-Bench, appendix A.2.3).
-VERIFY_RADIUS_M = 50.0
-
 
 def sample_points(target: TargetObject) -> np.ndarray:
     """(9, 3) points of a target's box: the top centre, the centre, and the centres of its

@@ -36,6 +36,7 @@ from aerialdojo.bags.mapping import (
 from aerialdojo.errors import BagError, ConfigError
 from aerialdojo.events import EpisodeAssembler, EventKind, PoseTrack
 from aerialdojo.geometry import Pose
+from aerialdojo.protocols import trace_builder
 
 _POSE_TYPES = (
     "nav_msgs/msg/Odometry",
@@ -542,7 +543,9 @@ def score_mapped_bags(
     for windows, _ in cuts:
         for window in windows:
             _check_episode(window.episode_id, records, mapping)
-    assembler = EpisodeAssembler(records={key: dict(value) for key, value in records.items()})
+    assembler = EpisodeAssembler(
+        trace_builder, records={key: dict(value) for key, value in records.items()}
+    )
     ended: list[tuple[Window, PoseTrack]] = []
     for windows, recording in cuts:
         finished = [

@@ -16,6 +16,7 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 from aerialdojo.errors import BagError
 from aerialdojo.events import EpisodeAssembler, PoseTrack
+from aerialdojo.protocols import trace_builder
 from aerialdojo.runtime import NODES_TOPIC
 
 EVENTS_TOPIC = "/aerialdojo/episode_events"
@@ -190,7 +191,9 @@ def assemble_bags(
     Raises:
         BagError: a bag that is neither readable nor a salvageable MCAP file.
     """
-    replayed = ReplayedBag(EpisodeAssembler(records=dict(records or {}), track=track))
+    replayed = ReplayedBag(
+        EpisodeAssembler(trace_builder, records=dict(records or {}), track=track)
+    )
     for bag in bags:
         for event in _bag_events(bag, replayed):
             replayed.assembler.add(event)

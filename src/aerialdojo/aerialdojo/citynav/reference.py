@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aerialdojo.actions import CITYNAV_ACTIONS, STOP, Action, target_pose, translational_length
+from aerialdojo.actions import Action, target_pose, translational_length
 from aerialdojo.errors import TaskGenerationError
 from aerialdojo.geometry import Pose
 
@@ -35,11 +35,6 @@ LEFT = Action("TurnLeft", TURN_DEG)
 RIGHT = Action("TurnRight", TURN_DEG)
 UP = Action("MoveUp", VERTICAL_M)
 DOWN = Action("MoveDown", VERTICAL_M)
-#: Action of each CityNav action name, with its one magnitude.
-BY_NAME = {
-    kind.name: Action(kind.name, kind.magnitudes[0] if kind.magnitudes else 0.0)
-    for kind in CITYNAV_ACTIONS
-}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -156,8 +151,3 @@ def shortest_reference(start: Pose, goal: tuple[float, float, float], floor_z: f
             f"above its floor ({floor_z:.1f} m): beyond {REFERENCE_RADIUS_M:g} m"
         )
     return reference
-
-
-def with_stop(actions: tuple[Action, ...]) -> tuple[Action, ...]:
-    """``actions`` and the closing Stop."""
-    return (*actions, Action(STOP))

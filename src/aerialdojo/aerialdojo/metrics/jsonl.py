@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -13,8 +13,7 @@ from typing import Any
 import jsonschema
 
 from aerialdojo.errors import MetricsError, TrajectoryLogError
-from aerialdojo.metrics.aggregate import CAUSE_INFRASTRUCTURE, ExcludedEpisode, RunMetrics
-from aerialdojo.metrics.scoring import score_run
+from aerialdojo.metrics.aggregate import CAUSE_INFRASTRUCTURE, ExcludedEpisode
 from aerialdojo.metrics.trace import (
     POSITIONS_FROM_ACTIONS,
     POSITIONS_FROM_POSE_TRACK,
@@ -356,20 +355,3 @@ class _LogReading:
         problems += [f"{where}: {problem}" for problem in implausible]
         if not implausible:
             self.traces.append(trace)
-
-
-def score_jsonl(path: Path, radii: Sequence[float] | None = None) -> RunMetrics:
-    """Score a trajectory log with the evaluator's code (``scoring.score_run``).
-
-    Args:
-        path: the ``.jsonl`` file.
-        radii: success radii in metres; None for the benchmark's defaults.
-
-    Raises:
-        TrajectoryLogError: bad lines (all of them listed).
-        MetricsError: no episode in the file, mixed benchmarks or a bad radius.
-    """
-    log = load_trajectory_log(path)
-    if not log.traces:
-        raise MetricsError(f"{path}: no episode records to score")
-    return score_run(log.traces, radii, log.excluded)

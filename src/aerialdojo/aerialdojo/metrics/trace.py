@@ -132,7 +132,9 @@ class EpisodeTrace:
 
     Attributes:
         episode_id: unique within a run.
-        benchmark: a registered benchmark (``aerialdojo.protocols``).
+        benchmark: the benchmark's name; its protocol scores the trace and checks what only
+            it knows (``protocols.BenchmarkProtocol.check_trace``: the name, and the
+            air-ground record where, and only where, the benchmark is air-ground).
         scene: the map, e.g. ``"Mall_0"`` (the unit of AerialDojo's map-level averaging).
         family: scene family, e.g. ``"urban"``.
         setting: ``base``/``standard``/``long_horizon``, ``easy``/``mid``/``hard``, ...
@@ -153,7 +155,7 @@ class EpisodeTrace:
             (AGOS), map frame.
         reference_length_m: L_i, the reference trajectory's translational length (> 0).
         termination: one of ``TERMINATIONS``.
-        agos: the air-ground record; required for AGOS, absent otherwise.
+        agos: the air-ground record (AGOS); None for the other benchmarks.
         conditions: what the episode was run under and which task group it belongs to,
             name -> value, e.g. ``{"distribution": "ood", "goal": "image", "observation":
             "front", "odometry": "off"}`` or ``{"mode": "agent", "ablation": "no_rgpp"}``;
@@ -180,14 +182,7 @@ class EpisodeTrace:
     positions_source: str = POSITIONS_FROM_ACTIONS
 
     def __post_init__(self) -> None:
-        # Imported here: the registry's protocols import this module.
-        from aerialdojo.protocols import protocol  # noqa: PLC0415
-
         where = f"episode {self.episode_id!r}"
-        try:
-            air_ground = protocol(self.benchmark).air_ground
-        except MetricsError as error:
-            raise MetricsError(f"{where}: {error}") from error
         try:
             rows = np.asarray(self.positions, dtype=np.float64)
         except (TypeError, ValueError) as error:  # ragged rows or non-numbers
@@ -215,10 +210,6 @@ class EpisodeTrace:
         if not (math.isfinite(self.reference_length_m) and self.reference_length_m > 0.0):
             raise MetricsError(
                 f"{where}: reference_length_m={self.reference_length_m} must be finite and > 0"
-            )
-        if (self.agos is not None) != air_ground:
-            raise MetricsError(
-                f"{where}: the agos record is required for air-ground benchmarks and only there"
             )
         if self.agos is not None:
             self.agos.check(self.episode_id)

@@ -57,6 +57,7 @@ from aerialdojo.nodes.qos import (
     STATE_QOS,
     TASK_QOS,
 )
+from aerialdojo.protocols import trace_builder
 from aerialdojo.report.run import BETWEEN_EPISODES, RunResult, score_assembled, write_run
 from aerialdojo.runtime import NODES_TOPIC, distribution_mismatch
 
@@ -79,7 +80,7 @@ class Evaluator(Node):
         self.run_dir.mkdir(parents=True, exist_ok=True)
         # Empty: the benchmark's own radii (the protocol's, known once an episode is scored).
         self._radii = [float(r) for r in param(self, "success_radii_m")] or None
-        self._assembler = EpisodeAssembler()
+        self._assembler = EpisodeAssembler(trace_builder)
         self.result: RunResult | None = None
         self._recorder = (
             BagRecorder(self.run_dir / "bag", aerialdojo_typestore())

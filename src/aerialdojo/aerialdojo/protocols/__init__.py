@@ -8,28 +8,36 @@ name an episode record or suite carries instead of comparing names, so a new ben
 one module that calls ``register`` (or an entry point in the ``aerialdojo.protocols``
 group) and touches nothing else.
 
-The built-in protocols are imported on the first lookup, not with this package, so that
-ROS-free modules low in the stack (metric traces, events) can use the registry without an
-import cycle.
+The registry sits above what it registers (``docs/architecture.md``, "Layers"): metrics and
+events never look a benchmark up; a protocol hands them what varies (its trace builder,
+radii, metric specs) and scores a run itself (``BenchmarkProtocol.score_run``). The
+built-in protocols are imported on the first lookup, by module name, not with this package,
+so that the interfaces of ``protocols.referee`` and ``protocols.task``, which the benchmarks
+implement below the registry, load without them.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from aerialdojo.errors import ConfigError, MetricsError, TaskFileError
+from aerialdojo.metrics.aggregate import ExcludedEpisode, RunMetrics, aggregate
+from aerialdojo.metrics.scores import radius_key
+
+# Offered here too: what any benchmark's episodes and suites offer (defined with the task).
+from aerialdojo.protocols.task import EpisodeLike as EpisodeLike
+from aerialdojo.protocols.task import SuiteLike as SuiteLike
 
 if TYPE_CHECKING:
-    from aerialdojo.events import TraceBuilder
-    from aerialdojo.metrics.aggregate import RunMetrics
+    from aerialdojo.events import TraceBuilderFactory
     from aerialdojo.metrics.scores import EpisodeScore, MetricSpec
-    from aerialdojo.metrics.trace import EpisodeTrace, Point3
+    from aerialdojo.metrics.trace import EpisodeTrace
     from aerialdojo.protocols.referee import Referee
     from aerialdojo.protocols.task import TaskDescription
 
@@ -37,37 +45,6 @@ if TYPE_CHECKING:
 BUILTIN_PROTOCOLS = ("aerialdojo", "agos", "citynav")
 #: Entry-point group through which other packages register benchmarks.
 ENTRY_POINT_GROUP = "aerialdojo.protocols"
-
-
-class EpisodeLike(Protocol):
-    """What the task manager reads of any benchmark's episode."""
-
-    @property
-    def episode_id(self) -> str: ...
-
-    @property
-    def scene(self) -> str: ...
-
-    @property
-    def agents(self) -> tuple[str, ...]: ...
-
-
-class SuiteLike(Protocol):
-    """What the task manager reads of any benchmark's loaded suite."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def path(self) -> Path: ...
-
-    def episode(self, episode_id: str) -> Any:
-        """The episode called ``episode_id``; ``KeyError`` naming it otherwise."""
-        ...
-
-    def select(self, text: str = "") -> list[str]:
-        """Episode ids a filter selects (``""``: the suite's default selection)."""
-        ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,6 +63,9 @@ class EpisodeRules:
             computes; None otherwise.
         check_settings: every problem of the task manager's settings for this benchmark
             (combinations the parameter table cannot refuse alone); empty when they hold.
+        suite_stats: a suite file's statistics as Markdown and CSV (``aerialdojo tasks
+            stats``), laid out like the paper's tables; raises ``TaskFileError`` as
+            ``load_suite`` does. None: the benchmark has none.
     """
 
     load_suite: Callable[[Path], SuiteLike]
@@ -95,6 +75,7 @@ class EpisodeRules:
     describe_task: Callable[[Any, Any, Mapping[str, Any]], TaskDescription]
     ground_truth_record: Callable[[Any], dict[str, Any]] | None = None
     check_settings: Callable[[Mapping[str, Any]], list[str]] | None = None
+    suite_stats: Callable[[Path], tuple[str, str]] | None = None
 
 
 def problems_when_loaded(load: Callable[[Path], object]) -> Callable[[Path], list[str]]:
@@ -150,7 +131,7 @@ class BenchmarkProtocol:
     aggregation_rule: str
     metric_specs: Callable[[tuple[float, ...]], tuple[MetricSpec, ...]]
     score_episode: Callable[[EpisodeTrace, tuple[float, ...]], EpisodeScore]
-    trace_builder: Callable[[Mapping[str, Any], Point3], TraceBuilder]
+    trace_builder: TraceBuilderFactory
     air_ground: bool = False
     radar_chart: bool = False
     report_sections: Callable[[RunMetrics], list[str]] = field(default=_no_sections)
@@ -179,8 +160,6 @@ class BenchmarkProtocol:
         """
         if not self.uses_radii or chosen is None:
             return self.default_radii
-        from aerialdojo.metrics.scores import radius_key  # noqa: PLC0415 - see module doc
-
         radii = tuple(float(radius) for radius in chosen)
         bad = [radius for radius in radii if not 0.0 < radius < float("inf")]
         if not radii or bad:
@@ -191,6 +170,55 @@ class BenchmarkProtocol:
         if len(set(keys)) != len(keys):
             raise MetricsError(f"success radii {chosen} repeat a radius (as printed: {keys})")
         return radii
+
+    def check_trace(self, trace: EpisodeTrace) -> None:
+        """Raise unless ``trace`` is an episode of this benchmark as the metrics need it.
+
+        Raises:
+            MetricsError: another benchmark's episode, or an air-ground record missing
+                where the benchmark is air-ground or present where it is not.
+        """
+        where = f"episode {trace.episode_id!r}"
+        if trace.benchmark != self.name:
+            raise MetricsError(f"{where}: an episode of {trace.benchmark}, not {self.name}")
+        if (trace.agos is not None) != self.air_ground:
+            raise MetricsError(
+                f"{where}: the agos record is required for air-ground benchmarks and only there"
+            )
+
+    def score_run(
+        self,
+        traces: Iterable[EpisodeTrace],
+        radii: Sequence[float] | None = None,
+        excluded: Sequence[ExcludedEpisode] = (),
+    ) -> RunMetrics:
+        """Score every episode of a run of this benchmark and aggregate them: what the
+        evaluator, the bag reader, trajectory logs and sharded runs all call.
+
+        Args:
+            traces: the run's episodes, in any order.
+            radii: success radii in metres; None for the defaults (AerialDojo 3 and 5 m,
+                CityNav 20 m); ignored where success is not a distance (AGOS).
+            excluded: infrastructure failures, listed in the result and never scored.
+
+        Raises:
+            MetricsError: no episodes, an episode ``check_trace`` refuses, a repeated
+                episode id or a bad radius.
+        """
+        traces = list(traces)
+        if not traces:
+            raise MetricsError("no episodes to score")
+        for trace in traces:
+            self.check_trace(trace)
+        chosen = self.radii(radii)
+        return aggregate(
+            (self.score_episode(trace, chosen) for trace in traces),
+            self.metric_specs(chosen),
+            rule=self.aggregation_rule,
+            radii=chosen,
+            excluded=excluded,
+            group_keys=self.group_keys,
+        )
 
 
 _registry: dict[str, BenchmarkProtocol] = {}
@@ -234,6 +262,16 @@ def protocol(name: str) -> BenchmarkProtocol:
     if found is None:
         raise MetricsError(f"benchmark {name!r} is not one of {', '.join(sorted(_registry))}")
     return found
+
+
+def trace_builder(name: str) -> TraceBuilderFactory:
+    """How episodes of benchmark ``name`` fold into traces: what assemblers of episode
+    events are handed (``events.EpisodeAssembler``).
+
+    Raises:
+        MetricsError: no benchmark of that name.
+    """
+    return protocol(name).trace_builder
 
 
 def protocol_names() -> list[str]:

@@ -34,6 +34,7 @@ from aerialdojo.protocols.referee import (
 from aerialdojo.protocols.settings import OBSERVATIONS, aerialdojo_observation, on_off
 from aerialdojo.protocols.task import TaskDescription, aerialdojo_actions
 from aerialdojo.tasks.episode import REPRESENTATION_IMAGE, REPRESENTATION_SEMANTIC, Episode
+from aerialdojo.tasks.stats import suite_stats
 from aerialdojo.tasks.suite import Suite, load_suite, validate_suite
 
 #: What a step's message says of a motion the scene's geofence cut short.
@@ -216,6 +217,7 @@ PROTOCOL = register(
             referee=_referee,
             describe_task=describe_task,
             ground_truth_record=ground_truth_record,
+            suite_stats=suite_stats,
         ),
     )
 )

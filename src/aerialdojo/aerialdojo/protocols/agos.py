@@ -15,9 +15,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from aerialdojo.agos.episodes import AgosEpisode, AgosSuite, load_agos_suite, task_text
+from aerialdojo.agos.stats import agos_suite_stats
 from aerialdojo.agos.vocabulary import (
     ANNOTATE_CANDIDATE,
     ANNOTATION_BUDGET,
@@ -184,6 +186,10 @@ def describe_task(
         mode=chosen["mode"],
         map_image=region_map(town_map(episode.scene), episode.region),
     )
+
+
+def _suite_stats(path: Path) -> tuple[str, str]:
+    return agos_suite_stats(load_agos_suite(path))
 
 
 def _referee(episode: AgosEpisode, _suite: Any, settings: Mapping[str, Any]) -> Referee:
@@ -367,6 +373,7 @@ PROTOCOL = register(
             referee=_referee,
             describe_task=describe_task,
             check_settings=check_settings,
+            suite_stats=_suite_stats,
         ),
     )
 )

@@ -13,6 +13,7 @@ pooled; reports add the run by split, laid out like Table 2.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from aerialdojo.actions import CITYNAV_ACTIONS, STOP, Action, check_action
@@ -23,6 +24,7 @@ from aerialdojo.citynav.episodes import (
     ground_truth_record,
     load_citynav_suite,
 )
+from aerialdojo.citynav.stats import citynav_suite_stats
 from aerialdojo.errors import InvalidActionError, MetricsError
 from aerialdojo.events import EventKind, PoseTraceBuilder
 from aerialdojo.metrics import citynav as metrics
@@ -153,6 +155,10 @@ def describe_task(
     )
 
 
+def _suite_stats(path: Path) -> tuple[str, str]:
+    return citynav_suite_stats(load_citynav_suite(path))
+
+
 def _referee(episode: CityNavEpisode, _suite: Any, settings: Mapping[str, Any]) -> CityNavReferee:
     return CityNavReferee(episode, action_budget(episode, settings))
 
@@ -244,6 +250,7 @@ PROTOCOL = register(
             referee=_referee,
             describe_task=describe_task,
             ground_truth_record=ground_truth_record,
+            suite_stats=_suite_stats,
         ),
     )
 )

@@ -20,9 +20,6 @@ from aerialdojo.errors import InvalidActionError
 from aerialdojo.events import EventKind
 from aerialdojo.geometry import Pose
 
-#: How a verdict can end an episode (the EpisodeEvent kinds of a finished step).
-ENDINGS = (EventKind.STOPPED, EventKind.COLLIDED, EventKind.BUDGET_EXHAUSTED)
-
 
 @dataclass(frozen=True, kw_only=True)
 class StepRequest:
@@ -112,7 +109,8 @@ class Verdict:
     """What one applied step did to the episode.
 
     Attributes:
-        kind: ``EventKind.STEP`` while the episode goes on, else one of ``ENDINGS``.
+        kind: ``EventKind.STEP`` while the episode goes on, else the ending
+            (``STOPPED``, ``COLLIDED`` or ``BUDGET_EXHAUSTED``).
         reason: why it ended, or what limited a motion; "" otherwise.
         facts: ground-truth facts of this step for the evaluator (the event's
             ``episode_json``); None where the event's pose says all.

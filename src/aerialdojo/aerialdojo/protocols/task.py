@@ -1,15 +1,49 @@
-"""The agent-visible task of an episode, ROS-free: what ``TaskSpec`` carries, never the
-target's coordinates. Each benchmark protocol describes its episodes with it; the task
-manager turns it into the message (``nodes.conversions.task_spec_msg``)."""
+"""The task of an episode, ROS-free: what any benchmark's episodes and suites offer the task
+manager and the oracle (``EpisodeLike``, ``SuiteLike``), and the agent-visible task: what
+``TaskSpec`` carries, never the target's coordinates. Each benchmark protocol describes its
+episodes with it; the task manager turns it into the message
+(``nodes.conversions.task_spec_msg``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
 from aerialdojo.actions import AERIALDOJO_ACTIONS
+
+
+class EpisodeLike(Protocol):
+    """What the task manager reads of any benchmark's episode."""
+
+    @property
+    def episode_id(self) -> str: ...
+
+    @property
+    def scene(self) -> str: ...
+
+    @property
+    def agents(self) -> tuple[str, ...]: ...
+
+
+class SuiteLike(Protocol):
+    """What the task manager reads of any benchmark's loaded suite."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def path(self) -> Path: ...
+
+    def episode(self, episode_id: str) -> Any:
+        """The episode called ``episode_id``; ``KeyError`` naming it otherwise."""
+        ...
+
+    def select(self, text: str = "") -> list[str]:
+        """Episode ids a filter selects (``""``: the suite's default selection)."""
+        ...
 
 
 @dataclass(frozen=True, kw_only=True)

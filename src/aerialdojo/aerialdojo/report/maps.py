@@ -30,7 +30,6 @@ from aerialdojo.metrics.trace import EpisodeTrace
 
 MAPS_DIR = "maps"
 FAILURES_PNG = "failures.png"
-OVERLAY_PNG = "overlay.png"
 #: Pixels per side of a scene overview.
 OVERVIEW_PIXELS = 512
 #: Contact sheet tiles per row.

@@ -6,7 +6,7 @@ import csv
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aerialdojo.metrics.aggregate import (
     RULE_EPISODE_POOLED,
@@ -16,7 +16,9 @@ from aerialdojo.metrics.aggregate import (
     RunMetrics,
 )
 from aerialdojo.metrics.scores import KIND_COUNT, KIND_RATE, MetricSpec
-from aerialdojo.protocols import protocol
+
+if TYPE_CHECKING:
+    from aerialdojo.protocols import BenchmarkProtocol
 
 NOT_AVAILABLE = "N/A"
 
@@ -84,18 +86,17 @@ def _group_cells(specs: Sequence[MetricSpec], group: GroupMetrics) -> list[str]:
     return cells
 
 
-def summary_rows(run: RunMetrics) -> list[tuple[str, GroupMetrics]]:
+def summary_rows(run: RunMetrics, protocol: BenchmarkProtocol) -> list[tuple[str, GroupMetrics]]:
     """The summary's scopes in order: overall, task-weighted (where it differs), families,
     settings, then every condition whose episodes hold more than one value (ID and OOD,
-    SemanticOGS and ImageOGS)."""
-    spec = protocol(run.benchmark)
+    SemanticOGS and ImageOGS), named as the run's ``protocol`` names them."""
     rows = [("Overall", run.overall)]
     if run.rule != RULE_EPISODE_POOLED:
         rows.append(("Overall (task-weighted)", run.task_weighted))
     rows += [(f"family: {name}", group) for name, group in run.by_family.items()]
     rows += [(f"setting: {name}", group) for name, group in run.by_setting.items()]
     rows += [
-        (f"{name}: {spec.condition_label(name, value)}", group)
+        (f"{name}: {protocol.condition_label(name, value)}", group)
         for name, values in run.by_condition.items()
         if len(values) > 1
         for value, group in values.items()
@@ -103,27 +104,28 @@ def summary_rows(run: RunMetrics) -> list[tuple[str, GroupMetrics]]:
     return rows
 
 
-def conditions_text(run: RunMetrics) -> str:
+def conditions_text(run: RunMetrics, protocol: BenchmarkProtocol) -> str:
     """The conditions of a run's episodes, e.g. ``distribution: OOD; goal: ImageOGS,
     SemanticOGS; observation: front``; "" where the episodes name none."""
-    spec = protocol(run.benchmark)
     return "; ".join(
-        f"{name}: {', '.join(spec.condition_label(name, value) for value in values)}"
+        f"{name}: {', '.join(protocol.condition_label(name, value) for value in values)}"
         for name, values in run.by_condition.items()
     )
 
 
-def group_title(run: RunMetrics, group: ConditionGroup) -> str:
+def group_title(group: ConditionGroup, protocol: BenchmarkProtocol) -> str:
     """A condition group's heading, e.g. ``OOD · SemanticOGS``."""
-    spec = protocol(run.benchmark)
-    return " · ".join(spec.condition_label(name, value) for name, value in group.conditions.items())
+    return " · ".join(
+        protocol.condition_label(name, value) for name, value in group.conditions.items()
+    )
 
 
-def summary_table(run: RunMetrics) -> str:
-    """The summary as a Markdown table (also what ``aerialdojo metrics`` prints)."""
+def summary_table(run: RunMetrics, protocol: BenchmarkProtocol) -> str:
+    """The summary of a run of ``protocol``'s benchmark as a Markdown table (also what
+    ``aerialdojo metrics`` prints)."""
     return markdown_table(
         ["Scope", *_group_columns(run.specs)],
-        ([scope, *_group_cells(run.specs, group)] for scope, group in summary_rows(run)),
+        ([scope, *_group_cells(run.specs, group)] for scope, group in summary_rows(run, protocol)),
     )
 
 
@@ -139,7 +141,7 @@ def _setting_family_tables(run: RunMetrics) -> list[str]:
     return sections
 
 
-def _group_tables(run: RunMetrics) -> list[str]:
+def _group_tables(run: RunMetrics, protocol: BenchmarkProtocol) -> list[str]:
     """One table per condition group: the group, each setting, each setting's families."""
     sections = []
     for group in run.groups:
@@ -151,7 +153,7 @@ def _group_tables(run: RunMetrics) -> list[str]:
                 for family, metrics in families.items()
             ]
         sections.append(
-            f"### {group_title(run, group)}\n\n"
+            f"### {group_title(group, protocol)}\n\n"
             + markdown_table(["Setting", "Family", *_group_columns(run.specs)], rows)
         )
     return sections
@@ -177,6 +179,8 @@ def _episode_cells(run: RunMetrics) -> list[list[str]]:
 
 def render_report_md(
     run: RunMetrics,
+    protocol: BenchmarkProtocol,
+    *,
     images: Sequence[str] = (),
     sections: Sequence[str] = (),
     notices: Sequence[str] = (),
@@ -186,6 +190,7 @@ def render_report_md(
 
     Args:
         run: the aggregated run.
+        protocol: its benchmark's protocol: the title, and how conditions are named.
         images: file names of plots beside the report, embedded under "Plots".
         sections: further Markdown sections, appended in order (the benchmark's own, the
             recording's).
@@ -194,10 +199,9 @@ def render_report_md(
         run_name: the run's name (its directory), after the benchmark in the title.
     """
     radii = ", ".join(f"{radius:g} m" for radius in run.radii) or "none (checker verdict)"
-    conditions = conditions_text(run)
+    conditions = conditions_text(run, protocol)
     parts = [
-        f"# Run report: {protocol(run.benchmark).title}"
-        + (f", run {run_name}" if run_name else ""),
+        f"# Run report: {protocol.title}" + (f", run {run_name}" if run_name else ""),
         *(["\n".join(f"> **Note**: {notice}" for notice in notices)] if notices else []),
         (
             f"- Episodes scored: {len(run.episodes)}; excluded (infrastructure failures): "
@@ -211,15 +215,16 @@ def render_report_md(
             + "\n- Units: rates in %, distances in m, decision steps per episode; N/A where a "
             "metric has no supporting episode (definitions: docs/metrics.md)"
         ),
-        "## Summary\n\n" + summary_table(run),
+        "## Summary\n\n" + summary_table(run, protocol),
     ]
     if run.rule == RULE_MAP_FAMILY_EQUAL:
         parts.append("## By setting and family\n\n" + "\n\n".join(_setting_family_tables(run)))
     if len(run.groups) > 1:
-        titles = [protocol(run.benchmark).condition_titles.get(k, k) for k in run.group_keys]
+        titles = [protocol.condition_titles.get(k, k) for k in run.group_keys]
         keys = " and ".join([", ".join(titles[:-1]), titles[-1]] if len(titles) > 1 else titles)
         parts.append(
-            f"## By {keys}, each by setting and family\n\n" + "\n\n".join(_group_tables(run))
+            f"## By {keys}, each by setting and family\n\n"
+            + "\n\n".join(_group_tables(run, protocol))
         )
     if images:
         parts.append("## Plots\n\n" + "\n\n".join(f"![{name}]({name})" for name in images))

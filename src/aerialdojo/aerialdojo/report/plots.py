@@ -6,6 +6,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -13,9 +14,10 @@ from matplotlib.figure import Figure
 from aerialdojo.errors import MetricsError
 from aerialdojo.metrics.aggregate import RunMetrics
 from aerialdojo.metrics.scores import radius_key
-from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import EpisodeTrace
-from aerialdojo.protocols import protocol
+
+if TYPE_CHECKING:
+    from aerialdojo.protocols import BenchmarkProtocol
 
 RADAR_PNG = "radar.png"
 RADIUS_SWEEP_PNG = "radius_sweep.png"
@@ -84,10 +86,10 @@ def radar_values(run: RunMetrics, radius_m: float | None = None) -> dict[str, di
     """Family -> axis -> value in report units (% and m) at ``radius_m`` (default: primary).
 
     Raises:
-        MetricsError: a benchmark without radar charts, or a radius the run was not
-            scored at.
+        MetricsError: a run without the radar's metrics (AerialDojo-200K's SR, OSR, SPL,
+            DTS and CR), or a radius the run was not scored at.
     """
-    if not protocol(run.benchmark).radar_chart:
+    if not run.radii:
         raise MetricsError(f"radar charts plot AerialDojo metrics, not {run.benchmark}")
     radius = run.radii[0] if radius_m is None else radius_m
     if radius not in run.radii:
@@ -99,6 +101,12 @@ def radar_values(run: RunMetrics, radius_m: float | None = None) -> dict[str, di
         "DTS": "dts_m",
         "CR": "cr",
     }
+    scored = {spec.key for spec in run.specs}
+    missing = [axis for axis, key in keys.items() if key not in scored]
+    if missing:
+        raise MetricsError(
+            f"radar charts plot AerialDojo metrics, not {run.benchmark} (no {', '.join(missing)})"
+        )
     values: dict[str, dict[str, float]] = {}
     for family, group in run.by_family.items():
         row = {}
@@ -171,19 +179,20 @@ def _axis_label(axis: str, chosen: RadarRange) -> str:
 
 
 def radius_sweep(
-    traces: Sequence[EpisodeTrace], radii: Sequence[float] = SWEEP_RADII
+    traces: Sequence[EpisodeTrace],
+    protocol: BenchmarkProtocol,
+    radii: Sequence[float] = SWEEP_RADII,
 ) -> list[SweepPoint]:
-    """Headline SR and OSR at each radius, scored and aggregated as the report is.
+    """Headline SR and OSR at each radius, scored and aggregated by the traces' ``protocol``
+    as the report is.
 
     Raises:
-        MetricsError: traces of a benchmark whose success is not a radius (AGOS: the
-            checker's verdict), or what ``score_run`` refuses.
+        MetricsError: a benchmark whose success is not a radius (AGOS: the checker's
+            verdict), or what ``BenchmarkProtocol.score_run`` refuses.
     """
-    for name in sorted({trace.benchmark for trace in traces}):
-        spec = protocol(name)
-        if not spec.uses_radii:
-            raise MetricsError(f"{spec.title} success does not depend on a radius; no sweep")
-    run = score_run(traces, radii)
+    if not protocol.uses_radii:
+        raise MetricsError(f"{protocol.title} success does not depend on a radius; no sweep")
+    run = protocol.score_run(traces, radii)
     overall = run.overall.values
     return [
         SweepPoint(
@@ -217,12 +226,15 @@ def plot_radius_sweep(
 
 def write_plots(
     run: RunMetrics,
+    protocol: BenchmarkProtocol,
     out_dir: Path,
     traces: Sequence[EpisodeTrace] = (),
+    *,
     ranges: Mapping[str, RadarRange] | None = None,
     label: str = "this run",
 ) -> list[str]:
-    """Write the plots a run supports into ``out_dir``; return their file names.
+    """Write the plots a run of ``protocol``'s benchmark supports into ``out_dir``; return
+    their file names.
 
     Benchmarks with radar charts (AerialDojo) get ``radar.png``, its legend naming the run
     ``label`` (e.g. its run id); those scored at radii (AerialDojo, CityNav) get
@@ -231,12 +243,11 @@ def write_plots(
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    spec = protocol(run.benchmark)
-    if spec.radar_chart:
+    if protocol.radar_chart:
         plot_radar({label: run}, out_dir / RADAR_PNG, ranges)
         written.append(RADAR_PNG)
-    if traces and spec.uses_radii:
+    if traces and protocol.uses_radii:
         primary = run.radii[0] if run.radii else None
-        plot_radius_sweep(radius_sweep(traces), out_dir / RADIUS_SWEEP_PNG, primary)
+        plot_radius_sweep(radius_sweep(traces, protocol), out_dir / RADIUS_SWEEP_PNG, primary)
         written.append(RADIUS_SWEEP_PNG)
     return written

@@ -16,9 +16,9 @@ from aerialdojo.events import AgentRecord, EpisodeAssembler, SupersededAttempt
 from aerialdojo.metrics.aggregate import ExcludedEpisode, RunMetrics
 from aerialdojo.metrics.jsonl import load_trajectory_log, write_trajectory_log
 from aerialdojo.metrics.scores import radius_key
-from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import EpisodeTrace
-from aerialdojo.protocols import protocol
+from aerialdojo.protocols import BenchmarkProtocol
+from aerialdojo.protocols.scoring import run_protocol
 from aerialdojo.report.html import REPORT_HTML, render_report_html
 from aerialdojo.report.maps import (
     FAILURES_PNG,
@@ -63,6 +63,8 @@ class RunResult:
 
     Attributes:
         metrics: the aggregated metrics; None when no episode finished.
+        protocol: the protocol of the run's benchmark, which scored it and which every
+            file of the report follows; None when nothing was scored.
         finished: the run announced its end (RUN_FINISHED).
         excluded: episodes whose last attempt failed for reasons outside the agent (an
             infrastructure failure, or cut short by the end of the run), with the reason.
@@ -90,6 +92,11 @@ class RunResult:
     agents: tuple[AgentRecord, ...] = ()
     nodes: tuple[NodeRecord, ...] = ()
     suites: tuple[dict[str, str], ...] = ()
+    protocol: BenchmarkProtocol | None = None
+
+    def __post_init__(self) -> None:
+        if self.metrics is not None and self.protocol is None:
+            raise MetricsError("a scored run carries the protocol that scored it")
 
     @property
     def complete(self) -> bool:
@@ -167,7 +174,11 @@ class RunResult:
     @property
     def summary_table(self) -> str:
         """The Markdown summary table, or the reason there is none."""
-        table = summary_table(self.metrics) if self.metrics else "(no scored episodes)"
+        table = (
+            summary_table(self.metrics, self.protocol)
+            if self.metrics is not None and self.protocol is not None
+            else "(no scored episodes)"
+        )
         return "\n".join([table, *(f"WARNING: {note}" for note in self.warnings)])
 
 
@@ -187,7 +198,8 @@ def score_assembled(
         )
         for f in assembler.excluded()
     )
-    metrics = score_run(assembler.traces, radii, excluded) if assembler.traces else None
+    protocol = run_protocol(assembler.traces) if assembler.traces else None
+    metrics = protocol.score_run(assembler.traces, radii, excluded) if protocol else None
     not_started = tuple(assembler.not_started())
     if not_started and assembler.run_summary:
         # Why they never started (e.g. an agent that never came) is the task manager's word.
@@ -204,6 +216,7 @@ def score_assembled(
         agents=tuple(assembler.agents[name] for name in sorted(assembler.agents)),
         nodes=tuple(assembler.nodes[name] for name in sorted(assembler.nodes)),
         suites=tuple(assembler.suites),
+        protocol=protocol,
     )
 
 
@@ -217,9 +230,11 @@ def score_trajectory_log(path: Path, radii: Sequence[float] | None = None) -> Ru
     log = load_trajectory_log(path)
     if not log.traces:
         raise MetricsError(f"{path}: no episode records to score")
-    metrics = score_run(log.traces, radii, log.excluded)
+    protocol = run_protocol(log.traces)
+    metrics = protocol.score_run(log.traces, radii, log.excluded)
     return RunResult(
         metrics=metrics,
+        protocol=protocol,
         finished=True,
         excluded=metrics.excluded,
         traces=tuple(log.traces),
@@ -274,14 +289,14 @@ def write_run(
         ConfigError: an unreadable transcript.
     """
     run_dir.mkdir(parents=True, exist_ok=True)
-    metrics = result.metrics
+    metrics, protocol = result.metrics, result.protocol
     notes = list(result.warnings)
-    if metrics is not None:
-        images = write_plots(metrics, run_dir, result.traces, label=run_dir.name)
+    if metrics is not None and protocol is not None:
+        images = write_plots(metrics, protocol, run_dir, result.traces, label=run_dir.name)
         sections = [_accounting_section(result)]
         sections += [_agents_section(result.agents)] if result.agents else []
         sections += [_nodes_section(result.nodes)] if result.nodes else []
-        sections += protocol(metrics.benchmark).report_sections(metrics)
+        sections += protocol.report_sections(metrics)
         context: dict[str, Any] = {}
         if result.agents:
             context["agents"] = [agent.to_dict() for agent in result.agents]
@@ -308,9 +323,16 @@ def write_run(
         write_metrics_json(metrics, run_dir / METRICS_JSON, context)
         write_episodes_csv(metrics, run_dir / EPISODES_CSV)
         write_trajectory_log(run_dir / TRAJECTORIES_JSONL, result.traces, result.excluded)
-        report = render_report_md(metrics, images, sections, result.warnings, run_name=run_dir.name)
+        report = render_report_md(
+            metrics,
+            protocol,
+            images=images,
+            sections=sections,
+            notices=result.warnings,
+            run_name=run_dir.name,
+        )
         (run_dir / REPORT_MD).write_text(report, encoding="utf-8")
-        title = f"Run report: {protocol(metrics.benchmark).title} ({run_dir.name})"
+        title = f"Run report: {protocol.title} ({run_dir.name})"
         (run_dir / REPORT_HTML).write_text(
             render_report_html(report, run_dir, title), encoding="utf-8"
         )

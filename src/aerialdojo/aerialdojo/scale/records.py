@@ -27,8 +27,8 @@ from aerialdojo.errors import ConfigError
 from aerialdojo.events import AgentRecord
 from aerialdojo.metrics.aggregate import ExcludedEpisode
 from aerialdojo.metrics.jsonl import record_to_trace, trace_to_record
-from aerialdojo.metrics.scoring import score_run
 from aerialdojo.metrics.trace import EpisodeTrace
+from aerialdojo.protocols.scoring import run_protocol
 from aerialdojo.report.run import RunResult
 from aerialdojo.runtime import NodeRecord
 
@@ -154,8 +154,10 @@ def merged_result(
         agents.update((agent.agent, agent) for agent in record.agents)
         nodes.update((node.node, node) for node in record.nodes)
     traces = tuple(record.trace for record in records)
+    protocol = run_protocol(traces) if traces else None
     return RunResult(
-        metrics=score_run(traces, radii, lost) if traces else None,
+        metrics=protocol.score_run(traces, radii, lost) if protocol else None,
+        protocol=protocol,
         finished=finished,
         excluded=lost,
         traces=traces,

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from aerialdojo.cli import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_INTERRUPTED, RUN_CONFIG
 from aerialdojo.errors import ConfigError
 from aerialdojo.graph import config_of, default_run_id, run_dir_of
 from aerialdojo.metrics.aggregate import ExcludedEpisode
+from aerialdojo.run_contract import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_INTERRUPTED, RUN_CONFIG
 from aerialdojo.scale.records import (
     finished_episodes,
     merge_transcripts,

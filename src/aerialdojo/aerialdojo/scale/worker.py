@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aerialdojo.agents.vlm.transcript import TRANSCRIPTS_DIR
-from aerialdojo.cli import RUN_CONFIG
 from aerialdojo.errors import AerialDojoError
 from aerialdojo.metrics.aggregate import ExcludedEpisode
+from aerialdojo.run_contract import RUN_CONFIG
 from aerialdojo.runner import claimed_domain
 from aerialdojo.scale.records import (
     EPISODE_BAG,

@@ -41,8 +41,6 @@ from aerialdojo.tasks.site_record import (
 )
 from aerialdojo.tasks.validation import field_path
 
-#: The ``format`` a site file declares (``schemas/site.schema.json``).
-SITE_FORMAT = "aerialdojo-site/1"
 #: The largest site file read: a site with thousands of obstacles stays far below it.
 MAX_SITE_BYTES = 2**20
 #: Reference photographs: the largest file and the most pixels decoded (a phone's 48 MP

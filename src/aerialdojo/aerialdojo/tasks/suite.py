@@ -9,7 +9,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from aerialdojo.agos.episodes import is_agos_suite, load_agos_suite
 from aerialdojo.errors import ConfigError, TaskFileError
 from aerialdojo.sim.annotations import FAMILIES
 from aerialdojo.tasks.episode import REPRESENTATION_SUFFIXES, Episode
@@ -247,11 +246,10 @@ def _checked_document(path: Path, source: str) -> tuple[Any, list[str]]:
 
 
 def validate_suite(path: str | Path, *, source: str | None = None) -> list[str]:
-    """Every problem of a suite file, one line each naming file, episode id and field.
-
-    An AerialDojo suite is checked against its JSON Schema, then semantically
-    (``tasks.validation``) and for its reference images; an AGOS suite (``"benchmark":
-    "agos"``) by ``agos.episodes.load_agos_suite``. An empty list means the file loads.
+    """Every problem of an AerialDojo suite file, one line each naming file, episode id and
+    field: checked against its JSON Schema, then semantically (``tasks.validation``) and for
+    its reference images. An empty list means the file loads. (Each benchmark validates its
+    own suites: ``protocols.EpisodeRules.validate_suite``.)
 
     Args:
         path: the suite file.
@@ -259,12 +257,6 @@ def validate_suite(path: str | Path, *, source: str | None = None) -> list[str]:
     """
     path = Path(path)
     label = source or str(path)
-    if is_agos_suite(path):
-        try:
-            load_agos_suite(path, source=label)
-        except TaskFileError as error:
-            return list(error.problems)
-        return []
     _, problems = _checked_document(path, label)
     return problems
 

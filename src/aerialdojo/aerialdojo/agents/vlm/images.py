@@ -37,10 +37,6 @@ class EncodedImage:
         """SHA-256 of the bytes: the image's name in transcripts."""
         return hashlib.sha256(self.data).hexdigest()
 
-    @property
-    def extension(self) -> str:
-        return "png" if self.mime == "image/png" else "jpg"
-
     def data_url(self) -> str:
         """``data:<mime>;base64,<bytes>`` as the chat-completions ``image_url`` takes it."""
         return f"data:{self.mime};base64,{base64.b64encode(self.data).decode('ascii')}"

@@ -49,15 +49,6 @@ class Mesh:
         return np.asarray(self.vertices[self.faces])
 
 
-def merge(meshes: Sequence[Mesh]) -> Mesh:
-    """One mesh holding all faces of ``meshes``."""
-    offsets = np.cumsum([0] + [len(mesh.vertices) for mesh in meshes[:-1]])
-    return Mesh(
-        np.concatenate([mesh.vertices for mesh in meshes]),
-        np.concatenate([mesh.faces + offset for mesh, offset in zip(meshes, offsets, strict=True)]),
-    )
-
-
 # Corner k of the unit cube has coordinates (k & 1, k >> 1 & 1, k >> 2 & 1).
 _CUBE_CORNERS = np.array([(k & 1, k >> 1 & 1, k >> 2 & 1) for k in range(8)], dtype=np.float64)
 _CUBE_FACES = np.array(
