@@ -77,8 +77,9 @@ _ENDINGS = {
     EpisodeEvent.INFRA_FAILURE: "infrastructure failure (not scored)",
     EpisodeEvent.INTERVENTION: "operator/safety intervention (not scored)",
 }
-#: How long a start waits for an engaged gate to take a goal: the vehicle enters the gate's
-#: mode only once the keep-alive runs (PX4 after 1 s of it; through MAVROS the pilot's switch).
+#: How long a start waits for the gate to engage and then take a goal: it engages once its
+#: watchdogs are content, and the vehicle enters the gate's mode only once the keep-alive
+#: runs (PX4 after 1 s of it; through MAVROS the pilot's switch).
 GOAL_WAIT_S = 10.0
 #: How close a robot flown to its start must come to each waypoint, metres and radians.
 _FLY_REACHED_M = 0.15
@@ -230,7 +231,9 @@ class OperatorConsole(Node):
             if gate is not None and gate.state is GateState.FAULT:
                 return f"{agent}: the gate is in fault ({gate.description}); clear it first (c)"
             if gate is None or gate.state is GateState.STANDBY:
-                refused = self._trigger(self._gate_services[agent]["engage"])
+                # The gate refuses until its own watchdogs are content (its first odometry).
+                engage = self._gate_services[agent]["engage"]
+                refused = self._until_accepted(partial(self._trigger, engage))
                 if refused:
                     return f"{agent}: engaging refused: {refused}"
         return ""
@@ -256,7 +259,7 @@ class OperatorConsole(Node):
             )
         holds = {agent: self._hold_pose(prompt, agent) for agent in prompt.starts}
         for agent, pose in holds.items():
-            refused = self._goal_when_taken(agent, pose)
+            refused = self._until_accepted(partial(self._goal, agent, pose))
             if refused:
                 return f"{agent}: the gate does not take goals: {refused}"
         if not self._wait(lambda: all(self._reached(agent, pose) for agent, pose in holds.items())):
@@ -401,14 +404,14 @@ class OperatorConsole(Node):
             return answer
         return "" if answer.accepted else answer.reason
 
-    def _goal_when_taken(self, agent: str, target: Pose) -> str:
-        """Ask for ``target`` until the gate takes it (``GOAL_WAIT_S`` at most); returns its
-        last refusal, "" once taken."""
+    def _until_accepted(self, ask: Callable[[], str]) -> str:
+        """Ask until the gate accepts (``GOAL_WAIT_S`` at most); returns its last refusal, ""
+        once accepted."""
         deadline = time.monotonic() + GOAL_WAIT_S
-        refused = self._goal(agent, target)
+        refused = ask()
         while refused and time.monotonic() < deadline:
             time.sleep(0.2)
-            refused = self._goal(agent, target)
+            refused = ask()
         return refused
 
     def _trigger(self, client: Client) -> str:
