@@ -495,16 +495,18 @@ def _domain_problems(specs: list[NodeSpec]) -> list[str]:
 
 
 def _cmd_console(args: argparse.Namespace) -> int:
+    import importlib  # noqa: PLC0415
     import tempfile  # noqa: PLC0415
 
     from aerialdojo.graph import console_spec, parse_overrides  # noqa: PLC0415
-    from aerialdojo.nodes.operator_console import main as console_main  # noqa: PLC0415
     from aerialdojo.runner import node_command, write_params_file  # noqa: PLC0415
 
     spec = console_spec(args.config, parse_overrides(args.overrides))
     with tempfile.TemporaryDirectory(prefix="aerialdojo-console-") as directory:
         command = node_command(spec, write_params_file(spec, Path(directory)))
-        console_main(command[command.index("--ros-args") :])
+        # In this process, in the foreground: the console reads the operator's terminal.
+        node = importlib.import_module(command[command.index("-m") + 1])
+        node.main(command[command.index("--ros-args") :])
     return 0
 
 

@@ -319,6 +319,25 @@ def needs_robot_domain(specs: Sequence[NodeSpec]) -> bool:
     return drives_robots(specs) and not names & set(SIMULATED_ROBOT_NODES)
 
 
+#: The operator's console of a robot run (``aerialdojo console``).
+CONSOLE_NODE = "operator_console"
+
+
+def console_spec(
+    config_path: Path, overrides: Mapping[str, Mapping[str, Any]] | None = None
+) -> NodeSpec:
+    """The operator's console of the run ``config_path`` describes, with the parameters the
+    graph would give it (its section of the config, where there is one).
+
+    Raises:
+        ConfigError: a bad config file or override.
+    """
+    config = load_config(config_path)
+    config.setdefault(CONSOLE_NODE, {})
+    config = apply_overrides(config, overrides or {}, "command line")
+    return next(spec for spec in node_specs(config) if spec.name == CONSOLE_NODE)
+
+
 def selected_episodes(suite: SuiteLike, task_manager: Mapping[str, ParamValue]) -> list[str]:
     """The episode ids a task manager with these parameters runs, in order.
 

@@ -27,6 +27,8 @@ from aerialdojo.sim.backend import BackendFault, BackendOptions
 from aerialdojo.tasks.suite import resolve_suite
 
 SUITE = resolve_suite("alley_rehearsal")
+#: The rehearsal site's trash can pad, where its first episodes start.
+PAD = Pose(-13.09, 2.89, 1.38, math.radians(76.9))
 
 
 def _backend(
@@ -73,8 +75,7 @@ def test_the_reference_actions_fly_the_embedded_kinematics_within_the_arrival_to
 def test_a_missed_arrival_holds_first_and_is_an_infrastructure_failure_after_the_allowance() -> (
     None
 ):
-    start = Pose(-13.09, 2.89, 1.38, math.radians(76.9))
-    vehicle, backend = _placed(start)
+    vehicle, backend = _placed(PAD)
     vehicle.stall = True  # accepts goals and never moves (a motor that stops answering)
     began = vehicle.now()
     with pytest.raises(SimulatorFaultError, match=r"arrival missed: after 10\.5 s.*5\.00 m.*"
@@ -86,7 +87,7 @@ def test_a_missed_arrival_holds_first_and_is_an_infrastructure_failure_after_the
 
 
 def test_a_slow_vehicle_gets_the_allowance_its_speed_cap_gives() -> None:
-    start = Pose(-13.09, 2.89, 1.38, math.radians(76.9))
+    start = PAD
     vehicle, backend = _placed(start, speed_m_s=0.4)  # the gate caps below what we ask
     with pytest.raises(SimulatorFaultError, match="arrival missed"):
         backend.execute("uav", Action("MoveForward", 5.0))
@@ -107,8 +108,7 @@ def test_a_slow_vehicle_gets_the_allowance_its_speed_cap_gives() -> None:
 def test_a_gate_fault_during_a_motion_ends_the_attempt_by_its_class(
     fault_class: FaultClass, error: type[Exception], fault: str
 ) -> None:
-    start = Pose(-13.09, 2.89, 1.38, math.radians(76.9))
-    vehicle, backend = _placed(start)
+    vehicle, backend = _placed(PAD)
     vehicle.events.append(
         (vehicle.now() + 1.0, lambda: vehicle.raise_fault(fault_class, fault, "at 1 s"))
     )
@@ -122,7 +122,7 @@ def test_a_gate_fault_during_a_motion_ends_the_attempt_by_its_class(
 
 
 def test_a_fault_while_the_agent_thinks_is_reported_once_with_its_class() -> None:
-    start = Pose(-13.09, 2.89, 1.38, math.radians(76.9))
+    start = PAD
     vehicle = ScriptedVehicle(pose=start)
     vehicle.settle()
     faults: list[BackendFault] = []
@@ -143,8 +143,7 @@ def test_a_fault_while_the_agent_thinks_is_reported_once_with_its_class() -> Non
 
 
 def test_stale_odometry_during_a_motion_holds_and_is_an_infrastructure_failure() -> None:
-    start = Pose(-13.09, 2.89, 1.38, math.radians(76.9))
-    vehicle, backend = _placed(start)
+    vehicle, backend = _placed(PAD)
     vehicle.odometry_until_s = vehicle.now() + 1.0
     with pytest.raises(SimulatorFaultError, match=r"stale odometry: none for 1\.0\d s.*holding"):
         backend.execute("uav", Action("MoveForward", 5.0))
@@ -152,8 +151,7 @@ def test_stale_odometry_during_a_motion_holds_and_is_an_infrastructure_failure()
 
 
 def test_a_refused_goal_inside_the_fence_holds_and_names_the_gate_s_reason() -> None:
-    start = Pose(-13.09, 2.89, 1.38, math.radians(76.9))
-    vehicle, backend = _placed(start)
+    vehicle, backend = _placed(PAD)
     vehicle.refuse = "step 5.0 m exceeds the step-size cap 3.0 m"
     with pytest.raises(SimulatorFaultError, match=r"refused the goal .*step-size cap 3\.0 m"):
         backend.execute("uav", Action("MoveForward", 5.0))
@@ -161,19 +159,17 @@ def test_a_refused_goal_inside_the_fence_holds_and_names_the_gate_s_reason() -> 
 
 
 def test_a_collision_signal_holds_and_the_step_collides_where_the_robot_stopped() -> None:
-    start = Pose(-13.09, 2.89, 1.38, math.radians(76.9))
-    vehicle, backend = _placed(start)
+    vehicle, backend = _placed(PAD)
     vehicle.events.append((vehicle.now() + 1.5, lambda: setattr(vehicle, "contact", "contact")))
     outcome = backend.execute("uav", Action("MoveForward", 5.0))
     assert outcome.collided and outcome.collision_object == "contact"
     assert vehicle.holds == 1
-    assert 0.5 < outcome.pose.distance_to(start.position) < 4.0
+    assert 0.5 < outcome.pose.distance_to(PAD.position) < 4.0
     assert outcome.pose == vehicle.pose
 
 
 def test_an_operator_mark_while_the_agent_thinks_collides_the_next_action() -> None:
-    start = Pose(-13.09, 2.89, 1.38, math.radians(76.9))
-    vehicle, backend = _placed(start)
+    vehicle, backend = _placed(PAD)
     vehicle.contact = "operator marked a collision"
     outcome = backend.execute("uav", Action("TurnLeft", 15.0))
     assert outcome.collided and outcome.collision_object == "operator marked a collision"
@@ -192,8 +188,7 @@ def test_a_move_out_of_the_site_fence_stops_at_it_without_a_collision() -> None:
 
 
 def test_frames_that_never_come_after_an_arrival_are_an_infrastructure_failure() -> None:
-    start = Pose(-13.09, 2.89, 1.38, math.radians(76.9))
-    vehicle, backend = _placed(start)
+    vehicle, backend = _placed(PAD)
     vehicle.frames_until_s = vehicle.now()
     with pytest.raises(SimulatorFaultError, match="no fresh frames within 2 s on /camera/color"):
         backend.execute("uav", Action("TurnLeft", 15.0))

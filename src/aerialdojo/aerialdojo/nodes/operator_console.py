@@ -23,6 +23,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from aerialdojo_interfaces.msg import EpisodeEvent, EpisodePrompt, SafetyStatus
@@ -131,14 +132,14 @@ class OperatorConsole(Node):
             self.create_subscription(
                 Odometry,
                 resolve(agent, odometry_topic),
-                lambda msg, agent=agent: self._on_odometry(agent, msg),
+                partial(self._on_odometry, agent),
                 DRIVER_QOS,
                 callback_group=group,
             )
             self.create_subscription(
                 SafetyStatus,
                 f"{agent}/safety/status",
-                lambda msg, agent=agent: self._on_status(agent, msg),
+                partial(self._on_status, agent),
                 latched_qos(1),
                 callback_group=group,
             )
@@ -286,7 +287,7 @@ class OperatorConsole(Node):
                 refused = self._goal(agent, waypoint)
                 if refused:
                     return f"{agent}: the gate refused {_pose_text(waypoint)}: {refused}"
-                if not self._wait(lambda a=agent, w=waypoint: self._reached(a, w), 60.0):
+                if not self._wait(partial(self._reached, agent, waypoint), 60.0):
                     return f"{agent}: did not reach {_pose_text(waypoint)}"
         return "placed"
 

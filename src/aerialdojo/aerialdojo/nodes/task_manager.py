@@ -394,31 +394,28 @@ class TaskManager(Node):
     def _on_agent_fault(self, fault: AgentMessage) -> None:
         """An agent could not decide for reasons outside it (its model server died or hangs):
         the running attempt of that episode ends as an infrastructure failure and is rerun."""
-        with self._lock:
-            attempt = self._attempt
-            if (
-                attempt is None
-                or attempt.termination is not None
-                or attempt.episode.episode_id != fault.episode_id
-            ):
-                return
-            self._finish(
-                attempt, EpisodeEvent.INFRA_FAILURE, None, message=f"{fault.sender}: {fault.text}"
-            )
+        self._end_running(
+            fault.episode_id, EpisodeEvent.INFRA_FAILURE, f"{fault.sender}: {fault.text}"
+        )
 
     def _on_backend_fault(self, fault: BackendFault) -> None:
         """The bridge found its simulator or robot failed, or a robot stopped by its operator
         or safety layer, outside a request: the running attempt of that episode ends."""
+        kind = EpisodeEvent.INTERVENTION if fault.intervention else EpisodeEvent.INFRA_FAILURE
+        self._end_running(fault.episode_id, kind, f"{fault.agent}: {fault.reason}")
+
+    def _end_running(self, episode_id: str, kind: int, message: str) -> None:
+        """End the running attempt of ``episode_id`` as ``kind`` (none other: a fault of an
+        attempt that ended must not end the next)."""
         with self._lock:
             attempt = self._attempt
             if (
                 attempt is None
                 or attempt.termination is not None
-                or attempt.episode.episode_id != fault.episode_id
+                or attempt.episode.episode_id != episode_id
             ):
                 return
-            kind = EpisodeEvent.INTERVENTION if fault.intervention else EpisodeEvent.INFRA_FAILURE
-            self._finish(attempt, kind, None, message=f"{fault.agent}: {fault.reason}")
+            self._finish(attempt, kind, None, message=message)
 
     def _publish_turn(self, attempt: _Attempt) -> None:
         """Where agents take turns, announce whose decision comes next, with the candidate
