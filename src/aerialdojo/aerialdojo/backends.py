@@ -52,6 +52,8 @@ class BackendEntry:
             ``BackendOptions.transport``); None: the backend needs no ROS.
         wall_clock: the backend's world runs in real time (a robot): no simulated clock is
             published and every node of the graph runs on wall time.
+        client_module: the module of the client that talks to its simulator server, which
+            ``aerialdojo doctor`` checks; None: no server to check.
     """
 
     name: str
@@ -62,6 +64,7 @@ class BackendEntry:
     scenes: str | None = None
     transport: str | None = None
     wall_clock: bool = False
+    client_module: str | None = None
 
 
 #: The backends shipped with aerialdojo.
@@ -95,6 +98,7 @@ BUILTIN_BACKENDS = (
         description="a ProjectAirSim server",
         venv=".venv-projectairsim",
         check_parameters="aerialdojo.sim.remote.settings:ProjectAirSimSettings.from_parameters",
+        client_module="projectairsim",
     ),
     BackendEntry(
         name="carla_air",
@@ -102,6 +106,7 @@ BUILTIN_BACKENDS = (
         description="a CARLA-Air server (CARLA for the world and the UGV, AirSim for the UAV)",
         venv=".venv-carla-air",
         check_parameters="aerialdojo.sim.remote.settings:CarlaAirSettings.from_parameters",
+        client_module="airsim",
     ),
     BackendEntry(
         name="robot",
