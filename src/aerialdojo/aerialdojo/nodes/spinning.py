@@ -7,7 +7,8 @@ import contextlib
 import threading
 from collections.abc import Callable, Sequence
 
-from rclpy.clock import Clock, ClockType
+# Humble has ClockType in rclpy.clock only (Jazzy re-exports it there from rclpy.clock_type).
+from rclpy.clock import Clock, ClockType  # type: ignore[attr-defined]
 from rclpy.executors import (
     ExternalShutdownException,
     MultiThreadedExecutor,
