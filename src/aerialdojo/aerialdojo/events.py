@@ -242,6 +242,8 @@ class EpisodeAssembler:
             folded one after another (a run and its reruns) select their union.
         suites: the suites the run's RUN_STARTED events name (name and SHA-256 of the
             file), each once; a record without one (a robot's bag) names none.
+        settings: the protocol settings the run's RUN_STARTED events name (the task
+            manager parameters that change the numbers), each distinct set once.
         run_summary: the RUN_FINISHED message, once it arrived.
         track: where positions come from instead of the events' poses, if given.
         agents: who acted for each agent (``add_agent_info``), by agent name.
@@ -256,6 +258,7 @@ class EpisodeAssembler:
     superseded: list[SupersededAttempt] = field(default_factory=list)
     selection: list[str] = field(default_factory=list)
     suites: list[dict[str, str]] = field(default_factory=list)
+    settings: list[dict[str, Any]] = field(default_factory=list)
     run_summary: str | None = None
     agents: dict[str, AgentRecord] = field(default_factory=dict)
     nodes: dict[str, NodeRecord] = field(default_factory=dict)
@@ -326,6 +329,9 @@ class EpisodeAssembler:
             suite = started.get("suite")
             if suite is not None and suite not in self.suites:
                 self.suites.append(suite)
+            settings = started.get("settings")
+            if settings is not None and settings not in self.settings:
+                self.settings.append(settings)
             return None
         if kind is EventKind.STARTED:
             record = self._record(event)

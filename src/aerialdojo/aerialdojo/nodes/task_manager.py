@@ -462,7 +462,11 @@ class TaskManager(Node):
                 kind=EpisodeEvent.RUN_STARTED,
                 episode_count=len(self._selection),
                 episode_json=json.dumps(
-                    {"selection": self._selection, "suite": self._suite_identity}
+                    {
+                        "selection": self._selection,
+                        "suite": self._suite_identity,
+                        "settings": self._protocol.settings_of(self._settings),
+                    }
                 ),
             )
         )

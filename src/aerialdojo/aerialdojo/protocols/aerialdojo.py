@@ -211,6 +211,9 @@ PROTOCOL = register(
             "observation": {"front": "front view", "four_views": "four views"},
         },
         condition_titles={"distribution": "split family", "goal": "goal type"},
+        # docs/protocols/aerialdojo.md, "Scoring versions": which rule moved which number.
+        scoring_version=1,
+        scoring_settings=("observation", "odometry"),
         episodes=EpisodeRules(
             load_suite=load_suite,
             validate_suite=validate_suite,

@@ -185,6 +185,7 @@ def render_report_md(
     sections: Sequence[str] = (),
     notices: Sequence[str] = (),
     run_name: str = "",
+    scoring: str = "",
 ) -> str:
     """The Markdown report of a run.
 
@@ -197,6 +198,8 @@ def render_report_md(
         notices: what a reader must know before the numbers (a privileged policy, a run cut
             short), quoted under the title.
         run_name: the run's name (its directory), after the benchmark in the title.
+        scoring: the scoring version, settings and suite digests
+            (``protocols.scoring.ScoringRecord``), listed first; "" where unknown.
     """
     radii = ", ".join(f"{radius:g} m" for radius in run.radii) or "none (checker verdict)"
     conditions = conditions_text(run, protocol)
@@ -204,7 +207,8 @@ def render_report_md(
         f"# Run report: {protocol.title}" + (f", run {run_name}" if run_name else ""),
         *(["\n".join(f"> **Note**: {notice}" for notice in notices)] if notices else []),
         (
-            f"- Episodes scored: {len(run.episodes)}; excluded (infrastructure failures): "
+            (f"- Scoring: {scoring}\n" if scoring else "")
+            + f"- Episodes scored: {len(run.episodes)}; excluded (infrastructure failures): "
             f"{len(run.excluded)}\n"
             f"- Aggregation: {_RULE_TEXT[run.rule]}\n"
             f"- Success radii: {radii}"
@@ -245,7 +249,11 @@ def render_report_md(
     return "\n\n".join(parts) + "\n"
 
 
-def metrics_json_text(run: RunMetrics, context: Mapping[str, Any] | None = None) -> str:
+def metrics_json_text(
+    run: RunMetrics,
+    context: Mapping[str, Any] | None = None,
+    scoring: Mapping[str, Any] | None = None,
+) -> str:
     """``metrics.json`` content: sorted keys, plain numbers, no NaN, so that two runs with the
     same episodes give byte-identical files (live metrics are tested equal to bag metrics).
 
@@ -253,18 +261,26 @@ def metrics_json_text(run: RunMetrics, context: Mapping[str, Any] | None = None)
         run: the aggregated run.
         context: facts about the run beside its metrics (e.g. who acted), under ``"run"``;
             left out when empty.
+        scoring: the scoring version and protocol settings
+            (``protocols.scoring.ScoringRecord.to_dict``), under ``"scoring"``; left out
+            when None.
     """
     document = run.to_dict()
     if context:
         document["run"] = dict(context)
+    if scoring is not None:
+        document["scoring"] = dict(scoring)
     return json.dumps(document, sort_keys=True, indent=2, allow_nan=False) + "\n"
 
 
 def write_metrics_json(
-    run: RunMetrics, path: Path, context: Mapping[str, Any] | None = None
+    run: RunMetrics,
+    path: Path,
+    context: Mapping[str, Any] | None = None,
+    scoring: Mapping[str, Any] | None = None,
 ) -> None:
-    """Write ``metrics_json_text(run, context)`` to ``path``."""
-    path.write_text(metrics_json_text(run, context), encoding="utf-8")
+    """Write ``metrics_json_text(run, context, scoring)`` to ``path``."""
+    path.write_text(metrics_json_text(run, context, scoring), encoding="utf-8")
 
 
 def write_episodes_csv(run: RunMetrics, path: Path) -> None:
