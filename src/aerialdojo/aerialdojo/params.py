@@ -612,6 +612,15 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             minimum=0.1,
             description="Longest wait for the observation set a step produced, seconds",
         ),
+        P(
+            name="collision_radius_m",
+            default=0.25,
+            minimum=0.01,
+            maximum=5.0,
+            description="The agent's collision radius as the run uses it, metres, which the "
+            "model agent's prompt states (AerialDojo-200K, appendix A); aerialdojo eval and "
+            "the launch files fill it from sim_bridge.agent_radius_m",
+        ),
         *_vlm_parameters("Stop"),
     ),
     "citynav_agent": (
