@@ -28,8 +28,10 @@ from aerialdojo.geometry import Pose
 from aerialdojo.metrics.trace import (
     POSITIONS_FROM_ACTIONS,
     POSITIONS_FROM_POSE_TRACK,
+    TERMINATION_AGENT_TIMEOUT,
     TERMINATION_BUDGET_EXHAUSTED,
     TERMINATION_COLLIDED,
+    TERMINATION_INVALID_ACTION,
     TERMINATION_STOPPED,
     EpisodeTrace,
     Point3,
@@ -49,12 +51,28 @@ class EventKind(IntEnum):
     INFRA_FAILURE = 5
     RUN_FINISHED = 6
     RUN_STARTED = 7
+    INVALID_ACTION = 9
+    AGENT_TIMEOUT = 10
 
 
 _TERMINATIONS = {
     EventKind.STOPPED: TERMINATION_STOPPED,
     EventKind.COLLIDED: TERMINATION_COLLIDED,
     EventKind.BUDGET_EXHAUSTED: TERMINATION_BUDGET_EXHAUSTED,
+    EventKind.INVALID_ACTION: TERMINATION_INVALID_ACTION,
+    EventKind.AGENT_TIMEOUT: TERMINATION_AGENT_TIMEOUT,
+}
+#: Endings that are the agent's failure to act (legally, or at all): their event carries no
+#: executed action, so the trace takes nothing from it.
+AGENT_FAILURES = frozenset({EventKind.INVALID_ACTION, EventKind.AGENT_TIMEOUT})
+#: How logs and progress lines name each ending of an attempt.
+ENDING_NAMES = {
+    EventKind.STOPPED: "stopped",
+    EventKind.COLLIDED: "collided",
+    EventKind.BUDGET_EXHAUSTED: "budget exhausted",
+    EventKind.INVALID_ACTION: "invalid action",
+    EventKind.AGENT_TIMEOUT: "agent timeout",
+    EventKind.INFRA_FAILURE: "infrastructure failure",
 }
 
 
@@ -357,7 +375,8 @@ class EpisodeAssembler:
                 f"event {kind.name} of episode {event.episode_id!r} step {event.step} "
                 "arrived without its STARTED event"
             )
-        current.builder.add(event)
+        if kind not in AGENT_FAILURES:
+            current.builder.add(event)
         if kind is EventKind.STEP:
             return None
         self._open = None

@@ -5,6 +5,7 @@ written in one pass: shared by the evaluator node (live), ``aerialdojo evaluate-
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,7 @@ from aerialdojo.events import AgentRecord, EpisodeAssembler, SupersededAttempt
 from aerialdojo.metrics.aggregate import ExcludedEpisode, RunMetrics
 from aerialdojo.metrics.jsonl import load_trajectory_log, write_trajectory_log
 from aerialdojo.metrics.scores import radius_key
-from aerialdojo.metrics.trace import EpisodeTrace
+from aerialdojo.metrics.trace import TERMINATIONS, EpisodeTrace
 from aerialdojo.protocols import BenchmarkProtocol
 from aerialdojo.protocols.scoring import (
     ScoringRecord,
@@ -113,12 +114,25 @@ class RunResult:
         return bool(self.traces) and not self.excluded and not self.not_started
 
     @property
+    def endings(self) -> dict[str, int]:
+        """How the scored episodes ended, termination -> count (``TERMINATIONS`` order,
+        those that occurred): the papers' Stop, collision and budget, and the agent's
+        invalid actions and silences, which are scored as its failures."""
+        counts = Counter(trace.termination for trace in self.traces)
+        return {name: counts[name] for name in TERMINATIONS if counts[name]}
+
+    @property
     def accounting(self) -> str:
-        """One line: how many of the selected episodes were scored, excluded, not started."""
+        """One line: how many of the selected episodes were scored, excluded, not started,
+        and how the scored ones ended."""
         total = len(self.selected) or len(self.traces) + len(self.excluded)
+        ended = ", ".join(
+            f"{name.replace('_', ' ')} {count}" for name, count in self.endings.items()
+        )
         return (
             f"{total} episode(s) selected: {len(self.traces)} scored, {len(self.excluded)} "
             f"excluded as infrastructure failures, {len(self.not_started)} not started"
+            + (f"; the scored ones ended: {ended}" if ended else "")
         )
 
     def status(self) -> dict[str, Any]:
@@ -129,6 +143,7 @@ class RunResult:
             "finished": self.finished,
             "selected": list(self.selected),
             "scored": sorted(trace.episode_id for trace in self.traces),
+            "endings": self.endings,
             "excluded": [entry.to_dict() for entry in self.excluded],
             "not_started": list(self.not_started),
             "superseded": [
