@@ -243,6 +243,7 @@ class BenchmarkProtocol:
             radii=chosen,
             excluded=excluded,
             group_keys=self.group_keys,
+            headline_by_setting=self.headline_by_setting,
         )
 
 

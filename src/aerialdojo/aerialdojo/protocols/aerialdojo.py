@@ -204,6 +204,7 @@ PROTOCOL = register(
         score_episode=metrics.score_episode,
         trace_builder=PoseTraceBuilder,
         radar_chart=True,
+        headline_by_setting=True,
         group_keys=("distribution", "goal"),
         condition_labels={
             "distribution": {"id": "ID", "ood": "OOD"},

@@ -87,9 +87,18 @@ def _group_cells(specs: Sequence[MetricSpec], group: GroupMetrics) -> list[str]:
 
 
 def summary_rows(run: RunMetrics, protocol: BenchmarkProtocol) -> list[tuple[str, GroupMetrics]]:
-    """The summary's scopes in order: overall, task-weighted (where it differs), families,
+    """The summary's scopes in order: the headline (overall, or each setting where the
+    benchmark reports settings apart), task-weighted (where it differs), families,
     settings, then every condition whose episodes hold more than one value (ID and OOD,
-    SemanticOGS and ImageOGS), named as the run's ``protocol`` names them."""
+    SemanticOGS and ImageOGS), named as the run's ``protocol`` names them. A run of several
+    settings of a benchmark that reports them apart shows each setting and its task-weighted
+    mean, and no scope that pools settings (those are in the setting x family tables)."""
+    if run.pools_settings:
+        rows = []
+        for name, group in run.by_setting.items():
+            rows.append((f"setting: {name}", group))
+            rows.append((f"setting: {name} (task-weighted)", run.task_weighted_by_setting[name]))
+        return rows
     rows = [("Overall", run.overall)]
     if run.rule != RULE_EPISODE_POOLED:
         rows.append(("Overall (task-weighted)", run.task_weighted))
@@ -129,6 +138,20 @@ def summary_table(run: RunMetrics, protocol: BenchmarkProtocol) -> str:
     )
 
 
+def _headline_text(run: RunMetrics) -> str:
+    """How the report's headline is formed, where settings are reported apart."""
+    if not run.headline_by_setting:
+        return ""
+    text = (
+        "; the headline is per setting, as the paper reports each setting in its own table "
+        "(AerialDojo-200K, section 4.1, Tables 4-5; appendix B asks that the rule be stated), "
+        "with the task-weighted mean beside it"
+    )
+    if run.pools_settings:
+        text += "; no figure pools settings: run-wide, per-family and per-condition scopes are N/A"
+    return text
+
+
 def _setting_family_tables(run: RunMetrics) -> list[str]:
     sections = []
     for setting, families in run.by_setting_family.items():
@@ -145,7 +168,9 @@ def _group_tables(run: RunMetrics, protocol: BenchmarkProtocol) -> list[str]:
     """One table per condition group: the group, each setting, each setting's families."""
     sections = []
     for group in run.groups:
-        rows = [["all", "all", *_group_cells(run.specs, group.overall)]]
+        rows = (
+            [] if run.pools_settings else [["all", "all", *_group_cells(run.specs, group.overall)]]
+        )
         for setting, families in group.by_setting_family.items():
             rows.append([setting, "all", *_group_cells(run.specs, group.by_setting[setting])])
             rows += [
@@ -210,7 +235,7 @@ def render_report_md(
             (f"- Scoring: {scoring}\n" if scoring else "")
             + f"- Episodes scored: {len(run.episodes)}; excluded (infrastructure failures): "
             f"{len(run.excluded)}\n"
-            f"- Aggregation: {_RULE_TEXT[run.rule]}\n"
+            f"- Aggregation: {_RULE_TEXT[run.rule]}{_headline_text(run)}\n"
             f"- Success radii: {radii}"
             + (" (first is primary)" if len(run.radii) > 1 else "")
             + (f"\n- Conditions: {conditions} (docs/protocols/)" if conditions else "")
