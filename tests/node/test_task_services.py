@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+from collections.abc import Callable
 from hashlib import sha256
 from pathlib import Path
 
@@ -324,6 +325,20 @@ def test_every_one_of_200_concurrent_steps_is_answered(client: RosClient, tmp_pa
         assert [e.attempt for e in events if e.kind == EpisodeEvent.STARTED] == [0, 1]
 
 
+def _three_second_agent_timeout(episode_id: str) -> list:
+    """A run of ``episode_id`` whose agents may be silent 3 s, with one rerun."""
+    return specs_for(
+        {
+            "sim_bridge": BRIDGE,
+            "task_manager": {"episodes": [episode_id], "agent_timeout_s": 3.0, "max_attempts": 2},
+        }
+    )
+
+
+def _ended(events: list[EpisodeEvent], kind: int) -> Callable[[], bool]:
+    return lambda: any(e.kind == kind for e in events)
+
+
 def test_an_agent_that_never_acts_fails_its_episode_which_is_scored(tmp_path: Path) -> None:
     # Issue 15, row 1: an agent that never acted (it had ignored the rerun's task) held the
     # run until the CLI's one-hour timeout. Issue 25: its silence is its own failure, scored
@@ -332,16 +347,11 @@ def test_an_agent_that_never_acts_fails_its_episode_which_is_scored(tmp_path: Pa
     events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
     client.stand_in_for_agent()
     episode_id = _first_episode()
-    graph = specs_for(
-        {
-            "sim_bridge": BRIDGE,
-            "task_manager": {"episodes": [episode_id], "agent_timeout_s": 3.0, "max_attempts": 2},
-        }
-    )
+    graph = _three_second_agent_timeout(episode_id)
     with running(graph, tmp_path):
-        assert client.spin_until(
-            lambda: any(e.kind == EpisodeEvent.RUN_FINISHED for e in events), timeout_s=120.0
-        ), (tmp_path / "logs" / "task_manager.log").read_text()
+        assert client.spin_until(_ended(events, EpisodeEvent.RUN_FINISHED), timeout_s=120.0), (
+            tmp_path / "logs" / "task_manager.log"
+        ).read_text()
     client.close()
     kinds = [(e.kind, e.attempt) for e in events]
     assert kinds == [
@@ -353,9 +363,16 @@ def test_an_agent_that_never_acts_fails_its_episode_which_is_scored(tmp_path: Pa
     assert events[2].message == "no action from the agents for 3 s"
     # The run names its selection and the suite it serves (name and digest of the file).
     mini = resolve_suite("aerialdojo_mini")
+    # And the settings that change its numbers (issue 25, versioned scoring).
     assert json.loads(events[0].episode_json) == {
         "selection": [episode_id],
         "suite": {"name": "aerialdojo_mini", "sha256": sha256(mini.read_bytes()).hexdigest()},
+        "settings": {
+            "refusals_allowed": 2,
+            "agent_timeout_s": 3.0,
+            "observation": "front",
+            "odometry": False,
+        },
     }
 
 
@@ -369,20 +386,15 @@ def test_an_agent_node_that_leaves_mid_episode_is_an_infrastructure_failure(
     watcher = RosClient()
     events = watcher.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
     episode_id = _first_episode()
-    graph = specs_for(
-        {
-            "sim_bridge": BRIDGE,
-            "task_manager": {"episodes": [episode_id], "agent_timeout_s": 3.0, "max_attempts": 2},
-        }
-    )
+    graph = _three_second_agent_timeout(episode_id)
     with running(graph, tmp_path):
-        assert watcher.spin_until(
-            lambda: any(e.kind == EpisodeEvent.STARTED for e in events), timeout_s=120.0
-        ), (tmp_path / "logs" / "task_manager.log").read_text()
+        assert watcher.spin_until(_ended(events, EpisodeEvent.STARTED), timeout_s=120.0), (
+            tmp_path / "logs" / "task_manager.log"
+        ).read_text()
         agent.close()
-        assert watcher.spin_until(
-            lambda: any(e.kind == EpisodeEvent.RUN_FINISHED for e in events), timeout_s=120.0
-        ), (tmp_path / "logs" / "task_manager.log").read_text()
+        assert watcher.spin_until(_ended(events, EpisodeEvent.RUN_FINISHED), timeout_s=120.0), (
+            tmp_path / "logs" / "task_manager.log"
+        ).read_text()
     watcher.close()
     kinds = [(e.kind, e.attempt) for e in events]
     assert kinds[1:] == [
@@ -420,8 +432,6 @@ def test_refused_steps_go_back_with_the_reason_until_the_agent_fails(
         ended = answers[-1]
         assert ended.termination == EpisodeEvent.INVALID_ACTION and ended.steps_used == 1
         assert ended.message.startswith("invalid action: uav: 3 refused steps in a row; the last:")
-        assert client.spin_until(
-            lambda: any(e.kind == EpisodeEvent.INVALID_ACTION for e in events), timeout_s=10.0
-        )
+        assert client.spin_until(_ended(events, EpisodeEvent.INVALID_ACTION), timeout_s=10.0)
     ending = next(e for e in events if e.kind == EpisodeEvent.INVALID_ACTION)
     assert (ending.episode_id, ending.step, ending.action) == (episode_id, 1, "MoveForward")

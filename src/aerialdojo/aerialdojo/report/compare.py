@@ -422,17 +422,29 @@ def paper_table(conditions: Mapping[str, Path]) -> str:
     if not conditions:
         raise MetricsError("no runs to lay out")
     runs = {name: read_metrics(directory) for name, directory in conditions.items()}
+    benchmark = one_benchmark_and_version(runs)
+    layout = protocol(benchmark).paper_table
+    if layout is None:
+        raise MetricsError(f"{benchmark} has no results-table layout; compare two runs instead")
+    return layout(runs)
+
+
+def one_benchmark_and_version(runs: Mapping[str, Mapping[str, Any]]) -> str:
+    """The one benchmark of runs (label -> ``metrics.json``) scored under one scoring
+    version, as a table of them or a rank correlation across them needs.
+
+    Raises:
+        MetricsError: runs of different benchmarks, or of different scoring versions (named
+            per run: the older bags are to be rescored with ``aerialdojo evaluate-bag``).
+    """
     benchmarks = sorted({str(run["benchmark"]) for run in runs.values()})
     if len(benchmarks) > 1:
         raise MetricsError(f"the runs hold different benchmarks: {', '.join(benchmarks)}")
-    versions = {name: recorded_version(run) for name, run in runs.items()}
+    versions = {label: recorded_version(run) for label, run in runs.items()}
     if len(set(versions.values())) > 1:
-        listing = ", ".join(f"{name} version {version}" for name, version in versions.items())
+        listing = ", ".join(f"{label}: version {version}" for label, version in versions.items())
         raise MetricsError(
-            f"the runs were scored under different scoring versions ({listing}): one table "
-            "needs one version; rescore the older bags with `aerialdojo evaluate-bag`"
+            f"the runs were scored under different scoring versions ({listing}): rescore the "
+            "older bags with `aerialdojo evaluate-bag` so that every run follows one set of rules"
         )
-    layout = protocol(benchmarks[0]).paper_table
-    if layout is None:
-        raise MetricsError(f"{benchmarks[0]} has no results-table layout; compare two runs instead")
-    return layout(runs)
+    return benchmarks[0]

@@ -30,8 +30,11 @@ from scipy import stats
 from aerialdojo.errors import MetricsError
 from aerialdojo.metrics.aggregate import mean_or_none
 from aerialdojo.metrics.scores import KIND_COUNT, KIND_DISTANCE, KIND_RATE, MetricSpec
-from aerialdojo.protocols.scoring import recorded_version
-from aerialdojo.report.compare import read_metrics, scoring_differences
+from aerialdojo.report.compare import (
+    one_benchmark_and_version,
+    read_metrics,
+    scoring_differences,
+)
 from aerialdojo.report.markdown import NOT_AVAILABLE, format_value, markdown_table
 
 SIM = "sim"
@@ -317,16 +320,7 @@ def compare_sim_real(sim: Mapping[str, Path], real: Mapping[str, Path]) -> SimRe
         for world, dirs in ((SIM, sim), (REAL, real))
         for agent, directory in dirs.items()
     }
-    benchmarks = sorted({str(data["benchmark"]) for data in runs.values()})
-    if len(benchmarks) > 1:
-        raise MetricsError(f"the runs hold different benchmarks: {', '.join(benchmarks)}")
-    versions = {label: recorded_version(data) for label, data in runs.items()}
-    if len(set(versions.values())) > 1:
-        listing = ", ".join(f"{label}: version {version}" for label, version in versions.items())
-        raise MetricsError(
-            f"the runs were scored under different scoring versions ({listing}): rescore the "
-            "older bags with `aerialdojo evaluate-bag` so that every run follows one set of rules"
-        )
+    benchmark = one_benchmark_and_version(runs)
     suites, notes = _check_suites(runs)
     notes += scoring_differences(runs)
     specs, radius_notes = _shared_specs(runs)
@@ -357,7 +351,7 @@ def compare_sim_real(sim: Mapping[str, Path], real: Mapping[str, Path]) -> SimRe
             _correlation(spec.key, [s for s, _ in defined], [r for _, r in defined])
         )
     return SimRealComparison(
-        benchmark=benchmarks[0],
+        benchmark=benchmark,
         suites=suites,
         specs=specs,
         agents=agents,
