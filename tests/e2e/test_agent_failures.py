@@ -56,7 +56,7 @@ class NowhereUav:
 
     def refused(self, reason):
         with REFUSALS.open("a") as log:
-            log.write(f"{self.episode}\t{reason}\n")
+            log.write(f"{self.episode}\\t{reason}\\n")
 """
 
 
