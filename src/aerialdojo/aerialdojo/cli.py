@@ -350,6 +350,9 @@ def _parser() -> argparse.ArgumentParser:
         help="longest side of the reference photographs in the suite, pixels (default 640)",
     )
     from_site.set_defaults(handler=_cmd_tasks_from_site)
+    from aerialdojo import server_survey  # noqa: PLC0415 - light; the survey imports its own
+
+    server_survey.add_parser(tasks_commands)
     stats = tasks_commands.add_parser(
         "stats",
         help="statistics of a suite (AerialDojo: Table 7 columns; AGOS: per setting; CityNav: "
@@ -996,10 +999,8 @@ def _cmd_tasks_from_site(args: argparse.Namespace) -> int:
     site = load_site(args.site)
     command = from_site_command(args.site, args.out, args.image_size)
     built = build_site_suite(site, args.out, command=command, image_size=args.image_size)
-    for pair in built.skipped:
-        print(f"skipped {pair}", file=sys.stderr)
-    for note in built.notes:
-        print(f"note: {note}", file=sys.stderr)
+    for message in built.messages():
+        print(message, file=sys.stderr)
     suite = built.suite
     print(
         f"{suite.path}: {len(suite.episodes) // 2} task(s) of site {site.name} "

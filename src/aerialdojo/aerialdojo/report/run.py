@@ -320,6 +320,7 @@ def write_run(
     bag_bytes: Mapping[str, int] | None = None,
     transcripts_dir: Path | None = None,
     suite: Path | None = None,
+    record_suite: bool = True,
     maps_drawn: bool = False,
 ) -> None:
     """Write every file of a run into ``run_dir`` in one pass: when anything was scored,
@@ -338,7 +339,10 @@ def write_run(
             ``metrics.json``'s ``"run"``; None, missing or empty: no model agent ran.
         suite: the suite the episodes came from, for the maps' reference paths and scene
             overviews, and recorded under ``metrics.json``'s ``"run"`` where the record
-            itself names none (a robot's bag); None: maps of the paths alone.
+            itself names none (a robot's bag) and ``record_suite`` holds; None: maps of
+            the paths alone.
+        record_suite: record ``suite`` when the events name none. The live evaluator passes
+            False: a bag replayed without that suite must give the same ``metrics.json``.
         maps_drawn: the episodes' maps are already in ``run_dir/maps`` (a sharded run's
             workers drew them): the report names the folder rather than every map, and its
             contact sheet shows the first ``CONTACT_SHEET_MAX`` failures, so that a run of
@@ -361,7 +365,7 @@ def write_run(
             context["agents"] = [agent.to_dict() for agent in result.agents]
         if result.nodes:
             context.update(platform_summary(result.nodes))
-        suites = list(result.suites) or _suite_of(suite, notes)
+        suites = list(result.suites) or (_suite_of(suite, notes) if record_suite else [])
         if suites:
             context["suites"] = suites
         usage = (

@@ -137,6 +137,8 @@ class Site:
         description: free text.
         family: AerialDojo-200K scene family.
         embedded_scene: the embedded scene the site is, ``""`` for a real site.
+        simulator_scene: the simulator server's scene the site is (surveyed through its API),
+            ``""`` otherwise.
         frame: how the site frame was surveyed.
         geofence: where the vehicle may fly.
         start_tolerance: how far the operator-placed start may be from a task's start.
@@ -165,6 +167,7 @@ class Site:
     obstacles: tuple[Obstacle, ...]
     pairs: tuple[tuple[str, str], ...]
     pairs_listed: bool
+    simulator_scene: str = ""
 
     @property
     def free_space(self) -> str:
@@ -175,8 +178,9 @@ class Site:
 
     @property
     def scene(self) -> str:
-        """The scene its episodes name: the embedded scene, else the site itself."""
-        return self.embedded_scene or self.name
+        """The scene its episodes name: the embedded or simulator scene, else the site
+        itself."""
+        return self.embedded_scene or self.simulator_scene or self.name
 
     def start(self, name: str) -> SiteStart:
         """The start called ``name``."""
@@ -535,6 +539,7 @@ def load_site(path: str | Path, *, source: str | None = None) -> Site:
         description=document.get("description", ""),
         family=document["family"],
         embedded_scene=document.get("embedded_scene", ""),
+        simulator_scene=document.get("simulator_scene", ""),
         frame=site_frame_from_json(document["frame"]),
         geofence=fence,
         start_tolerance=start_tolerance_from_json(document.get("start_tolerance", {})),

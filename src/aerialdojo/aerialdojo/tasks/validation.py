@@ -252,7 +252,7 @@ def _site_problems(episode: Episode, site: SiteRecord) -> list[tuple[str, str]]:
     anchor and every reference pose, with the fence's margin less the rounding of stored
     positions), with reference actions exactly when the site has a free-space map."""
     problems: list[tuple[str, str]] = []
-    scene = site.embedded_scene or site.name
+    scene = site.scene
     if episode.scene != scene:
         problems.append(("scene", f"{episode.scene!r} but the suite's site is {scene!r}"))
     unmapped = site.free_space == FREE_SPACE_UNMAPPED
