@@ -55,6 +55,9 @@ class EventKind(IntEnum):
     AGENT_TIMEOUT = 10
 
 
+#: EventKind by value, looked up once per event of a bag.
+_KINDS = {int(kind): kind for kind in EventKind}
+
 _TERMINATIONS = {
     EventKind.STOPPED: TERMINATION_STOPPED,
     EventKind.COLLIDED: TERMINATION_COLLIDED,
@@ -337,7 +340,9 @@ class EpisodeAssembler:
                 a STARTED without a ground-truth record), or a STARTED record naming a
                 benchmark ``trace_builder`` does not know.
         """
-        kind = EventKind(event.kind)
+        kind = _KINDS.get(event.kind)  # the enum's own call is slow
+        if kind is None:
+            kind = EventKind(event.kind)  # raises ValueError, naming the value
         if kind is EventKind.RUN_FINISHED:
             self.run_summary = event.message
             return None

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aerialdojo.json_text import dumps_sorted_indented
 from aerialdojo.metrics.aggregate import (
     RULE_EPISODE_POOLED,
     RULE_MAP_FAMILY_EQUAL,
@@ -295,7 +295,7 @@ def metrics_json_text(
         document["run"] = dict(context)
     if scoring is not None:
         document["scoring"] = dict(scoring)
-    return json.dumps(document, sort_keys=True, indent=2, allow_nan=False) + "\n"
+    return dumps_sorted_indented(document) + "\n"
 
 
 def write_metrics_json(
