@@ -116,7 +116,8 @@ def test_a_refereed_episode_folds_into_the_record_and_scores(town: Town) -> None
     assert [c.candidate_id for c in agos.candidates] == ["C001", "C002"]
     assert agos.confirmations == 1 and agos.confirmation_valid
     assert agos.ground_observation_support
-    assert agos.uav_budget == 80
+    # T_e is the UAV's own share of the team's 80 decisions (AGOS-Bench, A.2.1): its 3.
+    assert agos.uav_budget == agos.uav_decisions == 3
     # Decision k acts on the view before it: the start view, then the moved-to waypoint's.
     moved = Pose(option.x, option.y, option.z, uav.yaw)
     views = [
