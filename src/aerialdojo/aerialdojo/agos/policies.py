@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import numpy as np
@@ -46,6 +46,12 @@ _HUE_BIN_DEG = 10.0
 HUE_TOLERANCE_DEG = 16.0
 #: A view pixel matches when its saturation reaches this share of the reference's.
 SATURATION_SHARE = 0.6
+#: A target is coloured when at least this share of its reference pixels has a colour (a
+#: coloured car shows over 90 %, a neutral one about 40 %: its glass).
+COLOURED_SHARE = 0.6
+#: Brightness bins of a colourless target's signature, and the tolerance of a match.
+_VALUE_BIN = 0.05
+VALUE_TOLERANCE = 0.06
 #: Coloured area a vehicle shows from above, m^2 (bonnet and boot of a car at least).
 MIN_TOP_AREA_M2 = 1.2
 MAX_TOP_AREA_M2 = 40.0
@@ -138,52 +144,80 @@ def _hue_gap(hue: np.ndarray, reference: float) -> np.ndarray:
 class TargetSignature:
     """The target's colour and shape as the reference images show it.
 
+    A coloured target is matched by hue; a white, black, grey or silver one, whose reference
+    pixels are mostly without colour (the glass is the only coloured part of a neutral car),
+    by brightness among colourless pixels.
+
     Attributes:
-        hue: dominant body hue, degrees.
-        saturation: median saturation of the body pixels.
+        hue: dominant body hue, degrees (coloured targets).
+        saturation: median saturation of the body pixels (coloured targets).
         aspects: width / height of the body's bounding box in each reference view.
+        achromatic: the target has no colour of its own; ``value`` describes it.
+        value: the most common brightness of its colourless pixels (achromatic targets).
     """
 
     hue: float
     saturation: float
     aspects: tuple[float, ...]
+    achromatic: bool = False
+    value: float = 0.0
 
     @classmethod
     def from_references(cls, images: Sequence[np.ndarray]) -> TargetSignature:
         """Read the signature from reference images whose background is white.
 
         Raises:
-            ConfigError: no image shows a coloured object.
+            ConfigError: no image shows an object.
         """
-        hues, weights, saturations = [], [], []
+        hues, weights, saturations, colourless = [], [], [], []
+        bodies = 0
         for image in images:
             hue, chroma_share, value = hsv(image)
-            body = (chroma_share >= 0.25) & (value >= 0.15)
-            hues.append(hue[body])
-            weights.append(chroma_share[body])
-            saturations.append(chroma_share[body])
+            body = ~(image == 255).all(axis=-1)
+            coloured = (chroma_share >= 0.25) & (value >= 0.15) & body
+            bodies += int(body.sum())
+            hues.append(hue[coloured])
+            weights.append(chroma_share[coloured])
+            saturations.append(chroma_share[coloured])
+            colourless.append(value[body & ~coloured])
         all_hues, all_weights = np.concatenate(hues), np.concatenate(weights)
-        if not all_hues.size:
-            raise ConfigError("the reference images show no coloured object")
-        counts, edges = np.histogram(
-            all_hues, bins=int(360 / _HUE_BIN_DEG), range=(0.0, 360.0), weights=all_weights
-        )
-        peak = int(np.argmax(counts))
-        inside = (all_hues >= edges[peak]) & (all_hues < edges[peak + 1])
-        dominant = float(np.median(all_hues[inside]))
-        match = _hue_gap(all_hues, dominant) <= HUE_TOLERANCE_DEG
+        if not bodies:
+            raise ConfigError("the reference images show no object")
+        if all_hues.size < COLOURED_SHARE * bodies:
+            counts, edges = np.histogram(
+                np.concatenate(colourless), bins=int(1.0 / _VALUE_BIN), range=(0.0, 1.0)
+            )
+            peak = int(np.argmax(counts))
+            signature = cls(
+                0.0, 0.0, (), achromatic=True, value=float(edges[peak] + _VALUE_BIN / 2)
+            )
+        else:
+            counts, edges = np.histogram(
+                all_hues, bins=int(360 / _HUE_BIN_DEG), range=(0.0, 360.0), weights=all_weights
+            )
+            peak = int(np.argmax(counts))
+            inside = (all_hues >= edges[peak]) & (all_hues < edges[peak + 1])
+            dominant = float(np.median(all_hues[inside]))
+            match = _hue_gap(all_hues, dominant) <= HUE_TOLERANCE_DEG
+            saturation = float(np.median(np.concatenate(saturations)[match]))
+            signature = cls(dominant, saturation, ())
         aspects = []
         for image in images:
-            mask = cls(dominant, 0.0, ()).mask(image)
+            mask = signature.mask(image)
             if mask.any():
                 rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
                 aspects.append((cols[-1] - cols[0] + 1) / (rows[-1] - rows[0] + 1))
-        saturation = float(np.median(np.concatenate(saturations)[match]))
-        return cls(dominant, saturation, tuple(aspects))
+        return replace(signature, aspects=tuple(aspects))
 
     def mask(self, rgb: np.ndarray) -> np.ndarray:
         """Pixels of ``rgb`` whose colour matches the target's."""
         hue, saturation, value = hsv(rgb)
+        if self.achromatic:
+            return np.asarray(
+                (saturation < 0.25)
+                & (np.abs(value - self.value) <= VALUE_TOLERANCE)
+                & ~(rgb == 255).all(axis=-1)
+            )
         return np.asarray(
             (_hue_gap(hue, self.hue) <= HUE_TOLERANCE_DEG)
             & (saturation >= max(0.2, SATURATION_SHARE * self.saturation))
