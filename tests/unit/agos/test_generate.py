@@ -52,7 +52,7 @@ def test_extra_rules_are_named_options_off_by_default() -> None:
     assert ExtraRules().names == ()
     every = ExtraRules.named(EXTRA_RULES)
     assert every.names == EXTRA_RULES and every.ugv_start_60m_away
-    with pytest.raises(ConfigError, match="unknown extra rule.*no_red; rules: no_neutral"):
+    with pytest.raises(ConfigError, match=r"unknown extra rule\(s\) no_red; rules: no_neutral"):
         ExtraRules.named(["no_red"])
 
 

@@ -55,6 +55,7 @@ class AgosTraceBuilder:
 
     uav_start_visible: bool
     candidate_workflow: bool
+    fresh_observation_required: bool
     positions: list[Point3]
     decisions: dict[str, int] = field(default_factory=lambda: {"uav": 0, "ugv": 0})
     uav_visible_after: list[bool] = field(default_factory=list)
@@ -74,6 +75,7 @@ class AgosTraceBuilder:
         return cls(
             uav_start_visible=bool(facts["uav_start_visible"]),
             candidate_workflow=facts.get("mode", MODE_AGENT) != MODE_BASELINE,
+            fresh_observation_required=bool(facts.get("require_fresh_observation", True)),
             positions=[(float(x), float(y), float(z))],
         )
 
@@ -94,11 +96,12 @@ class AgosTraceBuilder:
         if verdict is not None:
             self.confirmations += 1
             self.confirmation_valid = bool(verdict["valid"])
-            # After a fresh STOP_OBSERVE the checker's six views are the ground observation
-            # of this decision too; without one the UGV never looked around.
-            self.ground_support |= bool(verdict["visible"]) and verdict.get(
-                "fresh_observation", True
-            )
+            # The checker's six views are a ground observation of this decision too when the
+            # UGV looked around right before, or where the protocol does not ask it to (A.2.3,
+            # "when this requirement is enabled"): then the CONFIRM itself is the six-view
+            # check. Otherwise the UGV never looked around.
+            looked = verdict.get("fresh_observation", True) or not self.fresh_observation_required
+            self.ground_support |= bool(verdict["visible"]) and looked
         self.positions.extend((float(x), float(y), float(z)) for x, y, z in facts.get("path", ()))
 
     def trace_fields(self) -> dict[str, Any]:
