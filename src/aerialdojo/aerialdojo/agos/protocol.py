@@ -462,7 +462,13 @@ class AgosReferee:
             active = state.active_candidate
             if request.action in (MOVE_TO_ROAD_WAYPOINT, GO_TO_CANDIDATE):
                 anchor = parse_road_waypoint(planned.command.argument, self.town.map.roads)
-                drive = drive_to(self.town.map.roads, before, anchor, self.town.map.ground_z)
+                drive = drive_to(
+                    self.town.map.roads,
+                    before,
+                    anchor,
+                    self.town.map.ground_z,
+                    decision_graph=request.action == GO_TO_CANDIDATE,
+                )
                 facts["path"] = [list(point) for point in drive.points[1:]]
                 moved_m = drive.length_m
                 if request.action == GO_TO_CANDIDATE and active is not None:
