@@ -47,6 +47,8 @@ class BackendEntry:
             where the client is missing; None: nothing to check first.
         scenes: ``"module:callable"`` loading one of its scenes by name for maps and
             overviews (raises ``UnknownSceneError``); None: its scenes cannot be drawn here.
+        client_module: the module of the client that talks to its simulator server, which
+            ``aerialdojo doctor`` checks; None: no server to check.
     """
 
     name: str
@@ -55,6 +57,7 @@ class BackendEntry:
     venv: str | None = None
     check_parameters: str | None = None
     scenes: str | None = None
+    client_module: str | None = None
 
 
 #: The backends shipped with aerialdojo.
@@ -88,6 +91,7 @@ BUILTIN_BACKENDS = (
         description="a ProjectAirSim server",
         venv=".venv-projectairsim",
         check_parameters="aerialdojo.sim.remote.settings:ProjectAirSimSettings.from_parameters",
+        client_module="projectairsim",
     ),
     BackendEntry(
         name="carla_air",
@@ -95,6 +99,7 @@ BUILTIN_BACKENDS = (
         description="a CARLA-Air server (CARLA for the world and the UGV, AirSim for the UAV)",
         venv=".venv-carla-air",
         check_parameters="aerialdojo.sim.remote.settings:CarlaAirSettings.from_parameters",
+        client_module="airsim",
     ),
 )
 

@@ -358,6 +358,9 @@ def _parser() -> argparse.ArgumentParser:
         help="longest side of the reference photographs in the suite, pixels (default 640)",
     )
     from_site.set_defaults(handler=_cmd_tasks_from_site)
+    from aerialdojo import server_survey  # noqa: PLC0415 - light; the survey imports its own
+
+    server_survey.add_parser(tasks_commands)
     stats = tasks_commands.add_parser(
         "stats",
         help="statistics of a suite (AerialDojo: Table 7 columns; AGOS: per setting; CityNav: "
@@ -717,7 +720,7 @@ def _summary_section(report_md: str) -> str:
 def _cmd_evaluate_bag(args: argparse.Namespace) -> int:
     from aerialdojo.agents.vlm.transcript import TRANSCRIPTS_DIR  # noqa: PLC0415
     from aerialdojo.bags.replay import assemble_bags, read_pose_track  # noqa: PLC0415
-    from aerialdojo.report.run import score_assembled, write_run  # noqa: PLC0415
+    from aerialdojo.report.run import rescoring_lines, score_assembled, write_run  # noqa: PLC0415
 
     records = None
     if args.task_file is not None:
@@ -748,6 +751,8 @@ def _cmd_evaluate_bag(args: argparse.Namespace) -> int:
         write_run(args.out, result, transcripts_dir=transcripts, suite=args.task_file)
     print(result.summary_table)
     print(result.accounting)
+    for line in rescoring_lines(result, args.bags):
+        print(line)
     if result.metrics is None:
         return EXIT_FAILED
     return 0 if result.complete else EXIT_INCOMPLETE
@@ -1011,10 +1016,8 @@ def _cmd_tasks_from_site(args: argparse.Namespace) -> int:
     site = load_site(args.site)
     command = from_site_command(args.site, args.out, args.image_size)
     built = build_site_suite(site, args.out, command=command, image_size=args.image_size)
-    for pair in built.skipped:
-        print(f"skipped {pair}", file=sys.stderr)
-    for note in built.notes:
-        print(f"note: {note}", file=sys.stderr)
+    for message in built.messages():
+        print(message, file=sys.stderr)
     suite = built.suite
     print(
         f"{suite.path}: {len(suite.episodes) // 2} task(s) of site {site.name} "

@@ -31,7 +31,7 @@ from dataclasses import replace
 
 from aerialdojo_interfaces.msg import AgentMessage, AgosTurn, Candidate, TaskSpec
 
-from aerialdojo.agents.observation import ViewData
+from aerialdojo.agents.observation import ViewData, tell_refused
 from aerialdojo.agents.plugins import agos_policy, policy_identity
 from aerialdojo.agos.episodes import parse_task_text
 from aerialdojo.agos.grid import Region
@@ -77,6 +77,8 @@ class AgosAgentNode(AgentNode):
         # candidate under verification it names, the team's decision it is, how many
         # candidates and messages this agent must hold, and the teammate's position.
         self._turn: AgosTurn | None = None
+        # The turn of the step under way, given back if the step is refused.
+        self._stepped_turn: AgosTurn | None = None
         # Decisions this agent stepped in the current attempt.
         self._decided = 0
         self.create_subscription(Candidate, "/agos/candidates", self._on_candidate, HANDOFF_QOS)
@@ -173,8 +175,16 @@ class AgosAgentNode(AgentNode):
         was_pending = self.step_pending
         super().try_act()
         if self.step_pending and not was_pending:
-            self._turn = None  # the turn is used
+            self._stepped_turn, self._turn = self._turn, None  # the turn is used
             self._decided += 1
+
+    def refused(self, request: StepRequest, reason: str) -> None:
+        """The referee refused this agent's decision: its turn is still its own (no turn is
+        announced after a refusal), and the policy, told why, decides again (AGOS-Bench's
+        parser-validator hands it back)."""
+        self._turn = self._stepped_turn
+        self._decided -= 1
+        tell_refused(self.policy, reason)
 
     def waiting_for(self, waited_s: float) -> str:
         if self._turn is None or self._turn.episode_id != self.episode_id:

@@ -255,6 +255,7 @@ class Evaluator(Node):
             bag_bytes=self.bag_bytes if self._recorder else None,
             transcripts_dir=self.run_dir / TRANSCRIPTS_DIR,
             suite=Path(suite) if suite else None,
+            record_suite=False,
         )
         self.get_logger().info(f"report written to {self.run_dir}\n{self.result.summary_table}")
 

@@ -39,7 +39,7 @@ class SiteFrame:
     """How a site's ENU frame was laid out and surveyed.
 
     Attributes:
-        method: ``gnss``, ``total_station``, ``motion_capture``, ``tape`` or
+        method: ``gnss``, ``total_station``, ``motion_capture``, ``tape``, ``simulator`` or
             ``embedded_scene``.
         origin: where (0, 0, 0) is, how it is marked, and how +x was aligned with east.
         datum: the origin's WGS 84 position (GNSS surveys), else None.
@@ -80,6 +80,8 @@ class SiteRecord:
         start_tolerance: the robot route's tolerance on the operator-placed start.
         free_space: ``FREE_SPACES``: what the references were planned in.
         embedded_scene: the embedded scene the site is, or ``""`` for a real site.
+        simulator_scene: the simulator server's scene the site is (``aerialdojo tasks
+            from-server``), or ``""``.
     """
 
     name: str
@@ -90,6 +92,12 @@ class SiteRecord:
     start_tolerance: StartTolerance
     free_space: str
     embedded_scene: str = ""
+    simulator_scene: str = ""
+
+    @property
+    def scene(self) -> str:
+        """The scene the suite's episodes name."""
+        return self.embedded_scene or self.simulator_scene or self.name
 
 
 def site_record_to_json(record: SiteRecord) -> JsonObject:
@@ -121,6 +129,8 @@ def site_record_to_json(record: SiteRecord) -> JsonObject:
     }
     if record.embedded_scene:
         document["embedded_scene"] = record.embedded_scene
+    if record.simulator_scene:
+        document["simulator_scene"] = record.simulator_scene
     return document
 
 
@@ -161,4 +171,5 @@ def site_record_from_json(data: JsonObject) -> SiteRecord:
         start_tolerance=start_tolerance_from_json(data.get("start_tolerance", {})),
         free_space=data["free_space"],
         embedded_scene=data.get("embedded_scene", ""),
+        simulator_scene=data.get("simulator_scene", ""),
     )
