@@ -16,13 +16,20 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 from rosbags.highlevel import AnyReader
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from aerialdojo_interfaces.msg import AgentMessage
 from fakes.chat_server import ChatServer, Received, Reply, Route, Script
+from PIL import Image
+
+from aerialdojo.agos.episodes import parse_task_text
+from aerialdojo.agos.maps import region_map
+from aerialdojo.agos.town import town_map
 
 pytestmark = [pytest.mark.ros, pytest.mark.e2e]
 
@@ -196,6 +203,42 @@ AGOS_UGV_REPLIES = [
 ]
 
 
+def _assert_every_request_carries_the_map(run_dir: Path, episode_id: str) -> None:
+    """AGOS-Bench, A.4: every request's visual inputs include the top-down map M. Read from
+    the recorded transcripts: each request's user message holds the map image, which is the
+    episode region's map (roads on plain ground) with the agent's markers on it."""
+    scene, description = _task_description(run_dir, episode_id)
+    plain = region_map(town_map(scene), parse_task_text(description))
+    for agent in ("uav", "ugv"):
+        lines = (run_dir / "transcripts" / f"{agent}.jsonl").read_text().splitlines()
+        exchanges = [r for r in map(json.loads, lines) if r["type"] == "exchange"]
+        assert exchanges, agent
+        for record in exchanges:
+            content = record["request"][1]["content"]
+            labels = [part.get("text") for part in content]
+            image = content[labels.index("Top-down map:") + 1]
+            assert image["type"] == "image_file"
+            shown = np.asarray(Image.open(run_dir / "transcripts" / image["path"]).convert("RGB"))
+            assert shown.shape == plain.shape
+            # Outside the few markers every pixel is the map's.
+            assert (shown == plain).all(axis=2).mean() > 0.97
+            assert "Top-down map of the search region (north up" in content[0]["text"]
+
+
+def _task_description(run_dir: Path, episode_id: str) -> tuple[str, str]:
+    """The town and instruction text of an episode, as the run's bag recorded its task."""
+    with AnyReader([run_dir / "bag"]) as reader:
+        tasks = [
+            reader.deserialize(raw, connection.msgtype)
+            for connection, _, raw in reader.messages(
+                connections=[c for c in reader.connections if c.topic == "/aerialdojo/task"]
+            )
+        ]
+    return next(
+        (task.scene, task.goal.description) for task in tasks if task.episode_id == episode_id
+    )
+
+
 def _agos_config(repo: Path, tmp_path: Path, base_url: str, **task_manager: object) -> Path:
     """config/agos_vlm.yaml for one episode with small images, both agents asking
     ``base_url``."""
@@ -265,6 +308,7 @@ def test_an_agos_episode_with_both_agents_asking_a_model(repo: Path, tmp_path: P
     assert "scanning the north road" in ugv_prompts[0]
     for agent in ("uav", "ugv"):
         assert (run_dir / "transcripts" / f"{agent}.jsonl").stat().st_size > 0
+    _assert_every_request_carries_the_map(run_dir, episode["episode_id"])
 
     replay = _eval(path, tmp_path / "runs", "replay", "--replay-transcripts", run_dir)
     assert replay.returncode == 0, replay.stderr[-3000:]
@@ -294,7 +338,9 @@ def test_an_agos_baseline_episode_coordinates_by_the_messages_decisions_carry(
         system = request.body["messages"][0]["content"]
         assert any(role in system for role in baseline_roles)
     first = _ugv_prompts(received)[0]
-    assert f"Recent UAV messages:\n- {anchor}" in first
+    # The initial exchange of positions comes first (a notice of the protocol), then what the
+    # UAV's decision said.
+    assert "- [initial position] UAV at (" in first and f")\n- {anchor}" in first
     assert "Search Anchor. The UAV reported a possible target near (12.0, -34.0)" in first
     with AnyReader([run_dir / "bag"]) as reader:
         delivered = [
@@ -303,7 +349,8 @@ def test_an_agos_baseline_episode_coordinates_by_the_messages_decisions_carry(
                 connections=[c for c in reader.connections if c.topic == "/agos/messages"]
             )
         ]
-    (carried,) = [m for m in delivered if m.sequence]
+    (carried,) = [m for m in delivered if m.kind == AgentMessage.FREE_TEXT]
     assert (carried.sender, carried.receiver, carried.text, carried.sequence) == (
-        "uav", "ugv", anchor, 1,
+        "uav", "ugv", anchor, 2,
     )  # fmt: skip
+    _assert_every_request_carries_the_map(run_dir, episode["episode_id"])

@@ -1,7 +1,8 @@
 """AGOS through the real task manager and simulator bridge processes over DDS: the task both
 agents get, per-agent action sets, refusals that use no budget, the candidate the E2A tool
-publishes and freezes, the UGV's front view while driving and its six-view ring after
-STOP_OBSERVE, REJECT reopening the search, and a false CONFIRM ending the episode."""
+publishes and freezes, the turns with the teammate's position, the protocol's notices, the
+UGV's front view while driving and its six-view ring after STOP_OBSERVE, REJECT reopening
+the search, and a false CONFIRM ending the episode."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from aerialdojo_interfaces.msg import AgentMessage, Candidate, EpisodeEvent
+from aerialdojo_interfaces.msg import AgentMessage, AgosTurn, Candidate, EpisodeEvent
 from aerialdojo_interfaces.srv import StartEpisode, Step
 from nav_msgs.msg import Odometry
 from rostest import RosClient, running, specs_for
@@ -58,7 +59,7 @@ def test_the_protocol_runs_through_the_nodes(client: RosClient, tmp_path: Path) 
     rings = client.collect(Image, "/ugv/camera/ring_back/image", SENSOR_QOS)
     downs = client.collect(Image, "/uav/camera/down/image", SENSOR_QOS)
     odometry = client.collect(Odometry, "/ugv/odom", STATE_QOS)
-    turns = client.collect(AgentMessage, "/agos/turn", TASK_QOS)
+    turns = client.collect(AgosTurn, "/agos/turn", TASK_QOS)
     messages = client.collect(AgentMessage, "/agos/messages", HANDOFF_QOS)
     suite = load_agos_suite(resolve_suite("agos_mini"))
     episode = next(e for e in suite.episodes if e.setting == "mid")
@@ -105,7 +106,14 @@ def test_the_protocol_runs_through_the_nodes(client: RosClient, tmp_path: Path) 
             lambda: any(m.header.stamp == annotated.stamp for m in downs), 10.0
         ), "no nadir view with the annotation's stamp"
         assert client.spin_until(lambda: len(turns) >= 2, 10.0)
-        assert [(t.receiver, t.candidate_id) for t in turns[:2]] == [("uav", ""), ("ugv", "C001")]
+        assert [(t.agent, t.candidate_id, t.candidates) for t in turns[:2]] == [
+            ("uav", "", 0), ("ugv", "C001", 1),
+        ]  # fmt: skip
+        # Each turn tells where the teammate is (AGOS-Agent's C_t) and counts the messages:
+        # the initial exchange, then the UAV's inspection request for C001.
+        (ugv_at,) = turns[0].teammate_position
+        assert (ugv_at.x, ugv_at.y) == pytest.approx((episode.ugv_start.x, episode.ugv_start.y))
+        assert [(t.decision, t.messages) for t in turns[:2]] == [(1, 1), (2, 2)]
         frozen = _step(client, "uav", "WAIT")
         assert not frozen.accepted and "frozen while candidate C001" in frozen.message
 
@@ -133,15 +141,25 @@ def test_the_protocol_runs_through_the_nodes(client: RosClient, tmp_path: Path) 
         # Search resumes: the UAV, held until the UGV closed the candidate, is free first;
         # its decision carries a message, delivered before the UGV's turn that counts it.
         assert _step(client, "uav", "WAIT", message="resuming the search").accepted
-        assert client.spin_until(lambda: any(m.sequence == 1 for m in messages), 10.0)
-        delivered = next(m for m in messages if m.sequence == 1)
+        said = AgentMessage.FREE_TEXT
+        assert client.spin_until(lambda: any(m.kind == said for m in messages), 10.0)
+        delivered = next(m for m in messages if m.kind == said)
         assert (delivered.sender, delivered.receiver, delivered.text) == (
             "uav",
             "ugv",
             "resuming the search",
         )
-        assert client.spin_until(lambda: turns[-1].receiver == "ugv", 10.0)
-        assert turns[-1].sequence == 1
+        assert client.spin_until(lambda: turns[-1].agent == "ugv", 10.0)
+        assert turns[-1].messages == 3
+        notices = [(m.sender, m.receiver, m.kind, m.sequence) for m in messages]
+        assert notices[:6] == [
+            ("uav", "ugv", AgentMessage.INITIAL, 1),
+            ("ugv", "uav", AgentMessage.INITIAL, 1),
+            ("uav", "ugv", AgentMessage.INSPECTION_REQUEST, 2),
+            ("ugv", "uav", AgentMessage.ARRIVAL, 2),
+            ("ugv", "uav", AgentMessage.CONFIRMATION, 3),
+            ("uav", "ugv", AgentMessage.FREE_TEXT, 3),
+        ]
         assert _step(client, "ugv", "STOP_OBSERVE").accepted
         assert _step(client, "uav", "WAIT").accepted
         confirmed = _step(client, "ugv", "CONFIRM")
@@ -152,7 +170,7 @@ def test_the_protocol_runs_through_the_nodes(client: RosClient, tmp_path: Path) 
         assert client.spin_until(lambda: events and events[-1].kind == EpisodeEvent.STOPPED, 10.0)
         assert [e.kind for e in events][:2] == [EpisodeEvent.STARTED, EpisodeEvent.STEP]
         record = json.loads(events[0].episode_json)
-        assert record["benchmark"] == "agos" and record["agos"]["uav_budget"] == 80
+        assert record["benchmark"] == "agos" and record["agos"]["annotation_budget"] == 5
         facts = [json.loads(e.episode_json) for e in events[1:]]
         assert [f["action"] for f in facts] == [
             "ANNOTATE_CANDIDATE", "GO_TO_CANDIDATE", "STOP_OBSERVE", "REJECT", "WAIT",

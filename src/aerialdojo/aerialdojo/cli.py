@@ -327,6 +327,14 @@ def _parser() -> argparse.ArgumentParser:
     agos_options.add_argument(
         "--split", choices=("train", "val", "test"), help="split of every episode (default test)"
     )
+    agos_options.add_argument(
+        "--extra-rule",
+        action="append",
+        metavar="NAME",
+        help="also apply a generation rule AGOS-Bench does not give (repeatable): "
+        "no_neutral_targets, no_same_colour_easy_mid, ugv_start_60m_away, "
+        "uav_start_out_of_view (docs/agos.md); none by default",
+    )
     generate.set_defaults(handler=_cmd_tasks_generate)
     from_site = tasks_commands.add_parser(
         "from-site",
@@ -948,7 +956,11 @@ def _cmd_tasks_generate(args: argparse.Namespace) -> int:
             "--max-candidates": args.max_candidates,
             "--record-views": args.record_views or None,
         },
-        "AGOS towns": {"--per-setting": args.per_setting, "--split": args.split},
+        "AGOS towns": {
+            "--per-setting": args.per_setting,
+            "--split": args.split,
+            "--extra-rule": args.extra_rule,
+        },
     }
     other = "AerialDojo scenes" if towns else "AGOS towns"
     misplaced = [option for option, value in options[other].items() if value is not None]
@@ -956,6 +968,10 @@ def _cmd_tasks_generate(args: argparse.Namespace) -> int:
         raise ConfigError(f"{', '.join(misplaced)}: only for {other}")
     name = args.name or args.out.resolve().name
     unit = "episodes" if towns else "candidate pairs"
+    if towns:
+        from aerialdojo.agos.generate import ExtraRules  # noqa: PLC0415
+
+        rules = ExtraRules.named(args.extra_rule or [])  # an unknown name fails here
     with console_progress(scenes, unit=unit) as progress:
         if towns:
             from aerialdojo.agos.generate import generate_suite as generate_agos  # noqa: PLC0415
@@ -970,6 +986,7 @@ def _cmd_tasks_generate(args: argparse.Namespace) -> int:
                 workers=args.workers,
                 ray_address=args.ray_address,
                 progress=progress,
+                rules=rules,
             )
         else:
             from aerialdojo.tasks.embedded import generate_suite  # noqa: PLC0415

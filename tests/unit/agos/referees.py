@@ -67,7 +67,9 @@ def run_decision(
     pose = referee.state.poses[agent]
     if action in (MOVE_TO_ROAD_WAYPOINT, GO_TO_CANDIDATE):
         anchor = parse_road_waypoint(step.command.argument, referee.town.map.roads)
-        pose = drive_to(referee.town.map.roads, pose, anchor, 0.0).final_pose
+        pose = drive_to(
+            referee.town.map.roads, pose, anchor, 0.0, decision_graph=action == GO_TO_CANDIDATE
+        ).final_pose
     elif action == MOVE_TO_UAV_WAYPOINT:
         waypoint = referee.town.map.uav_grid.waypoint(argument)
         pose = Pose(waypoint.x, waypoint.y, waypoint.z, pose.yaw)

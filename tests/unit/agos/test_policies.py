@@ -34,7 +34,7 @@ from aerialdojo.agos.policies import (
 )
 from aerialdojo.agos.projection import project_cell
 from aerialdojo.agos.sensors import uav_rig, ugv_rig
-from aerialdojo.agos.town import Town
+from aerialdojo.agos.town import NEUTRAL_COLOURS, Town
 from aerialdojo.agos.vocabulary import (
     ANNOTATE_CANDIDATE,
     CONFIRM,
@@ -214,7 +214,7 @@ def test_the_colour_shape_ugv_verifies_the_baseline_anchor_and_answers_with_its_
     assert verdict == Decision(CONFIRM, message=confirmation_message(near))
 
 
-def test_every_shipped_episode_signature_has_its_target_colour(repo: Path) -> None:
+def test_every_shipped_episode_signature_has_its_target_colour_or_brightness(repo: Path) -> None:
     suite = load_agos_suite(repo / "src/aerialdojo/aerialdojo/suites/agos_mini/suite.json")
     for episode in suite.episodes:
         images = [
@@ -222,5 +222,14 @@ def test_every_shipped_episode_signature_has_its_target_colour(repo: Path) -> No
         ]
         assert len(images) >= 3, episode.episode_id
         signature = TargetSignature.from_references(images)
-        colour = np.array([[COLOURS[episode.target_name.split()[0]]]], dtype=np.uint8)
+        named = episode.target_name.split()[0]
+        # A white, black, grey or silver target is matched by brightness (Table 2 does not
+        # keep them out: AGOS-Bench targets have "diverse categories and attributes").
+        assert signature.achromatic == (named in NEUTRAL_COLOURS), episode.episode_id
+        if signature.achromatic:
+            body = [~(image == 255).all(axis=-1) for image in images]
+            matched = sum(int(signature.mask(image).sum()) for image in images)
+            assert matched >= 0.2 * sum(int(mask.sum()) for mask in body), episode.episode_id
+            continue
+        colour = np.array([[COLOURS[named]]], dtype=np.uint8)
         assert signature.mask(colour).all(), (episode.episode_id, signature)

@@ -33,7 +33,7 @@ from aerialdojo.agos.vocabulary import (
     action_set,
 )
 from aerialdojo.errors import InvalidActionError
-from aerialdojo.protocols.referee import PlannedStep, parse_turn_text
+from aerialdojo.protocols.referee import MessageKind, PlannedStep
 
 from .referees import (
     episode_for,
@@ -207,9 +207,12 @@ def test_the_agent_free_first_decides_and_the_frozen_uav_waits(town: Town) -> No
     # The UAV resumes when the candidate closes, not before.
     assert referee.clock.free_at[UAV] == referee.clock.free_at[UGV]
     assert referee.next_agent() == UAV
+    # The turn tells the UAV where the UGV is (C_t's agent locations, eq. 4), how many
+    # candidates there are and that it must hold the UGV's signal of the REJECT.
     turn = referee.turn()
-    assert turn is not None and parse_turn_text(turn.text) == turn.decision
-    assert parse_turn_text("your turn") == 0
+    ugv = referee.state.poses[UGV]
+    assert turn is not None and (turn.agent, turn.decision, turn.messages) == (UAV, 9, 1)
+    assert turn.teammate_position == (ugv.x, ugv.y, ugv.z) and turn.candidates == 1
 
 
 def _play(referee: AgosReferee) -> list[tuple[str, str]]:
@@ -308,11 +311,13 @@ def test_the_baseline_has_no_tool_actions_and_coordinates_by_messages(town: Town
     assert referee.state.used == 0
     anchor = "clear match below me; search anchor (10.0, 20.0)"
     sent = run_decision(referee, UAV, WAIT, message=anchor)
-    assert sent.message is not None and sent.facts["message"] == anchor
-    assert (sent.message.sender, sent.message.receiver, sent.message.sequence) == (UAV, UGV, 1)
+    (message,) = sent.messages
+    assert sent.facts["message"] == anchor and message.kind is MessageKind.FREE_TEXT
+    assert (message.sender, message.receiver, message.sequence) == (UAV, UGV, 1)
     turn = referee.turn()
     assert turn is not None and turn.agent == UGV and turn.messages == 1
     assert turn.candidate_id == "" and referee.state.candidates == []
+    assert turn.teammate_position is None  # messages are the Baseline's only coordination
     with pytest.raises(InvalidActionError, match="at most 280 characters"):
         plan(referee, UGV, WAIT, message="x" * 281)
 
@@ -323,3 +328,75 @@ def test_the_start_record_names_mode_and_ablation(town: Town) -> None:
     record = AgosReferee(episode, town, ablation="no_e2a").start_record()
     assert record["conditions"] == {"mode": "agent", "ablation": "no_e2a"}
     assert record["agos"]["annotation_budget"] == 5 and record["agos"]["confirmation_budget"] == 1
+
+
+def test_without_rgpp_the_uav_searches_on_while_the_ugv_approaches(town: Town) -> None:
+    # AGOS-Bench, "Handoff": frozen "once a serviceable candidate is created"; without RGPP
+    # nothing is serviceable, and A.5 reads no_rgpp and no_both by the UAV searching on.
+    target_id = orange_target(town)
+    episode = episode_for(town, far_anchor(town, target_id), target_id=target_id)
+    for ablation in ("no_rgpp", "no_both"):
+        referee = AgosReferee(episode, town, ablation=ablation)
+        run_decision(referee, UAV, ANNOTATE_CANDIDATE, target_cell(referee))
+        assert referee.state.active_candidate is not None and not referee.state.uav_frozen
+        # A.4.1: while a candidate is verified the UAV may "only move, wait, or send short
+        # guidance messages".
+        assert referee.legal_actions(UAV) == (MOVE_TO_UAV_WAYPOINT, WAIT)
+        for action, argument in ((ANNOTATE_CANDIDATE, "A1"), (NO_RELIABLE_CANDIDATE, "")):
+            with pytest.raises(InvalidActionError, match="waits until candidate C001 is closed"):
+                plan(referee, UAV, action, argument)
+        run_decision(referee, UGV, WAIT)  # the UAV annotated at 2 s; the UGV is free at 0
+        assert referee.next_agent() == UAV  # both at 2 s: the UAV decides, it is not frozen
+        uav = referee.state.poses[UAV]
+        option = town.map.uav_grid.options(uav.x, uav.y, episode.region)[0]
+        run_decision(referee, UAV, MOVE_TO_UAV_WAYPOINT, option.waypoint_id, message="moving on")
+        run_decision(referee, UGV, REJECT)
+        assert ANNOTATE_CANDIDATE in referee.legal_actions(UAV)
+    # With RGPP the same candidate freezes the UAV until the UGV closes it.
+    referee = AgosReferee(episode, town)
+    run_decision(referee, UAV, ANNOTATE_CANDIDATE, target_cell(referee))
+    assert referee.state.uav_frozen and referee.legal_actions(UAV) == ()
+
+
+def test_the_workflow_notices_reach_the_receiver_counted_by_its_turn(town: Town) -> None:
+    # AGOS-Bench, "Expert Dataset", stage 2: the initial exchange of positions, the UAV's
+    # inspection request and the UGV's confirmation signal; A.4.1: the arrival message.
+    target_id = orange_target(town)
+    episode = episode_for(town, far_anchor(town, target_id), target_id=target_id)
+    referee = AgosReferee(episode, town)
+    opening = referee.opening_messages()
+    uav, ugv = episode.uav_start, episode.ugv_start
+    assert [(m.sender, m.receiver, m.kind, m.sequence, m.text) for m in opening] == [
+        (UAV, UGV, MessageKind.INITIAL, 1, f"UAV at ({uav.x:.1f}, {uav.y:.1f})"),
+        (UGV, UAV, MessageKind.INITIAL, 1, f"UGV at ({ugv.x:.1f}, {ugv.y:.1f})"),
+    ]
+    turn = referee.turn()
+    assert turn is not None and (turn.agent, turn.messages) == (UAV, 1)
+
+    cell = target_cell(referee)
+    annotated = run_decision(referee, UAV, ANNOTATE_CANDIDATE, cell, message="red car below")
+    carried, request = annotated.messages
+    assert (carried.kind, carried.sequence) == (MessageKind.FREE_TEXT, 2)
+    assert (request.kind, request.candidate_id, request.sequence) == (
+        MessageKind.INSPECTION_REQUEST, "C001", 3,
+    )  # fmt: skip
+    assert f"(cell {cell}); please verify C001" in request.text
+    turn = referee.turn()
+    assert turn is not None and (turn.agent, turn.messages, turn.candidates) == (UGV, 3, 1)
+
+    (arrival,) = run_decision(referee, UGV, GO_TO_CANDIDATE, "C001").messages
+    assert (arrival.sender, arrival.receiver, arrival.kind) == (UGV, UAV, MessageKind.ARRIVAL)
+    assert arrival.text.startswith("UGV arrived near C001 at (") and arrival.sequence == 2
+    assert run_decision(referee, UGV, STOP_OBSERVE).messages == ()
+    (signal,) = run_decision(referee, UGV, CONFIRM).messages
+    assert (signal.kind, signal.candidate_id, signal.sequence) == (
+        MessageKind.CONFIRMATION, "C001", 3,
+    )  # fmt: skip
+    assert signal.text.startswith("UGV confirmed C001 at (")
+
+    # The Baseline has no candidates: its agents exchange positions, then write their own.
+    baseline = AgosReferee(episode, town, mode=MODE_BASELINE, take_turns=False)
+    assert len(baseline.opening_messages()) == 2
+    run_decision(baseline, UAV, WAIT)
+    run_decision(baseline, UGV, STOP_OBSERVE)
+    assert run_decision(baseline, UGV, REJECT).messages == ()

@@ -111,6 +111,12 @@ def test_rgpp_serves_a_polygon_from_the_nearest_reachable_anchor(town: Town) -> 
     assert polygon_distance(*roads.xy(plan.anchor), square) == pytest.approx(min(gaps))
     assert plan.route[0] == roads.nearest_anchor(start.x, start.y) and plan.route[-1] == plan.anchor
     assert roads.follows_directed_edges(roads.expand(plan.route))
+    # GO_TO_CANDIDATE drives that decision-graph route ("computes a shortest Dijkstra path on
+    # the decision graph"), as long as the fine graph's shortest path.
+    drive = drive_to(roads, start, plan.anchor, 0.0, decision_graph=True)
+    assert list(drive.fine_nodes) == roads.expand(plan.route)
+    assert drive.length_m == pytest.approx(plan.length_m)
+    assert drive.length_m == pytest.approx(drive_to(roads, start, plan.anchor, 0.0).length_m)
     far_away = ((900.0, 900.0), (930.0, 900.0), (930.0, 930.0))
     assert plan_to_candidate(roads, start, far_away) is None
 

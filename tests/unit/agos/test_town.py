@@ -19,7 +19,17 @@ from aerialdojo.agos.generate import (
     verifying_anchors,
 )
 from aerialdojo.agos.grid import ROAD_PROXIMITY_M, Region, overlay_grid
-from aerialdojo.agos.maps import GROUND_RGB, ONE_WAY_LINE_RGB, ROAD_RGB, region_map
+from aerialdojo.agos.maps import (
+    GROUND_RGB,
+    MARKER_CROSS,
+    MARKER_DISC,
+    MARKER_RING,
+    ONE_WAY_LINE_RGB,
+    ROAD_RGB,
+    MapMarker,
+    marked_map,
+    region_map,
+)
 from aerialdojo.agos.oracle import TownOracle
 from aerialdojo.agos.sensors import uav_rig, ugv_ring
 from aerialdojo.agos.town import Town, load_town, shape_class, town_map
@@ -145,6 +155,31 @@ def test_the_region_map_shows_roads_and_no_vehicle() -> None:
     assert (image[:, 120] == GROUND_RGB).all(axis=1).sum() > 100  # a block between streets
     colours = {tuple(pixel) for pixel in image.reshape(-1, 3)}
     assert colours <= {GROUND_RGB, ROAD_RGB, ONE_WAY_LINE_RGB}  # no vehicle is drawn
+
+
+def test_markers_land_where_their_places_are_on_the_map() -> None:
+    town = load_town("AgosTown_1")
+    region = Region(-100.0, -100.0, 50.0, 50.0)
+    plain = region_map(town.map, region, pixels=150)  # one pixel per metre, north up
+    blue, magenta, black = (30, 90, 230), (200, 0, 200), (0, 0, 0)
+    marked = marked_map(
+        plain,
+        region,
+        [
+            MapMarker(-40.0, 20.0, MARKER_DISC, blue),  # row 30, column 60
+            MapMarker(10.0, -60.0, MARKER_RING, magenta),  # row 110, column 110
+            MapMarker(-80.0, -80.0, MARKER_CROSS, black),  # row 130, column 20
+            MapMarker(70.0, 0.0, MARKER_DISC, blue),  # east of the region: left out
+        ],
+    )
+    assert (plain == region_map(town.map, region, pixels=150)).all()  # the map is not changed
+    assert tuple(marked[30, 60]) == blue and tuple(marked[110, 110]) != magenta  # a ring's hole
+    assert tuple(marked[110, 119]) == magenta and tuple(marked[130, 20]) == black
+    assert tuple(marked[127, 17]) == black and tuple(marked[127, 23]) == black  # the diagonals
+    changed = (marked != plain).any(axis=2)
+    assert not changed[:, 135:].any()  # nothing drawn for the marker outside
+    with pytest.raises(ValueError, match="marker style 'star'"):
+        marked_map(plain, region, [MapMarker(0.0, 0.0, "star", blue)])
 
 
 def test_overlay_draws_the_grid_lines() -> None:

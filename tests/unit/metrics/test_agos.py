@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from aerialdojo.errors import MetricsError
 from aerialdojo.metrics import agos
 from aerialdojo.metrics.trace import AgosCandidate, AgosRecord, EpisodeTrace
+from aerialdojo.protocols import agos as agos_protocol
 from aerialdojo.protocols import protocol
 from aerialdojo.protocols.scoring import score_run
 from aerialdojo.report.markdown import render_report_md
@@ -220,3 +222,28 @@ def test_the_report_gives_every_rate_in_percent_in_every_table(
         assert value is not None and 0.0 < value < 1.0, key
         assert f"{100.0 * value:.1f}%" in table4, key
         assert f"{value:.3f}" not in report, key
+
+
+def test_table3_overall_is_the_macro_average_over_difficulties(
+    make_agos: Callable[..., EpisodeTrace],
+) -> None:
+    # One confirmed Easy episode and three Hard ones that never confirm: pooled over the four
+    # episodes SR is 25 %, but the paper's Overall weighs each difficulty once (Table 3 and
+    # "Effect of the agentic protocol": Qwen3.7-Plus's 7.6 % is (14.3 + 4.3 + 4.3) / 3).
+    hard = [
+        _gva_episode(make_agos, f"hard{index}", observed=False, confirmations=0, valid=False)
+        for index in range(3)
+    ]
+    easy = make_agos(episode_id="easy")
+    run = score_run([easy, *(replace(trace, setting="hard") for trace in hard)]).to_dict()
+    assert run["overall"]["values"]["sr"] == 0.25
+    assert agos_protocol.macro_over_difficulties(run, "sr") == 0.5
+    # NE is defined for the Easy episode only (no CONFIRM on Hard): its mean over the
+    # difficulties where it is defined.
+    assert agos_protocol.macro_over_difficulties(run, "ne_m") == pytest.approx(
+        math.hypot(20.0, 0.75)
+    )
+    row = agos_protocol.table3({"run": run}).splitlines()[2].split(" | ")
+    overall_sr = row[2 + 3 * len(agos_protocol.TABLE3_COLUMNS)]
+    assert overall_sr == "50.0%"
+    assert row[2 + len(agos_protocol.TABLE3_COLUMNS)] == "N/A"  # no Mid episode: Mid SR

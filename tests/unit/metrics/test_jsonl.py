@@ -156,6 +156,10 @@ def test_impossible_records_are_refused(make_trace: Factory, tmp_path: Path) -> 
             {**agos, "episode_id": "blind",
              "agos": {**agos["agos"], "confirmation_valid": True}},  # line 5
             {**agos, "episode_id": "silent", "agos": {**agos["agos"], "confirmations": 0}},  # 6
+            {**agos, "episode_id": "going_on", "stop_called": False,
+             "termination": "budget_exhausted",
+             "agos": {**agos["agos"], "confirmation_valid": True,
+                      "ground_observation_support": True}},  # line 7
         ],
     )  # fmt: skip
     with pytest.raises(TrajectoryLogError) as caught:
@@ -168,6 +172,9 @@ def test_impossible_records_are_refused(make_trace: Factory, tmp_path: Path) -> 
         problems
     )
     assert f"{path}:6: episode 'silent': stop_called=True with agos.confirmations=0" in problems
+    assert f"{path}:7: episode 'going_on': agos.confirmation_valid with stop_called=False" in (
+        problems
+    )
 
 
 def test_a_huge_line_is_refused_unread_and_problems_are_capped(tmp_path: Path) -> None:

@@ -145,3 +145,11 @@ def test_scenes_render_and_generate_know_the_agos_towns(tmp_path: Path) -> None:
         "tasks", "generate", "--out", tmp_path / "x", "--scenes", "AgosTown_1", "--per-scene", "2"
     )
     assert wrong.returncode == 2 and "--per-scene: only for AerialDojo scenes" in wrong.stderr
+    # The generation rules AGOS-Bench does not give are named options, off unless asked for.
+    unknown = _aerialdojo(
+        "tasks", "generate", "--out", tmp_path / "y", "--scenes", "AgosTown_1",
+        "--extra-rule", "no_red_cars",
+    )  # fmt: skip
+    assert unknown.returncode == 2 and "unknown extra rule(s) no_red_cars" in unknown.stderr
+    assert not (tmp_path / "y").exists()
+    assert "--extra-rule NAME" in helped.stdout and "uav_start_out_of_view" in helped.stdout

@@ -20,6 +20,14 @@ from aerialdojo.agents.plugins import agos_policy
 from aerialdojo.agents.vlm.agos_policy import VlmAgosPolicy
 from aerialdojo.agos.episodes import AgosEpisode, load_agos_suite
 from aerialdojo.agos.grid import overlay_grid
+from aerialdojo.agos.maps import (
+    MARKER_CROSS,
+    MARKER_DISC,
+    MARKER_RING,
+    MapMarker,
+    marked_map,
+    region_map,
+)
 from aerialdojo.agos.planning import road_options
 from aerialdojo.agos.policies import (
     AgosObservation,
@@ -48,7 +56,7 @@ from aerialdojo.agos.vocabulary import (
 )
 from aerialdojo.errors import ConfigError
 from aerialdojo.params import NODE_PARAMETERS
-from aerialdojo.protocols.referee import TeammateMessage
+from aerialdojo.protocols.referee import MessageKind, TeammateMessage
 from aerialdojo.tasks.suite import resolve_suite
 
 NODES = {UAV: "agos_uav_agent", UGV: "ugv_agent"}
@@ -65,6 +73,7 @@ def _task(
     *,
     mode: str = MODE_AGENT,
     annotation_budget: int = ANNOTATION_BUDGET,
+    map_image: np.ndarray | None = None,
 ) -> AgosTask:
     """The task an agent node hands its policy, with the task manager's default budgets."""
     actions = action_set(agent, mode=mode)
@@ -76,6 +85,7 @@ def _task(
         region=episode.region,
         instruction="find the vehicle",
         reference_images=(np.full((16, 16, 3), (200, 30, 30), np.uint8),),
+        map_image=map_image,
         actions=actions,
         mode=mode,
         max_uses={action: uses for action, uses in budgets.items() if action in actions},
@@ -318,3 +328,79 @@ def test_the_search_anchor_is_the_newest_coordinate_the_uav_sent() -> None:
     messages = _uav_said("UAV at (10.0, 20.0)", "nothing here", "clear match below me: -35.5, 7")
     assert search_anchor(messages) == (-35.5, 7.0)
     assert search_anchor(messages[1:2]) is None
+    # The protocol's initial exchange of start positions is not what the UAV reported.
+    start = TeammateMessage(
+        sender=UAV, receiver=UGV, text="UAV at (1.0, 2.0)", sequence=4, kind=MessageKind.INITIAL
+    )
+    assert search_anchor((*messages, start)) == (-35.5, 7.0)
+
+
+def _decoded(data: bytes) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))
+
+
+def test_every_request_carries_the_map_with_what_the_agent_knows_of_c_t(
+    episode: AgosEpisode,
+) -> None:
+    """AGOS-Bench, A.4: the visual inputs are "the current agent image, a top-down map, and
+    the target reference image"; eq. 4: C_t holds the candidates with their grid cell and
+    the agent locations; stage 2: the notices reach the receiver."""
+    town = town_map(episode.scene)
+    plain = region_map(town, episode.region)
+    uav, ugv = episode.uav_start, episode.ugv_start
+    rejected = CandidateView("C001", (uav.x, uav.y - 30.0), active=False, grid_cell="D3")
+    active = CandidateView("C002", (uav.x + 20.0, uav.y), active=True, grid_cell="C4")
+    notices = (
+        TeammateMessage(sender=UAV, receiver=UGV, text="UAV at (1.0, 2.0)", sequence=1,
+                        kind=MessageKind.INITIAL),
+        TeammateMessage(sender=UAV, receiver=UGV, text="please verify C002", sequence=2,
+                        kind=MessageKind.INSPECTION_REQUEST, candidate_id="C002"),
+    )  # fmt: skip
+    script = Script.sequence([Reply(text='{"action": "WAIT"}')] * 2)
+    with ChatServer(script) as server:
+        policy = _policy(server, UGV)
+        policy.reset(_task(episode, UGV, map_image=plain))
+        policy.act(
+            AgosObservation(
+                pose=ugv,
+                views=_ugv_views(),
+                candidates={"C001": rejected, "C002": active},
+                active=active,
+                messages=notices,
+                teammate=(uav.x, uav.y),
+            )
+        )
+        baseline = _policy(server, UAV)
+        baseline.reset(_task(episode, UAV, mode=MODE_BASELINE, map_image=plain))
+        baseline.act(AgosObservation(pose=uav, views=_uav_views()))
+    agent_request, baseline_request = server.received
+    labels = [label for label, _ in _images(agent_request.body)]
+    assert labels == ["Forward view:", "Top-down map:", "Target reference image 1:"]
+    shown = _decoded(_images(agent_request.body)[1][1])
+    expected = marked_map(
+        plain,
+        episode.region,
+        [
+            MapMarker(uav.x, uav.y, MARKER_DISC, (30, 90, 230)),
+            MapMarker(*rejected.center, MARKER_CROSS, (0, 0, 0)),
+            MapMarker(*active.center, MARKER_RING, (200, 0, 200)),
+            MapMarker(ugv.x, ugv.y, MARKER_DISC, (230, 40, 40)),
+        ],
+    )
+    assert np.array_equal(shown, expected)
+    text = _texts(server)[0]
+    assert f"UAV position: ({uav.x:.1f}, {uav.y:.1f})." in text
+    assert "C001 rejected in cell D3 at (" in text and "C002 active in cell C4 at (" in text
+    assert "Markers: red dot: you, the UGV; blue dot: the UAV; magenta ring: candidate C002" in text
+    assert "black cross: rejected candidate(s) C001." in text
+    assert (
+        "- [initial position] UAV at (1.0, 2.0)\n- [inspection request] please verify C002" in text
+    )
+
+    # The Baseline UAV: its own position only, and the marker convention in its prompt.
+    assert [label for label, _ in _images(baseline_request.body)][1] == "Top-down map:"
+    baseline_text = _texts(server)[1]
+    assert "Top-down map marker convention. Top-down map of the search region (north up" in (
+        baseline_text
+    )
+    assert "Markers: blue dot: you, the UAV." in baseline_text

@@ -1,8 +1,9 @@
 """``AgosBackend``: the embedded simulator running AGOS towns and the AGOS action space.
 
 The UAV flies between grid waypoints at its altitude; the UGV drives the shortest directed
-fine-graph path to the road anchor it is sent to (MOVE_TO_ROAD_WAYPOINT, and GO_TO_CANDIDATE
-once the task manager's RGPP has turned the candidate into its approach anchor). The UGV
+fine-graph path to the road anchor it is sent to (MOVE_TO_ROAD_WAYPOINT), or the shortest
+decision-graph route to the approach anchor the task manager's RGPP turned a candidate into
+(GO_TO_CANDIDATE). The UGV
 observes its front view while driving and its six-view ring right after STOP_OBSERVE.
 """
 
@@ -108,7 +109,13 @@ class AgosBackend(LocalBackend):
             pose = Pose(waypoint.x, waypoint.y, waypoint.z, pose.yaw)
         elif action.name in (MOVE_TO_ROAD_WAYPOINT, GO_TO_CANDIDATE):
             anchor = parse_road_waypoint(argument, town.map.roads)
-            pose = drive_to(town.map.roads, pose, anchor, town.map.ground_z).final_pose
+            pose = drive_to(
+                town.map.roads,
+                pose,
+                anchor,
+                town.map.ground_z,
+                decision_graph=action.name == GO_TO_CANDIDATE,
+            ).final_pose
         if action.name == STOP_OBSERVE:
             self._ring_next.add(agent)
         else:

@@ -279,7 +279,13 @@ class _Expert:
             return Pose(waypoint.x, waypoint.y, waypoint.z, pose.yaw)
         if command.action in (MOVE_TO_ROAD_WAYPOINT, GO_TO_CANDIDATE):
             anchor = parse_road_waypoint(command.argument, town.roads)
-            return drive_to(town.roads, pose, anchor, town.ground_z).final_pose
+            return drive_to(
+                town.roads,
+                pose,
+                anchor,
+                town.ground_z,
+                decision_graph=command.action == GO_TO_CANDIDATE,
+            ).final_pose
         return pose
 
 

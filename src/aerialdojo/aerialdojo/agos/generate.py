@@ -1,8 +1,10 @@
-"""Generate AGOS episodes on the towns: target and distractor choice by setting, regions,
-start poses, solvability (a reachable anchor that verifies the target), reference images.
+"""Generate AGOS episodes on the towns: target and distractor choice by setting (AGOS-Bench,
+Table 2), regions, start poses, solvability (a reachable anchor that verifies the target),
+reference images.
 
-``aerialdojo tasks generate --scenes AgosTown_1 --out DIR [--per-setting 2]`` calls
-``generate_suite``.
+Table 2 and the solvability guarantee are the rules; ``ExtraRules`` names the rules beyond
+them, each off by default. ``aerialdojo tasks generate --scenes AgosTown_1 --out DIR
+[--per-setting 2] [--extra-rule NAME ...]`` calls ``generate_suite``.
 """
 
 from __future__ import annotations
@@ -15,12 +17,25 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from aerialdojo.agos.episodes import REGION_SIZE_M, SETTINGS, AgosEpisode, save_agos_suite
+from aerialdojo.agos.episodes import (
+    REGION_SIZE_M,
+    SETTINGS,
+    SUCCESS_RADIUS_M,
+    AgosEpisode,
+    save_agos_suite,
+)
 from aerialdojo.agos.grid import Region
 from aerialdojo.agos.oracle import TownOracle
 from aerialdojo.agos.planning import UGV_HEIGHT_M
 from aerialdojo.agos.sensors import uav_rig, ugv_ring
-from aerialdojo.agos.town import SPLIT_TOWNS, Town, load_town, shape_class, town_map
+from aerialdojo.agos.town import (
+    NEUTRAL_COLOURS,
+    SPLIT_TOWNS,
+    Town,
+    load_town,
+    shape_class,
+    town_map,
+)
 from aerialdojo.errors import ConfigError
 from aerialdojo.geometry import Pose
 from aerialdojo.sim.annotations import TargetObject
@@ -28,12 +43,67 @@ from aerialdojo.sim.backend import CameraSpec
 from aerialdojo.sim.embedded.renderer import render_views
 from aerialdojo.tasks.shards import ProgressSink, ShardProgress, run_shards
 
-#: Reference views: (azimuth deg from +x, distance m, height m, pitch deg).
+#: Reference views of a car: (azimuth deg from +x, distance m, height m, pitch deg).
 REFERENCE_VIEWS = ((45.0, 7.0, 2.4, -12.0), (160.0, 7.0, 2.4, -12.0), (270.0, 7.0, 2.4, -12.0))
 REFERENCE_TOP_HEIGHT_M = 9.0
 REFERENCE_PIXELS = 96
-#: The UGV starts at least this far along the road from every verifying anchor.
+#: Vehicles longer than this are viewed from proportionally further, so that a bus fits the
+#: image as a car does (cars, pickups and vans are not longer).
+REFERENCE_FIT_M = 6.0
+#: Under ``ExtraRules.ugv_start_60m_away``: the UGV starts at least this far along the road
+#: from every verifying anchor.
 MIN_START_ROUTE_M = 60.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExtraRules:
+    """Rules of episode generation that AGOS-Bench does not give (Table 2 gives the region
+    size and the number of distractors per difficulty, "Expert Dataset" the solvability
+    guarantee), each off by default. They made the first shipped suites easier for
+    colour-based policies; a suite generated with any of them names them in its description.
+
+    Attributes:
+        no_neutral_targets: the target is never white, black, silver or grey.
+        no_same_colour_easy_mid: an Easy or Mid region holds no other vehicle of the target's
+            colour (Table 2 asks for no distractor, a vehicle "visually similar": the same
+            colour and shape class).
+        ugv_start_60m_away: the UGV starts at least ``MIN_START_ROUTE_M`` of road from every
+            anchor that verifies the target.
+        uav_start_out_of_view: the target is not visible from the UAV's start.
+    """
+
+    no_neutral_targets: bool = False
+    no_same_colour_easy_mid: bool = False
+    ugv_start_60m_away: bool = False
+    uav_start_out_of_view: bool = False
+
+    @classmethod
+    def named(cls, names: Sequence[str]) -> ExtraRules:
+        """The rules called ``names`` switched on.
+
+        Raises:
+            ConfigError: an unknown name.
+        """
+        unknown = sorted(set(names) - set(EXTRA_RULES))
+        if unknown:
+            raise ConfigError(
+                f"unknown extra rule(s) {', '.join(unknown)}; rules: {', '.join(EXTRA_RULES)}"
+            )
+        return cls(**dict.fromkeys(names, True))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The names of the rules switched on, in ``EXTRA_RULES`` order."""
+        return tuple(name for name in EXTRA_RULES if getattr(self, name))
+
+
+#: The extra rules' names (``ExtraRules`` fields), as ``--extra-rule`` takes them.
+EXTRA_RULES = (
+    "no_neutral_targets",
+    "no_same_colour_easy_mid",
+    "ugv_start_60m_away",
+    "uav_start_out_of_view",
+)
 
 
 def look_alikes(town: Town, target: TargetObject, region: Region) -> list[TargetObject]:
@@ -79,10 +149,14 @@ def reference_images(town: Town, target: TargetObject) -> list[np.ndarray]:
     """Views of the target alone: every pixel that is not the target is white, and the image
     is cropped to the target (AGOS-Bench: background cropped out of I_target)."""
     cx, cy, cz = target.centroid
+    (x_min, y_min, _), (x_max, y_max, _) = target.bbox_min, target.bbox_max
+    length = max(x_max - x_min, y_max - y_min)
+    scale = max(1.0, length / REFERENCE_FIT_M)
     images = []
     views: list[tuple[Pose, CameraSpec]] = []
-    for azimuth, distance, height, pitch in REFERENCE_VIEWS:
+    for azimuth, car_distance, car_height, pitch in REFERENCE_VIEWS:
         a = math.radians(azimuth)
+        distance, height = car_distance * scale, car_height * scale
         x, y = cx + distance * math.cos(a), cy + distance * math.sin(a)
         spec = CameraSpec(
             name="ref", width=REFERENCE_PIXELS, height=REFERENCE_PIXELS, fov_deg=50.0,
@@ -91,7 +165,7 @@ def reference_images(town: Town, target: TargetObject) -> list[np.ndarray]:
         views.append((Pose(x, y, height, math.atan2(cy - y, cx - x)), spec))
     views.append(
         (
-            Pose(cx, cy, cz + REFERENCE_TOP_HEIGHT_M, math.pi / 2),
+            Pose(cx, cy, cz + REFERENCE_TOP_HEIGHT_M * scale, math.pi / 2),
             CameraSpec(
                 name="ref", width=REFERENCE_PIXELS, height=REFERENCE_PIXELS, fov_deg=50.0,
                 pitch_deg=-90.0,
@@ -135,27 +209,38 @@ def generate_episode(
     split: str,
     rng: np.random.Generator,
     out_dir: Path,
+    rules: ExtraRules = ExtraRules(),
 ) -> AgosEpisode | None:
-    """One episode of ``setting``, or None when this draw has no valid layout."""
+    """One episode of ``setting``, or None when this draw has no valid layout.
+
+    The rules: the region of Table 2's size; Table 2's distractors (look-alikes: the
+    target's colour and shape class) in it, 2-3 on Hard and none on Easy and Mid; an anchor
+    from which the UGV's six views see the target within 50 m, reachable by road from the
+    UGV's start (the solvability guarantee) but not the start itself, so that SPL's
+    reference length l_e is positive; and the ``rules`` switched on.
+    """
     size = REGION_SIZE_M[setting]
     target = town.vehicles[int(rng.integers(len(town.vehicles)))]
-    if target.colour in ("white", "black", "silver", "grey"):
+    if rules.no_neutral_targets and target.colour in NEUTRAL_COLOURS:
         return None
     region = _region_around(rng, target.centroid, size, town.map.half_extent_m - 10.0)
     distractors = look_alikes(town, target, region)
     if setting == "hard" and not 2 <= len(distractors) <= 3:
         return None
-    if setting != "hard" and same_colour(town, target, region):
+    if setting != "hard" and distractors:
+        return None
+    if setting != "hard" and rules.no_same_colour_easy_mid and same_colour(town, target, region):
         return None
     roads = town.map.roads
-    verifiers = verifying_anchors(town, target, 50.0)
+    verifiers = verifying_anchors(town, target, SUCCESS_RADIUS_M)
     inside = [a for a in roads.anchors if region.contains(*roads.xy(a))]
     if not verifiers or not inside:
         return None
     start = inside[int(rng.integers(len(inside)))]
     reachable = roads.decision_distances(start)
     route = min((reachable.get(a, math.inf) for a in verifiers), default=math.inf)
-    if not MIN_START_ROUTE_M <= route < math.inf:
+    shortest = MIN_START_ROUTE_M if rules.ugv_start_60m_away else 0.0
+    if not (route > 0.0 and shortest <= route < math.inf):
         return None
     edge = roads.decision_edges[start][int(rng.integers(len(roads.decision_edges[start])))]
     (x0, y0), (x1, y1) = roads.xy(edge.fine_nodes[0]), roads.xy(edge.fine_nodes[1])
@@ -165,7 +250,10 @@ def generate_episode(
     uav_nodes = [
         w
         for w in town.map.uav_grid.active(region)
-        if not oracle.visible_in_views(Pose(w.x, w.y, w.z, math.pi / 2), nadir, target)
+        if not (
+            rules.uav_start_out_of_view
+            and oracle.visible_in_views(Pose(w.x, w.y, w.z, math.pi / 2), nadir, target)
+        )
     ]
     if not uav_nodes:
         return None
@@ -220,6 +308,7 @@ class _TownJob:
     per_setting: int
     split: str
     seed: int
+    rules: ExtraRules
 
 
 def _generate_town(job: _TownJob, progress: ProgressSink) -> list[AgosEpisode]:
@@ -235,7 +324,13 @@ def _generate_town(job: _TownJob, progress: ProgressSink) -> list[AgosEpisode]:
             if made == job.per_setting:
                 break
             episode = generate_episode(
-                town, setting, index=made + 1, split=job.split, rng=rng, out_dir=job.out_dir
+                town,
+                setting,
+                index=made + 1,
+                split=job.split,
+                rng=rng,
+                out_dir=job.out_dir,
+                rules=job.rules,
             )
             if episode is not None:
                 episodes.append(episode)
@@ -264,6 +359,7 @@ def generate_suite(
     workers: int = 1,
     ray_address: str | None = None,
     progress: ProgressSink | None = None,
+    rules: ExtraRules = ExtraRules(),
 ) -> Path:
     """Write ``out_dir/suite.json`` with ``per_setting`` episodes of every setting per town.
 
@@ -281,6 +377,7 @@ def generate_suite(
         workers: towns generated in parallel (``tasks.shards.run_shards``).
         ray_address: generate on this Ray cluster instead.
         progress: receives each town's progress.
+        rules: the extra rules to apply (none by default); the description names them.
 
     Raises:
         UnknownSceneError: a town that does not exist.
@@ -297,7 +394,14 @@ def generate_suite(
         check_split_town(split, town)
     out_dir.mkdir(parents=True, exist_ok=True)
     jobs = [
-        _TownJob(town=town, out_dir=out_dir, per_setting=per_setting, split=split, seed=seed)
+        _TownJob(
+            town=town,
+            out_dir=out_dir,
+            per_setting=per_setting,
+            split=split,
+            seed=seed,
+            rules=rules,
+        )
         for town in towns
     ]
     episodes = [
@@ -312,6 +416,7 @@ def generate_suite(
         name=name,
         description=(
             f"AGOS episodes on {', '.join(towns)}: {per_setting} per setting (easy, mid, hard)"
+            + (f"; extra rules: {', '.join(rules.names)}" if rules.names else "")
         ),
         episodes=episodes,
         # Interleaved by setting, so that the first N of a run cover every setting.

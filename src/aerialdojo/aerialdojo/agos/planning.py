@@ -148,15 +148,26 @@ class Drive:
     length_m: float
 
 
-def drive_to(roads: RoadNetwork, pose: Pose, anchor: int, ground_z: float) -> Drive:
-    """The shortest directed drive from the UGV's fine node to ``anchor`` (A.1.2: planned on
-    the complete fine graph from the current fine node).
+def drive_to(
+    roads: RoadNetwork, pose: Pose, anchor: int, ground_z: float, *, decision_graph: bool = False
+) -> Drive:
+    """The shortest directed drive from the UGV's fine node to ``anchor``: planned on the
+    complete fine graph from the current fine node (A.1.2, a road waypoint), or with
+    ``decision_graph`` the shortest Dijkstra route on the decision graph from the UGV's
+    anchor, each edge's stored fine nodes driven ("Handoff": RGPP's route to a candidate's
+    approach node). Their lengths are equal; on a tie they may take different nodes.
 
     Raises:
         InvalidActionError: ``anchor`` is unreachable.
     """
     start = roads.nearest_node(pose.x, pose.y)
-    nodes = roads.fine_path(start, anchor)
+    if decision_graph:
+        first = roads.nearest_anchor(pose.x, pose.y)
+        nodes = roads.fine_path(start, first)[:-1] + roads.expand(
+            roads.decision_path(first, anchor)
+        )
+    else:
+        nodes = roads.fine_path(start, anchor)
     z = ground_z + UGV_HEIGHT_M
     points = tuple((x, y, z) for x, y in (roads.xy(node) for node in nodes))
     yaw = pose.yaw if len(nodes) < 2 else _departure(roads, nodes[-2:])

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import numpy as np
@@ -39,13 +39,19 @@ from aerialdojo.agos.vocabulary import (
 )
 from aerialdojo.errors import ConfigError
 from aerialdojo.geometry import Pose
-from aerialdojo.protocols.referee import TeammateMessage
+from aerialdojo.protocols.referee import MessageKind, TeammateMessage
 
 #: Hue histogram bins of the reference colour, and the tolerance of a match (degrees).
 _HUE_BIN_DEG = 10.0
 HUE_TOLERANCE_DEG = 16.0
 #: A view pixel matches when its saturation reaches this share of the reference's.
 SATURATION_SHARE = 0.6
+#: A target is coloured when at least this share of its reference pixels has a colour (a
+#: coloured car shows over 90 %, a neutral one about 40 %: its glass).
+COLOURED_SHARE = 0.6
+#: Brightness bins of a colourless target's signature, and the tolerance of a match.
+_VALUE_BIN = 0.05
+VALUE_TOLERANCE = 0.06
 #: Coloured area a vehicle shows from above, m^2 (bonnet and boot of a car at least).
 MIN_TOP_AREA_M2 = 1.2
 MAX_TOP_AREA_M2 = 40.0
@@ -98,9 +104,10 @@ def message_point(text: str) -> tuple[float, float] | None:
 
 def search_anchor(messages: Sequence[TeammateMessage]) -> tuple[float, float] | None:
     """The place the newest message naming one gives (AGOS-Bench, appendix A.4.2, "Search
-    Anchor": the UGV reads the UAV's reported position from its messages)."""
+    Anchor": the UGV reads the UAV's reported position from its messages). Only what the
+    teammate's decisions said counts: the initial exchange of start positions is no anchor."""
     for message in reversed(messages):
-        point = message_point(message.text)
+        point = message_point(message.text) if message.kind is MessageKind.FREE_TEXT else None
         if point is not None:
             return point
     return None
@@ -137,52 +144,80 @@ def _hue_gap(hue: np.ndarray, reference: float) -> np.ndarray:
 class TargetSignature:
     """The target's colour and shape as the reference images show it.
 
+    A coloured target is matched by hue; a white, black, grey or silver one, whose reference
+    pixels are mostly without colour (the glass is the only coloured part of a neutral car),
+    by brightness among colourless pixels.
+
     Attributes:
-        hue: dominant body hue, degrees.
-        saturation: median saturation of the body pixels.
+        hue: dominant body hue, degrees (coloured targets).
+        saturation: median saturation of the body pixels (coloured targets).
         aspects: width / height of the body's bounding box in each reference view.
+        achromatic: the target has no colour of its own; ``value`` describes it.
+        value: the most common brightness of its colourless pixels (achromatic targets).
     """
 
     hue: float
     saturation: float
     aspects: tuple[float, ...]
+    achromatic: bool = False
+    value: float = 0.0
 
     @classmethod
     def from_references(cls, images: Sequence[np.ndarray]) -> TargetSignature:
         """Read the signature from reference images whose background is white.
 
         Raises:
-            ConfigError: no image shows a coloured object.
+            ConfigError: no image shows an object.
         """
-        hues, weights, saturations = [], [], []
+        hues, weights, saturations, colourless = [], [], [], []
+        bodies = 0
         for image in images:
             hue, chroma_share, value = hsv(image)
-            body = (chroma_share >= 0.25) & (value >= 0.15)
-            hues.append(hue[body])
-            weights.append(chroma_share[body])
-            saturations.append(chroma_share[body])
+            body = ~(image == 255).all(axis=-1)
+            coloured = (chroma_share >= 0.25) & (value >= 0.15) & body
+            bodies += int(body.sum())
+            hues.append(hue[coloured])
+            weights.append(chroma_share[coloured])
+            saturations.append(chroma_share[coloured])
+            colourless.append(value[body & ~coloured])
         all_hues, all_weights = np.concatenate(hues), np.concatenate(weights)
-        if not all_hues.size:
-            raise ConfigError("the reference images show no coloured object")
-        counts, edges = np.histogram(
-            all_hues, bins=int(360 / _HUE_BIN_DEG), range=(0.0, 360.0), weights=all_weights
-        )
-        peak = int(np.argmax(counts))
-        inside = (all_hues >= edges[peak]) & (all_hues < edges[peak + 1])
-        dominant = float(np.median(all_hues[inside]))
-        match = _hue_gap(all_hues, dominant) <= HUE_TOLERANCE_DEG
+        if not bodies:
+            raise ConfigError("the reference images show no object")
+        if all_hues.size < COLOURED_SHARE * bodies:
+            counts, edges = np.histogram(
+                np.concatenate(colourless), bins=int(1.0 / _VALUE_BIN), range=(0.0, 1.0)
+            )
+            peak = int(np.argmax(counts))
+            signature = cls(
+                0.0, 0.0, (), achromatic=True, value=float(edges[peak] + _VALUE_BIN / 2)
+            )
+        else:
+            counts, edges = np.histogram(
+                all_hues, bins=int(360 / _HUE_BIN_DEG), range=(0.0, 360.0), weights=all_weights
+            )
+            peak = int(np.argmax(counts))
+            inside = (all_hues >= edges[peak]) & (all_hues < edges[peak + 1])
+            dominant = float(np.median(all_hues[inside]))
+            match = _hue_gap(all_hues, dominant) <= HUE_TOLERANCE_DEG
+            saturation = float(np.median(np.concatenate(saturations)[match]))
+            signature = cls(dominant, saturation, ())
         aspects = []
         for image in images:
-            mask = cls(dominant, 0.0, ()).mask(image)
+            mask = signature.mask(image)
             if mask.any():
                 rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
                 aspects.append((cols[-1] - cols[0] + 1) / (rows[-1] - rows[0] + 1))
-        saturation = float(np.median(np.concatenate(saturations)[match]))
-        return cls(dominant, saturation, tuple(aspects))
+        return replace(signature, aspects=tuple(aspects))
 
     def mask(self, rgb: np.ndarray) -> np.ndarray:
         """Pixels of ``rgb`` whose colour matches the target's."""
         hue, saturation, value = hsv(rgb)
+        if self.achromatic:
+            return np.asarray(
+                (saturation < 0.25)
+                & (np.abs(value - self.value) <= VALUE_TOLERANCE)
+                & ~(rgb == 255).all(axis=-1)
+            )
         return np.asarray(
             (_hue_gap(hue, self.hue) <= HUE_TOLERANCE_DEG)
             & (saturation >= max(0.2, SATURATION_SHARE * self.saturation))
@@ -242,12 +277,23 @@ def find_blobs(mask: np.ndarray, depth: np.ndarray | None = None) -> list[Blob]:
 
 @dataclass(frozen=True)
 class CandidateView:
-    """A candidate as the agents see it on ``/agos/candidates``."""
+    """A candidate as the agents see it on ``/agos/candidates`` (AGOS-Bench, eq. 4: C_t holds
+    "the active and historical candidates (with grid cell, projected polygon center, and
+    status)").
+
+    Attributes:
+        candidate_id: ``C001``, ``C002``, ... in proposal order.
+        center: the projected polygon's centre, map frame.
+        active: under verification now.
+        confirmed: closed as confirmed (closed and not confirmed: rejected).
+        grid_cell: the cell of the UAV's nadir view it was annotated in.
+    """
 
     candidate_id: str
     center: tuple[float, float]
     active: bool
     confirmed: bool = False
+    grid_cell: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -261,6 +307,8 @@ class AgosTask:
         region: the search region.
         instruction: the task text both agents get.
         reference_images: the target's reference views (RGB).
+        map_image: the top-down map M of the region (RGB, north up, exactly covering
+            ``region``; ``agos.maps``); None where the task carries none.
         actions: this agent's actions in the episode.
         mode: ``agent`` (AGOS-Agent: candidates and their tools) or ``baseline``
             (AGOS-Bench's Baseline, appendix A.4.2: coordination by messages only).
@@ -276,6 +324,7 @@ class AgosTask:
     region: Region
     instruction: str
     reference_images: tuple[np.ndarray, ...]
+    map_image: np.ndarray | None = None
     actions: tuple[str, ...]
     mode: str = MODE_AGENT
     max_uses: dict[str, int] = field(default_factory=dict)
@@ -298,9 +347,12 @@ class AgosObservation:
             front view, or its six ring views after STOP_OBSERVE).
         candidates: the episode's candidates so far, by id.
         active: the candidate under verification, as the turn names it; None if none.
-        messages: the messages the teammate's decisions carried this attempt, in the order
-            sent (the task manager numbers and delivers them; the turn counts them).
+        messages: the messages delivered to the agent this attempt, in the order sent: those
+            the teammate's decisions carried and the protocol's notices (``kind``; the task
+            manager numbers and delivers them; the turn counts them).
         decision: the team's decision this one is (1-based), 0 when not announced.
+        teammate: the other agent's (x, y), map frame, where the protocol shares it
+            (AGOS-Agent's C_t); None otherwise.
     """
 
     pose: Pose
@@ -309,6 +361,7 @@ class AgosObservation:
     active: CandidateView | None = None
     messages: tuple[TeammateMessage, ...] = ()
     decision: int = 0
+    teammate: tuple[float, float] | None = None
 
 
 class AgosPolicy(Protocol):
@@ -362,15 +415,17 @@ class UavSearchPolicy:
             self.rejected.append(self._annotated)
             self._annotated = None
 
-    def act(self, pose: Pose, nadir: ViewData) -> Decision:
-        """The next decision from the nadir view at ``pose``."""
+    def act(self, pose: Pose, nadir: ViewData, *, may_annotate: bool = True) -> Decision:
+        """The next decision from the nadir view at ``pose``; ``may_annotate`` False while a
+        candidate is verified without freezing the UAV (no RGPP): matches are passed by."""
         grid = self.town.uav_grid
         here = grid.nearest_active(pose.x, pose.y, self.region)
         self.visited.add(here.waypoint_id)
         detection = self.detect(pose, nadir)
         options = grid.options(pose.x, pose.y, self.region)
         exhausted = 0 < self.annotation_budget <= self.annotations
-        if detection is not None and not (self.mode == MODE_AGENT and exhausted):
+        blocked = self.mode == MODE_AGENT and (exhausted or not may_annotate)
+        if detection is not None and not blocked:
             cell, ground = detection
             nearer = min(options, key=lambda w: math.dist((w.x, w.y), ground), default=None)
             if (
@@ -549,11 +604,12 @@ class ColourShapeUav:
     """``UavSearchPolicy`` as an ``AgosPolicy`` (``policy: colour_shape`` of the UAV), in the
     task's mode and within its annotation budget, told when the UGV rejected its last match.
 
-    AGOS-Agent: the UAV gets no turn while its candidate is verified and a valid CONFIRM
-    ends the episode, so its next decision after an annotation means the candidate closed
-    without success (rejected, a false CONFIRM with confirmations left, no serviceable
-    approach). Baseline: the decision clock gives the UAV turns while the UGV drives to the
-    anchor it sent, so only the UGV's messages say that the anchor was rejected.
+    AGOS-Agent: a valid CONFIRM ends the episode, so once no candidate is under verification
+    (the turn names none) its last annotation closed without success (rejected, a false
+    CONFIRM with confirmations left, no serviceable approach). While one is verified without
+    freezing the UAV (no RGPP) it searches on without annotating. Baseline: the decision
+    clock gives the UAV turns while the UGV drives to the anchor it sent, so only the UGV's
+    messages say that the anchor was rejected.
 
     Args:
         seed: breaks ties between equally good waypoints.
@@ -584,10 +640,13 @@ class ColourShapeUav:
             self._messages_read = len(observation.messages)
             if any(is_rejection(message.text) for message in news):
                 self._policy.candidate_rejected()
-        elif self._annotated:
+        elif self._annotated and observation.active is None:
             self._policy.candidate_rejected()
-        decision = self._policy.act(observation.pose, observation.views[UAV_VIEW])
-        self._annotated = decision.action == ANNOTATE_CANDIDATE
+            self._annotated = False
+        decision = self._policy.act(
+            observation.pose, observation.views[UAV_VIEW], may_annotate=observation.active is None
+        )
+        self._annotated |= decision.action == ANNOTATE_CANDIDATE
         return decision
 
 

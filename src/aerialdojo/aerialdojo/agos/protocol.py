@@ -45,6 +45,7 @@ from aerialdojo.agos.vocabulary import (
     MODE_BASELINE,
     MOVE_TO_ROAD_WAYPOINT,
     MOVE_TO_UAV_WAYPOINT,
+    NO_RELIABLE_CANDIDATE,
     NO_TOOLS,
     REJECT,
     STATUS_ACTIVE,
@@ -61,6 +62,7 @@ from aerialdojo.errors import InvalidActionError
 from aerialdojo.events import EventKind
 from aerialdojo.geometry import Pose
 from aerialdojo.protocols.referee import (
+    MessageKind,
     PlannedStep,
     SimCommand,
     SimOutcome,
@@ -71,6 +73,12 @@ from aerialdojo.protocols.referee import (
     check_agent,
 )
 
+#: Each agent's teammate.
+_OTHER = {UAV: UGV, UGV: UAV}
+#: The UAV's search-stage actions about candidates, which wait while a candidate is
+#: verified (AGOS-Bench, A.4.1: "When no candidate is active, the UAV may use
+#: MOVE_TO_UAV_WAYPOINT, ANNOTATE_CANDIDATE, NO_RELIABLE_CANDIDATE, or WAIT").
+CANDIDATE_SEARCH_ACTIONS = (ANNOTATE_CANDIDATE, NO_RELIABLE_CANDIDATE)
 #: Nominal nadir image for the tools; E2A and visibility depend on the FOV, not the size.
 _NOMINAL_PIXELS = 100
 
@@ -97,6 +105,10 @@ class CandidateRecord:
     status: str = STATUS_ACTIVE
     approach_anchor: int | None = None
     arrived: bool = False
+
+    @property
+    def is_active(self) -> bool:
+        return self.status == STATUS_ACTIVE
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -135,7 +147,18 @@ class CoordinationState:
 
     @property
     def active_candidate(self) -> CandidateRecord | None:
-        return next((c for c in self.candidates if c.status == STATUS_ACTIVE), None)
+        return next((c for c in self.candidates if c.is_active), None)
+
+    @property
+    def uav_frozen(self) -> bool:
+        """Whether the UAV is frozen: a candidate is active and RGPP found it serviceable
+        (AGOS-Bench, "Handoff": "Once a serviceable candidate is created, the UAV decision is
+        frozen during ground approach"). Without RGPP (no_rgpp, no_both) no candidate is
+        serviceable, and the UAV keeps searching while the UGV approaches by road
+        waypoints, as A.5's reading of those ablations needs ("the UAV has more
+        opportunities to continue searching")."""
+        active = self.active_candidate
+        return active is not None and active.approach_anchor is not None
 
 
 class AgosReferee:
@@ -229,16 +252,32 @@ class AgosReferee:
         return record
 
     def turn(self) -> Turn | None:
-        """The next decision's agent, the candidate under verification, if any, and how
-        many messages that agent has been sent."""
+        """The next decision's agent, the candidate under verification, if any, how many
+        messages that agent has been delivered and how many candidates there are; under
+        AGOS-Agent also where its teammate is (C_t's "agent locations", eq. 4: the Baseline
+        coordinates "through short natural-language messages" only, A.4.2)."""
         active = self.state.active_candidate
         agent = self.next_agent()
+        teammate = self.state.poses[_OTHER[agent]]
         return Turn(
             agent=agent,
             candidate_id=active.candidate_id if active is not None else "",
             decision=self.state.used + 1,
             budget=self.state.budget,
             messages=self.state.messages_to(agent),
+            candidates=len(self.state.candidates),
+            teammate_position=(teammate.x, teammate.y, teammate.z)
+            if self.mode == MODE_AGENT
+            else None,
+        )
+
+    def opening_messages(self) -> tuple[TeammateMessage, ...]:
+        """The initial exchange of positions (AGOS-Bench, "Expert Dataset", stage 2: "The UAV
+        and UGV exchange their respective positions to facilitate the planning of subsequent
+        search missions"), delivered before the first decision."""
+        return tuple(
+            self._send(agent, MessageKind.INITIAL, f"{agent.upper()} at {_xy(pose)}")
+            for agent, pose in self.starts.items()
         )
 
     # -- planning a decision -----------------------------------------------------------
@@ -246,10 +285,10 @@ class AgosReferee:
     def next_agent(self) -> str:
         """The agent whose decision comes next: of those that may decide, the one whose
         last action ends first in simulated time (``schedule.DecisionClock``), the UAV on a
-        tie. While a candidate is being verified the UAV is frozen and the UGV decides
-        alone.
+        tie. While a serviceable candidate is being verified the UAV is frozen
+        (``CoordinationState.uav_frozen``) and the UGV decides alone.
         """
-        ready = [UGV] if self.state.active_candidate is not None else [UAV, UGV]
+        ready = [UGV] if self.state.uav_frozen else [UAV, UGV]
         return self.clock.next_agent(ready)
 
     @property
@@ -262,16 +301,29 @@ class AgosReferee:
         return not self._done and agent != self.next_agent()
 
     def legal_actions(self, agent: str) -> tuple[str, ...]:
-        """The actions ``agent`` may take now (the UAV none while a candidate is verified,
-        no annotation once the annotation budget is used)."""
-        if agent == UAV and self.state.active_candidate is not None:
+        """The actions ``agent`` may take now: the UAV none while frozen, and while a
+        candidate is verified without freezing it only moves and waits (AGOS-Bench, A.4.1:
+        "the prompt explicitly disables new candidate annotation and allows the UAV only to
+        move, wait, or send short guidance messages"); no annotation once the annotation
+        budget is used."""
+        if agent == UAV and self.state.uav_frozen:
             return ()
-        exhausted = self.state.annotations >= self.annotation_budget
         return tuple(
             action
             for action in action_set(agent, self.ablation, self.mode)
-            if not (action == ANNOTATE_CANDIDATE and exhausted)
+            if self._unavailable(agent, action) is None
         )
+
+    def _unavailable(self, agent: str, action: str) -> str | None:
+        """Why an action of ``agent``'s action set cannot be taken now; None if it can."""
+        if agent != UAV or action not in CANDIDATE_SEARCH_ACTIONS:
+            return None
+        active = self.state.active_candidate
+        if active is not None:
+            return f"{action} waits until candidate {active.candidate_id} is closed"
+        if action == ANNOTATE_CANDIDATE and self.state.annotations >= self.annotation_budget:
+            return f"the annotation budget of {self.annotation_budget} is used"
+        return None
 
     def plan(self, request: StepRequest) -> PlannedStep:
         """Validate one decision; every accepted one is executed by the simulator.
@@ -303,10 +355,14 @@ class AgosReferee:
                 f"{self.ablation}; legal: {', '.join(legal)}"
             )
         active = self.state.active_candidate
-        if agent == UAV and active is not None:
+        if agent == UAV and self.state.uav_frozen:
+            assert active is not None
             raise InvalidActionError(
                 f"the UAV is frozen while candidate {active.candidate_id} is being verified"
             )
+        unavailable = self._unavailable(agent, action)
+        if unavailable is not None:
+            raise InvalidActionError(unavailable)
         pose = self.state.poses[agent]
         sim_argument = argument
         if action == MOVE_TO_UAV_WAYPOINT:
@@ -317,10 +373,6 @@ class AgosReferee:
                     f"{', '.join(w.waypoint_id for w in options)}"
                 )
         elif action == ANNOTATE_CANDIDATE:
-            if self.state.annotations >= self.annotation_budget:
-                raise InvalidActionError(
-                    f"the annotation budget of {self.annotation_budget} is used"
-                )
             self.project(argument, pose)  # raises on a bad cell
         elif action == MOVE_TO_ROAD_WAYPOINT:
             roads = road_options(self.town.map.roads, pose)
@@ -392,6 +444,7 @@ class AgosReferee:
         before = state.poses[request.agent]
         state.poses[request.agent] = pose
         state.decisions[request.agent] += 1
+        froze_uav = state.uav_frozen
         facts: dict[str, Any] = {
             "agent": request.agent,
             "action": request.action,
@@ -409,7 +462,13 @@ class AgosReferee:
             active = state.active_candidate
             if request.action in (MOVE_TO_ROAD_WAYPOINT, GO_TO_CANDIDATE):
                 anchor = parse_road_waypoint(planned.command.argument, self.town.map.roads)
-                drive = drive_to(self.town.map.roads, before, anchor, self.town.map.ground_z)
+                drive = drive_to(
+                    self.town.map.roads,
+                    before,
+                    anchor,
+                    self.town.map.ground_z,
+                    decision_graph=request.action == GO_TO_CANDIDATE,
+                )
                 facts["path"] = [list(point) for point in drive.points[1:]]
                 moved_m = drive.length_m
                 if request.action == GO_TO_CANDIDATE and active is not None:
@@ -426,16 +485,24 @@ class AgosReferee:
             self._last_ugv_action = request.action
         self.clock.advance(request.agent, decision_seconds(request.agent, moved_m))
         facts["ends_s"] = round(self.clock.free_at[request.agent], 3)
-        if changed is not None and changed.status != STATUS_ACTIVE and request.agent == UGV:
+        if froze_uav and not state.uav_frozen:
             # The frozen UAV resumes its search when the UGV closes the candidate.
             self.clock.hold_until(UAV, self.clock.free_at[UGV])
-        message = self._deliver(request)
-        if message is not None:
-            facts["message"] = message.text
+        messages = []
+        if request.teammate_message:
+            facts["message"] = request.teammate_message
+            messages.append(
+                self._send(request.agent, MessageKind.FREE_TEXT, request.teammate_message)
+            )
+        notice = self._notice(request, pose, changed)
+        if notice is not None:
+            messages.append(notice)
         if kind is EventKind.STEP and state.used >= state.budget:
             kind, reason = EventKind.BUDGET_EXHAUSTED, f"decision budget of {state.budget} used"
         self._done = kind is not EventKind.STEP
-        return Verdict(kind=kind, reason=reason, facts=facts, candidate=changed, message=message)
+        return Verdict(
+            kind=kind, reason=reason, facts=facts, candidate=changed, messages=tuple(messages)
+        )
 
     def _confirm(
         self, pose: Pose, facts: dict[str, Any], active: CandidateRecord | None
@@ -459,19 +526,59 @@ class AgosReferee:
             active.status = STATUS_CONFIRMED if kind is EventKind.STOPPED else STATUS_REJECTED
         return kind, reason, active
 
-    def _deliver(self, request: StepRequest) -> TeammateMessage | None:
-        """The message a decision carries to the other agent, numbered for its receiver."""
-        if not request.teammate_message:
-            return None
-        receiver = UGV if request.agent == UAV else UAV
+    def _send(
+        self, sender: str, kind: MessageKind, text: str, candidate_id: str = ""
+    ) -> TeammateMessage:
+        """A message from ``sender`` to the other agent, numbered for its receiver and kept
+        in C_t."""
+        receiver = _OTHER[sender]
         message = TeammateMessage(
-            sender=request.agent,
+            sender=sender,
             receiver=receiver,
-            text=request.teammate_message,
+            text=text,
             sequence=self.state.messages_to(receiver) + 1,
+            kind=kind,
+            candidate_id=candidate_id,
         )
         self.state.messages.append(message)
         return message
+
+    def _notice(
+        self, request: StepRequest, pose: Pose, changed: CandidateRecord | None
+    ) -> TeammateMessage | None:
+        """The notice of AGOS-Agent's search-handoff-verify workflow a decision causes, sent
+        on its agent's behalf: the UAV's inspection request for a new serviceable candidate,
+        the UGV's arrival at a candidate and its confirmation signal after a CONFIRM or
+        REJECT (AGOS-Bench, "Expert Dataset", stage 2, and A.4.1, "Arrival"). The Baseline
+        has no candidates; its agents say what they want in their own messages."""
+        if self.mode != MODE_AGENT:
+            return None
+        action = request.action
+        if action == ANNOTATE_CANDIDATE and changed is not None and changed.is_active:
+            return self._send(
+                UAV,
+                MessageKind.INSPECTION_REQUEST,
+                f"suspected target at {_xy(changed.center)} (cell {changed.grid_cell}); please "
+                f"verify {changed.candidate_id}",
+                changed.candidate_id,
+            )
+        if action == GO_TO_CANDIDATE:
+            return self._send(
+                UGV,
+                MessageKind.ARRIVAL,
+                f"UGV arrived near {request.argument} at {_xy(pose)}",
+                request.argument,
+            )
+        if action in (CONFIRM, REJECT):
+            verdict = "confirmed" if action == CONFIRM else "rejected"
+            about = changed.candidate_id if changed is not None else ""
+            return self._send(
+                UGV,
+                MessageKind.CONFIRMATION,
+                f"UGV {verdict} {about or 'the vehicle here'} at {_xy(pose)}",
+                about,
+            )
+        return None
 
     def _annotate(self, cell: str, pose: Pose) -> CandidateRecord:
         self.state.annotations += 1
@@ -525,7 +632,6 @@ class AgosReferee:
     def start_facts(self) -> dict[str, Any]:
         """Facts of the episode start, for the STARTED record."""
         return {
-            "uav_budget": self.episode.action_budget,
             "uav_start_visible": self.uav_start_visible,
             "mode": self.mode,
             "ablation": self.ablation,
@@ -533,3 +639,9 @@ class AgosReferee:
             "confirmation_budget": self.confirmation_budget,
             "require_fresh_observation": self.require_fresh_observation,
         }
+
+
+def _xy(point: Pose | tuple[float, ...]) -> str:
+    """``(x, y)`` of a pose or point, to one decimal, as notices write places."""
+    x, y = (point.x, point.y) if isinstance(point, Pose) else point[:2]
+    return f"({x:.1f}, {y:.1f})"

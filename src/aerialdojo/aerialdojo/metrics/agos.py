@@ -44,7 +44,8 @@ METRIC_SPECS = (
 def aerial_search_efficiency(record: AgosRecord) -> float:
     """ASE_e = (T_e - tau_e + 1) / T_e if the target became oracle-visible, else 0 (eq. 11).
 
-    tau_e is 1-based: a target visible at the first UAV decision scores 1.
+    tau_e is 1-based: a target visible at the first UAV decision scores 1. T_e is the UAV's
+    own search budget (``AgosRecord.uav_budget``).
     """
     tau = record.oracle_visible_uav_step
     if tau is None:

@@ -205,9 +205,12 @@ def plausibility_problems(trace: EpisodeTrace) -> list[str]:
     - Where positions follow the actions (every benchmark but the air-ground ones, and not a
       robot's pose track): one position per executed action that is not Stop, after the
       start.
-    - AGOS (AGOS-Bench, appendix A.2.3): a CONFIRM ends the episode, so there is at most
-      one, and it is how the UGV stops; a valid CONFIRM saw the target in the UGV's six
-      views, so the ground observation supports it.
+    - AGOS (AGOS-Bench, appendix A.2.3): the UGV stops by a CONFIRM and only so, and a
+      valid CONFIRM ends the episode and saw the target in the UGV's six views, so the
+      ground observation supports it. A false CONFIRM ends it too where it used the last of
+      the confirmation budget (1 by default); with more, a false one closes its candidate and
+      the episode may go on and end by the decision budget, so several CONFIRMs, and
+      CONFIRMs in an episode that did not stop, are legal.
     """
     problems = []
     where = f"episode {trace.episode_id!r}"
@@ -226,12 +229,15 @@ def plausibility_problems(trace: EpisodeTrace) -> list[str]:
                 f"expected {expected} (the start, then one per action but Stop)"
             )
         return problems
-    if agos.confirmations > 1:
-        problems.append(f"{where}: agos.confirmations={agos.confirmations}: a CONFIRM ends it")
-    if trace.stop_called != (agos.confirmations == 1):
+    if trace.stop_called and agos.confirmations == 0:
         problems.append(
-            f"{where}: stop_called={trace.stop_called} with agos.confirmations="
-            f"{agos.confirmations}: the UGV stops by CONFIRM, and only so"
+            f"{where}: stop_called=True with agos.confirmations=0: the UGV stops by CONFIRM, "
+            "and only so"
+        )
+    if agos.confirmation_valid and not trace.stop_called:
+        problems.append(
+            f"{where}: agos.confirmation_valid with stop_called=False: a valid CONFIRM ends "
+            "the episode"
         )
     if agos.confirmation_valid and not agos.ground_observation_support:
         problems.append(

@@ -71,7 +71,9 @@ class AgosRecord:
     Attributes:
         uav_decisions: K^UAV, logical UAV decision calls (DS, eq. 21).
         ugv_decisions: K^UGV, logical UGV decision calls.
-        uav_budget: T_e, the UAV search budget in decision steps (ASE, eq. 11).
+        uav_budget: T_e, the UAV's own search budget in decision steps (ASE, eq. 11); in
+            aerialdojo's runs the decisions the UAV was given of the budget both agents
+            share, K^UAV (``protocols.agos.AgosTraceBuilder``); 0 when it made none.
         oracle_visible_uav_step: tau_e, the first UAV decision step (1-based) at which the
             target was oracle-visible from the UAV; None if it never was.
         candidates: candidate regions in the order the UAV proposed them (rank j = 1, 2, ...).
@@ -103,15 +105,13 @@ class AgosRecord:
             episode_id: named in the error message.
 
         Raises:
-            MetricsError: a negative count, tau outside [1, T_e], or a valid confirmation
-                without any CONFIRM.
+            MetricsError: a negative count or budget, tau outside [1, T_e], or a valid
+                confirmation without any CONFIRM.
         """
         where = f"episode {episode_id!r}: agos"
-        for name in ("uav_decisions", "ugv_decisions", "confirmations"):
+        for name in ("uav_decisions", "ugv_decisions", "confirmations", "uav_budget"):
             if getattr(self, name) < 0:
                 raise MetricsError(f"{where}.{name}={getattr(self, name)} must be >= 0")
-        if self.uav_budget <= 0:
-            raise MetricsError(f"{where}.uav_budget={self.uav_budget} must be > 0")
         step = self.oracle_visible_uav_step
         if step is not None and not 1 <= step <= self.uav_budget:
             raise MetricsError(

@@ -1,37 +1,41 @@
-"""What the two AGOS agent nodes share: the task with its town and region, the turn protocol,
-map-frame odometry, the handoff topics and the step service (AGOS-Bench: two agents in
-separate processes that cooperate only through ``/agos/candidates`` and ``/agos/messages``).
+"""What the two AGOS agent nodes share: the task with its town, region and top-down map, the
+turn protocol, map-frame odometry, the handoff topics and the step service (AGOS-Bench: two
+agents in separate processes that cooperate only through ``/agos/candidates`` and
+``/agos/messages``).
 
-The task manager announces on ``/agos/turn`` whose decision comes next, which candidate
-is being verified and how many messages the agent has been sent with decisions; an agent
-decides only on its turn, once it holds every view of the stamp its own last step produced,
-the candidate the turn names and every message the turn counts, so its decision never
-depends on how fast the other process was.
+The task manager announces on ``/agos/turn`` (AgosTurn) whose decision comes next, which
+candidate is being verified, how many candidates there are and how many messages the agent
+has been delivered, and under AGOS-Agent where its teammate is; an agent decides only on
+its turn, once it holds every view of the stamp its own last step produced, every candidate
+and every message the turn counts, so its decision never depends on how fast the other
+process was.
 
 The node runs the ``policy`` parameter's ``agos.policies.AgosPolicy`` (the colour-shape
 heuristics, a vision-language model, or a ``package.module:ClassName`` plug-in): per episode
 an ``AgosTask`` (with the task's ``mode``: AGOS-Agent's candidates or the Baseline's messages
-only), per turn an ``AgosObservation`` with the messages the teammate's decisions carried.
-A decision's own message goes with its step (``Step.teammate_message``); the task manager
-numbers and delivers it. A rerun of an episode has the same id and a later stamp: candidates
-and messages stamped before the rerun's task belong to the attempt before. A subclass says
-which views an observation set holds after its last decision and adds its role's workflow
-messages (information only: the turn does not count them, so no policy is shown them).
+only, and the map M), per turn an ``AgosObservation`` with the candidates (the one the turn
+names active, the others closed), the teammate's position and the messages delivered: those
+the teammate's decisions carried and the protocol's notices (the initial exchange of
+positions, inspection requests, arrival and confirmation). A decision's own message goes
+with its step (``Step.teammate_message``); the task manager numbers and delivers it. A rerun
+of an episode has the same id and a later stamp: candidates and messages stamped before the
+rerun's task belong to the attempt before. A subclass says which views an observation set
+holds after its last decision.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
-from aerialdojo_interfaces.msg import AgentMessage, Candidate, TaskSpec
-from std_msgs.msg import Header
+from aerialdojo_interfaces.msg import AgentMessage, AgosTurn, Candidate, TaskSpec
 
 from aerialdojo.agents.observation import ViewData
 from aerialdojo.agents.plugins import agos_policy, policy_identity
 from aerialdojo.agos.episodes import parse_task_text
 from aerialdojo.agos.grid import Region
-from aerialdojo.agos.policies import AgosObservation, AgosTask, CandidateView, Decision
+from aerialdojo.agos.policies import AgosObservation, AgosTask, CandidateView
 from aerialdojo.agos.town import TownMap, town_map
 from aerialdojo.agos.vocabulary import MODE_AGENT
 from aerialdojo.geometry import Pose
@@ -39,8 +43,7 @@ from aerialdojo.image_codec import image_to_array
 from aerialdojo.nodes.agent_node import AgentNode
 from aerialdojo.nodes.common import param, parameters_of, time_ns
 from aerialdojo.nodes.qos import HANDOFF_QOS, TASK_QOS
-from aerialdojo.protocols.referee import StepRequest, TeammateMessage, parse_turn_text
-from aerialdojo.tf_tree import MAP_FRAME
+from aerialdojo.protocols.referee import MessageKind, StepRequest, TeammateMessage
 
 
 class AgosAgentNode(AgentNode):
@@ -70,19 +73,15 @@ class AgosAgentNode(AgentNode):
         # Episode id -> (stamp ns, message) of the messages the other agent's decisions
         # carried; they too may arrive before the task.
         self._inbox: dict[str, list[tuple[int, TeammateMessage]]] = {}
-        # The episode of the turn granted to this agent ("" while it has none), the
-        # candidate under verification it names, the team's decision it is and how many
-        # messages this agent must have been delivered.
-        self._turn_episode = ""
-        self._turn_candidate = ""
-        self._turn_decision = 0
-        self._turn_messages = 0
+        # The turn granted to this agent (None while it has none): its episode, the
+        # candidate under verification it names, the team's decision it is, how many
+        # candidates and messages this agent must hold, and the teammate's position.
+        self._turn: AgosTurn | None = None
         # Decisions this agent stepped in the current attempt.
         self._decided = 0
         self.create_subscription(Candidate, "/agos/candidates", self._on_candidate, HANDOFF_QOS)
         self.create_subscription(AgentMessage, "/agos/messages", self._on_message, HANDOFF_QOS)
-        self.create_subscription(AgentMessage, "/agos/turn", self._on_turn, TASK_QOS)
-        self._messages = self.create_publisher(AgentMessage, "/agos/messages", HANDOFF_QOS)
+        self.create_subscription(AgosTurn, "/agos/turn", self._on_turn, TASK_QOS)
         self.announce(str(param(self, "policy")), **policy_identity(self.policy))
 
     # -- for subclasses ----------------------------------------------------------------
@@ -93,26 +92,6 @@ class AgosAgentNode(AgentNode):
     def ready(self) -> bool:
         """Whether the subclass holds what its next decision needs (default: yes)."""
         return True
-
-    def deciding(self, decision: Decision, pose: Pose) -> None:
-        """``decision`` was made at ``pose`` and is about to be stepped."""
-
-    def candidate_changed(self, candidate: CandidateView) -> None:
-        """A candidate appeared or closed."""
-
-    def send(self, kind: int, text: str, receiver: str, candidate_id: str = "") -> None:
-        """Publish a workflow message to the other agent (information, uncounted)."""
-        self._messages.publish(
-            AgentMessage(
-                header=Header(stamp=self.get_clock().now().to_msg(), frame_id=MAP_FRAME),
-                episode_id=self.episode_id,
-                sender=self.agent,
-                receiver=receiver,
-                kind=kind,
-                text=text,
-                candidate_id=candidate_id,
-            )
-        )
 
     # -- the AgentNode hooks -----------------------------------------------------------
 
@@ -140,6 +119,7 @@ class AgosAgentNode(AgentNode):
                 region=self.region,
                 instruction=task.goal.description,
                 reference_images=references,
+                map_image=image_to_array(task.map_image).copy() if task.map_image.data else None,
                 actions=self.actions,
                 mode=self.mode,
                 max_uses={spec.name: spec.max_uses for spec in own if spec.max_uses},
@@ -153,17 +133,21 @@ class AgosAgentNode(AgentNode):
         )
 
     def decide(self, pose: Pose, views: dict[str, ViewData]) -> StepRequest:
+        turn = self._turn
+        assert turn is not None  # may_act() holds a turn
+        teammate = turn.teammate_position[0] if turn.teammate_position else None
+        candidates = self.candidates
         decision = self.policy.act(
             AgosObservation(
                 pose=pose,
                 views=views,
-                candidates=self.candidates,
-                active=self.active_candidate(),
-                messages=self.inbox[: self._turn_messages],
-                decision=self._turn_decision,
+                candidates=candidates,
+                active=candidates.get(turn.candidate_id) if turn.candidate_id else None,
+                messages=self.inbox[: turn.messages],
+                decision=turn.decision,
+                teammate=(teammate.x, teammate.y) if teammate is not None else None,
             )
         )
-        self.deciding(decision, pose)
         return StepRequest(
             agent=self.agent,
             action=decision.action,
@@ -172,35 +156,35 @@ class AgosAgentNode(AgentNode):
         )
 
     def may_act(self) -> bool:
-        if self.town is None or self._turn_episode != self.episode_id:
+        turn = self._turn
+        if self.town is None or turn is None or turn.episode_id != self.episode_id:
             return False
-        if self._turn_decision and self._turn_decision <= self._decided:
+        if turn.decision <= self._decided:
             # A turn of a rerun of this episode that came before its task: the team's next
             # decision of this attempt is past every one this agent made.
             return False
-        if self._turn_candidate and self._turn_candidate not in self.candidates:
+        if len(self._held_candidates()) < turn.candidates:
             return False  # the candidate messages of the other agent's decision are on their way
-        if len(self.inbox) < self._turn_messages:
-            return False  # so are the messages the other agent's decisions carried
+        if len(self.inbox) < turn.messages:
+            return False  # so are the messages delivered before this turn
         return self.ready()
 
     def try_act(self) -> None:
         was_pending = self.step_pending
         super().try_act()
         if self.step_pending and not was_pending:
-            self._turn_episode = ""  # the turn is used
+            self._turn = None  # the turn is used
             self._decided += 1
 
     def waiting_for(self, waited_s: float) -> str:
-        if self._turn_episode != self.episode_id:
+        if self._turn is None or self._turn.episode_id != self.episode_id:
             return f"no turn on /agos/turn for episode {self.episode_id} after {waited_s:.0f} s"
         return ""
 
     # -- handoff topics ----------------------------------------------------------------
 
-    @property
-    def candidates(self) -> dict[str, CandidateView]:
-        """This attempt's candidates by id."""
+    def _held_candidates(self) -> dict[str, CandidateView]:
+        """This attempt's candidates by id, as their newest messages say."""
         return {
             candidate_id: view
             for (episode_id, candidate_id), (stamp, view) in self._candidates.items()
@@ -208,8 +192,20 @@ class AgosAgentNode(AgentNode):
         }
 
     @property
+    def candidates(self) -> dict[str, CandidateView]:
+        """This attempt's candidates by id as of the current turn: the one it names under
+        verification, every other one closed (a CONFIRM that closes one as confirmed ends
+        the episode). The status is the turn's, not the newest candidate message's, which
+        may still be on its way."""
+        active_id = self._turn.candidate_id if self._turn is not None else ""
+        return {
+            candidate_id: replace(view, active=candidate_id == active_id)
+            for candidate_id, view in self._held_candidates().items()
+        }
+
+    @property
     def inbox(self) -> tuple[TeammateMessage, ...]:
-        """The messages the other agent's decisions carried this attempt, in the order sent."""
+        """The messages delivered to this agent this attempt, in the order sent."""
         delivered = [
             message
             for stamp, message in self._inbox.get(self.episode_id, [])
@@ -217,34 +213,24 @@ class AgosAgentNode(AgentNode):
         ]
         return tuple(sorted(delivered, key=lambda message: message.sequence))
 
-    def active_candidate(self) -> CandidateView | None:
-        """The candidate being verified, as the current turn names it."""
-        return self.candidates.get(self._turn_candidate) if self._turn_candidate else None
-
     def _on_candidate(self, msg: Candidate) -> None:
         candidate = CandidateView(
             msg.candidate_id,
             (msg.center.x, msg.center.y),
             active=msg.status == Candidate.ACTIVE,
             confirmed=msg.status == Candidate.CONFIRMED,
+            grid_cell=msg.grid_cell,
         )
         stamp = time_ns(msg.header.stamp)
         self._candidates[(msg.episode_id, msg.candidate_id)] = (stamp, candidate)
-        if msg.episode_id == self.episode_id and stamp >= self._task_ns:
-            self.candidate_changed(candidate)
         self.try_act()
 
-    def _on_turn(self, msg: AgentMessage) -> None:
+    def _on_turn(self, msg: AgosTurn) -> None:
         # Kept even when it arrives before its episode's task (topics are not ordered); only
         # a turn of the agent's current episode lets it act.
         self._waiting_since = time.monotonic()
-        if msg.receiver == self.agent:
-            self._turn_episode, self._turn_candidate = msg.episode_id, msg.candidate_id
-            self._turn_decision = parse_turn_text(msg.text)
-            self._turn_messages = msg.sequence
-            self.try_act()
-        else:
-            self._turn_episode = ""
+        self._turn = msg if msg.agent == self.agent else None
+        self.try_act()
 
     def _on_message(self, msg: AgentMessage) -> None:
         if msg.sender == self.agent:
@@ -252,7 +238,12 @@ class AgosAgentNode(AgentNode):
         self.get_logger().info(f"message from {msg.sender}: {msg.text}")
         if msg.sequence and msg.receiver == self.agent:
             message = TeammateMessage(
-                sender=msg.sender, receiver=msg.receiver, text=msg.text, sequence=msg.sequence
+                sender=msg.sender,
+                receiver=msg.receiver,
+                text=msg.text,
+                sequence=msg.sequence,
+                kind=MessageKind(msg.kind),
+                candidate_id=msg.candidate_id,
             )
             self._inbox.setdefault(msg.episode_id, []).append((time_ns(msg.header.stamp), message))
             self.try_act()

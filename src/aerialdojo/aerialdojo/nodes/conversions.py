@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from aerialdojo_interfaces.msg import ActionSpec, Candidate, GoalSpec, TaskSpec
+from aerialdojo_interfaces.msg import ActionSpec, AgosTurn, Candidate, GoalSpec, TaskSpec
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Point32, Polygon, TransformStamped
 from geometry_msgs.msg import Pose as PoseMsg
@@ -18,7 +18,7 @@ from aerialdojo.agos.vocabulary import STATUS_ACTIVE, STATUS_CONFIRMED
 from aerialdojo.geometry import Pose, yaw_from_quaternion
 from aerialdojo.image_codec import image_to_array
 from aerialdojo.nodes.images import array_to_image
-from aerialdojo.protocols.referee import HandoffCandidate
+from aerialdojo.protocols.referee import HandoffCandidate, Turn
 from aerialdojo.protocols.task import TaskDescription
 from aerialdojo.sim.backend import CameraSpec
 from aerialdojo.tf_tree import FrameTransform
@@ -98,6 +98,23 @@ def candidate_msg(candidate: HandoffCandidate, episode_id: str, header: Header) 
         polygon=Polygon(points=[Point32(x=px, y=py, z=z) for px, py in candidate.polygon]),
         center=Point(x=x, y=y, z=z),
         status=_CANDIDATE_STATUS.get(candidate.status, Candidate.REJECTED),
+    )
+
+
+def turn_msg(turn: Turn, episode_id: str, header: Header) -> AgosTurn:
+    """aerialdojo_interfaces/AgosTurn of the next turn of ``episode_id``."""
+    position = turn.teammate_position
+    teammate = [] if position is None else [Point(x=position[0], y=position[1], z=position[2])]
+    return AgosTurn(
+        header=header,
+        episode_id=episode_id,
+        agent=turn.agent,
+        decision=turn.decision,
+        budget=turn.budget,
+        candidate_id=turn.candidate_id,
+        candidates=turn.candidates,
+        messages=turn.messages,
+        teammate_position=teammate,
     )
 
 

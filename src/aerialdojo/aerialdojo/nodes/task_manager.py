@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import rclpy
-from aerialdojo_interfaces.msg import AgentMessage, Candidate, EpisodeEvent, TaskSpec
+from aerialdojo_interfaces.msg import AgentMessage, AgosTurn, Candidate, EpisodeEvent, TaskSpec
 from aerialdojo_interfaces.srv import ListEpisodes, SimExecute, SimReset, StartEpisode, Step
 from builtin_interfaces.msg import Time
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
@@ -52,7 +52,13 @@ from aerialdojo.nodes.common import (
     param,
     wait_for_future,
 )
-from aerialdojo.nodes.conversions import candidate_msg, pose_from_msg, pose_msg, task_spec_msg
+from aerialdojo.nodes.conversions import (
+    candidate_msg,
+    pose_from_msg,
+    pose_msg,
+    task_spec_msg,
+    turn_msg,
+)
 from aerialdojo.nodes.qos import EVENTS_QOS, FAULTS_QOS, HANDOFF_QOS, SERVICE_QOS, TASK_QOS
 from aerialdojo.params import NODE_PARAMETERS
 from aerialdojo.protocols import EpisodeLike, load_suite
@@ -141,7 +147,7 @@ class TaskManager(Node):
         )
         self._task_pub = self.create_publisher(TaskSpec, "/aerialdojo/task", TASK_QOS)
         self._candidates_pub = self.create_publisher(Candidate, "/agos/candidates", HANDOFF_QOS)
-        self._turn_pub = self.create_publisher(AgentMessage, "/agos/turn", TASK_QOS)
+        self._turn_pub = self.create_publisher(AgosTurn, "/agos/turn", TASK_QOS)
         self._messages_pub = self.create_publisher(AgentMessage, "/agos/messages", HANDOFF_QOS)
         self._events_pub = self.create_publisher(
             EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS
@@ -228,6 +234,8 @@ class TaskManager(Node):
                 started, EpisodeEvent.STARTED, episode_json=json.dumps(referee.start_record())
             )
             self._task_pub.publish(self._task_msg(started))
+            for message in referee.opening_messages():
+                self._publish_message(message, started)
             self._publish_turn(started)
             self.get_logger().info(
                 f"episode {index + 1}/{count} {episode.episode_id} started (attempt {attempt})"
@@ -312,8 +320,8 @@ class TaskManager(Node):
         verdict = attempt.referee.apply(planned, outcome)
         if verdict.candidate is not None:
             self._publish_candidate(verdict.candidate, attempt)
-        if verdict.message is not None:
-            self._publish_message(verdict.message, attempt)
+        for message in verdict.messages:
+            self._publish_message(message, attempt)
         if verdict.done:
             self._finish(attempt, int(verdict.kind), request, verdict=verdict)
         else:
@@ -348,29 +356,20 @@ class TaskManager(Node):
         turn = attempt.referee.turn()
         if turn is None:
             return
-        self._turn_pub.publish(
-            AgentMessage(
-                header=Header(stamp=attempt.stamp, frame_id=MAP_FRAME),
-                episode_id=attempt.episode.episode_id,
-                sender="task_manager",
-                receiver=turn.agent,
-                kind=AgentMessage.FREE_TEXT,
-                text=turn.text,
-                candidate_id=turn.candidate_id,
-                sequence=turn.messages,
-            )
-        )
+        header = Header(stamp=attempt.stamp, frame_id=MAP_FRAME)
+        self._turn_pub.publish(turn_msg(turn, attempt.episode.episode_id, header))
 
     def _publish_message(self, message: TeammateMessage, attempt: _Attempt) -> None:
-        """Deliver a message a decision carried, before the turn that follows it."""
+        """Deliver a message a decision carried or a notice, before the turn that follows."""
         self._messages_pub.publish(
             AgentMessage(
                 header=Header(stamp=attempt.stamp, frame_id=MAP_FRAME),
                 episode_id=attempt.episode.episode_id,
                 sender=message.sender,
                 receiver=message.receiver,
-                kind=AgentMessage.FREE_TEXT,
+                kind=int(message.kind),
                 text=message.text,
+                candidate_id=message.candidate_id,
                 sequence=message.sequence,
             )
         )

@@ -26,6 +26,7 @@ from aerialdojo.protocols.referee import (
     SimCommand,
     SimOutcome,
     StepRequest,
+    TeammateMessage,
     Turn,
     Verdict,
     check_agent,
@@ -122,6 +123,9 @@ class AerialDojoReferee:
 
     def turn(self) -> Turn | None:
         return None
+
+    def opening_messages(self) -> tuple[TeammateMessage, ...]:
+        return ()
 
 
 def observation_conditions(views: tuple[str, ...], odometry: bool) -> dict[str, str]:

@@ -35,7 +35,7 @@ from aerialdojo.agos.vocabulary import (
 from aerialdojo.errors import MetricsError
 from aerialdojo.events import EventLike
 from aerialdojo.metrics import agos as metrics
-from aerialdojo.metrics.aggregate import RULE_EPISODE_POOLED, RunMetrics
+from aerialdojo.metrics.aggregate import RULE_EPISODE_POOLED, RunMetrics, mean_or_none
 from aerialdojo.metrics.scores import EpisodeScore, MetricSpec
 from aerialdojo.metrics.trace import AgosCandidate, AgosRecord, EpisodeTrace, Point3
 from aerialdojo.protocols import (
@@ -53,9 +53,9 @@ class AgosTraceBuilder:
     """The UGV's path (its start, then every fine-graph point it drove through) and the
     air-ground record, tallied from the facts of each decision's event."""
 
-    uav_budget: int
     uav_start_visible: bool
     candidate_workflow: bool
+    fresh_observation_required: bool
     positions: list[Point3]
     decisions: dict[str, int] = field(default_factory=lambda: {"uav": 0, "ugv": 0})
     uav_visible_after: list[bool] = field(default_factory=list)
@@ -73,9 +73,9 @@ class AgosTraceBuilder:
         x, y, z = record["start"][:3]
         facts = record["agos"]
         return cls(
-            uav_budget=int(facts["uav_budget"]),
             uav_start_visible=bool(facts["uav_start_visible"]),
             candidate_workflow=facts.get("mode", MODE_AGENT) != MODE_BASELINE,
+            fresh_observation_required=bool(facts.get("require_fresh_observation", True)),
             positions=[(float(x), float(y), float(z))],
         )
 
@@ -96,11 +96,12 @@ class AgosTraceBuilder:
         if verdict is not None:
             self.confirmations += 1
             self.confirmation_valid = bool(verdict["valid"])
-            # After a fresh STOP_OBSERVE the checker's six views are the ground observation
-            # of this decision too; without one the UGV never looked around.
-            self.ground_support |= bool(verdict["visible"]) and verdict.get(
-                "fresh_observation", True
-            )
+            # The checker's six views are a ground observation of this decision too when the
+            # UGV looked around right before, or where the protocol does not ask it to (A.2.3,
+            # "when this requirement is enabled"): then the CONFIRM itself is the six-view
+            # check. Otherwise the UGV never looked around.
+            looked = verdict.get("fresh_observation", True) or not self.fresh_observation_required
+            self.ground_support |= bool(verdict["visible"]) and looked
         self.positions.extend((float(x), float(y), float(z)) for x, y, z in facts.get("path", ()))
 
     def trace_fields(self) -> dict[str, Any]:
@@ -114,7 +115,9 @@ class AgosTraceBuilder:
         return AgosRecord(
             uav_decisions=self.decisions["uav"],
             ugv_decisions=self.decisions["ugv"],
-            uav_budget=self.uav_budget,
+            # T_e, the UAV's own search budget (AGOS-Bench, A.2.1): the 80 decisions are
+            # the team's, and the decision clock gives the UAV its share of them.
+            uav_budget=self.decisions["uav"],
             oracle_visible_uav_step=tau,
             candidates=tuple(self.candidates.values()),
             confirmations=self.confirmations,
@@ -289,10 +292,24 @@ def table4(conditions: Mapping[str, Mapping[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def macro_over_difficulties(run: Mapping[str, Any], key: str) -> float | None:
+    """Metric ``key`` averaged over the run's difficulties with equal weight, the paper's
+    "Overall" (AGOS-Bench, "Effect of the agentic protocol": Qwen3.7-Plus "rises from 7.6%
+    to 48.9% SR", the means of its Easy, Mid and Hard SR in Table 3: (14.3 + 4.3 + 4.3) / 3
+    and (68.1 + 44.3 + 34.3) / 3). Difficulties the run did not hold, or where the metric is
+    undefined (NE without a CONFIRM), are left out; None when none is left."""
+    return mean_or_none(
+        run["by_setting"][setting]["values"].get(key)
+        for setting, _ in DIFFICULTIES
+        if setting in run["by_setting"]
+    )
+
+
 def table3(conditions: Mapping[str, Mapping[str, Any]]) -> str:
     """Several conditions' ``metrics.json`` laid out like AGOS-Bench Table 3: one row per
-    condition, SR, OSR, SPL, NE and DS for Easy, Mid and Hard, then Overall (the run's
-    aggregate); "N/A" where a run held no episode of a difficulty.
+    condition, SR, OSR, SPL, NE and DS for Easy, Mid and Hard, then Overall, the macro
+    average over the difficulties (``macro_over_difficulties``); "N/A" where a run held no
+    episode of a difficulty.
 
     Raises:
         MetricsError: a condition that is not an AGOS run.
@@ -306,10 +323,14 @@ def table3(conditions: Mapping[str, Mapping[str, Any]]) -> str:
     ]
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     for condition, run in conditions.items():
-        groups = [run["by_setting"].get(key) for key, _ in DIFFICULTIES] + [run["overall"]]
+        groups = [run["by_setting"].get(key) for key, _ in DIFFICULTIES]
         cells = [
             _table_cell(group["values"].get(key), style) if group is not None else "N/A"
             for group in groups
+            for key, _, style in TABLE3_COLUMNS
+        ]
+        cells += [
+            _table_cell(macro_over_difficulties(run, key), style)
             for key, _, style in TABLE3_COLUMNS
         ]
         method = _condition(run, "mode")

@@ -41,6 +41,7 @@ from aerialdojo.protocols.referee import (
     SimCommand,
     SimOutcome,
     StepRequest,
+    TeammateMessage,
     Turn,
     Verdict,
     check_agent,
@@ -126,6 +127,9 @@ class CityNavReferee:
 
     def turn(self) -> Turn | None:
         return None
+
+    def opening_messages(self) -> tuple[TeammateMessage, ...]:
+        return ()
 
 
 def describe_task(

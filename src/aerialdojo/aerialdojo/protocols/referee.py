@@ -11,9 +11,9 @@ rules live in its referee (``protocols.aerialdojo.AerialDojoReferee``,
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import IntEnum
 from typing import Any, Protocol
 
 from aerialdojo.errors import InvalidActionError
@@ -88,20 +88,38 @@ class HandoffCandidate(Protocol):
     status: str
 
 
+class MessageKind(IntEnum):
+    """What a message between agents is (AGOS-Bench, "Expert Dataset", stage 2: the initial
+    exchange of positions, the UAV's inspection request, the UGV's confirmation signal; A.4.1:
+    the UGV's arrival message), numbered as ``AgentMessage``'s kinds."""
+
+    INITIAL = 0
+    INSPECTION_REQUEST = 1
+    ARRIVAL = 2
+    CONFIRMATION = 3
+    #: What a decision carried (``Step.teammate_message``).
+    FREE_TEXT = 4
+
+
 @dataclass(frozen=True, kw_only=True)
 class TeammateMessage:
-    """A message one agent sent another with a decision, as the referee delivers it.
+    """A message to one agent as the referee delivers it: one a decision carried, or a notice
+    of the protocol sent on the ``sender``'s behalf.
 
     Attributes:
         sender, receiver: the agents.
         text: what it says.
         sequence: its 1-based number among the messages ``receiver`` was sent this episode.
+        kind: what it is; ``FREE_TEXT`` for what a decision carried.
+        candidate_id: the candidate a notice is about ("" none).
     """
 
     sender: str
     receiver: str
     text: str
     sequence: int
+    kind: MessageKind = MessageKind.FREE_TEXT
+    candidate_id: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -116,7 +134,8 @@ class Verdict:
             ``episode_json``); None where the event's pose says all.
         collision_object: what was hit, where the step collided.
         candidate: a handoff candidate this step created or closed, to announce.
-        message: a message the step carried to another agent, to deliver.
+        messages: to deliver, in order: the message the step carried to another agent, then
+            the notices it caused.
     """
 
     kind: EventKind
@@ -124,7 +143,7 @@ class Verdict:
     facts: dict[str, Any] | None = None
     collision_object: str = ""
     candidate: HandoffCandidate | None = None
-    message: TeammateMessage | None = None
+    messages: tuple[TeammateMessage, ...] = ()
 
     @property
     def done(self) -> bool:
@@ -134,14 +153,18 @@ class Verdict:
 
 @dataclass(frozen=True, kw_only=True)
 class Turn:
-    """Whose decision comes next in a turn-taking episode, and what it must have seen first.
+    """Whose decision comes next in a turn-taking episode, what it must have seen first, and
+    what of the shared state it is told with the turn.
 
     Attributes:
         agent: who decides.
         candidate_id: the candidate under verification ("" none).
         decision: the 1-based number of the decision among the episode's.
         budget: decisions allowed.
-        messages: messages ``agent`` has been sent with decisions so far this episode.
+        messages: messages ``agent`` has been delivered so far this episode.
+        candidates: candidates proposed so far this episode.
+        teammate_position: where the other agent is, map frame; None where the protocol
+            does not share it.
     """
 
     agent: str
@@ -149,17 +172,8 @@ class Turn:
     decision: int
     budget: int
     messages: int = 0
-
-    @property
-    def text(self) -> str:
-        """How the turn announcement says which decision of the budget comes next."""
-        return f"decision {self.decision} of {self.budget}"
-
-
-def parse_turn_text(text: str) -> int:
-    """The decision number a turn announcement (``Turn.text``) names; 0 if none."""
-    match = re.fullmatch(r"decision (\d+) of \d+", text.strip())
-    return int(match.group(1)) if match else 0
+    candidates: int = 0
+    teammate_position: tuple[float, float, float] | None = None
 
 
 class Referee(Protocol):
@@ -203,6 +217,11 @@ class Referee(Protocol):
 
     def turn(self) -> Turn | None:
         """The next turn where agents take turns; None where they do not."""
+        ...
+
+    def opening_messages(self) -> tuple[TeammateMessage, ...]:
+        """Messages delivered before the first decision (AGOS: the agents' start positions
+        exchanged); () where none."""
         ...
 
 

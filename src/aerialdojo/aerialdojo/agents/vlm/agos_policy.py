@@ -7,9 +7,13 @@ UGV's switching between stages (free exploration, candidate reminder, arrival, s
 verification, post-rejection search). The Baseline (A.4.2) has no candidate tools and no
 task memory: the UAV classifies its evidence and sends its position as a search anchor, the
 UGV drives towards the anchor it reads from the UAV's messages. Which one an agent runs is
-the task's ``mode`` (``AgosTask.baseline``). A reply's message goes with the decision's step;
-the prompt shows the messages the teammate's decisions carried, as the task manager
-delivered and the turn counted them.
+the task's ``mode`` (``AgosTask.baseline``). Every request carries the agent's image, the
+top-down map M with markers of what the agent knows (itself, under AGOS-Agent its teammate
+and the candidates, under the Baseline the search anchor; the user prompt states the marker
+convention) and the target's reference images (A.4). A reply's message goes with the
+decision's step; the prompt shows the messages delivered to the agent, as the task manager
+delivered and the turn counted them: those the teammate's decisions carried and the
+protocol's notices, labelled by kind.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from aerialdojo.agents.vlm.parsing import AgosReply, parse_agos_reply
 from aerialdojo.agents.vlm.prompts import PromptSet, prompt_directory
 from aerialdojo.agents.vlm.session import ModelSession
 from aerialdojo.agos.grid import CELL_COLUMNS, CELL_ROWS, cell_label, overlay_grid
+from aerialdojo.agos.maps import MARKER_CROSS, MARKER_DISC, MARKER_RING, MapMarker, marked_map
 from aerialdojo.agos.planning import road_options, road_waypoint_id
 from aerialdojo.agos.policies import AgosObservation, AgosTask, Decision, search_anchor
 from aerialdojo.agos.sensors import UAV_VIEW, UGV_FRONT_VIEW
@@ -46,6 +51,7 @@ from aerialdojo.agos.vocabulary import (
     WAIT,
 )
 from aerialdojo.errors import ConfigError
+from aerialdojo.protocols.referee import MessageKind
 
 #: What each action does, as the system prompts list the role's actions.
 ACTION_HELP = {
@@ -71,6 +77,18 @@ SIX_VIEW_ORDER = (
     ("ring_back", "back"),
     ("ring_back_right", "back-right"),
 )
+#: How the prompts label the protocol's notices among the messages (what a decision carried
+#: is shown as it was written).
+NOTICE_LABELS = {
+    MessageKind.INITIAL: "initial position",
+    MessageKind.INSPECTION_REQUEST: "inspection request",
+    MessageKind.ARRIVAL: "arrival",
+    MessageKind.CONFIRMATION: "confirmation",
+}
+#: The map markers (``agos.maps.marked_map``) and how the prompt names their colours.
+ROLE_MARKERS = {UAV: ((30, 90, 230), "blue"), UGV: ((230, 40, 40), "red")}
+CANDIDATE_MARKER = ((200, 0, 200), "magenta")
+REJECTED_MARKER = ((0, 0, 0), "black")
 #: Without GO_TO_CANDIDATE the UGV has reached a candidate's area this close to its centre.
 ARRIVAL_RADIUS_M = 30.0
 #: The Baseline UAV is reminded not to stall after this many WAITs at one waypoint (A.4.2).
@@ -92,54 +110,28 @@ _BASELINE_UAV_FORMAT = (
 )
 
 _SYSTEM = frozenset({"altitude_m", "success_radius_m", "action_list", "reply_format"})
-_UAV_USER = frozenset(
-    {
-        "step",
-        "budget",
-        "x",
-        "y",
-        "altitude_m",
-        "annotations_used",
-        "candidate_status",
-        "memory",
-        "messages",
-        "waypoints",
-        "available_actions",
-    }
-)
-_BASELINE_UAV_USER = frozenset(
-    {
-        "step",
-        "budget",
-        "x",
-        "y",
-        "altitude_m",
-        "messages",
-        "waypoints",
-        "waypoint_ids",
-        "available_actions",
-        "anti_stall",
-    }
-)
-_UGV_USER = frozenset(
-    {
-        "step",
-        "budget",
-        "steps_left",
-        "confirmations_left",
-        "x",
-        "y",
-        "mode",
-        "messages",
-        "candidate_status",
-        "waypoints",
-        "available_actions",
-        "stage",
-    }
-)
-_BASELINE_UGV_USER = frozenset(
-    {"step", "budget", "x", "y", "mode", "messages", "anchor", "waypoints", "available_actions"}
-)
+#: What every role's user prompt states (``VlmAgosPolicy._status``).
+_STATUS = frozenset({"step", "budget", "x", "y", "messages", "available_actions", "map_markers"})
+_UAV_USER = _STATUS | {
+    "altitude_m",
+    "annotations_used",
+    "candidate_status",
+    "candidates",
+    "teammate",
+    "memory",
+    "waypoints",
+}
+_BASELINE_UAV_USER = _STATUS | {"altitude_m", "waypoints", "waypoint_ids", "anti_stall"}
+_UGV_USER = _STATUS | {
+    "steps_left",
+    "confirmations_left",
+    "mode",
+    "candidate_status",
+    "teammate",
+    "waypoints",
+    "stage",
+}
+_BASELINE_UGV_USER = _STATUS | {"mode", "anchor", "waypoints"}
 _REPAIR = frozenset({"error", "reply_format"})
 #: Each role's template stems -> the placeholders the code fills (docs/vlm_agents.md).
 TEMPLATE_FIELDS: dict[str, dict[str, frozenset[str]]] = {
@@ -347,7 +339,11 @@ class VlmAgosPolicy:
         grid = task.town.uav_grid
         here = grid.nearest_active(pose.x, pose.y, task.region)
         waypoints = grid.options(pose.x, pose.y, task.region)
-        common = self._status(observation, options) | {"altitude_m": f"{grid.altitude_m:g}"}
+        legend, map_parts = self._map(observation)
+        common = self._status(observation, options) | {
+            "altitude_m": f"{grid.altitude_m:g}",
+            "map_markers": legend,
+        }
         nadir = observation.views[UAV_VIEW].rgb
         if self.baseline:
             stall = ""
@@ -376,7 +372,8 @@ class VlmAgosPolicy:
         else:
             active = observation.active
             status = (
-                f"{active.candidate_id} at {_xy(*active.center)}, being verified by the UGV"
+                f"{active.candidate_id} in cell {active.grid_cell or '?'} at "
+                f"{_xy(*active.center)}, being verified by the UGV"
                 if active is not None
                 else "none"
             )
@@ -386,6 +383,8 @@ class VlmAgosPolicy:
                     **common,
                     "annotations_used": self._uses(ANNOTATE_CANDIDATE),
                     "candidate_status": status,
+                    "candidates": self._candidate_status(observation),
+                    "teammate": _teammate(observation),
                     "memory": self._recent(self._memory),
                     "waypoints": "\n".join(
                         f"- {w.waypoint_id}: {_xy(w.x, w.y)}, "
@@ -398,7 +397,7 @@ class VlmAgosPolicy:
             image = labelled_image(
                 "Aerial grid image:", encode_rgb(overlay_grid(nadir), self.image_format)
             )
-        return [{"type": "text", "text": text}, *image, *self._references]
+        return [{"type": "text", "text": text}, *image, *map_parts, *self._references]
 
     # -- the UGV -----------------------------------------------------------------------
 
@@ -411,7 +410,8 @@ class VlmAgosPolicy:
         roads = task.town.roads
         six_view = self._six_view()
         mode = "STOP_6VIEW" if six_view else "driving (front view)"
-        common = self._status(observation, options) | {"mode": mode}
+        legend, map_parts = self._map(observation)
+        common = self._status(observation, options) | {"mode": mode, "map_markers": legend}
         choices = road_options(roads, pose)
         if self.baseline:
             anchor = search_anchor(observation.messages)
@@ -447,6 +447,7 @@ class VlmAgosPolicy:
                     "steps_left": max(task.action_budget - self._step(observation) + 1, 0),
                     "confirmations_left": _or_unlimited(self._left(CONFIRM)),
                     "candidate_status": self._candidate_status(observation),
+                    "teammate": _teammate(observation),
                     "waypoints": waypoints or "(none)",
                     "stage": self._stage(observation, options),
                 },
@@ -463,7 +464,7 @@ class VlmAgosPolicy:
                 "Forward view:",
                 encode_rgb(observation.views[UGV_FRONT_VIEW].rgb, self.image_format),
             )
-        return [{"type": "text", "text": text}, *images, *self._references]
+        return [{"type": "text", "text": text}, *images, *map_parts, *self._references]
 
     def _candidate_status(self, observation: AgosObservation) -> str:
         pose = observation.pose
@@ -479,8 +480,9 @@ class VlmAgosPolicy:
                 state = "reported"
             else:
                 state = "rejected"
+            cell = f" in cell {candidate.grid_cell}" if candidate.grid_cell else ""
             parts.append(
-                f"{candidate.candidate_id} {state} at {_xy(*candidate.center)}, "
+                f"{candidate.candidate_id} {state}{cell} at {_xy(*candidate.center)}, "
                 f"{distance:.0f} m from you"
             )
         return "; ".join(parts) or "none reported"
@@ -540,6 +542,50 @@ class VlmAgosPolicy:
             "available_actions": ", ".join(options),
         }
 
+    def _map(self, observation: AgosObservation) -> tuple[str, list[dict[str, Any]]]:
+        """The top-down map M marked with what this agent knows, as the request's image
+        parts, and the sentence that states the marker convention (AGOS-Bench, A.4.2: the
+        Baseline UAV's prompt gives the "top-down map marker convention")."""
+        task = self._task
+        assert task is not None
+        if task.map_image is None:
+            return "No top-down map is given.", []
+        pose, region = observation.pose, task.region
+        own_rgb, own_colour = ROLE_MARKERS[self.agent]
+        own = MapMarker(pose.x, pose.y, MARKER_DISC, own_rgb)
+        markers, legend = [], [f"{own_colour} dot: you, the {self.agent.upper()}"]
+        if observation.teammate is not None:
+            other = UGV if self.agent == UAV else UAV
+            rgb, colour = ROLE_MARKERS[other]
+            markers.append(MapMarker(*observation.teammate, MARKER_DISC, rgb))
+            legend.append(f"{colour} dot: the {other.upper()}")
+        anchor = search_anchor(observation.messages) if self.baseline else None
+        if anchor is not None and self.agent == UGV:
+            markers.append(MapMarker(*anchor, MARKER_RING, CANDIDATE_MARKER[0]))
+            legend.append(f"{CANDIDATE_MARKER[1]} ring: the search anchor the UAV reported")
+        closed = []
+        for candidate in observation.candidates.values():
+            if candidate.active:
+                markers.append(MapMarker(*candidate.center, MARKER_RING, CANDIDATE_MARKER[0]))
+                legend.append(
+                    f"{CANDIDATE_MARKER[1]} ring: candidate {candidate.candidate_id}, under "
+                    "verification"
+                )
+            elif not candidate.confirmed:
+                markers.append(MapMarker(*candidate.center, MARKER_CROSS, REJECTED_MARKER[0]))
+                closed.append(candidate.candidate_id)
+        if closed:
+            legend.append(f"{REJECTED_MARKER[1]} cross: rejected candidate(s) {', '.join(closed)}")
+        image = marked_map(task.map_image, region, [*markers, own])
+        text = (
+            f"Top-down map of the search region (north up, east right; x {region.x_min:.0f} "
+            f"to {region.x_max:.0f} m, y {region.y_min:.0f} to {region.y_max:.0f} m; roads "
+            "dark grey, one-way streets with a yellow centre line). Markers: "
+            + "; ".join(legend)
+            + "."
+        )
+        return text, labelled_image("Top-down map:", encode_rgb(image, self.image_format))
+
     def _reply_format(self) -> str:
         if self.agent == UAV and self.baseline:
             return _BASELINE_UAV_FORMAT
@@ -568,7 +614,12 @@ class VlmAgosPolicy:
         return "\n".join(f"- {line}" for line in shown) or "(none)"
 
     def _messages(self, observation: AgosObservation) -> str:
-        return self._recent([m.text for m in observation.messages])
+        return self._recent(
+            [
+                f"[{NOTICE_LABELS[m.kind]}] {m.text}" if m.kind in NOTICE_LABELS else m.text
+                for m in observation.messages
+            ]
+        )
 
     def _note_closed_candidates(self, observation: AgosObservation) -> None:
         """Task memory of the UAV: what became of its candidates."""
@@ -600,6 +651,11 @@ class VlmAgosPolicy:
             + f" at {_xy(pose.x, pose.y)}"
         )
         self._last = decision
+
+
+def _teammate(observation: AgosObservation) -> str:
+    """The teammate's position as the AGOS-Agent prompts state it (C_t's agent locations)."""
+    return _xy(*observation.teammate) if observation.teammate is not None else "unknown"
 
 
 def _or_unlimited(count: int | None) -> str:
