@@ -484,12 +484,17 @@ class LaneSamples:
     Attributes:
         key: (road, section index, lane id).
         points: (N, 5) rows of x, y, z, heading of travel, lane width.
-        in_junction: the lane belongs to a junction's connecting road.
+        junction: the id of the junction whose connecting road the lane belongs to, "" for
+            a lane outside junctions.
     """
 
     key: LaneKey
     points: np.ndarray
-    in_junction: bool
+    junction: str
+
+    @property
+    def in_junction(self) -> bool:
+        return bool(self.junction)
 
 
 @dataclass(frozen=True)
@@ -532,7 +537,11 @@ def lane_graph(
             for lane in section.lanes.values():
                 if lane.kind in kinds:
                     key = (road.road_id, index, lane.lane_id)
-                    lanes[key] = LaneSamples(key, _sample(road, section, lane.lane_id, spacing_m), road.in_junction)
+                    lanes[key] = LaneSamples(
+                        key,
+                        _sample(road, section, lane.lane_id, spacing_m),
+                        road.junction if road.in_junction else "",
+                    )
     unmatched: list[str] = []
     successors = {
         key: tuple(

@@ -60,6 +60,7 @@ class CarlaRoadMap:
         name: the map, e.g. ``Town10HD`` (CARLA's ``Town10HD_Opt`` loads the same roads).
         nodes: (N, 5) x, y, z, heading of travel (rad), lane width (m), map frame.
         junction: (N,) whether each node lies on a junction's connecting lane.
+        junction_ids: (N,) the OpenDRIVE id of that junction, -1 outside junctions.
         successors: node -> the nodes a vehicle drives on to along its lane and into the
             lanes it links to.
         lane_changes: (from, to) node pairs changing to a neighbouring lane of the same
@@ -73,6 +74,7 @@ class CarlaRoadMap:
     name: str
     nodes: np.ndarray
     junction: np.ndarray
+    junction_ids: np.ndarray
     successors: tuple[tuple[int, ...], ...]
     lane_changes: tuple[tuple[int, int], ...]
     parking: np.ndarray
@@ -96,12 +98,12 @@ def derive_road_graph(drive: OpenDrive, *, name: str, source_sha256: str, comman
         raise ConfigError(f"{drive.source}: no driving lane")
     first: dict[tuple[str, int, int], int] = {}
     rows: list[list[float]] = []
-    junction: list[int] = []
+    junction: list[int] = []  # the junction id of each node, -1 outside junctions
     for key in sorted(lanes.lanes, key=_lane_order):
         samples = lanes.lanes[key]
         first[key] = len(rows)
         rows.extend(samples.points.tolist())
-        junction.extend([int(samples.in_junction)] * len(samples.points))
+        junction.extend([int(samples.junction) if samples.junction else -1] * len(samples.points))
     successors: list[list[int]] = [[] for _ in rows]
     for key, start in first.items():
         count = len(lanes.lanes[key].points)
@@ -128,7 +130,7 @@ def derive_road_graph(drive: OpenDrive, *, name: str, source_sha256: str, comman
         "command": command,
         "frame": "aerialdojo map frame of the CARLA world (OpenDRIVE x, y; CARLA y negated)",
         "spacing_m": FINE_SPACING_M,
-        "node_fields": ["x", "y", "z", "heading_rad", "width_m", "junction"],
+        "node_fields": ["x", "y", "z", "heading_rad", "width_m", "junction_id"],
         "nodes": [
             [*(round(v, _DECIMALS) for v in row[:3]), round(row[3], 4), round(row[4], 4), j]
             for row, j in zip(rows, junction, strict=True)
@@ -233,7 +235,8 @@ def load_road_map(name: str) -> CarlaRoadMap:
     return CarlaRoadMap(
         name=name,
         nodes=nodes[:, :5],
-        junction=nodes[:, 5].astype(bool),
+        junction=nodes[:, 5] >= 0,
+        junction_ids=nodes[:, 5].astype(np.int64),
         successors=successors,
         lane_changes=changes,
         parking=parking,

@@ -40,7 +40,13 @@ from aerialdojo.nodes.common import (
     time_msg,
     time_ns,
 )
-from aerialdojo.nodes.conversions import camera_info_msg, pose_from_msg, pose_msg, transform_msg
+from aerialdojo.nodes.conversions import (
+    camera_info_msg,
+    pose_from_msg,
+    pose_msg,
+    spawned_object_from_msg,
+    transform_msg,
+)
 from aerialdojo.nodes.frame_publisher import FramePublisher
 from aerialdojo.nodes.images import array_to_image, points_to_cloud
 from aerialdojo.nodes.qos import SENSOR_QOS, STATE_QOS, TASK_QOS
@@ -156,6 +162,12 @@ class SimBridge(Node):
             for agent, msg in zip(request.agents, request.poses, strict=True)
         }
         try:
+            objects = [spawned_object_from_msg(msg) for msg in request.objects]
+        except ValueError as error:
+            response.message = f"objects of the request: {error}"
+            return response
+        try:
+            self._backend.place_objects(request.scene, objects)
             self._backend.reset(request.scene, poses)
             stamp = self._publish_observations(
                 list(poses), reset=True, after_s=time_ns(request.after) / 1e9
