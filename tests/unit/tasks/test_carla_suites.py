@@ -1,0 +1,108 @@
+"""The suites shipped for CARLA-Air's Town10HD (``aerialdojo tasks from-carla-map``): they
+validate as a user validates them, carry the MIT notice of the map they derive from and the
+command that builds them, spawn every target they name, and rebuild from that command."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from aerialdojo.agos.episodes import load_agos_suite
+from aerialdojo.carla_maps import load_road_map, road_graph_path
+from aerialdojo.tasks import carla_town
+from aerialdojo.tasks.carla_town import COLLISION_RADIUS_M, CarriagewayWorld
+from aerialdojo.tasks.suite import load_suite, resolve_suite
+
+AERIALDOJO_SUITE = "carla_air_town10hd"
+AGOS_SUITE = "carla_air_agos_town10hd"
+
+
+def _aerialdojo(*args: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "aerialdojo.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def _recorded_command(name: str) -> list[str]:
+    description = json.loads(resolve_suite(name).read_text())["description"]
+    built_by = description.split("Built by: ", 1)[1].split(". ", 1)[0]
+    return shlex.split(built_by)
+
+
+@pytest.mark.parametrize("name", [AERIALDOJO_SUITE, AGOS_SUITE])
+def test_a_shipped_carla_air_suite_validates_and_carries_the_maps_notice(name: str) -> None:
+    validated = _aerialdojo("tasks", "validate", name)
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+    assert validated.stderr.strip() == f"{name} (shipped suite): ok"
+    notice = (resolve_suite(name).parent / "NOTICE").read_text()
+    assert notice == (road_graph_path("Town10HD").parent / "NOTICE").read_text()
+    assert "MIT License" in notice and "Computer Vision Center" in notice
+    command = _recorded_command(name)
+    assert command[:3] == ["aerialdojo", "tasks", "from-carla-map"]
+    assert command[command.index("--name") + 1] == name
+
+
+def test_the_aerialdojo_suite_spawns_each_target_and_flies_only_over_the_carriageway(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    suite = load_suite(resolve_suite(AERIALDOJO_SUITE))
+    assert {e.scene for e in suite.episodes} == {"Town10HD"}
+    assert {e.setting for e in suite.episodes} == {"base", "standard", "long_horizon"}
+    targets = {}
+    for episode in suite.episodes:
+        spawned = {s.object_id: s for s in episode.spawns}
+        assert episode.target_object_id in spawned, episode.episode_id
+        target = spawned[episode.target_object_id]
+        assert target.blueprint.startswith("static.prop."), target
+        targets[target.object_id] = target
+    # The references keep the UAV's sphere over the carriageway the map's lanes vouch for
+    # and out of every target's box, sampled every 5 cm. Without the lane margin: it is the
+    # planner's slack for its own sampling of the moves (a 5 m move is swept every 25 cm).
+    monkeypatch.setattr(carla_town, "LANE_MARGIN_M", 0.0)
+    world = CarriagewayWorld(load_road_map("Town10HD"), [t.box() for t in targets.values()])
+    for episode in suite.episodes:
+        path = np.array([(p.x, p.y, p.z) for p in episode.reference.poses])
+        for a, b in itertools.pairwise(path):
+            samples = np.linspace(a, b, max(2, math.ceil(math.dist(a, b) / 0.05) + 1))
+            assert world.free(samples, COLLISION_RADIUS_M).all(), episode.episode_id
+
+
+def test_from_carla_map_rebuilds_the_shipped_agos_suite(tmp_path: Path) -> None:
+    command = _recorded_command(AGOS_SUITE)
+    out = tmp_path / "agos"
+    command[command.index("--out") + 1] = str(out)
+    built = _aerialdojo(*command[1:])
+    assert built.returncode == 0, built.stderr
+    shipped = resolve_suite(AGOS_SUITE)
+    ours, theirs = (json.loads(p.read_text()) for p in (out / "suite.json", shipped))
+    description = {"description": theirs["description"]}
+    assert {**ours, **description} == theirs
+    assert (out / "NOTICE").read_text() == (shipped.parent / "NOTICE").read_text()
+    suite = load_agos_suite(shipped)
+    assert {e.setting for e in suite.episodes} == {"easy", "mid", "hard"}
+    for episode in suite.episodes:
+        spawned = {s.object_id for s in episode.spawns}
+        assert episode.target_object_id in spawned, episode.episode_id
+        assert set(episode.distractor_ids) <= spawned, episode.episode_id
+        assert all(s.blueprint.startswith("vehicle.") for s in episode.spawns)
+
+
+def test_from_carla_map_refuses_a_map_without_a_road_graph(tmp_path: Path) -> None:
+    refused = _aerialdojo(
+        "tasks", "from-carla-map", "--map", "Town99", "--benchmark", "agos",
+        "--out", tmp_path / "x", "--name", "x",
+    )  # fmt: skip
+    assert refused.returncode != 0
+    assert "Town99" in refused.stderr and "Traceback" not in refused.stderr
