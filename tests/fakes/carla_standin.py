@@ -54,11 +54,13 @@ heading +x, lane -1 at y = 3.5 heading -x), with waypoints every 2 m and a U-tur
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import carla
@@ -209,6 +211,8 @@ class Actor:
         self._transform = transform
 
     def destroy(self) -> bool:
+        if self.is_alive:
+            self.world.record("destroyed", self)
         self.is_alive = False
         return True
 
@@ -402,6 +406,8 @@ class World:
         frame_s: wall time one tick takes (the server renders a frame per synchronous tick).
         streaming: whether sensor data reaches the client (its streaming port is open).
         traffic_role: role name of the traffic's cars (auto_traffic.py: ``autopilot``).
+        journal: a file that gets a JSON line per actor spawned or destroyed, for tests
+            that run the world in another process.
     """
 
     def __init__(  # noqa: PLR0917 - the stand-in's knobs, given by keyword in the tests
@@ -413,7 +419,9 @@ class World:
         frame_s: float = 0.0,
         streaming: bool = True,
         traffic_role: str = "autopilot",
+        journal: Path | None = None,
     ) -> None:
+        self.journal = journal
         self.map = Map(map_name)
         self.streaming = streaming
         self.airsim = airsim
@@ -480,7 +488,17 @@ class World:
 
     def _add(self, actor: Actor) -> Actor:
         self.actors.append(actor)
+        self.record("spawned", actor)
         return actor
+
+    def record(self, event: str, actor: Actor) -> None:
+        """Append ``event`` of ``actor`` to the journal, if there is one."""
+        if self.journal is None:
+            return
+        entry = {"event": event, "id": actor.id, "type_id": actor.type_id}
+        entry["role_name"] = actor.attributes.get("role_name", "")
+        with self.journal.open("a", encoding="utf-8") as journal:
+            journal.write(json.dumps(entry) + "\n")
 
     def try_spawn_actor(
         self, blueprint: Blueprint, transform: carla.Transform, attach_to: Actor | None = None
@@ -513,7 +531,12 @@ class World:
         end = (final_location.x, final_location.y, final_location.z)
         bodies = [(o.low, o.high, o.label) for o in self.obstacles]
         bodies += [
-            (*a.box(), carla.CityObjectLabel.Car if isinstance(a, Vehicle) else carla.CityObjectLabel.Static)
+            (
+                *a.box(),
+                carla.CityObjectLabel.Car
+                if isinstance(a, Vehicle)
+                else carla.CityObjectLabel.Static,
+            )
             for a in self.get_actors()
             if isinstance(a, Solid)
         ]
