@@ -56,6 +56,7 @@ from aerialdojo.errors import (
     UnknownSceneError,
 )
 from aerialdojo.geometry import Pose
+from aerialdojo.protocols import load_suite as load_any_suite
 from aerialdojo.server_survey import DEFAULT_LANDMARKS, DEFAULT_TARGETS
 from aerialdojo.sim.backend import CameraSpec, aerialdojo_uav_rig
 from aerialdojo.sim.carla_air import SPAWN_LIFT_M, CarlaAirBackend
@@ -66,6 +67,7 @@ from aerialdojo.sites.build import build_site_suite
 from aerialdojo.sites.from_server import SurveyOptions, survey_server
 from aerialdojo.sites.site import load_site
 from aerialdojo.spawns import SpawnedObject
+from aerialdojo.tasks.suite import resolve_suite
 
 # msgpack-rpc-python passes msgpack 0.5 the encoding argument it deprecates.
 pytestmark = pytest.mark.filterwarnings("ignore:encoding is deprecated:PendingDeprecationWarning")
@@ -509,7 +511,8 @@ def test_the_doctor_passes_a_carla_air_that_works_and_names_the_fix_of_stock_set
             backend,
             ["uav", "ugv"],
             seconds_per_action=1.0,
-            suite_scenes={"Town10HD": ["spawned_at_reset"]},
+            suite_scenes={"Town10HD": ["bollard"]},
+            suite_spawns=_shipped_spawns(),
             ground_z=0.0,
         )
     finally:
@@ -517,7 +520,12 @@ def test_the_doctor_passes_a_carla_air_that_works_and_names_the_fix_of_stock_set
     print(doctor.format_table(checks))
     assert [check.name for check in checks if not check.passed] == []
     names = [check.name for check in checks]
-    assert names[:4] == ["server", "round trip", "reset", "suite scenes"]
+    assert names[:5] == ["server", "round trip", "reset", "suite scenes", "suite spawns"]
+    assert not [
+        a
+        for a in world.get_actors()
+        if a.attributes.get("role_name", "").startswith("aerialdojo/object/")
+    ]  # the check spawns nothing
     assert "depth uav/down" in names and "one clock" not in names
     assert checks[0].detail.startswith("CARLA d70247b (client d70247b), AirSim RPC 1 with Ext")
 
@@ -566,6 +574,48 @@ def test_the_doctor_fails_suite_scenes_that_are_not_the_running_map(
     scenes = next(c for c in checks if c.name == "suite scenes")
     assert not scenes.passed and "Town03: the run's map is 'Town10HD'" in scenes.detail
     assert scenes.fix.startswith("run a suite made for this server's world")
+
+
+def test_the_doctor_fails_suite_targets_the_map_does_not_hold(
+    fake: FakeAirSim, world: carla_standin.World
+) -> None:
+    # A suite surveyed on another server names environment objects this map lacks.
+    checks = _doctor(fake, world, suite_scenes={"Town10HD": ["bollard", "SM_Tree_7"]})
+    scenes = next(c for c in checks if c.name == "suite scenes")
+    assert not scenes.passed and "Town10HD: no environment object SM_Tree_7" in scenes.detail
+
+
+def _shipped_spawns() -> list[SpawnedObject]:
+    """Every object the shipped CARLA-Air suites spawn."""
+    spawns: list[SpawnedObject] = []
+    for name in ("carla_air_town10hd", "carla_air_agos_town10hd"):
+        _protocol, suite = load_any_suite(resolve_suite(name))
+        spawns += [spawn for episode in suite.episodes for spawn in episode.spawns]
+    return spawns
+
+
+def test_the_doctor_fails_blueprints_and_attributes_the_server_lacks(
+    fake: FakeAirSim, world: carla_standin.World
+) -> None:
+    pose, size = Pose(30.0, 0.0, 0.0, 0.0), (4.0, 2.0, 1.5)
+    spawns = [
+        SpawnedObject(object_id="a", blueprint="vehicle.tesla.cybertruck2", pose=pose, size=size),
+        SpawnedObject(
+            object_id="b",
+            blueprint="vehicle.audi.a2",
+            pose=pose,
+            size=size,
+            attributes=(("color", "red"),),
+        ),
+        SpawnedObject(object_id="c", blueprint="static.prop.vendingmachine", pose=pose, size=size),
+    ]
+    checks = _doctor(fake, world, suite_spawns=spawns)
+    check = next(c for c in checks if c.name == "suite spawns")
+    assert not check.passed, check
+    assert "3 blueprint(s)" in check.detail
+    assert "object a: the server has no blueprint 'vehicle.tesla.cybertruck2'" in check.detail
+    assert "object b: vehicle.audi.a2 takes no color='red'" in check.detail
+    assert "vendingmachine" not in check.detail
 
 
 def test_the_doctor_fails_the_effective_fov_another_client_changed(
@@ -755,7 +805,9 @@ def test_objects_the_server_refuses_are_named_and_nothing_is_left_half_placed(
     try:
         with pytest.raises(error, match=message):
             backend.place_objects("Town10HD", [placed, spawn])
-        assert [a for a in world.alive_actors() if a.type_id.startswith(("vehicle", "static"))] == []
+        assert [
+            a for a in world.alive_actors() if a.type_id.startswith(("vehicle", "static"))
+        ] == []
     finally:
         backend.close()
 

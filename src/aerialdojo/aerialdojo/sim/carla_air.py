@@ -506,6 +506,28 @@ class CarlaAirBackend(SimulatorBackend):
 
     def _spawn_object(self, world: Any, library: Any, spawn: SpawnedObject) -> Any:
         where = f"{self.carla_endpoint}: object {spawn.object_id}"
+        blueprint = self._blueprint(library, spawn, where)
+        placed = map_to_carla(spawn.pose)
+        lifted = CarlaPose(placed.x, placed.y, placed.z + SPAWN_LIFT_M, placed.yaw_deg)
+        actor = self._carla(
+            f"spawning {spawn.blueprint}",
+            partial(world.try_spawn_actor, blueprint, _carla_transform(lifted)),
+        )
+        if actor is None:  # World::TrySpawnActor: any refusal, a collision above all
+            raise SimulatorFaultError(
+                f"{where}: cannot spawn {spawn.blueprint} at ({spawn.pose.x:.1f}, "
+                f"{spawn.pose.y:.1f}): the spot is occupied (a parked car or street furniture "
+                "of the map, or an actor another client left)"
+            )
+        return actor
+
+    @staticmethod
+    def _blueprint(library: Any, spawn: SpawnedObject, where: str) -> Any:
+        """``spawn``'s blueprint with its attributes and role name set.
+
+        Raises:
+            ConfigError: the library has no such blueprint, or it refuses an attribute.
+        """
         try:
             blueprint = library.find(spawn.blueprint)
         except IndexError as error:  # LibCarla BlueprintLibrary::at: std::out_of_range
@@ -522,19 +544,7 @@ class CarlaAirBackend(SimulatorBackend):
                 raise ConfigError(
                     f"{where}: {spawn.blueprint} takes no {name}={value!r}: {error}"
                 ) from error
-        placed = map_to_carla(spawn.pose)
-        lifted = CarlaPose(placed.x, placed.y, placed.z + SPAWN_LIFT_M, placed.yaw_deg)
-        actor = self._carla(
-            f"spawning {spawn.blueprint}",
-            partial(world.try_spawn_actor, blueprint, _carla_transform(lifted)),
-        )
-        if actor is None:  # World::TrySpawnActor: any refusal, a collision above all
-            raise SimulatorFaultError(
-                f"{where}: cannot spawn {spawn.blueprint} at ({spawn.pose.x:.1f}, "
-                f"{spawn.pose.y:.1f}): the spot is occupied (a parked car or street furniture "
-                "of the map, or an actor another client left)"
-            )
-        return actor
+        return blueprint
 
     def _destroy_objects(self) -> None:
         objects, self._objects = self._objects, []
@@ -985,12 +995,42 @@ class CarlaAirBackend(SimulatorBackend):
 
     def scene_problems(self, scene: str, objects: Sequence[str]) -> list[str]:
         """Why ``scene`` cannot run here: it is not the run's map (CARLA-Air runs one map, and
-        the connection checks the server runs it). Targets are spawned at reset, so
-        ``objects`` need not exist beforehand."""
-        del objects
-        if scene == self.settings.map_name:
+        the connection checks the server runs it), or ``objects`` (targets the level must
+        hold, as ``tasks from-server`` names them) are not among the map's environment
+        objects.
+
+        Raises:
+            SimulatorFaultError: CARLA failed.
+        """
+        if scene != self.settings.map_name:
+            return [
+                f"{scene}: the run's map is {self.settings.map_name!r} (sim_bridge.carla_air_map)"
+            ]
+        if not objects:
             return []
-        return [f"{scene}: the run's map is {self.settings.map_name!r} (sim_bridge.carla_air_map)"]
+        names = {item.name for item in self.world_objects(scene)}
+        absent = [name for name in objects if name not in names]
+        return [f"{scene}: no environment object {', '.join(absent)}"] if absent else []
+
+    def spawn_problems(self, spawns: Sequence[SpawnedObject]) -> list[str]:
+        """Why ``spawns`` could not be spawned on this server: a blueprint its library lacks,
+        or an attribute the blueprint does not take or refuses (what ``place_objects`` would
+        refuse at the first reset), once per blueprint and attributes. Nothing is spawned.
+
+        Raises:
+            SimulatorFaultError: CARLA failed.
+        """
+        if self._world is None:
+            self._connect()
+        library = self._carla("reading blueprints", self._world.get_blueprint_library)
+        kinds = {(spawn.blueprint, spawn.attributes): spawn for spawn in spawns}
+        problems = []
+        for _kind, spawn in sorted(kinds.items()):
+            try:
+                self._blueprint(library, spawn, f"object {spawn.object_id}")
+            except ConfigError as error:
+                problems.append(str(error))
+        return problems
 
     def round_trip(self) -> str:
         """Spawn the UGV's blueprint with a small camera on a free spawn point, tick until the
@@ -1142,7 +1182,10 @@ class CarlaAirBackend(SimulatorBackend):
         world, original = self._world, self._original_settings
         ground, manager = self._ground, self._traffic_manager
         try:
-            for actor in [*self._objects, *(() if ground is None else (*ground.sensors, ground.vehicle))]:
+            for actor in [
+                *self._objects,
+                *(() if ground is None else (*ground.sensors, ground.vehicle)),
+            ]:
                 _destroy(actor)
             self._objects = []
             if manager is not None:
