@@ -7,6 +7,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from aerialdojo.errors import MetricsError
@@ -21,22 +22,46 @@ RULES = (RULE_MAP_FAMILY_EQUAL, RULE_EPISODE_POOLED)
 UNSTATED = "unstated"
 
 
+#: Why an excluded attempt is not scored: a failure of the simulator, robot or harness...
+CAUSE_INFRASTRUCTURE = "infrastructure"
+#: ...or an operator or the robot's safety layer stopping the robot (docs/robots.md).
+CAUSE_INTERVENTION = "intervention"
+CAUSES = (CAUSE_INFRASTRUCTURE, CAUSE_INTERVENTION)
+
+
 @dataclass(frozen=True, kw_only=True)
 class ExcludedEpisode:
-    """An attempt lost to an infrastructure failure: listed in reports, never scored.
+    """An attempt lost to an infrastructure failure or an operator/safety intervention:
+    listed in reports, never scored.
 
     Attributes:
         episode_id: the episode.
         attempt: 1-based attempt number.
         reason: what failed, e.g. ``"simulator timed out after 30 s"``.
+        cause: ``CAUSE_INFRASTRUCTURE`` or ``CAUSE_INTERVENTION``.
     """
 
     episode_id: str
     attempt: int
     reason: str
+    cause: str = CAUSE_INFRASTRUCTURE
+
+    @property
+    def intervention(self) -> bool:
+        """An operator or the robot's safety layer stopped the attempt."""
+        return self.cause == CAUSE_INTERVENTION
 
     def to_dict(self) -> dict[str, Any]:
-        return {"episode_id": self.episode_id, "attempt": self.attempt, "reason": self.reason}
+        """As metrics.json, run_status.json and trajectory logs hold it: ``cause`` only for an
+        intervention (absent: infrastructure, as files written before it existed)."""
+        entry: dict[str, Any] = {
+            "episode_id": self.episode_id,
+            "attempt": self.attempt,
+            "reason": self.reason,
+        }
+        if self.intervention:
+            entry["cause"] = self.cause
+        return entry
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -183,30 +208,42 @@ def _grouped(
     return dict(sorted(groups.items()))
 
 
-def _pooled_value(scores: Sequence[EpisodeScore], key: str) -> float | None:
-    return mean_or_none(score.values[key] for score in scores)
+#: A group's metric values, one list per key in the order of its episodes (None where an
+#: episode lies outside a conditional metric's support).
+_Columns = dict[str, list[float | None]]
 
 
-def _pooled_values(scores: Sequence[EpisodeScore], keys: Sequence[str]) -> dict[str, float | None]:
-    return {key: _pooled_value(scores, key) for key in keys}
+def _columns(scores: Sequence[EpisodeScore], keys: Sequence[str]) -> _Columns:
+    return {key: [score.values[key] for score in scores] for key in keys}
+
+
+def _pooled_values(scores: Sequence[EpisodeScore], columns: _Columns) -> dict[str, float | None]:
+    return {key: mean_or_none(column) for key, column in columns.items()}
 
 
 def _map_family_equal_values(
-    scores: Sequence[EpisodeScore], keys: Sequence[str]
+    scores: Sequence[EpisodeScore], columns: _Columns
 ) -> dict[str, float | None]:
     """(1/F) sum_f (1/M_f) sum_m mean_{i in m} x_i over families and maps with support, per
-    key; the episodes are grouped once for every key (a run of 200,000 has ~60 groups)."""
-    families = [
-        list(_grouped(family_scores, lambda s: s.scene).values())
-        for family_scores in _grouped(scores, lambda s: s.family).values()
+    key; the episodes are grouped once for every key (a run of 200,000 has ~60 groups), by
+    their positions in the columns."""
+    families: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for index, score in enumerate(scores):
+        families[score.family][score.scene].append(index)
+    pickers = [
+        [itemgetter(*indices) if len(indices) > 1 else _single(indices[0]) for indices in maps]
+        for maps in (family.values() for family in families.values())
     ]
     return {
         key: mean_or_none(
-            mean_or_none(_pooled_value(scene_scores, key) for scene_scores in scenes)
-            for scenes in families
+            mean_or_none(mean_or_none(pick(column)) for pick in maps) for maps in pickers
         )
-        for key in keys
+        for key, column in columns.items()
     }
+
+
+def _single(index: int) -> Callable[[list[float | None]], tuple[float | None]]:
+    return lambda column: (column[index],)
 
 
 _RULE_VALUES = {
@@ -237,16 +274,17 @@ def aggregate_group(
     values_of = _RULE_VALUES.get(rule)
     if values_of is None:
         raise MetricsError(f"aggregation rule {rule!r} is not one of {', '.join(RULES)}")
+    keys = [spec.key for spec in specs]
+    wanted = set(keys)
     for score in scores:
-        missing = [spec.key for spec in specs if spec.key not in score.values]
-        if missing:
+        if not wanted <= score.values.keys():
+            missing = [key for key in keys if key not in score.values]
             raise MetricsError(f"episode {score.episode_id!r}: no value for {', '.join(missing)}")
+    columns = _columns(scores, keys)
     return GroupMetrics(
         episodes=len(scores),
-        values=values_of(scores, [spec.key for spec in specs]),
-        support={
-            spec.key: sum(score.values[spec.key] is not None for score in scores) for spec in specs
-        },
+        values=values_of(scores, columns),
+        support={key: len(column) - column.count(None) for key, column in columns.items()},
     )
 
 

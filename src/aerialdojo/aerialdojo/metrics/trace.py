@@ -184,14 +184,18 @@ class EpisodeTrace:
     def __post_init__(self) -> None:
         where = f"episode {self.episode_id!r}"
         try:
-            rows = np.asarray(self.positions, dtype=np.float64)
+            rows = np.array(self.positions, dtype=np.float64)
         except (TypeError, ValueError) as error:  # ragged rows or non-numbers
             raise MetricsError(f"{where}: positions are not numeric triples: {error}") from error
         if rows.ndim != 2 or rows.shape[0] == 0 or rows.shape[1] != 3:
             raise MetricsError(f"{where}: positions must be (N>=1, 3), got shape {rows.shape}")
         if not np.isfinite(rows).all():
             raise MetricsError(f"{where}: positions contain non-finite values")
+        rows.setflags(write=False)
         object.__setattr__(self, "positions", tuple(map(tuple, rows.tolist())))
+        # Kept beside the triples: the metrics measure the path with numpy, and converting
+        # the triples back cost as much as scoring them (merges of 200,000 records).
+        object.__setattr__(self, "_position_rows", rows)
         object.__setattr__(self, "target", _point3(self.target, f"{where}: target"))
         bad = {
             name: value
@@ -246,6 +250,13 @@ class EpisodeTrace:
     def path(self) -> tuple[Point3, ...]:
         """The executed positions as float triples (``positions`` after normalisation)."""
         return cast("tuple[Point3, ...]", self.positions)  # normalised in __post_init__
+
+    @property
+    def position_array(self) -> npt.NDArray[np.float64]:
+        """The executed positions as a read-only (N, 3) float64 array, the same values as
+        ``path``."""
+        rows: npt.NDArray[np.float64] = self.__dict__["_position_rows"]
+        return rows
 
     @property
     def final_position(self) -> Point3:

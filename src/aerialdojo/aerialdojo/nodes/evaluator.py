@@ -26,6 +26,7 @@ from aerialdojo_interfaces.msg import (
 )
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rclpy.serialization import deserialize_message, serialize_message
@@ -268,9 +269,13 @@ def _type_name(msg_type: type) -> str:
 def main(args: list[str] | None = None) -> None:
     with node_process(args):
         node = Evaluator()
+        # One executor for the node's life: rclpy.spin_once(node) adds the node to the
+        # global executor and removes it again on every call, for every message recorded.
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
         try:
             while rclpy.ok() and not node.done:
-                rclpy.spin_once(node, timeout_sec=0.5)
+                executor.spin_once(timeout_sec=0.5)
         finally:
             # Whatever ended the process, the bag is closed readable and what was scored is
             # reported. A terminal's Ctrl-C reaches the whole process group and ros2 launch

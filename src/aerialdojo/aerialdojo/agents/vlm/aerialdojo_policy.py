@@ -8,13 +8,20 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from aerialdojo.actions import AERIALDOJO_ACTIONS, Action, ActionType
 from aerialdojo.agents.observation import AgentObservation, GoalDescription
 from aerialdojo.agents.vlm.chat import Message
 from aerialdojo.agents.vlm.config import VlmSettings
-from aerialdojo.agents.vlm.images import EncodedImage, encode_depth, encode_rgb, labelled_image
+from aerialdojo.agents.vlm.images import (
+    EncodedImage,
+    encode_concurrently,
+    encode_depth,
+    encode_rgb,
+    labelled_image,
+)
 from aerialdojo.agents.vlm.parsing import parse_aerialdojo_action
 from aerialdojo.agents.vlm.prompts import PromptSet, prompt_directory
 from aerialdojo.agents.vlm.session import ModelSession
@@ -201,14 +208,25 @@ class VlmAerialDojoPolicy:
         content: list[dict[str, Any]] = [{"type": "text", "text": text}]
         for index, image in enumerate(self._references, start=1):
             content += labelled_image(f"Reference image {index} of the target:", image)
+        views = []
         for name in self._views:
             view = observation.views.get(name)
             if view is None:
                 raise ValueError(f"the observation has no {name!r} view, which the goal names")
-            content += labelled_image(f"{name} view, RGB:", encode_rgb(view.rgb, self.image_format))
-            content += labelled_image(
-                f"{name} view, depth:", encode_depth(view.depth, self.depth_max_m)
-            )
+            views.append((name, view))
+        encoded = encode_concurrently(
+            [
+                encoding
+                for _, view in views
+                for encoding in (
+                    partial(encode_rgb, view.rgb, self.image_format),
+                    partial(encode_depth, view.depth, self.depth_max_m),
+                )
+            ]
+        )
+        for index, (name, _) in enumerate(views):
+            content += labelled_image(f"{name} view, RGB:", encoded[2 * index])
+            content += labelled_image(f"{name} view, depth:", encoded[2 * index + 1])
         return [
             {"role": "system", "content": self._system},
             {"role": "user", "content": content},
