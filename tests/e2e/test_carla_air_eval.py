@@ -71,7 +71,7 @@ def test_the_shipped_carla_air_config_runs_an_episode_of_its_shipped_suite(tmp_p
     logs = "".join(p.read_text()[-1500:] for p in sorted((run_dir / "logs").glob("*.log")))
     assert run.returncode == 0, run.stderr[-3000:] + logs
     status = json.loads((run_dir / "run_status.json").read_text())
-    assert status["complete"] and status["scored"] == status["selected"], status
+    assert status["complete"] and status["scored"] == status["selected"], (status, logs)
     assert len(status["scored"]) == 1, status
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert [e["scene"] for e in metrics["episodes"]] == ["Town10HD"]
@@ -85,4 +85,5 @@ def test_the_shipped_carla_air_config_runs_an_episode_of_its_shipped_suite(tmp_p
     objects = [e for e in events if e["role_name"].startswith("aerialdojo/object/")]
     spawned = {(e["type_id"], e["role_name"]) for e in objects if e["event"] == "spawned"}
     destroyed = {(e["type_id"], e["role_name"]) for e in objects if e["event"] == "destroyed"}
-    assert spawned == wanted and destroyed == wanted, events
+    assert spawned == wanted, (events, logs)
+    assert destroyed == wanted, (events, run.stdout[-2000:], logs)
