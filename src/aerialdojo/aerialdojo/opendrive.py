@@ -356,7 +356,8 @@ def _road(element: ET.Element, source: str) -> Road:
         raise OpenDriveError(f"{where}: no planView geometry")
     geometries = tuple(_geometry(g, where) for g in plan.findall("geometry"))
     elevations = tuple(
-        _cubic(e, _number(e, "s", where), where) for e in element.iterfind("elevationProfile/elevation")
+        _cubic(e, _number(e, "s", where), where)
+        for e in element.iterfind("elevationProfile/elevation")
     )
     lanes = element.find("lanes")
     if lanes is None:
@@ -435,7 +436,8 @@ def _section(element: ET.Element, start: float, end: float, where: str) -> LaneS
         for lane in element.iterfind(f"{side}/lane"):
             lane_id = int(_number(lane, "id", where))
             widths = tuple(
-                _cubic(w, start + _number(w, "sOffset", where), where) for w in lane.findall("width")
+                _cubic(w, start + _number(w, "sOffset", where), where)
+                for w in lane.findall("width")
             )
             if not widths and lane.findall("border"):
                 raise OpenDriveError(
@@ -571,9 +573,7 @@ def _sample(road: Road, section: LaneSection, lane_id: int, spacing_m: float) ->
     return points
 
 
-def _next_lanes(
-    drive: OpenDrive, key: LaneKey, unmatched: list[str]
-) -> list[tuple[LaneKey, str]]:
+def _next_lanes(drive: OpenDrive, key: LaneKey, unmatched: list[str]) -> list[tuple[LaneKey, str]]:
     """The lanes that continue ``key`` at the end it travels towards, each with the end of
     its road section it is entered at (``start`` or ``end``)."""
     road_id, index, lane_id = key

@@ -74,17 +74,19 @@ def spawn_from_json(raw: Any, where: str, problems: list[str]) -> SpawnedObject 
     if not isinstance(raw, Mapping):
         problems.append(f"{where}: not an object")
         return None
-    object_id, blueprint = raw.get("object_id"), raw.get("blueprint")
+    object_id: Any = raw.get("object_id")
+    blueprint: Any = raw.get("blueprint")
     if not (isinstance(object_id, str) and _OBJECT_ID.match(object_id)):
         problems.append(f"{where}: object_id: {object_id!r} is not [A-Za-z0-9][A-Za-z0-9_-]*")
     if not (isinstance(blueprint, str) and BLUEPRINT_PATTERN.match(blueprint)):
         problems.append(f"{where}: blueprint: {blueprint!r} is not a blueprint id")
-    pose, size = raw.get("pose"), raw.get("size")
+    pose: Any = raw.get("pose")
+    size: Any = raw.get("size")
     if not _numbers(pose, 4):
         problems.append(f"{where}: pose: {pose!r} is not [x, y, z, yaw]")
     if not (_numbers(size, 3) and all(v > 0 for v in size)):
         problems.append(f"{where}: size: {size!r} is not [length, width, height] > 0")
-    attributes = raw.get("attributes", {})
+    attributes: Any = raw.get("attributes", {})
     if not (
         isinstance(attributes, Mapping)
         and all(isinstance(k, str) and isinstance(v, str) for k, v in attributes.items())

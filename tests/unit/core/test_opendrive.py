@@ -13,7 +13,8 @@ from aerialdojo.opendrive import OpenDriveError, lane_graph, parse_opendrive
 
 
 def _map(roads: str, junctions: str = "") -> bytes:
-    return f'<?xml version="1.0"?><OpenDRIVE><header revMajor="1" revMinor="4"/>{roads}{junctions}</OpenDRIVE>'.encode()
+    header = '<?xml version="1.0"?><OpenDRIVE><header revMajor="1" revMinor="4"/>'
+    return f"{header}{roads}{junctions}</OpenDRIVE>".encode()
 
 
 def _road(
@@ -27,7 +28,8 @@ def _road(
     offset: str = "",
 ) -> str:
     lanes = lanes or (
-        '<left><lane id="1" type="driving"><width sOffset="0" a="3.5" b="0" c="0" d="0"/></lane></left>'
+        '<left><lane id="1" type="driving">'
+        '<width sOffset="0" a="3.5" b="0" c="0" d="0"/></lane></left>'
         '<center><lane id="0" type="none"/></center>'
         '<right><lane id="-1" type="driving"><width sOffset="0" a="3.5" b="0" c="0" d="0"/></lane>'
         '<lane id="-2" type="shoulder"><width sOffset="0" a="2" b="0" c="0" d="0"/></lane></right>'
@@ -58,9 +60,7 @@ def test_a_clothoid_from_a_straight_matches_fresnels_integrals() -> None:
     # Curvature from 0 to 0.05 over 40 m: heading s^2 / (2 A^2) with A^2 = 40 / 0.05.
     length, end_curvature = 40.0, 0.05
     scale = math.sqrt(length / end_curvature)
-    x, y, heading = _reference(
-        f'<spiral curvStart="0" curvEnd="{end_curvature}"/>', length, 30.0
-    )
+    x, y, heading = _reference(f'<spiral curvStart="0" curvEnd="{end_curvature}"/>', length, 30.0)
     sine, cosine = fresnel(30.0 / (scale * math.sqrt(math.pi)))
     factor = scale * math.sqrt(math.pi)
     assert (x, y) == pytest.approx((factor * cosine, factor * sine), abs=1e-6)
@@ -76,15 +76,17 @@ def test_a_clothoid_of_constant_curvature_is_an_arc() -> None:
 def test_poly3_and_param_poly3_are_measured_along_their_arc_length() -> None:
     # v = 0.01 u^2: the point 10 m along the curve lies short of u = 10 by the curve's bend.
     x, y, heading = _reference('<poly3 a="0" b="0" c="0.01" d="0"/>', 20.0, 10.0)
-    arc_to = lambda u: (  # noqa: E731 - closed form of the parabola's arc length
-        u * math.sqrt(1 + (0.02 * u) ** 2) + math.asinh(0.02 * u) / 0.02
-    ) / 2
+
+    def arc_to(u: float) -> float:
+        return (u * math.sqrt(1 + (0.02 * u) ** 2) + math.asinh(0.02 * u) / 0.02) / 2
+
     assert arc_to(x) == pytest.approx(10.0, abs=1e-4)
     assert y == pytest.approx(0.01 * x * x, abs=1e-6)
     assert heading == pytest.approx(math.atan(0.02 * x), abs=1e-6)
     # The same parabola as a parametric cubic over p in [0, 1] (u = 20 p, v = 4 p^2).
     px, py, ph = _reference(
-        '<paramPoly3 aU="0" bU="20" cU="0" dU="0" aV="0" bV="0" cV="4" dV="0" pRange="normalized"/>',
+        '<paramPoly3 aU="0" bU="20" cU="0" dU="0" aV="0" bV="0" cV="4" dV="0" '
+        'pRange="normalized"/>',
         arc_to(20.0),
         10.0,
     )
@@ -145,9 +147,11 @@ def test_lanes_travel_on_the_right_and_link_through_roads_and_a_junction() -> No
 
 def test_a_link_against_the_direction_of_travel_is_skipped_and_said() -> None:
     roads = _road(
-        "1", "<line/>", 20.0, link='<successor elementType="road" elementId="2" contactPoint="end"/>',
+        "1", "<line/>", 20.0,
+        link='<successor elementType="road" elementId="2" contactPoint="end"/>',
         lanes='<center><lane id="0" type="none"/></center><right><lane id="-1" type="driving">'
-        '<link><successor id="-1"/></link><width sOffset="0" a="3.5" b="0" c="0" d="0"/></lane></right>',
+        '<link><successor id="-1"/></link>'
+        '<width sOffset="0" a="3.5" b="0" c="0" d="0"/></lane></right>',
     ) + _road("2", "<line/>", 20.0)  # fmt: skip
     graph = lane_graph(parse_opendrive(_map(roads), "test"))
     assert graph.successors[("1", 0, -1)] == ()

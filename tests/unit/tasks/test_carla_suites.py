@@ -18,7 +18,10 @@ import numpy as np
 import pytest
 
 from aerialdojo.agos.episodes import load_agos_suite
+from aerialdojo.agos.protocol import AgosReferee
+from aerialdojo.agos.worlds import referee_town
 from aerialdojo.carla_maps import load_road_map, road_graph_path
+from aerialdojo.geometry import Pose
 from aerialdojo.tasks import carla_town
 from aerialdojo.tasks.carla_town import COLLISION_RADIUS_M, CarriagewayWorld
 from aerialdojo.tasks.suite import load_suite, resolve_suite
@@ -166,3 +169,15 @@ def test_road_graph_records_the_maps_hash_and_its_command(tmp_path: Path) -> Non
     assert document["parking"], "the shoulder lane gives parking spots"
     refused = _aerialdojo("tasks", "road-graph", xodr, "--map", "not a name", "--out", out)
     assert refused.returncode != 0 and "--map 'not a name'" in refused.stderr
+
+
+def test_the_referee_checks_a_confirm_on_town10hd_without_occluders() -> None:
+    # The map file holds nothing that could hide a spawned vehicle: the checker's line of
+    # sight holds, and the six views and the distance decide.
+    for episode in load_agos_suite(resolve_suite(AGOS_SUITE)).episodes:
+        referee = AgosReferee(episode, referee_town(episode))
+        x, y, _z = referee.target.centroid
+        near = referee._check(Pose(x + 6.0, y, 1.6, math.pi), fresh=True)
+        assert near["valid"] and near["line_of_sight"], (episode.episode_id, near)
+        far = referee._check(Pose(x + 300.0, y, 1.6, math.pi), fresh=True)
+        assert not far["valid"] and "m away" in far["why"], (episode.episode_id, far)

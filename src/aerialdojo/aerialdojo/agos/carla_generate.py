@@ -68,7 +68,9 @@ def _region(rng: np.random.Generator, centre: np.ndarray, size: float) -> Region
     """A square of ``size`` holding ``centre`` at least 20 m inside its edges."""
     low = centre - size + 20.0
     corner = np.round(rng.uniform(low, centre - 20.0), 1)
-    return Region(float(corner[0]), float(corner[1]), float(corner[0]) + size, float(corner[1]) + size)
+    return Region(
+        float(corner[0]), float(corner[1]), float(corner[0]) + size, float(corner[1]) + size
+    )
 
 
 def generate_episode(
@@ -93,7 +95,9 @@ def generate_episode(
                 return True
         return False
 
-    same_class = [m for m in VEHICLE_MODELS if shape_class(m.category) == shape_class(model.category)]
+    same_class = [
+        m for m in VEHICLE_MODELS if shape_class(m.category) == shape_class(model.category)
+    ]
     look_alikes = 2 + int(rng.integers(2)) if setting == "hard" else 0
     for _ in range(look_alikes):
         if not take(same_class[int(rng.integers(len(same_class)))], colour):

@@ -48,7 +48,10 @@ def carla_town_map(name: str) -> TownMap:
         raise UnknownSceneError(f"no CARLA map {name!r}; maps: {', '.join(CARLA_TOWN_NAMES)}")
     road_map = load_road_map(name)
     roads = build_lane_network(
-        road_map.nodes, road_map.successors, road_map.junction, road_map.lane_changes
+        road_map.nodes,
+        road_map.successors,
+        [bool(flag) for flag in road_map.junction],
+        road_map.lane_changes,
     )
     ground_z = float(np.median(road_map.nodes[:, 2]))
     low, high = road_map.bounds()
@@ -71,7 +74,9 @@ def carla_town_map(name: str) -> TownMap:
     )
 
 
-def spawned_vehicle(spawn: SpawnedObject, *, instance_id: int, name: str, category: str, colour: str) -> TargetObject:
+def spawned_vehicle(
+    spawn: SpawnedObject, *, instance_id: int, name: str, category: str, colour: str
+) -> TargetObject:
     """A spawned vehicle as the referee and the oracle see it (its box from its size)."""
     low, high = spawn.box()
     return TargetObject(
@@ -117,6 +122,12 @@ class FrustumOracle:
             if inside.any():
                 return True
         return False
+
+    def line_of_sight(self, eye: Sequence[float] | np.ndarray, target: TargetObject) -> bool:
+        """Always: the map file holds nothing that could stand between ``eye`` and ``target``
+        (the checker's line-of-sight condition cannot fail on a CARLA map's road graph)."""
+        del eye, target
+        return True
 
 
 @dataclass(frozen=True)

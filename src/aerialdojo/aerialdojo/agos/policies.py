@@ -25,7 +25,6 @@ from aerialdojo.agos.planning import road_options
 from aerialdojo.agos.projection import pixel_to_ground
 from aerialdojo.agos.sensors import RING_VIEWS, UAV_VIEW, UGV_FRONT_VIEW
 from aerialdojo.agos.town import TownMap
-from aerialdojo.carla_maps.blueprints import VEHICLE_COLOURS
 from aerialdojo.agos.vocabulary import (
     ANNOTATE_CANDIDATE,
     CONFIRM,
@@ -38,6 +37,7 @@ from aerialdojo.agos.vocabulary import (
     STOP_OBSERVE,
     WAIT,
 )
+from aerialdojo.carla_maps.blueprints import VEHICLE_COLOURS
 from aerialdojo.errors import ConfigError
 from aerialdojo.geometry import Pose
 from aerialdojo.protocols.referee import MessageKind, TeammateMessage

@@ -32,7 +32,6 @@ from aerialdojo.agos.planning import (
 from aerialdojo.agos.projection import GroundCell, project_cell
 from aerialdojo.agos.schedule import DecisionClock, decision_seconds
 from aerialdojo.agos.sensors import uav_rig, ugv_ring
-from aerialdojo.agos.worlds import RefereeTown
 from aerialdojo.agos.vocabulary import (
     ANNOTATE_CANDIDATE,
     ANNOTATION_BUDGET,
@@ -57,6 +56,7 @@ from aerialdojo.agos.vocabulary import (
     uses_e2a,
     uses_rgpp,
 )
+from aerialdojo.agos.worlds import RefereeTown
 from aerialdojo.errors import InvalidActionError
 from aerialdojo.events import EventKind
 from aerialdojo.geometry import Pose

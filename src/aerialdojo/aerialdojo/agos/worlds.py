@@ -8,6 +8,8 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
+import numpy as np
+
 from aerialdojo.agos.town import TOWN_NAMES, TownMap, load_town
 from aerialdojo.agos.town import town_map as embedded_town_map
 from aerialdojo.errors import UnknownSceneError
@@ -29,6 +31,8 @@ class VisibilityOracle(Protocol):
         target: TargetObject,
         max_range_m: float = math.inf,
     ) -> bool: ...
+
+    def line_of_sight(self, eye: Sequence[float] | np.ndarray, target: TargetObject) -> bool: ...
 
 
 class RefereeTown(Protocol):

@@ -87,7 +87,9 @@ class CarlaRoadMap:
         return (float(low[0]), float(low[1])), (float(high[0]), float(high[1]))
 
 
-def derive_road_graph(drive: OpenDrive, *, name: str, source_sha256: str, command: str) -> dict[str, Any]:
+def derive_road_graph(
+    drive: OpenDrive, *, name: str, source_sha256: str, command: str
+) -> dict[str, Any]:
     """The JSON document of a map's road graph (``write_road_graph`` writes it).
 
     Raises:

@@ -43,8 +43,12 @@ VEHICLE_MODELS: tuple[VehicleModel, ...] = (
     VehicleModel("vehicle.mini.cooper_s", "hatchback", "Mini Cooper", (3.81, 1.94, 1.53)),
     VehicleModel("vehicle.nissan.patrol", "suv", "Nissan Patrol off-roader", (4.61, 1.93, 1.86)),
     VehicleModel("vehicle.jeep.wrangler_rubicon", "suv", "Jeep Wrangler", (3.87, 1.91, 1.88)),
-    VehicleModel("vehicle.volkswagen.t2", "camper_van", "Volkswagen T2 camper van", (4.49, 2.07, 2.04)),
-    VehicleModel("vehicle.mercedes.sprinter", "delivery_van", "Mercedes Sprinter van", (5.92, 2.00, 2.55)),
+    VehicleModel(
+        "vehicle.volkswagen.t2", "camper_van", "Volkswagen T2 camper van", (4.49, 2.07, 2.04)
+    ),
+    VehicleModel(
+        "vehicle.mercedes.sprinter", "delivery_van", "Mercedes Sprinter van", (5.92, 2.00, 2.55)
+    ),
 )
 
 #: Colours given to spawned vehicles, by name: the vehicle blueprints' ``color`` values.

@@ -111,14 +111,14 @@ class CarriagewayWorld:
         (x0, y0), (x1, y1) = road_map.bounds()
         self._origin = np.array((x0 - 5.0, y0 - 5.0))
         shape = (
-            int(math.ceil((x1 - x0 + 10.0) / self.CELL_M)),
-            int(math.ceil((y1 - y0 + 10.0) / self.CELL_M)),
+            math.ceil((x1 - x0 + 10.0) / self.CELL_M),
+            math.ceil((y1 - y0 + 10.0) / self.CELL_M),
         )
         ix, iy = np.meshgrid(np.arange(shape[0]), np.arange(shape[1]), indexing="ij")
         centres = self._origin + (np.stack((ix, iy), axis=-1).reshape(-1, 2) + 0.5) * self.CELL_M
         distance, index = cKDTree(samples).query(centres)
         carriageway = (distance <= np.asarray(half)[index]).reshape(shape)
-        reach = int(math.ceil((radius + LANE_MARGIN_M) / self.CELL_M))
+        reach = math.ceil((radius + LANE_MARGIN_M) / self.CELL_M)
         disk = np.hypot(*np.mgrid[-reach : reach + 1, -reach : reach + 1]) <= reach
         self._free = ndimage.binary_erosion(carriageway, structure=disk)
         self._floor = np.where(np.asarray(junction)[index], JUNCTION_MIN_Z_M, MIN_Z_M).reshape(
@@ -148,7 +148,10 @@ class CarriagewayWorld:
         return np.asarray(ok)
 
     def sweep_sphere(self, start: np.ndarray, end: np.ndarray, radius: float) -> _Hit | None:
-        begin, finish = np.asarray(start, dtype=np.float64)[:3], np.asarray(end, dtype=np.float64)[:3]
+        begin, finish = (
+            np.asarray(start, dtype=np.float64)[:3],
+            np.asarray(end, dtype=np.float64)[:3],
+        )
         count = max(2, math.ceil(float(np.linalg.norm(finish - begin)) / _SAMPLE_M) + 1)
         fractions = np.linspace(0.0, 1.0, count)
         points = begin[None, :] + fractions[:, None] * (finish - begin)[None, :]
@@ -196,7 +199,12 @@ _COMPASS_WORDS = {
     "S": "south", "SW": "south-west", "W": "west", "NW": "north-west",
 }  # fmt: skip
 _ORDINALS = ("", "second", "third", "fourth", "fifth", "further")
-_HEADING_WORDS = ("east-west", "north-east to south-west", "north-south", "north-west to south-east")
+_HEADING_WORDS = (
+    "east-west",
+    "north-east to south-west",
+    "north-south",
+    "north-west to south-east",
+)
 
 
 @dataclass(frozen=True)
@@ -207,7 +215,9 @@ class _Target:
     heading: float
 
 
-def _place_targets(road_map: CarlaRoadMap, rng: np.random.Generator, world: CarriagewayWorld) -> list[_Target]:
+def _place_targets(
+    road_map: CarlaRoadMap, rng: np.random.Generator, world: CarriagewayWorld
+) -> list[_Target]:
     """One target of each prop kind, in parking spots at least ``TARGET_SPACING_M`` apart,
     each with a free anchor on the carriageway side."""
     spots = road_map.parking[rng.permutation(len(road_map.parking))]
@@ -217,7 +227,8 @@ def _place_targets(road_map: CarlaRoadMap, rng: np.random.Generator, world: Carr
     for number, model in enumerate(PROP_MODELS, start=1):
         for x, y, heading, width in spots:
             if model.size[1] > width or any(
-                math.dist((x, y), (t.spawn.pose.x, t.spawn.pose.y)) < TARGET_SPACING_M for t in placed
+                math.dist((x, y), (t.spawn.pose.x, t.spawn.pose.y)) < TARGET_SPACING_M
+                for t in placed
             ):
                 continue
             _, nearest = lanes.query((x, y))
@@ -226,18 +237,18 @@ def _place_targets(road_map: CarlaRoadMap, rng: np.random.Generator, world: Carr
             # At the carriageway side of the parking lane, so that the anchor 1 m outside it
             # lies over the driving lane.
             inward = (width - model.size[1]) / 2.0 - KERB_GAP_M
-            x, y = x + towards[0] * inward, y + towards[1] * inward
+            spot_x, spot_y = x + towards[0] * inward, y + towards[1] * inward
             spawn = SpawnedObject(
                 object_id=f"prop{number:02d}",
                 blueprint=model.blueprint,
-                pose=Pose(float(x), float(y), 0.0, float(heading)),
+                pose=Pose(float(spot_x), float(spot_y), 0.0, float(heading)),
                 size=model.size,
             )
             reach = model.size[1] / 2.0 + ANCHOR_CLEARANCE_M
             anchor = written_pose(
                 Pose(
-                    float(x + towards[0] * reach),
-                    float(y + towards[1] * reach),
+                    float(spot_x + towards[0] * reach),
+                    float(spot_y + towards[1] * reach),
                     model.size[2] + ANCHOR_CLEARANCE_M + 0.5,
                     math.atan2(-towards[1], -towards[0]),
                 )
@@ -250,7 +261,7 @@ def _place_targets(road_map: CarlaRoadMap, rng: np.random.Generator, world: Carr
 
 
 def _description(target: _Target, landmark: Junction, direction: str) -> str:
-    street = _HEADING_WORDS[int(round((target.heading % math.pi) / (math.pi / 4))) % 4]
+    street = _HEADING_WORDS[round((target.heading % math.pi) / (math.pi / 4)) % 4]
     article = "an" if target.model.name[0] in "aeiou" else "a"
     return (
         f"{article} {target.model.name} standing in the kerbside parking lane of a street "
@@ -259,9 +270,7 @@ def _description(target: _Target, landmark: Junction, direction: str) -> str:
     )
 
 
-def build_carla_town_suite(
-    out: Path, *, town: str, seed: int, name: str, command: str
-) -> Suite:
+def build_carla_town_suite(out: Path, *, town: str, seed: int, name: str, command: str) -> Suite:
     """Build and write ``out/suite.json`` on CARLA map ``town``.
 
     Raises:
@@ -283,7 +292,8 @@ def build_carla_town_suite(
     episodes: list[Episode] = []
     for target in targets:
         landmark = min(
-            landmarks, key=lambda j: math.dist((j.x, j.y), (target.spawn.pose.x, target.spawn.pose.y))
+            landmarks,
+            key=lambda j: math.dist((j.x, j.y), (target.spawn.pose.x, target.spawn.pose.y)),
         )
         direction = compass_direction(
             np.array((landmark.x, landmark.y)), np.array((target.spawn.pose.x, target.spawn.pose.y))

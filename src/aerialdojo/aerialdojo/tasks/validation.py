@@ -230,7 +230,9 @@ def _spawn_problems(episode: Episode) -> list[tuple[str, str]]:
     ids = [spawn.object_id for spawn in episode.spawns]
     found = []
     if len(set(ids)) != len(ids):
-        found.append(("spawns", f"object ids repeat: {sorted({i for i in ids if ids.count(i) > 1})}"))
+        found.append(
+            ("spawns", f"object ids repeat: {sorted({i for i in ids if ids.count(i) > 1})}")
+        )
     if episode.target_object_id not in ids:
         found.append(
             ("target.object_id", f"{episode.target_object_id!r} is not among the spawned {ids}")
