@@ -38,7 +38,14 @@ setup(
     version="0.1.0",
     packages=find_packages(exclude=["test"]),
     package_data={
-        PACKAGE: ["schemas/*.json", "suites/*.json", "suites/**/*", "agents/vlm/prompts/**/*"]
+        PACKAGE: [
+            "schemas/*.json",
+            "suites/*.json",
+            "suites/**/*",
+            "agents/vlm/prompts/**/*",
+            "carla_maps/*.json",
+            "carla_maps/NOTICE",
+        ]
     },
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),

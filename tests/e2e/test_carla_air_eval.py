@@ -1,10 +1,11 @@
 """``aerialdojo eval --config config/carla_air.yaml --episodes 1`` end to end against the CARLA-Air
-fakes: the suite is built first by ``aerialdojo tasks from-server`` from the fake world (its
-environment objects and lanes, each target photographed by the UAV), then the shipped config
-runs one episode of it, the bridge in .venv-carla-air driving the real airsim client against
+fakes: the shipped config runs one episode of the shipped suite of Town10HD
+(``carla_air_town10hd``), the bridge in .venv-carla-air driving the real airsim client against
 the fake AirSim server over msgpack-rpc and the CARLA stand-in world (CARLA's client cannot be
 faked at the wire; ``fakes/inject/sitecustomize.py`` puts the stand-in where the client is, in
-the bridge's process). Image size is overridden to 32x32 to keep the run short.
+the bridge's process). The episode's target is spawned by blueprint at reset and destroyed when
+the bridge closes: the stand-in's journal lists both. Image size is overridden to 32x32 to keep
+the run short.
 
 Needs .venv-carla-air (tools/bootstrap_backend.sh carla-air); skipped without it.
 """
@@ -19,7 +20,8 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
+
+from aerialdojo.tasks.suite import load_suite, resolve_suite
 
 pytestmark = [pytest.mark.ros, pytest.mark.e2e]
 
@@ -48,11 +50,10 @@ def _aerialdojo(*args: object, env: dict[str, str]) -> subprocess.CompletedProce
 
 
 @pytest.mark.skipif(not VENV.exists(), reason="needs .venv-carla-air: tools/bootstrap_backend.sh")
-def test_the_shipped_carla_air_config_runs_an_episode_of_a_suite_of_its_world(
-    tmp_path: Path,
-) -> None:
+def test_the_shipped_carla_air_config_runs_an_episode_of_its_shipped_suite(tmp_path: Path) -> None:
     port = _free_port()
-    world = {"airsim_port": port, "width": SIZE, "height": SIZE}
+    journal = tmp_path / "actors.jsonl"
+    world = {"airsim_port": port, "width": SIZE, "height": SIZE, "journal": str(journal)}
     inject = os.pathsep.join([str(REPO / "tests" / "fakes" / "inject"), str(REPO / "tests")])
     env = {
         **os.environ,
@@ -60,38 +61,29 @@ def test_the_shipped_carla_air_config_runs_an_episode_of_a_suite_of_its_world(
         "AERIALDOJO_FAKE_CARLA_AIR": json.dumps(world),
         "PYTHONPATH": os.pathsep.join([inject, os.environ.get("PYTHONPATH", "")]),
     }
-    config = REPO / "config" / "carla_air.yaml"
-    sized = [
-        f"sim_bridge.airsim_port={port}",
-        f"sim_bridge.image_width={SIZE}",
-        f"sim_bridge.image_height={SIZE}",
-    ]
-    # The survey reads the same config with the test's port and image size written in.
-    survey_config = yaml.safe_load(config.read_text())
-    survey_config["sim_bridge"]["ros__parameters"].update(
-        airsim_port=port, image_width=SIZE, image_height=SIZE
-    )
-    (tmp_path / "carla_air.yaml").write_text(yaml.safe_dump(survey_config))
-    suite_dir = tmp_path / "carla_air_town10hd"
-    built = _aerialdojo(
-        "tasks", "from-server", "--config", tmp_path / "carla_air.yaml", "--out", suite_dir,
-        "--image-size", SIZE, env=env,
-    )  # fmt: skip
-    assert built.returncode == 0, built.stderr[-3000:]
-    suite = json.loads((suite_dir / "suite.json").read_text())
-    assert {e["scene"] for e in suite["episodes"]} == {"Town10HD"}
-    assert {e["target"]["object_id"] for e in suite["episodes"]} == {"SM_Car_Parked"}
-
     run = _aerialdojo(
-        "eval", "--config", config, "--episodes", 1, "--output", tmp_path / "runs",
-        "--run-id", "carla_air", f"task_manager.suite={suite_dir / 'suite.json'}", *sized,
-        env=env,
+        "eval", "--config", REPO / "config" / "carla_air.yaml", "--episodes", 1,
+        "--output", tmp_path / "runs", "--run-id", "carla_air",
+        f"sim_bridge.airsim_port={port}", f"sim_bridge.image_width={SIZE}",
+        f"sim_bridge.image_height={SIZE}", env=env,
     )  # fmt: skip
     run_dir = tmp_path / "runs" / "carla_air"
     logs = "".join(p.read_text()[-1500:] for p in sorted((run_dir / "logs").glob("*.log")))
     assert run.returncode == 0, run.stderr[-3000:] + logs
     status = json.loads((run_dir / "run_status.json").read_text())
-    assert status["complete"] and status["scored"] == status["selected"], status
-    assert len(status["scored"]) == 1 and status["scored"][0].startswith("Town10HD-"), status
+    assert status["complete"] and status["scored"] == status["selected"], (status, logs)
+    assert len(status["scored"]) == 1, status
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert [e["scene"] for e in metrics["episodes"]] == ["Town10HD"]
+    # The episode's target was spawned by its blueprint under the backend's role name, and
+    # destroyed when the bridge closed.
+    suite = load_suite(resolve_suite("carla_air_town10hd"))
+    episode = next(e for e in suite.episodes if e.episode_id == status["scored"][0])
+    wanted = {(s.blueprint, f"aerialdojo/object/{s.object_id}") for s in episode.spawns}
+    assert episode.target_object_id in {s.object_id for s in episode.spawns}
+    events = [json.loads(line) for line in journal.read_text().splitlines()]
+    objects = [e for e in events if e["role_name"].startswith("aerialdojo/object/")]
+    spawned = {(e["type_id"], e["role_name"]) for e in objects if e["event"] == "spawned"}
+    destroyed = {(e["type_id"], e["role_name"]) for e in objects if e["event"] == "destroyed"}
+    assert spawned == wanted, (events, logs)
+    assert destroyed == wanted, (events, run.stdout[-2000:], logs)

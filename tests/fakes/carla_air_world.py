@@ -6,6 +6,7 @@ makes ``carla.Client`` serve it in this process (see ``inject/sitecustomize.py``
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import carla
@@ -28,12 +29,14 @@ _SERVED: list[Any] = []  # keeps the fake AirSim server alive with the process
 
 def install(spec: str) -> None:
     """Start the world described by ``spec`` (JSON: ``airsim_port``, ``width``, ``height``,
-    ``fov_deg``) and let ``carla.Client`` serve it."""
+    ``fov_deg``; ``journal``: a file to list the actors spawned and destroyed) and let
+    ``carla.Client`` serve it."""
     options = json.loads(spec)
     rig = aerialdojo_uav_rig(options["width"], options["height"], options.get("fov_deg", 90.0))
     airsim = FakeAirSim(settings_for_rig(rig), ground_down=GROUND_DOWN)
     airsim.start(port=int(options["airsim_port"]))
-    world = carla_standin.World(airsim=airsim, obstacles=(PARKED_CAR, HOUSE))
+    journal = Path(options["journal"]) if options.get("journal") else None
+    world = carla_standin.World(airsim=airsim, obstacles=(PARKED_CAR, HOUSE), journal=journal)
     _SERVED.append(airsim)
 
     def client(host: str, port: int, *args: Any, **kwargs: Any) -> carla_standin.Client:

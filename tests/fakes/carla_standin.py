@@ -15,8 +15,19 @@ Modelled on CARLA 0.9.16 as CARLA-Air v0.1.7 builds it; each behaviour names its
 - ``cast_ray`` returns every surface the segment enters, in order, with its semantic label
   (``Carla/Util/RayTracer.cpp``: ``LineTraceMultiByChannel``); a ray starting inside a body does
   not report that body.
-- ``spawn_actor`` fails where the vehicle's box would overlap something ("Spawn failed because
-  of collision at spawn position"), ``try_spawn_actor`` answers None instead.
+- the blueprint library holds the blueprints of CARLA 0.9.16's catalogues that the project
+  and its tests use (``Docs/catalogue_vehicles.md``, ``Docs/catalogue_props.md``; attributes
+  as ``Docs/bp_library.md`` lists them): ``find`` of any other id raises IndexError
+  "blueprint '<id>' not found" (LibCarla ``BlueprintLibrary::at``, std::out_of_range, which
+  boost.python raises as IndexError); ``set_attribute`` of an attribute the blueprint lacks
+  raises IndexError "attribute '<id>' not found", of a read-only one (a prop's ``size``) or a
+  colour without three channels ValueError (``ActorBlueprint.cpp``, ``ActorAttribute.cpp``
+  ``Set``/``Validate``: InvalidAttributeValue, a std::invalid_argument).
+- ``spawn_actor`` fails where the new actor's box would overlap geometry or another actor
+  (RuntimeError "Spawn failed because due to a collision at spawn position",
+  ``ActorSpawnResult.cpp``), ``try_spawn_actor`` answers None instead (``World.cpp``
+  ``TrySpawnActor`` catches every exception). Boxes are the catalogue's approximate
+  extents (the real server uses each mesh's bounds).
 - actors and attached sensors persist until destroyed; destroying a vehicle leaves its sensors
   (CARLA's synchronous-mode docs: actors outlive the client that spawned them).
 - the server version of a CARLA-Air build is its source commit (``Util/BuildTools/Setup.sh``
@@ -43,11 +54,13 @@ heading +x, lane -1 at y = 3.5 heading -x), with waypoints every 2 m and a U-tur
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import carla
@@ -61,8 +74,6 @@ LANE_OFFSET_M = 3.5
 CARLA_AIR_BUILD = "d70247b"
 #: The PyPI client's version.
 PYPI_CLIENT = "0.9.16"
-#: A Tesla Model 3's box in CARLA (actor frame: origin on the ground, centre 0.74 m up).
-VEHICLE_EXTENT = (2.40, 1.05, 0.74)
 TRAFFIC_SPEED_M_S = 8.0
 WALKER_SPEED_M_S = 1.4
 
@@ -107,18 +118,71 @@ class LabelledPoint:
     label: carla.CityObjectLabel
 
 
+#: Modifiable attributes per blueprint family (Docs/bp_library.md); props also carry a
+#: read-only ``size``.
+_CAMERA_ATTRIBUTES = ("fov", "image_size_x", "image_size_y", "role_name", "sensor_tick")
+_VEHICLE_ATTRIBUTES = ("color", "role_name", "sticky_control")
+#: Half extents (x, y, z) of the blueprints' boxes: approximate, from CARLA's meshes.
+VEHICLES: dict[str, tuple[float, float, float]] = {
+    "vehicle.tesla.model3": (2.40, 1.05, 0.74),
+    "vehicle.audi.a2": (1.86, 0.90, 0.77),
+    "vehicle.citroen.c3": (1.99, 0.93, 0.77),
+    "vehicle.nissan.micra": (1.82, 0.90, 0.77),
+    "vehicle.toyota.prius": (2.26, 1.00, 0.76),
+    "vehicle.seat.leon": (2.10, 0.92, 0.75),
+    "vehicle.mini.cooper_s": (1.90, 0.97, 0.77),
+    "vehicle.nissan.patrol": (2.30, 0.96, 0.93),
+    "vehicle.jeep.wrangler_rubicon": (1.93, 0.95, 0.94),
+    "vehicle.volkswagen.t2": (2.24, 1.03, 1.02),
+    "vehicle.mercedes.sprinter": (2.96, 1.00, 1.27),
+}
+PROPS: dict[str, tuple[float, float, float]] = {
+    "static.prop.vendingmachine": (0.50, 0.45, 1.00),
+    "static.prop.kiosk_01": (1.20, 1.00, 1.35),
+    "static.prop.busstop": (2.00, 0.80, 1.40),
+    "static.prop.foodcart": (1.30, 0.75, 1.20),
+    "static.prop.advertisement": (0.90, 0.25, 1.30),
+    "static.prop.container": (0.95, 0.60, 0.75),
+    "static.prop.streetbarrier": (1.05, 0.25, 0.55),
+}
+OTHERS = {
+    "sensor.camera.rgb": _CAMERA_ATTRIBUTES,
+    "sensor.camera.depth": _CAMERA_ATTRIBUTES,
+    "sensor.other.collision": ("role_name",),
+    "controller.ai.walker": ("role_name",),
+    "walker.pedestrian.0001": ("role_name", "is_invincible", "speed"),
+}
+
+
 @dataclass
 class Blueprint:
     id: str
+    modifiable: tuple[str, ...]
     attributes: dict[str, str] = field(default_factory=dict)
 
     def set_attribute(self, name: str, value: str) -> None:
+        if name not in self.modifiable and name != "size":
+            raise IndexError(f"attribute '{name}' not found")
+        if name not in self.modifiable:
+            raise ValueError(f"{name}: read-only attribute")
+        if name == "color" and len(value.split(",")) != 3:
+            raise ValueError(f"{name}: colors must have 3 channels (R,G,B)")
         self.attributes[name] = value
+
+    @property
+    def extent(self) -> tuple[float, float, float] | None:
+        return VEHICLES.get(self.id) or PROPS.get(self.id)
 
 
 class BlueprintLibrary:
     def find(self, blueprint_id: str) -> Blueprint:
-        return Blueprint(blueprint_id)
+        if blueprint_id in VEHICLES:
+            return Blueprint(blueprint_id, _VEHICLE_ATTRIBUTES)
+        if blueprint_id in PROPS:
+            return Blueprint(blueprint_id, ("role_name",), {"size": "medium"})
+        if blueprint_id in OTHERS:
+            return Blueprint(blueprint_id, OTHERS[blueprint_id])
+        raise IndexError(f"blueprint '{blueprint_id}' not found")
 
 
 class Actor:
@@ -147,19 +211,34 @@ class Actor:
         self._transform = transform
 
     def destroy(self) -> bool:
+        if self.is_alive:
+            self.world.record("destroyed", self)
         self.is_alive = False
         return True
 
 
-class Vehicle(Actor):
-    bounding_box = carla.BoundingBox(
-        carla.Location(0.0, 0.0, VEHICLE_EXTENT[2]), carla.Vector3D(*VEHICLE_EXTENT)
-    )
+class Solid(Actor):
+    """A vehicle or a prop: an actor with a box that blocks spawns and rays."""
+
+    def __init__(self, world: World, blueprint: Blueprint, transform: carla.Transform) -> None:
+        super().__init__(world, blueprint, transform)
+        extent = blueprint.extent
+        assert extent is not None
+        self.extent = extent
+        self.bounding_box = carla.BoundingBox(
+            carla.Location(0.0, 0.0, extent[2]), carla.Vector3D(*extent)
+        )
 
     def box(self) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
-        """The world-aligned box around this vehicle (its yaw's footprint)."""
-        return _vehicle_box(self._transform)
+        """The world-aligned box around it (its yaw's footprint)."""
+        return _box(self._transform, self.extent)
 
+
+class Prop(Solid):
+    pass
+
+
+class Vehicle(Solid):
     def set_autopilot(self, enabled: bool, port: int = 8000) -> None:
         self.world.autopilot[self.id] = port if enabled else None
 
@@ -327,6 +406,8 @@ class World:
         frame_s: wall time one tick takes (the server renders a frame per synchronous tick).
         streaming: whether sensor data reaches the client (its streaming port is open).
         traffic_role: role name of the traffic's cars (auto_traffic.py: ``autopilot``).
+        journal: a file that gets a JSON line per actor spawned or destroyed, for tests
+            that run the world in another process.
     """
 
     def __init__(  # noqa: PLR0917 - the stand-in's knobs, given by keyword in the tests
@@ -338,7 +419,9 @@ class World:
         frame_s: float = 0.0,
         streaming: bool = True,
         traffic_role: str = "autopilot",
+        journal: Path | None = None,
     ) -> None:
+        self.journal = journal
         self.map = Map(map_name)
         self.streaming = streaming
         self.airsim = airsim
@@ -405,27 +488,40 @@ class World:
 
     def _add(self, actor: Actor) -> Actor:
         self.actors.append(actor)
+        self.record("spawned", actor)
         return actor
+
+    def record(self, event: str, actor: Actor) -> None:
+        """Append ``event`` of ``actor`` to the journal, if there is one."""
+        if self.journal is None:
+            return
+        entry = {"event": event, "id": actor.id, "type_id": actor.type_id}
+        entry["role_name"] = actor.attributes.get("role_name", "")
+        with self.journal.open("a", encoding="utf-8") as journal:
+            journal.write(json.dumps(entry) + "\n")
 
     def try_spawn_actor(
         self, blueprint: Blueprint, transform: carla.Transform, attach_to: Actor | None = None
     ) -> Actor | None:
-        if attach_to is not None:
-            return self._add(Sensor(self, blueprint, transform, attach_to))
-        low, high = _vehicle_box(transform)
-        others = [a.box() for a in self.get_actors() if isinstance(a, Vehicle)]
-        blocked = [(o.low, o.high) for o in self.obstacles] + others
-        if any(_boxes_overlap(low, high, lo, hi) for lo, hi in blocked):
+        try:
+            return self.spawn_actor(blueprint, transform, attach_to)
+        except RuntimeError:  # World.cpp TrySpawnActor: nullptr on any exception
             return None
-        return self._add(Vehicle(self, blueprint, transform))
 
     def spawn_actor(
         self, blueprint: Blueprint, transform: carla.Transform, attach_to: Actor | None = None
     ) -> Actor:
-        actor = self.try_spawn_actor(blueprint, transform, attach_to)
-        if actor is None:
-            raise RuntimeError("Spawn failed because of collision at spawn position")
-        return actor
+        if attach_to is not None:
+            return self._add(Sensor(self, blueprint, transform, attach_to))
+        kind = Vehicle if blueprint.id in VEHICLES else Prop if blueprint.id in PROPS else None
+        if kind is None:
+            return self._add(Actor(self, blueprint, transform))
+        low, high = _box(transform, blueprint.extent or (0.0, 0.0, 0.0))
+        others = [a.box() for a in self.get_actors() if isinstance(a, Solid)]
+        blocked = [(o.low, o.high) for o in self.obstacles] + others
+        if any(_boxes_overlap(low, high, lo, hi) for lo, hi in blocked):
+            raise RuntimeError("Spawn failed because due to a collision at spawn position")
+        return self._add(kind(self, blueprint, transform))
 
     def cast_ray(
         self, initial_location: carla.Location, final_location: carla.Location
@@ -435,9 +531,14 @@ class World:
         end = (final_location.x, final_location.y, final_location.z)
         bodies = [(o.low, o.high, o.label) for o in self.obstacles]
         bodies += [
-            (*a.box(), carla.CityObjectLabel.Car)
+            (
+                *a.box(),
+                carla.CityObjectLabel.Car
+                if isinstance(a, Vehicle)
+                else carla.CityObjectLabel.Static,
+            )
             for a in self.get_actors()
-            if isinstance(a, Vehicle)
+            if isinstance(a, Solid)
         ]
         hits = []
         for low, high, label in bodies:
@@ -562,10 +663,10 @@ class Client:
         return self.world.traffic_managers.setdefault(port, TrafficManager(port))
 
 
-def _vehicle_box(
-    transform: carla.Transform,
+def _box(
+    transform: carla.Transform, extent: tuple[float, float, float]
 ) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
-    ex, ey, ez = VEHICLE_EXTENT
+    ex, ey, ez = extent
     yaw = math.radians(transform.rotation.yaw)
     half_x = abs(ex * math.cos(yaw)) + abs(ey * math.sin(yaw))
     half_y = abs(ex * math.sin(yaw)) + abs(ey * math.cos(yaw))

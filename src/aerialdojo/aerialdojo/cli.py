@@ -375,9 +375,10 @@ def _parser() -> argparse.ArgumentParser:
         help="longest side of the reference photographs in the suite, pixels (default 640)",
     )
     from_site.set_defaults(handler=_cmd_tasks_from_site)
-    from aerialdojo import server_survey  # noqa: PLC0415 - light; the survey imports its own
+    from aerialdojo import carla_suites, server_survey  # noqa: PLC0415 - light; the survey imports its own
 
     server_survey.add_parser(tasks_commands)
+    carla_suites.add_parser(tasks_commands)
     stats = tasks_commands.add_parser(
         "stats",
         help="statistics of a suite (AerialDojo: Table 7 columns; AGOS: per setting; CityNav: "

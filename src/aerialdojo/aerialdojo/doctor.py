@@ -4,7 +4,8 @@ It drives the server with the bridge's own backend and parameters, and every che
 on some server (tests/unit/sim_remote show a misconfigured fake for each): the connection with
 a protocol round trip (ProjectAirSim: a topic answer, naming a client/server protocol
 mismatch), a CARLA round trip (spawn, tick, a sensor frame, destroy), the reset, every scene of
-the configured suite on the server and in the running level, each camera's size, effective
+the configured suite on the server and in the running level, every blueprint the suite spawns
+and its attributes on the server, each camera's size, effective
 field of view (where the server reports it) and encodings, frames that show something (not
 one colour), the depth units (the down camera's median depth against the altitude), one
 action per agent with the pose the frames (ProjectAirSim: the camera pose each frame carries)
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from aerialdojo.actions import Action
 from aerialdojo.errors import AerialDojoError, ConfigError
 from aerialdojo.geometry import Pose
+from aerialdojo.spawns import SpawnedObject
 
 if TYPE_CHECKING:
     from aerialdojo.graph import NodeSpec
@@ -92,7 +94,8 @@ class RemoteBackend(Protocol):
     """What the doctor uses of a remote backend (``ProjectAirSimBackend``,
     ``CarlaAirBackend``). Optional: ``round_trip()`` (a round trip through the server worth its
     own check, described), ``captured_poses(agent)`` (where each view's newest frame was
-    captured, as the server wrote it into the frame)."""
+    captured, as the server wrote it into the frame), ``spawn_problems(spawns)`` (why the
+    server could not spawn those objects; a backend without it spawns nothing)."""
 
     server_build: str
     #: What to do when a camera check fails.
@@ -127,6 +130,7 @@ def diagnose(
     scene: str | None = None,
     poses: dict[str, Pose] | None = None,
     suite_scenes: Mapping[str, Sequence[str]] | None = None,
+    suite_spawns: Sequence[SpawnedObject] = (),
     ground_z: float = 0.0,
 ) -> list[Check]:
     """Run every check against a server; stops at the first check the others depend on.
@@ -137,7 +141,9 @@ def diagnose(
         seconds_per_action: simulated time one action takes.
         scene: the scene to reset; default the backend's first.
         poses: start pose per agent; default the backend's own start for each.
-        suite_scenes: the configured suite's scenes, each with the objects its episodes name.
+        suite_scenes: the configured suite's scenes, each with the objects its episodes name
+            that the level must hold (not those they spawn).
+        suite_spawns: what the suite's episodes spawn by blueprint at reset.
         ground_z: map height of the ground under the start (the depth check).
     """
     checks: list[Check] = []
@@ -165,6 +171,8 @@ def diagnose(
     checks.append(Check("reset", True, f"{scene}: {where}"))
     if suite_scenes is not None:
         checks.append(_scenes_check(backend, suite_scenes))
+    if suite_spawns:
+        checks.append(_spawns_check(backend, suite_spawns))
     before: dict[str, Observation] = {}
     for agent in agents:
         try:
@@ -205,6 +213,26 @@ def _scenes_check(backend: RemoteBackend, suite_scenes: Mapping[str, Sequence[st
         )
         return Check("suite scenes", False, f"{detail}: {shown}", SCENES_FIX)
     return Check("suite scenes", True, f"{detail}: all on the server")
+
+
+def _spawns_check(backend: RemoteBackend, spawns: Sequence[SpawnedObject]) -> Check:
+    """The server has every blueprint the suite spawns, and each takes the attributes given
+    (the suite was made for this server's build)."""
+    kinds = {(spawn.blueprint, spawn.attributes) for spawn in spawns}
+    detail = f"{len(kinds)} blueprint(s) with their attributes, spawned by its episodes"
+    spawn_problems = getattr(backend, "spawn_problems", None)
+    if spawn_problems is None:
+        return Check("suite spawns", False, f"{detail}: this backend spawns nothing", SCENES_FIX)
+    try:
+        problems = spawn_problems(spawns)
+    except AerialDojoError as error:
+        return _failed("suite spawns", error, SCENES_FIX)
+    if problems:
+        shown = "; ".join(problems[:5]) + (
+            f"; {len(problems) - 5} more" if len(problems) > 5 else ""
+        )
+        return Check("suite spawns", False, f"{detail}: {shown}", SCENES_FIX)
+    return Check("suite spawns", True, f"{detail}: all on the server")
 
 
 def _camera_check(
@@ -439,7 +467,7 @@ def command(args: argparse.Namespace) -> int:
     poses = dict(_parse_pose(text) for text in args.pose)
     seconds = _number(bridge, "seconds_per_action")
     manager = next((spec for spec in specs if spec.name == "task_manager"), None)
-    suite_scenes = _suite_scenes(manager) if manager is not None else None
+    suite_scenes, suite_spawns = _suite_scenes(manager) if manager is not None else (None, [])
     backend = remote_backend(bridge)
     try:
         agents = _agents(bridge)
@@ -450,6 +478,7 @@ def command(args: argparse.Namespace) -> int:
             scene=args.scene,
             poses=poses,
             suite_scenes=suite_scenes,
+            suite_spawns=suite_spawns,
             ground_z=args.ground_z,
         )
     finally:
@@ -492,8 +521,9 @@ def rerun_in_backend_venv(bridge: NodeSpec, module: str, argv: Sequence[str]) ->
     return subprocess.run([str(python), "-m", module, *argv], check=False).returncode
 
 
-def _suite_scenes(manager: NodeSpec) -> dict[str, list[str]]:
-    """The configured suite's scenes, each with the target objects its episodes name.
+def _suite_scenes(manager: NodeSpec) -> tuple[dict[str, list[str]], list[SpawnedObject]]:
+    """The configured suite's scenes, each with the target objects its episodes name that
+    the level must hold, and the objects its episodes spawn at reset.
 
     Raises:
         ConfigError: the suite cannot be found or loaded.
@@ -503,12 +533,15 @@ def _suite_scenes(manager: NodeSpec) -> dict[str, list[str]]:
 
     _protocol, suite = load_suite(resolve_suite(str(manager.parameters["suite"])))
     scenes: dict[str, set[str]] = {}
+    spawns: list[SpawnedObject] = []
     for episode in getattr(suite, "episodes", ()):
         objects = scenes.setdefault(str(episode.scene), set())
+        spawned = tuple(getattr(episode, "spawns", ()))
+        spawns += spawned
         target = str(getattr(episode, "target_object_id", ""))
-        if target:
+        if target and target not in {spawn.object_id for spawn in spawned}:
             objects.add(target)
-    return {scene: sorted(objects) for scene, objects in scenes.items()}
+    return {scene: sorted(objects) for scene, objects in scenes.items()}, spawns
 
 
 def _number(bridge: NodeSpec, name: str) -> float:

@@ -56,15 +56,18 @@ from aerialdojo.errors import (
     UnknownSceneError,
 )
 from aerialdojo.geometry import Pose
+from aerialdojo.protocols import load_suite as load_any_suite
 from aerialdojo.server_survey import DEFAULT_LANDMARKS, DEFAULT_TARGETS
 from aerialdojo.sim.backend import CameraSpec, aerialdojo_uav_rig
-from aerialdojo.sim.carla_air import CarlaAirBackend
+from aerialdojo.sim.carla_air import SPAWN_LIFT_M, CarlaAirBackend
 from aerialdojo.sim.clock import BridgeClock
 from aerialdojo.sim.remote.airsim_settings import settings_for_rig
 from aerialdojo.sim.remote.settings import CarlaAirSettings
 from aerialdojo.sites.build import build_site_suite
 from aerialdojo.sites.from_server import SurveyOptions, survey_server
 from aerialdojo.sites.site import load_site
+from aerialdojo.spawns import SpawnedObject
+from aerialdojo.tasks.suite import resolve_suite
 
 # msgpack-rpc-python passes msgpack 0.5 the encoding argument it deprecates.
 pytestmark = pytest.mark.filterwarnings("ignore:encoding is deprecated:PendingDeprecationWarning")
@@ -378,7 +381,7 @@ def test_the_ugv_stops_at_an_obstacle_it_drives_into(
         backend.reset("Town10HD", {"ugv": Pose(6.0, 0.0, 0.0, 0.0)})
         hit = backend.execute("ugv", Action("MoveForward", 10.0))  # the bollard is at x 13-14
         assert hit.collided and hit.collision_object == "Static"
-        assert 6.0 < hit.pose.x < 13.0 - carla_standin.VEHICLE_EXTENT[0] + 0.01
+        assert 6.0 < hit.pose.x < 13.0 - carla_standin.VEHICLES["vehicle.tesla.model3"][0] + 0.01
     finally:
         backend.close()
 
@@ -508,7 +511,8 @@ def test_the_doctor_passes_a_carla_air_that_works_and_names_the_fix_of_stock_set
             backend,
             ["uav", "ugv"],
             seconds_per_action=1.0,
-            suite_scenes={"Town10HD": ["spawned_at_reset"]},
+            suite_scenes={"Town10HD": ["bollard"]},
+            suite_spawns=_shipped_spawns(),
             ground_z=0.0,
         )
     finally:
@@ -516,7 +520,12 @@ def test_the_doctor_passes_a_carla_air_that_works_and_names_the_fix_of_stock_set
     print(doctor.format_table(checks))
     assert [check.name for check in checks if not check.passed] == []
     names = [check.name for check in checks]
-    assert names[:4] == ["server", "round trip", "reset", "suite scenes"]
+    assert names[:5] == ["server", "round trip", "reset", "suite scenes", "suite spawns"]
+    assert not [
+        a
+        for a in world.get_actors()
+        if a.attributes.get("role_name", "").startswith("aerialdojo/object/")
+    ]  # the check spawns nothing
     assert "depth uav/down" in names and "one clock" not in names
     assert checks[0].detail.startswith("CARLA d70247b (client d70247b), AirSim RPC 1 with Ext")
 
@@ -565,6 +574,48 @@ def test_the_doctor_fails_suite_scenes_that_are_not_the_running_map(
     scenes = next(c for c in checks if c.name == "suite scenes")
     assert not scenes.passed and "Town03: the run's map is 'Town10HD'" in scenes.detail
     assert scenes.fix.startswith("run a suite made for this server's world")
+
+
+def test_the_doctor_fails_suite_targets_the_map_does_not_hold(
+    fake: FakeAirSim, world: carla_standin.World
+) -> None:
+    # A suite surveyed on another server names environment objects this map lacks.
+    checks = _doctor(fake, world, suite_scenes={"Town10HD": ["bollard", "SM_Tree_7"]})
+    scenes = next(c for c in checks if c.name == "suite scenes")
+    assert not scenes.passed and "Town10HD: no environment object SM_Tree_7" in scenes.detail
+
+
+def _shipped_spawns() -> list[SpawnedObject]:
+    """Every object the shipped CARLA-Air suites spawn."""
+    spawns: list[SpawnedObject] = []
+    for name in ("carla_air_town10hd", "carla_air_agos_town10hd"):
+        _protocol, suite = load_any_suite(resolve_suite(name))
+        spawns += [spawn for episode in suite.episodes for spawn in episode.spawns]
+    return spawns
+
+
+def test_the_doctor_fails_blueprints_and_attributes_the_server_lacks(
+    fake: FakeAirSim, world: carla_standin.World
+) -> None:
+    pose, size = Pose(30.0, 0.0, 0.0, 0.0), (4.0, 2.0, 1.5)
+    spawns = [
+        SpawnedObject(object_id="a", blueprint="vehicle.tesla.cybertruck2", pose=pose, size=size),
+        SpawnedObject(
+            object_id="b",
+            blueprint="vehicle.audi.a2",
+            pose=pose,
+            size=size,
+            attributes=(("color", "red"),),
+        ),
+        SpawnedObject(object_id="c", blueprint="static.prop.vendingmachine", pose=pose, size=size),
+    ]
+    checks = _doctor(fake, world, suite_spawns=spawns)
+    check = next(c for c in checks if c.name == "suite spawns")
+    assert not check.passed, check
+    assert "3 blueprint(s)" in check.detail
+    assert "object a: the server has no blueprint 'vehicle.tesla.cybertruck2'" in check.detail
+    assert "object b: vehicle.audi.a2 takes no color='red'" in check.detail
+    assert "vendingmachine" not in check.detail
 
 
 def test_the_doctor_fails_the_effective_fov_another_client_changed(
@@ -696,3 +747,89 @@ def test_a_suite_of_the_servers_own_world_from_its_environment_objects_and_lanes
     built = build_site_suite(site, tmp_path / "suite", command="test")
     assert {episode.scene for episode in built.suite.episodes} == {"Town10HD"}
     assert {episode.target_object_id for episode in built.suite.episodes} == {"SM_Car_Parked"}
+
+
+def _spawn(object_id: str, blueprint: str, x: float, y: float, **attributes: str) -> SpawnedObject:
+    return SpawnedObject(
+        object_id=object_id,
+        blueprint=blueprint,
+        pose=Pose(x, y, 0.0, 0.0),
+        attributes=tuple(sorted(attributes.items())),
+        size=(4.0, 2.0, 1.5),
+    )
+
+
+def test_an_episodes_objects_are_spawned_by_blueprint_and_replaced_by_the_next_episodes(
+    fake: FakeAirSim, world: carla_standin.World
+) -> None:
+    backend = _backend(fake, world)
+    target = _spawn("v01", "vehicle.citroen.c3", -20.0, 10.0, color="200,20,20")
+    prop = _spawn("p01", "static.prop.vendingmachine", -30.0, 12.0)
+    try:
+        backend.place_objects("Town10HD", [target, prop])
+        backend.reset("Town10HD", {"uav": UAV_START})
+        spawned = {a.attributes["role_name"]: a for a in world.alive_actors()}
+        car = spawned["aerialdojo/object/v01"]
+        assert car.type_id == "vehicle.citroen.c3" and car.attributes["color"] == "200,20,20"
+        location = car.get_transform().location  # CARLA mirrors the map's y
+        assert (location.x, location.y) == pytest.approx((-20.0, -10.0))
+        assert location.z == pytest.approx(SPAWN_LIFT_M)
+        assert spawned["aerialdojo/object/p01"].type_id == "static.prop.vendingmachine"
+        backend.place_objects("Town10HD", [_spawn("v02", "vehicle.audi.a2", -40.0, 10.0)])
+        roles = sorted(a.attributes["role_name"] for a in world.alive_actors())
+        assert roles == ["aerialdojo/object/v02"]
+    finally:
+        backend.close()
+    assert world.alive_actors() == []
+
+
+@pytest.mark.parametrize(
+    ("spawn", "error", "message"),
+    [
+        (_spawn("v01", "vehicle.tesla.cybertruck2", 0.0, 30.0), ConfigError, "no blueprint"),
+        (_spawn("v01", "vehicle.audi.a2", 0.0, 30.0, colour="1,2,3"), ConfigError, "colour"),
+        (_spawn("p01", "static.prop.kiosk_01", 0.0, 30.0, size="big"), ConfigError, "read-only"),
+        (_spawn("v01", "vehicle.audi.a2", 0.0, 30.0, color="red"), ConfigError, "3 channels"),
+        (_spawn("v01", "vehicle.audi.a2", 13.5, 0.0), SimulatorFaultError, "occupied"),
+    ],
+)
+def test_objects_the_server_refuses_are_named_and_nothing_is_left_half_placed(
+    fake: FakeAirSim,
+    world: carla_standin.World,
+    spawn: SpawnedObject,
+    error: type[Exception],
+    message: str,
+) -> None:
+    backend = _backend(fake, world)
+    placed = _spawn("p02", "static.prop.busstop", -50.0, 20.0)
+    try:
+        with pytest.raises(error, match=message):
+            backend.place_objects("Town10HD", [placed, spawn])
+        assert [
+            a for a in world.alive_actors() if a.type_id.startswith(("vehicle", "static"))
+        ] == []
+    finally:
+        backend.close()
+
+
+def test_objects_an_earlier_connection_left_are_destroyed_at_the_next(
+    fake: FakeAirSim, world: carla_standin.World
+) -> None:
+    first = _backend(fake, world)
+    first.place_objects("Town10HD", [_spawn("v01", "vehicle.audi.a2", -20.0, 10.0)])
+    # The bridge was killed: its actors outlive it.
+    second = _backend(fake, world)
+    try:
+        second.place_objects("Town10HD", [_spawn("v01", "vehicle.audi.a2", -20.0, 10.0)])
+        assert len([a for a in world.alive_actors() if a.type_id == "vehicle.audi.a2"]) == 1
+    finally:
+        second.close()
+
+
+def test_a_backend_that_cannot_spawn_refuses_an_episode_that_brings_objects() -> None:
+    from aerialdojo.sim.embedded import EmbeddedBackend
+
+    backend = EmbeddedBackend(rigs={"uav": UAV_RIG}, seconds_per_action=1.0)
+    backend.place_objects("Mall_0", [])
+    with pytest.raises(ConfigError, match="cannot spawn objects by blueprint"):
+        backend.place_objects("Mall_0", [_spawn("v01", "vehicle.audi.a2", 0.0, 0.0)])

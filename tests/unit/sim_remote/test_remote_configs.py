@@ -20,6 +20,7 @@ from aerialdojo.sim.remote.settings import (
     ProjectAirSimSettings,
     bridge_parameters,
 )
+from aerialdojo.tasks.suite import load_suite, resolve_suite
 
 TESTS = Path(__file__).resolve().parents[2]
 CONFIG = TESTS.parent / "config"
@@ -45,10 +46,12 @@ def test_the_carla_air_config_bridges_the_uav_on_town10hd_for_a_suite_of_its_wor
     config = load_config(CONFIG / "carla_air.yaml")
     bridge = next(spec for spec in node_specs(config) if spec.name == "sim_bridge")
     settings = CarlaAirSettings.from_parameters(bridge.parameters)
-    # The suite the config names is what `tasks from-server` writes for the map: UAV tasks.
+    # The suite the config names is shipped, on the config's map, for the UAV alone.
     assert bridge.parameters["agents"] == ["uav"]
     manager = next(spec for spec in node_specs(config) if spec.name == "task_manager")
-    assert manager.parameters["suite"] == "suites/carla_air_town10hd/suite.json"
+    suite = load_suite(resolve_suite(manager.parameters["suite"]))
+    assert {e.scene for e in suite.episodes} == {settings.map_name}
+    assert {agent for e in suite.episodes for agent in e.agents} == {"uav"}
     assert (settings.map_name, settings.offset) == ("Town10HD", MapOffset(172.20, -183.86, 27.45))
     assert (settings.carla_port, settings.airsim_port) == (2000, 41451)
 

@@ -11,6 +11,7 @@ from typing import Any
 from aerialdojo.agos.grid import Region
 from aerialdojo.errors import ConfigError, TaskFileError
 from aerialdojo.geometry import Pose
+from aerialdojo.spawns import SpawnedObject, spawn_from_json, spawn_to_json
 from aerialdojo.tasks.records import (
     FieldReader,
     check_suite_file,
@@ -28,6 +29,8 @@ REGION_SIZE_M = {"easy": 150.0, "mid": 300.0, "hard": 300.0}
 DECISION_BUDGET = 80
 SUCCESS_RADIUS_M = 50.0
 AGENTS = ("uav", "ugv")
+#: The most vehicles an episode spawns.
+MAX_SPAWNS = 64
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,6 +57,10 @@ class AgosEpisode:
             ``success_radius_m`` with line of sight to the target (SPL's l_e).
         action_budget: decisions shared by both agents.
         success_radius_m: the checker's distance threshold.
+        spawns: vehicles the simulator spawns by blueprint when the episode starts (a
+            CARLA map: the target, its distractors and other parked vehicles, as AGOS-Bench
+            places them on CARLA-Air); empty on the embedded towns, whose vehicles are part
+            of the town.
     """
 
     episode_id: str
@@ -71,6 +78,7 @@ class AgosEpisode:
     reference_length_m: float
     action_budget: int = DECISION_BUDGET
     success_radius_m: float = SUCCESS_RADIUS_M
+    spawns: tuple[SpawnedObject, ...] = ()
 
     benchmark = BENCHMARK
     family = "urban"
@@ -101,6 +109,7 @@ def episode_to_json(episode: AgosEpisode) -> dict[str, Any]:
         "reference_length_m": round(episode.reference_length_m, 4),
         "action_budget": episode.action_budget,
         "success_radius_m": episode.success_radius_m,
+        **({"spawns": [spawn_to_json(s) for s in episode.spawns]} if episode.spawns else {}),
     }
 
 
@@ -133,6 +142,21 @@ def episode_from_json(raw: Any, where: str, problems: list[str]) -> AgosEpisode 
         ),
         "success_radius_m": read.get("success_radius_m", positive, "a radius > 0"),
     }
+    raw_spawns = raw.get("spawns", []) if isinstance(raw, dict) else []
+    if not isinstance(raw_spawns, list) or len(raw_spawns) > MAX_SPAWNS:
+        problems.append(f"{where}: spawns: not a list of at most {MAX_SPAWNS} objects")
+        raw_spawns = []
+    spawns = [
+        spawn_from_json(item, f"{where}: spawns[{index}]", problems)
+        for index, item in enumerate(raw_spawns)
+    ]
+    if len(problems) > count:
+        return None
+    ids = [spawn.object_id for spawn in spawns if spawn is not None]
+    if ids and fields["target_object_id"] not in ids:
+        problems.append(f"{where}: target_object_id: not among the spawned vehicles {ids}")
+    if len(set(ids)) != len(ids):
+        problems.append(f"{where}: spawns: object ids repeat")
     if len(problems) > count:
         return None
     region = Region(*fields["region"])
@@ -157,6 +181,7 @@ def episode_from_json(raw: Any, where: str, problems: list[str]) -> AgosEpisode 
             "reference_images": tuple(fields["reference_images"]),
             "reference_length_m": float(fields["reference_length_m"]),
             "success_radius_m": float(fields["success_radius_m"]),
+            "spawns": tuple(spawn for spawn in spawns if spawn is not None),
         }
     )
 
@@ -324,11 +349,18 @@ def ground_truth_record(episode: AgosEpisode, start_facts: dict[str, Any]) -> di
 
 
 def task_text(episode: AgosEpisode) -> str:
-    """The instruction both agents get: the town and the search region (AGOS-Bench: the map M
-    of region S), never the target's position."""
+    """The instruction both agents get: the target (its reference images, or its name where
+    the suite has no photograph of it: a CARLA map's suite built without a server), the town
+    and the search region (AGOS-Bench: the map M of region S), never the target's
+    position."""
     region = episode.region
+    subject = (
+        "the vehicle shown in the reference images"
+        if episode.reference_images
+        else f"the {episode.target_name}"
+    )
     return (
-        f"Find the vehicle shown in the reference images in town {episode.scene}, region "
+        f"Find {subject} in town {episode.scene}, region "
         f"x {region.x_min:.1f} .. {region.x_max:.1f} m, y {region.y_min:.1f} .. "
         f"{region.y_max:.1f} m; the UGV confirms it from within {episode.success_radius_m:g} m."
     )

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from aerialdojo.agos.grid import Region
-from aerialdojo.agos.town import ROAD_WIDTH_M, TownMap
+from aerialdojo.agos.town import TownMap
 
 #: Pixels along each side of the map image.
 MAP_PIXELS = 256
@@ -37,7 +37,7 @@ def region_map(town: TownMap, region: Region, pixels: int = MAP_PIXELS) -> np.nd
     image[:] = GROUND_RGB
     for street in town.streets:
         distance = _segment_distance(x, y, street.start, street.end)
-        image[distance <= ROAD_WIDTH_M / 2.0] = ROAD_RGB
+        image[distance <= town.road_width_m / 2.0] = ROAD_RGB
         if street.one_way:
             image[distance <= _ONE_WAY_LINE_M / 2.0] = ONE_WAY_LINE_RGB
     return image

@@ -37,6 +37,7 @@ from aerialdojo.agos.vocabulary import (
     STOP_OBSERVE,
     WAIT,
 )
+from aerialdojo.carla_maps.blueprints import VEHICLE_COLOURS
 from aerialdojo.errors import ConfigError
 from aerialdojo.geometry import Pose
 from aerialdojo.protocols.referee import MessageKind, TeammateMessage
@@ -208,6 +209,28 @@ class TargetSignature:
                 rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
                 aspects.append((cols[-1] - cols[0] + 1) / (rows[-1] - rows[0] + 1))
         return replace(signature, aspects=tuple(aspects))
+
+    @classmethod
+    def from_words(cls, text: str) -> TargetSignature:
+        """The signature of a target named in words (a suite without reference images):
+        the colour its name gives, any shape.
+
+        Raises:
+            ConfigError: the text names no colour of ``VEHICLE_COLOURS``.
+        """
+        words = re.findall(r"[a-z]+", text.lower())
+        colour = next((w for w in words if w in VEHICLE_COLOURS), None)
+        if colour is None:
+            raise ConfigError(f"the task names no colour of {', '.join(VEHICLE_COLOURS)}: {text!r}")
+        swatch = np.full((4, 4, 3), VEHICLE_COLOURS[colour], dtype=np.uint8)
+        return replace(cls.from_references([swatch]), aspects=())
+
+    @classmethod
+    def of_task(cls, task: AgosTask) -> TargetSignature:
+        """From the task's reference images, or its words where it has none."""
+        if task.reference_images:
+            return cls.from_references(task.reference_images)
+        return cls.from_words(task.instruction)
 
     def mask(self, rgb: np.ndarray) -> np.ndarray:
         """Pixels of ``rgb`` whose colour matches the target's."""
@@ -623,7 +646,7 @@ class ColourShapeUav:
     _messages_read: int = 0
 
     def reset(self, task: AgosTask) -> None:
-        signature = TargetSignature.from_references(task.reference_images)
+        signature = TargetSignature.of_task(task)
         self._policy = UavSearchPolicy(
             task.town,
             task.region,
@@ -668,7 +691,7 @@ class ColourShapeUgv:
     _rejected: list[tuple[float, float]] = field(default_factory=list)
 
     def reset(self, task: AgosTask) -> None:
-        signature = TargetSignature.from_references(task.reference_images)
+        signature = TargetSignature.of_task(task)
         self._policy = UgvVerifyPolicy(
             task.town, task.region, signature, task.actions, seed=self.seed
         )

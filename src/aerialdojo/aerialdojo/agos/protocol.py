@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 
 from aerialdojo.agos.episodes import AgosEpisode, ground_truth_record
-from aerialdojo.agos.oracle import TownOracle
 from aerialdojo.agos.planning import (
     drive_to,
     parse_road_waypoint,
@@ -33,7 +32,6 @@ from aerialdojo.agos.planning import (
 from aerialdojo.agos.projection import GroundCell, project_cell
 from aerialdojo.agos.schedule import DecisionClock, decision_seconds
 from aerialdojo.agos.sensors import uav_rig, ugv_ring
-from aerialdojo.agos.town import Town
 from aerialdojo.agos.vocabulary import (
     ANNOTATE_CANDIDATE,
     ANNOTATION_BUDGET,
@@ -58,6 +56,7 @@ from aerialdojo.agos.vocabulary import (
     uses_e2a,
     uses_rgpp,
 )
+from aerialdojo.agos.worlds import RefereeTown
 from aerialdojo.errors import InvalidActionError
 from aerialdojo.events import EventKind
 from aerialdojo.geometry import Pose
@@ -166,7 +165,9 @@ class AgosReferee:
 
     Args:
         episode: the episode.
-        town: its loaded town (ground truth: the referee lives in the task manager).
+        town: its loaded town (ground truth: the referee lives in the task manager): an
+            embedded town, or a CARLA map with the episode's spawned vehicles
+            (``agos.worlds.referee_town``).
         mode: ``agent`` (AGOS-Agent) or ``baseline`` (``MODES``).
         ablation: one of ``ABLATIONS``; ``full`` under the Baseline.
         require_fresh_observation: a CONFIRM is valid only right after a STOP_OBSERVE of
@@ -185,7 +186,7 @@ class AgosReferee:
     def __init__(
         self,
         episode: AgosEpisode,
-        town: Town,
+        town: RefereeTown,
         *,
         mode: str = MODE_AGENT,
         ablation: str = "full",
@@ -207,7 +208,7 @@ class AgosReferee:
         self.starts = dict(episode.starts)
         self.state = CoordinationState(budget=episode.action_budget, poses=dict(episode.starts))
         self.clock = DecisionClock()
-        self._oracle = TownOracle(town.scene)
+        self._oracle = town.oracle()
         self._nadir = uav_rig(_NOMINAL_PIXELS, _NOMINAL_PIXELS)[0]
         self._ring = ugv_ring(_NOMINAL_PIXELS, _NOMINAL_PIXELS)
         self._last_ugv_action = ""

@@ -325,3 +325,74 @@ def _decision_edges(
             frontier = following
         edges[anchor] = tuple(sorted(found, key=lambda edge: edge.target))
     return edges
+
+
+def build_lane_network(
+    positions: np.ndarray,
+    successors: Sequence[Sequence[int]],
+    in_junction: Sequence[bool],
+    lane_changes: Sequence[tuple[int, int]] = (),
+    *,
+    cruise_m: float = CRUISE_SPACING_M,
+) -> RoadNetwork:
+    """The fine and decision graphs of lanes sampled from a map (a CARLA map's OpenDRIVE
+    lanes, ``carla_maps``): structural anchors where the lanes branch, merge or end, or
+    enter or leave a junction's connecting lanes (A.1.1: "junction entrances, junction
+    exits, forks, merges, and dead ends"), cruising anchors after about ``cruise_m`` of
+    lane between them, and both ends of every lane change (cruising anchors unless
+    structural), so that a change of lane is a decision edge of its own.
+
+    Args:
+        positions: (N, 2+) fine-node positions, map frame (x, y first).
+        successors: fine node -> the nodes its lane leads to in the direction of travel.
+        in_junction: whether each node lies on a junction's connecting lane.
+        lane_changes: (from, to) fine-node pairs changing to a neighbouring lane.
+        cruise_m: spacing of cruising anchors.
+    """
+    count = len(positions)
+    xy = np.asarray(positions, dtype=np.float64)[:, :2]
+    along = {node: tuple(sorted(set(successors[node]))) for node in range(count)}
+    incoming = [0] * count
+    for out in along.values():
+        for node in out:
+            incoming[node] += 1
+    kinds: dict[int, str] = {}
+    for node, out in along.items():
+        if not out:
+            kinds[node] = ANCHOR_DEAD_END
+        elif len(out) > 1 or incoming[node] != 1:
+            kinds[node] = ANCHOR_JUNCTION
+        elif in_junction[out[0]] != in_junction[node]:
+            # The last node before a junction's lanes, or the first after them.
+            kinds[node if not in_junction[node] else out[0]] = ANCHOR_JUNCTION
+    for source, target in lane_changes:
+        kinds.setdefault(source, ANCHOR_CRUISE)
+        kinds.setdefault(target, ANCHOR_CRUISE)
+    # Cruising anchors along every stretch of lane between two anchors; a closed loop of
+    # lane without any anchor gets one first.
+    pending = set(range(count)) - set(kinds)
+    for start in [*sorted(kinds), *sorted(pending)]:
+        if start not in kinds:
+            if start not in pending:
+                continue
+            kinds[start] = ANCHOR_CRUISE
+        for first in along[start]:
+            travelled, previous, node = 0.0, start, first
+            while node in pending:
+                pending.discard(node)
+                travelled += float(np.hypot(*(xy[node] - xy[previous])))
+                if travelled >= cruise_m - 1e-6:
+                    kinds[node] = ANCHOR_CRUISE
+                    travelled = 0.0
+                previous, node = node, along[node][0]
+    frozen = {node: tuple(sorted({*along[node]})) for node in range(count)}
+    for source, target in lane_changes:
+        frozen[source] = tuple(sorted({*frozen[source], target}))
+    anchors = tuple(sorted(kinds))
+    return RoadNetwork(
+        positions=xy,
+        successors=frozen,
+        anchors=anchors,
+        anchor_kinds=kinds,
+        decision_edges=_decision_edges(xy, frozen, set(anchors)),
+    )

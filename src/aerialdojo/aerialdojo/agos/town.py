@@ -19,6 +19,7 @@ from functools import lru_cache
 import numpy as np
 
 from aerialdojo.agos.grid import UavGrid, build_uav_grid
+from aerialdojo.agos.oracle import TownOracle
 from aerialdojo.agos.roads import RoadNetwork, Street, build_road_network
 from aerialdojo.errors import UnknownSceneError
 from aerialdojo.sim.annotations import TargetObject
@@ -77,6 +78,7 @@ class TownMap:
         uav_grid: the UAV waypoint grid V^A_map.
         half_extent_m: the town spans [-half, half] in x and y.
         ground_z: ground height.
+        road_width_m: how wide its streets are drawn on the map M.
     """
 
     name: str
@@ -85,6 +87,7 @@ class TownMap:
     uav_grid: UavGrid
     half_extent_m: float = HALF_EXTENT_M
     ground_z: float = GROUND_Z
+    road_width_m: float = ROAD_WIDTH_M
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,10 @@ class Town:
             if vehicle.object_id == object_id:
                 return vehicle
         raise KeyError(f"town {self.map.name}: no vehicle {object_id!r}")
+
+    def oracle(self) -> TownOracle:
+        """Visibility judged against the town's own geometry."""
+        return TownOracle(self.scene)
 
 
 def _check_name(name: str) -> None:

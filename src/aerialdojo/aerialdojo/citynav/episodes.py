@@ -15,6 +15,7 @@ from aerialdojo.citynav.city import GOAL_KINDS, CityMap, load_city_map
 from aerialdojo.citynav.reference import Reference, replay
 from aerialdojo.errors import AerialDojoError, InvalidActionError, TaskFileError
 from aerialdojo.geometry import Pose
+from aerialdojo.spawns import SpawnedObject
 from aerialdojo.tasks.records import (
     FieldReader,
     check_suite_file,
@@ -94,6 +95,11 @@ class CityNavEpisode:
     benchmark = BENCHMARK
     family = "urban"
     agents = ("uav",)
+
+    @property
+    def spawns(self) -> tuple[SpawnedObject, ...]:
+        """CityNav's cities bring their objects with them: nothing is spawned."""
+        return ()
 
     @property
     def reference(self) -> Reference:

@@ -36,8 +36,9 @@ from aerialdojo.agents.plugins import agos_policy, policy_identity
 from aerialdojo.agos.episodes import parse_task_text
 from aerialdojo.agos.grid import Region
 from aerialdojo.agos.policies import AgosObservation, AgosTask, CandidateView
-from aerialdojo.agos.town import TownMap, town_map
+from aerialdojo.agos.town import TownMap
 from aerialdojo.agos.vocabulary import MODE_AGENT
+from aerialdojo.agos.worlds import town_map
 from aerialdojo.geometry import Pose
 from aerialdojo.image_codec import image_to_array
 from aerialdojo.nodes.agent_node import AgentNode

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 from aerialdojo_interfaces.msg import ActionSpec, AgosTurn, Candidate, GoalSpec, TaskSpec
+from aerialdojo_interfaces.msg import SpawnedObject as SpawnedObjectMsg
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Point32, Polygon, TransformStamped
 from geometry_msgs.msg import Pose as PoseMsg
@@ -21,6 +22,7 @@ from aerialdojo.nodes.images import array_to_image
 from aerialdojo.protocols.referee import HandoffCandidate, Turn
 from aerialdojo.protocols.task import TaskDescription
 from aerialdojo.sim.backend import CameraSpec
+from aerialdojo.spawns import SpawnedObject
 from aerialdojo.tf_tree import FrameTransform
 
 
@@ -31,6 +33,33 @@ def pose_msg(pose: Pose) -> PoseMsg:
     qx, qy, qz, qw = pose.quaternion_xyzw()
     msg.orientation.x, msg.orientation.y, msg.orientation.z, msg.orientation.w = qx, qy, qz, qw
     return msg
+
+
+def spawned_object_msg(spawn: SpawnedObject) -> SpawnedObjectMsg:
+    """aerialdojo_interfaces/SpawnedObject of an episode's spawned object."""
+    return SpawnedObjectMsg(
+        object_id=spawn.object_id,
+        blueprint=spawn.blueprint,
+        pose=pose_msg(spawn.pose),
+        attribute_names=[name for name, _ in spawn.attributes],
+        attribute_values=[value for _, value in spawn.attributes],
+        size=list(spawn.size),
+    )
+
+
+def spawned_object_from_msg(msg: SpawnedObjectMsg) -> SpawnedObject:
+    """The spawned object of a message.
+
+    Raises:
+        ValueError: attribute names and values of different lengths.
+    """
+    return SpawnedObject(
+        object_id=msg.object_id,
+        blueprint=msg.blueprint,
+        pose=pose_from_msg(msg.pose),
+        attributes=tuple(zip(msg.attribute_names, msg.attribute_values, strict=True)),
+        size=(float(msg.size[0]), float(msg.size[1]), float(msg.size[2])),
+    )
 
 
 def transform_msg(transform: FrameTransform, stamp: Time) -> TransformStamped:

@@ -58,6 +58,7 @@ from aerialdojo.nodes.conversions import (
     intrinsics_from_msg,
     pose_from_msg,
     pose_msg,
+    spawned_object_from_msg,
     transform_msg,
 )
 from aerialdojo.nodes.frame_publisher import FramePublisher
@@ -228,6 +229,12 @@ class SimBridge(Node):
         }
         self._episode_id = request.episode_id
         try:
+            objects = [spawned_object_from_msg(msg) for msg in request.objects]
+        except ValueError as error:
+            response.message = f"objects of the request: {error}"
+            return response
+        try:
+            self._backend.place_objects(request.scene, objects)
             self._backend.reset(request.scene, poses)
             stamp, observations = self._publish_observations(
                 list(poses), reset=True, after_s=time_ns(request.after) / 1e9

@@ -80,6 +80,7 @@ from aerialdojo.nodes.conversions import (
     candidate_msg,
     pose_from_msg,
     pose_msg,
+    spawned_object_msg,
     task_spec_msg,
     turn_msg,
 )
@@ -254,6 +255,7 @@ class TaskManager(Node):
                 scene=episode.scene,
                 agents=list(referee.starts),
                 poses=[pose_msg(pose) for pose in referee.starts.values()],
+                objects=[spawned_object_msg(spawn) for spawn in episode.spawns],
                 after=self._last_stamp,
             )
             result = self._call(self._reset_client, request)

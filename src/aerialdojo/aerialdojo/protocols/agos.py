@@ -156,7 +156,7 @@ def describe_task(
     budget and the mode; never the target's identity or position."""
     # Imported here: towns pull in the embedded renderer, which scoring never needs.
     from aerialdojo.agos.maps import region_map  # noqa: PLC0415
-    from aerialdojo.agos.town import town_map  # noqa: PLC0415
+    from aerialdojo.agos.worlds import town_map  # noqa: PLC0415
 
     chosen = run_settings(settings)
     limits = {
@@ -168,8 +168,8 @@ def describe_task(
         benchmark=episode.benchmark,
         scene=episode.scene,
         setting=episode.setting,
-        object_name="vehicle",
-        image_goal=True,
+        object_name="vehicle" if episode.reference_images else episode.target_name,
+        image_goal=bool(episode.reference_images),
         description=task_text(episode),
         reference_images=tuple(suite.reference_image_paths(episode)),
         agents=episode.agents,
@@ -198,9 +198,9 @@ def _suite_stats(path: Path) -> tuple[str, str]:
 def _referee(episode: AgosEpisode, _suite: Any, settings: Mapping[str, Any]) -> Referee:
     # Imported here: towns pull in the embedded renderer, which scoring never needs.
     from aerialdojo.agos.protocol import AgosReferee  # noqa: PLC0415
-    from aerialdojo.agos.town import load_town  # noqa: PLC0415
+    from aerialdojo.agos.worlds import referee_town  # noqa: PLC0415
 
-    return AgosReferee(episode, load_town(episode.scene), **run_settings(settings))
+    return AgosReferee(episode, referee_town(episode), **run_settings(settings))
 
 
 #: Table 4's columns: (metric key, header, format: "%" rate as percent, "m" metres, "s"

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from aerialdojo.actions import AERIALDOJO_ACTIONS
+from aerialdojo.spawns import SpawnedObject
 
 
 class EpisodeLike(Protocol):
@@ -26,6 +27,11 @@ class EpisodeLike(Protocol):
 
     @property
     def agents(self) -> tuple[str, ...]: ...
+
+    @property
+    def spawns(self) -> tuple[SpawnedObject, ...]:
+        """Objects the simulator spawns by blueprint when the episode starts."""
+        ...
 
 
 class SuiteLike(Protocol):

@@ -18,6 +18,7 @@ import numpy as np
 from aerialdojo.actions import Action
 from aerialdojo.errors import CameraConfigError, ConfigError, InvalidActionError
 from aerialdojo.geometry import Pose, yaw_matrix
+from aerialdojo.spawns import SpawnedObject
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -289,6 +290,22 @@ class SimulatorBackend(ABC):
             UnknownSceneError: no such scene.
             SimulatorFaultError: the simulator failed.
         """
+
+    def place_objects(self, scene: str, objects: Sequence[SpawnedObject]) -> None:
+        """Spawn an episode's objects by blueprint in ``scene``, replacing the previous
+        episode's, before ``reset`` places the agents. This backend spawns nothing: an
+        episode that brings objects is refused (a backend that can spawn overrides this).
+
+        Raises:
+            ConfigError: ``objects`` is not empty.
+        """
+        del scene
+        if objects:
+            raise ConfigError(
+                f"{type(self).__name__} cannot spawn objects by blueprint; the episode brings "
+                f"{len(objects)} ({', '.join(o.blueprint for o in objects[:3])}...): run its "
+                "suite on the simulator it was made for"
+            )
 
     @abstractmethod
     def execute(self, agent: str, action: Action, argument: str = "") -> MotionOutcome:

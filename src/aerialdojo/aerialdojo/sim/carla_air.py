@@ -96,6 +96,7 @@ from aerialdojo.sim.remote.images import (
     rgb_from_carla_bgra,
 )
 from aerialdojo.sim.remote.settings import CarlaAirSettings
+from aerialdojo.spawns import SpawnedObject
 
 T = TypeVar("T")
 
@@ -105,8 +106,16 @@ TESTED_CARLA_VERSION = "0.9.16"
 TESTED_AIRSIM_VERSION = "1.8.1"
 #: How long to wait for images between two ticks, seconds of wall time.
 _TICK_WAIT_S = 0.01
-#: Role name of the actors this backend spawns (``<role>``, ``<role>/<view>``).
+#: Role names of the actors this backend spawns: the UGV (``<role>``, ``<role>/<view>``) and
+#: an episode's objects (``<role>/<object id>``); every actor whose role starts with
+#: ``aerialdojo/`` is this backend's, and an earlier connection's is destroyed.
 UGV_ROLE = "aerialdojo/ugv"
+OBJECT_ROLE = "aerialdojo/object"
+_OWN_ROLES = "aerialdojo/"
+#: Objects are spawned this far above the ground they stand on: CARLA refuses a spawn whose
+#: actor overlaps anything (``ActorSpawnResult.cpp``: "a collision at spawn position"), the
+#: road surface included; a vehicle then settles on its wheels, a prop keeps its place.
+SPAWN_LIFT_M = 0.3
 #: A read-back pose this much above the placed one was lifted by CARLA-Air's ground clamp.
 _LIFT_TOLERANCE_M = 0.01
 #: Semantic labels of surfaces a car drives on or under, never obstacles to a move.
@@ -240,6 +249,7 @@ class CarlaAirBackend(SimulatorBackend):
         self._airsim: Any = None
         self._fetcher: _ImageFetcher | None = None
         self._ground: _Ground | None = None
+        self._objects: list[Any] = []
         self._uav_collision_ns = 0
         self._action_frame = 0
         self._tick_time_s = 0.0
@@ -400,13 +410,15 @@ class CarlaAirBackend(SimulatorBackend):
             self._airsim.client.close()
         self._client, self._world, self._airsim, self._fetcher = None, None, None, None
         self._ground, self._traffic_manager = None, None
+        self._objects = []
 
     # -- the world -----------------------------------------------------------------------
 
     def _destroy_leftovers(self) -> None:
-        """Destroy the UGV actors an earlier connection spawned (actors outlive a fault)."""
+        """Destroy the UGV and the objects an earlier connection spawned (actors outlive a
+        fault)."""
         for actor in self._carla("listing actors", self._world.get_actors):
-            if str(actor.attributes.get("role_name", "")).startswith(UGV_ROLE):
+            if str(actor.attributes.get("role_name", "")).startswith(_OWN_ROLES):
                 _destroy(actor)
 
     def _tame_traffic(self) -> None:
@@ -465,6 +477,86 @@ class CarlaAirBackend(SimulatorBackend):
         (x0, y0, z0), (x1, y1, _) = graph.nodes[start], graph.nodes[ahead]
         return Pose(x0, y0, z0, math.atan2(y1 - y0, x1 - x0))
 
+    def place_objects(self, scene: str, objects: Sequence[SpawnedObject]) -> None:
+        """Destroy the previous episode's objects and spawn ``objects`` by blueprint, each
+        with its attributes and the role name ``aerialdojo/object/<id>``, ``SPAWN_LIFT_M``
+        above its pose; none is left half-placed.
+
+        Raises:
+            UnknownSceneError: ``scene`` is not the run's map.
+            ConfigError: the server has no such blueprint, or the blueprint no such
+                modifiable attribute (the suite was made for another server).
+            SimulatorFaultError: CARLA failed, or a spot is occupied (the world holds
+                something the suite did not expect there).
+        """
+        self._check_scene(scene)
+        if self._world is None:
+            self._connect()
+        self._destroy_objects()
+        if not objects:
+            return
+        world = self._world
+        library = self._carla("reading blueprints", world.get_blueprint_library)
+        try:
+            for spawn in objects:
+                self._objects.append(self._spawn_object(world, library, spawn))
+        except BaseException:
+            self._destroy_objects()
+            raise
+
+    def _spawn_object(self, world: Any, library: Any, spawn: SpawnedObject) -> Any:
+        where = f"{self.carla_endpoint}: object {spawn.object_id}"
+        blueprint = self._blueprint(library, spawn, where)
+        placed = map_to_carla(spawn.pose)
+        lifted = CarlaPose(placed.x, placed.y, placed.z + SPAWN_LIFT_M, placed.yaw_deg)
+        actor = self._carla(
+            f"spawning {spawn.blueprint}",
+            partial(world.try_spawn_actor, blueprint, _carla_transform(lifted)),
+        )
+        if actor is None:  # World::TrySpawnActor: any refusal, a collision above all
+            raise SimulatorFaultError(
+                f"{where}: cannot spawn {spawn.blueprint} at ({spawn.pose.x:.1f}, "
+                f"{spawn.pose.y:.1f}): the spot is occupied (a parked car or street furniture "
+                "of the map, or an actor another client left)"
+            )
+        return actor
+
+    @staticmethod
+    def _blueprint(library: Any, spawn: SpawnedObject, where: str) -> Any:
+        """``spawn``'s blueprint with its attributes and role name set.
+
+        Raises:
+            ConfigError: the library has no such blueprint, or it refuses an attribute.
+        """
+        try:
+            blueprint = library.find(spawn.blueprint)
+        except IndexError as error:  # LibCarla BlueprintLibrary::at: std::out_of_range
+            raise ConfigError(
+                f"{where}: the server has no blueprint {spawn.blueprint!r} ({error}); the suite "
+                "was made for another CARLA build"
+            ) from error
+        for name, value in (*spawn.attributes, ("role_name", f"{OBJECT_ROLE}/{spawn.object_id}")):
+            try:
+                blueprint.set_attribute(name, value)
+            except (IndexError, ValueError, RuntimeError) as error:
+                # ActorBlueprint::SetAttribute: an unknown attribute is out_of_range, a
+                # read-only or malformed value InvalidAttributeValue.
+                raise ConfigError(
+                    f"{where}: {spawn.blueprint} takes no {name}={value!r}: {error}"
+                ) from error
+        return blueprint
+
+    def _destroy_objects(self) -> None:
+        objects, self._objects = self._objects, []
+        for actor in objects:
+            self._carla("destroying an episode's object", partial(_destroy, actor))
+
+    def _check_scene(self, scene: str) -> None:
+        if scene != self.settings.map_name:
+            raise UnknownSceneError(
+                f"CARLA-Air serves the run's map {self.settings.map_name!r} only, not {scene!r}"
+            )
+
     def reset(self, scene: str, poses: dict[str, Pose]) -> None:
         """Place the agents on the map (spawning the UGV afresh) and tick once.
 
@@ -475,10 +567,7 @@ class CarlaAirBackend(SimulatorBackend):
             SimulatorFaultError: CARLA or AirSim failed or did not answer, the UGV's start
                 is occupied, or CARLA-Air lifted the UAV off its start.
         """
-        if scene != self.settings.map_name:
-            raise UnknownSceneError(
-                f"CARLA-Air serves the run's map {self.settings.map_name!r} only, not {scene!r}"
-            )
+        self._check_scene(scene)
         self._check_rigged(poses)
         if self._world is None:
             self._connect()
@@ -906,12 +995,42 @@ class CarlaAirBackend(SimulatorBackend):
 
     def scene_problems(self, scene: str, objects: Sequence[str]) -> list[str]:
         """Why ``scene`` cannot run here: it is not the run's map (CARLA-Air runs one map, and
-        the connection checks the server runs it). Targets are spawned at reset, so
-        ``objects`` need not exist beforehand."""
-        del objects
-        if scene == self.settings.map_name:
+        the connection checks the server runs it), or ``objects`` (targets the level must
+        hold, as ``tasks from-server`` names them) are not among the map's environment
+        objects.
+
+        Raises:
+            SimulatorFaultError: CARLA failed.
+        """
+        if scene != self.settings.map_name:
+            return [
+                f"{scene}: the run's map is {self.settings.map_name!r} (sim_bridge.carla_air_map)"
+            ]
+        if not objects:
             return []
-        return [f"{scene}: the run's map is {self.settings.map_name!r} (sim_bridge.carla_air_map)"]
+        names = {item.name for item in self.world_objects(scene)}
+        absent = [name for name in objects if name not in names]
+        return [f"{scene}: no environment object {', '.join(absent)}"] if absent else []
+
+    def spawn_problems(self, spawns: Sequence[SpawnedObject]) -> list[str]:
+        """Why ``spawns`` could not be spawned on this server: a blueprint its library lacks,
+        or an attribute the blueprint does not take or refuses (what ``place_objects`` would
+        refuse at the first reset), once per blueprint and attributes. Nothing is spawned.
+
+        Raises:
+            SimulatorFaultError: CARLA failed.
+        """
+        if self._world is None:
+            self._connect()
+        library = self._carla("reading blueprints", self._world.get_blueprint_library)
+        kinds = {(spawn.blueprint, spawn.attributes): spawn for spawn in spawns}
+        problems = []
+        for _kind, spawn in sorted(kinds.items()):
+            try:
+                self._blueprint(library, spawn, f"object {spawn.object_id}")
+            except ConfigError as error:
+                problems.append(str(error))
+        return problems
 
     def round_trip(self) -> str:
         """Spawn the UGV's blueprint with a small camera on a free spawn point, tick until the
@@ -994,10 +1113,7 @@ class CarlaAirBackend(SimulatorBackend):
             UnknownSceneError: ``scene`` is not the run's map.
             SimulatorFaultError: CARLA failed.
         """
-        if scene != self.settings.map_name:
-            raise UnknownSceneError(
-                f"CARLA-Air serves the run's map {self.settings.map_name!r} only, not {scene!r}"
-            )
+        self._check_scene(scene)
         if self._world is None:
             self._connect()
         world = self._world
@@ -1066,9 +1182,12 @@ class CarlaAirBackend(SimulatorBackend):
         world, original = self._world, self._original_settings
         ground, manager = self._ground, self._traffic_manager
         try:
-            if ground is not None:
-                for actor in [*ground.sensors, ground.vehicle]:
-                    _destroy(actor)
+            for actor in [
+                *self._objects,
+                *(() if ground is None else (*ground.sensors, ground.vehicle)),
+            ]:
+                _destroy(actor)
+            self._objects = []
             if manager is not None:
                 manager.set_synchronous_mode(False)
             if world is not None and original is not None:

@@ -7,9 +7,12 @@ from dataclasses import dataclass, field
 
 from aerialdojo.actions import Action
 from aerialdojo.geometry import Pose
+from aerialdojo.spawns import SpawnedObject
 
 REPRESENTATION_SEMANTIC = "semantic"  # SemanticOGS: a text description
 REPRESENTATION_IMAGE = "image"  # ImageOGS: a reference image
+#: Every representation, the order suites list them in.
+ALL_REPRESENTATIONS = (REPRESENTATION_SEMANTIC, REPRESENTATION_IMAGE)
 #: Episode id suffix of each representation; twins differ only in it.
 REPRESENTATION_SUFFIXES = {REPRESENTATION_SEMANTIC: "sem", REPRESENTATION_IMAGE: "img"}
 
@@ -118,6 +121,8 @@ class Episode:
         success_radius_m: success radius around the anchor position.
         agents: the agents of the episode.
         start_object_id: the object whose anchor the start is taken from.
+        spawns: objects the simulator spawns by blueprint when the episode starts (a
+            simulator's own world), the target among them; empty on embedded scenes.
     """
 
     episode_id: str
@@ -136,6 +141,7 @@ class Episode:
     success_radius_m: float = 3.0
     agents: tuple[str, ...] = field(default=("uav",))
     start_object_id: str = ""
+    spawns: tuple[SpawnedObject, ...] = ()
 
     @property
     def task_id(self) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 
 from aerialdojo.actions import Action
 from aerialdojo.geometry import Pose, wrap_angle
+from aerialdojo.spawns import spawn_from_json, spawn_to_json
 from aerialdojo.tasks.episode import Episode, Goal, ReferencePath
 
 #: Decimal places written for metres and degrees (0.1 mm, 0.0001 deg): far below anything
@@ -71,6 +72,7 @@ def episode_to_json(episode: Episode) -> JsonObject:
     """The suite-file object of ``episode``."""
     goal = episode.goal
     reference = episode.reference
+    spawns = {"spawns": [spawn_to_json(s) for s in episode.spawns]} if episode.spawns else {}
     return {
         "episode_id": episode.episode_id,
         "scene": episode.scene,
@@ -83,6 +85,7 @@ def episode_to_json(episode: Episode) -> JsonObject:
         "agents": list(episode.agents),
         "start": pose_to_json(episode.start),
         "start_object_id": episode.start_object_id,
+        **spawns,
         "goal": {
             "object_name": goal.object_name,
             "landmark_name": goal.landmark_name,
@@ -114,9 +117,17 @@ def episode_from_json(data: JsonObject, benchmark: str = "aerialdojo") -> Episod
 
     Raises:
         KeyError: a required field is missing (the schema check reports it first).
+        ValueError: a spawned object the schema lets through is still malformed.
     """
     goal = data["goal"]
     reference = data["reference"]
+    problems: list[str] = []
+    spawns = tuple(
+        spawn_from_json(raw, f"spawns[{index}]", problems)
+        for index, raw in enumerate(data.get("spawns", ()))
+    )
+    if problems:
+        raise ValueError("; ".join(problems))
     return Episode(
         episode_id=data["episode_id"],
         benchmark=benchmark,
@@ -130,6 +141,7 @@ def episode_from_json(data: JsonObject, benchmark: str = "aerialdojo") -> Episod
         agents=tuple(data["agents"]),
         start=pose_from_json(data["start"]),
         start_object_id=data["start_object_id"],
+        spawns=tuple(spawn for spawn in spawns if spawn is not None),
         goal=Goal(
             object_name=goal["object_name"],
             landmark_name=goal["landmark_name"],

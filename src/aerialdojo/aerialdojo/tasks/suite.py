@@ -11,7 +11,7 @@ from typing import Any
 
 from aerialdojo.errors import ConfigError, TaskFileError
 from aerialdojo.sim.annotations import FAMILIES
-from aerialdojo.tasks.episode import REPRESENTATION_SUFFIXES, Episode
+from aerialdojo.tasks.episode import ALL_REPRESENTATIONS, REPRESENTATION_SUFFIXES, Episode
 from aerialdojo.tasks.records import check_suite_file
 from aerialdojo.tasks.serialization import (
     SCHEMA_VERSION,
@@ -97,6 +97,9 @@ class Suite:
         episodes: every episode, in file order.
         site: the surveyed site the suite was built from (``aerialdojo tasks
             from-site``), None for a suite generated on scenes.
+        representations: the goal representations its tasks come in (both: every task a
+            SemanticOGS and an ImageOGS twin; SemanticOGS alone where no photograph of the
+            targets could be taken).
     """
 
     path: Path
@@ -107,6 +110,7 @@ class Suite:
     default_selection: tuple[str, ...]
     episodes: list[Episode]
     site: SiteRecord | None = None
+    representations: tuple[str, ...] = ALL_REPRESENTATIONS
     _by_id: dict[str, Episode] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -294,6 +298,7 @@ def suite_from_json(document: JsonObject, path: Path) -> Suite:
         default_selection=tuple(document["default_selection"]),
         episodes=[episode_from_json(raw, document["benchmark"]) for raw in document["episodes"]],
         site=site_record_from_json(document["site"]) if "site" in document else None,
+        representations=tuple(document.get("representations", ALL_REPRESENTATIONS)),
     )
 
 
@@ -311,6 +316,8 @@ def suite_to_json(suite: Suite) -> JsonObject:
     }
     if suite.description:
         document["description"] = suite.description
+    if set(suite.representations) != set(ALL_REPRESENTATIONS):
+        document["representations"] = list(suite.representations)
     document["generation"] = generation
     if suite.site is not None:
         document["site"] = site_record_to_json(suite.site)

@@ -22,6 +22,7 @@ from aerialdojo.errors import InvalidActionError
 from aerialdojo.geofence import Geofence
 from aerialdojo.geometry import Pose
 from aerialdojo.tasks.episode import (
+    ALL_REPRESENTATIONS,
     EPISODE_ID_PATTERN,
     REPRESENTATION_SUFFIXES,
     Episode,
@@ -233,6 +234,23 @@ def episode_problems(episode: Episode, *, goal_tolerance_m: float) -> list[tuple
     return problems
 
 
+def _spawn_problems(episode: Episode) -> list[tuple[str, str]]:
+    """An episode that spawns objects spawns its target, and names each object once."""
+    if not episode.spawns:
+        return []
+    ids = [spawn.object_id for spawn in episode.spawns]
+    found = []
+    if len(set(ids)) != len(ids):
+        found.append(
+            ("spawns", f"object ids repeat: {sorted({i for i in ids if ids.count(i) > 1})}")
+        )
+    if episode.target_object_id not in ids:
+        found.append(
+            ("target.object_id", f"{episode.target_object_id!r} is not among the spawned {ids}")
+        )
+    return found
+
+
 def _straight_line_problems(episode: Episode) -> list[tuple[str, str]]:
     """A reference without actions is the start pose alone."""
     poses = episode.reference.poses
@@ -353,17 +371,18 @@ def _differences(a: Any, b: Any, prefix: str = "") -> list[str]:
 
 
 def _twin_problems(
-    episodes: dict[str, JsonObject], all_ids: Iterable[str]
+    episodes: dict[str, JsonObject], all_ids: Iterable[str], suffixes: Iterable[str]
 ) -> Iterator[tuple[str, str, str]]:
-    """(episode id, field, message): every task needs one SemanticOGS and one ImageOGS twin
-    (among ``all_ids``) that agree on everything but the representation (compared where
-    both are in ``episodes``, the episodes that passed the schema)."""
+    """(episode id, field, message): every task needs one episode per representation the
+    suite declares (``suffixes``; by default a SemanticOGS and an ImageOGS twin, among
+    ``all_ids``) that agree on everything but the representation (compared where both are
+    in ``episodes``, the episodes that passed the schema)."""
     tasks: dict[str, dict[str, str]] = {}
     for episode_id in all_ids:
         task_id, _, suffix = episode_id.rpartition("-")
         tasks.setdefault(task_id, {})[suffix] = episode_id
     for task_id, twins in tasks.items():
-        for suffix in REPRESENTATION_SUFFIXES.values():
+        for suffix in suffixes:
             if suffix not in twins:
                 present = next(iter(twins.values()))
                 yield present, "episode_id", f"its twin {task_id}-{suffix} is missing"
@@ -464,8 +483,13 @@ def document_problems(document: Any, *, source: str, base_dir: Path | None = Non
             for key in ("family", "distribution"):
                 if raw[key] != scene[key]:
                     found.append((key, f"{raw[key]!r} but scene {raw['scene']} is {scene[key]!r}"))
-        episode = episode_from_json(raw, document["benchmark"])
+        try:
+            episode = episode_from_json(raw, document["benchmark"])
+        except ValueError as error:
+            problems.append(f"{source}: {episode_id}: spawns: {error}")
+            continue
         found.extend(episode_problems(episode, goal_tolerance_m=goal_tolerance))
+        found.extend(_spawn_problems(episode))
         if site is not None:
             found.extend(_site_problems(episode, site))
         elif not episode.reference.actions:
@@ -486,9 +510,19 @@ def document_problems(document: Any, *, source: str, base_dir: Path | None = Non
         for raw in raw_episodes
         if isinstance(raw, dict) and isinstance(raw.get("episode_id"), str)
     }
+    representations = document.get("representations", list(ALL_REPRESENTATIONS))
+    for episode_id, raw in valid.items():
+        if raw["goal"]["representation"] not in representations:
+            problems.append(
+                f"{source}: {episode_id}: goal.representation: "
+                f"{raw['goal']['representation']!r} is not one of the suite's representations "
+                f"{representations}"
+            )
     problems.extend(
         f"{source}: {episode_id}: {field}: {message}"
-        for episode_id, field, message in _twin_problems(valid, sorted(all_ids))
+        for episode_id, field, message in _twin_problems(
+            valid, sorted(all_ids), [REPRESENTATION_SUFFIXES[r] for r in representations]
+        )
     )
     for position, episode_id in enumerate(document["default_selection"]):
         if episode_id not in all_ids:
