@@ -19,8 +19,10 @@ import yaml
 
 from aerialdojo.agents.vlm.transcript import TRANSCRIPTS_DIR
 from aerialdojo.backends import backend_venv, camera_views
+from aerialdojo.documents import CONFIG, DocumentError, load_yaml, parse_yaml, write_atomic
 from aerialdojo.errors import ConfigError
 from aerialdojo.params import NODE_PARAMETERS, ParamValue, validate_parameters
+from aerialdojo.run_contract import RUN_CONFIG
 
 if TYPE_CHECKING:
     from aerialdojo.protocols import SuiteLike
@@ -110,13 +112,9 @@ def _load(
     """``load_config`` without raising: the nodes whose parameters are valid, and every
     problem found (unreadable files raise: nothing else can be checked)."""
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read config: {error.strerror}") from error
-    except UnicodeDecodeError as error:
-        raise ConfigError(f"{path}: not a text file (byte {error.start} is not UTF-8)") from error
-    except yaml.YAMLError as error:
-        raise ConfigError(f"{path}: not valid YAML: {error}") from error
+        document = load_yaml(path, CONFIG)
+    except DocumentError as error:
+        raise ConfigError(str(error)) from None
     if not isinstance(document, dict) or not document:
         raise ConfigError(f"{path}: expected a mapping of node names to ros__parameters")
     sections: dict[str, Mapping[str, Any]] = {}
@@ -357,10 +355,11 @@ def parse_overrides(
         if match is None:
             found.append(f"{source}: {text!r} is not section.key=value (e.g. uav_agent.seed=3)")
             continue
+        where = f"{source}: {match['node']}.{match['name']}"
         try:
-            value = yaml.safe_load(match["value"]) if match["value"] else ""
-        except yaml.YAMLError as error:
-            found.append(f"{source}: {match['node']}.{match['name']}: not YAML: {error}")
+            value = parse_yaml(match["value"], CONFIG, where) if match["value"] else ""
+        except DocumentError as error:
+            found.append(str(error))
             continue
         overrides.setdefault(match["node"], {})[match["name"]] = value
     if problems is not None:
