@@ -30,6 +30,7 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from aerialdojo.dds import transport_environment
+from aerialdojo.errors import ConfigError
 from aerialdojo.graph import (
     PACKAGE,
     claim_run_dir,
@@ -56,12 +57,17 @@ def _nodes(context: LaunchContext) -> list:
         if is_override(f"{name}={value}")
     ]
 
+    try:
+        episode_count = int(episodes) if episodes else None
+    except ValueError:
+        raise ConfigError(f"launch arguments: episodes:={episodes} is not a whole number") from None
+
     def specs_of(run_id: str) -> list:
         return run_specs(
             Path(LaunchConfiguration("config").perform(context)),
             run_id=run_id,
             output_dir=LaunchConfiguration("output_dir").perform(context) or None,
-            episodes=int(episodes) if episodes else None,
+            episodes=episode_count,
             source="launch arguments",
             overrides=parse_overrides(overrides, source="launch arguments"),
         )

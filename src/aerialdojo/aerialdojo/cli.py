@@ -20,6 +20,7 @@ from aerialdojo.run_contract import (
     EXIT_INTERRUPTED,
     EXIT_USAGE,
     RUN_CONFIG,
+    run_id_problem,
 )
 
 if TYPE_CHECKING:
@@ -410,6 +411,12 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         problems.append(f"--timeout {args.timeout:g}: must be more than 0 seconds")
     if args.live and not 0 <= args.live_port <= 65535:
         problems.append(f"--live-port {args.live_port}: not a TCP port")
+    if args.episodes is not None and args.episodes < 1:
+        problems.append(
+            f"--episodes {args.episodes}: must be at least 1 (leave it out to run every "
+            "selected episode)"
+        )
+        args.episodes = None  # the rest is checked as if it were left out
     sharded = args.workers is not None or bool(args.ray_address)
     if sharded and args.live:
         problems.append("--live watches one graph; a sharded run has one per worker")
@@ -424,19 +431,24 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             overrides=overrides,
         )
 
-    run_id = args.run_id or default_run_id()
+    # A run id is one directory name: a bad one is named, and nothing is made of it.
+    bad_run_id = args.run_id is not None and run_id_problem(args.run_id)
+    if bad_run_id:
+        problems.append(f"--run-id {args.run_id!r}: {bad_run_id}")
+    chosen = args.run_id is not None and not bad_run_id
+    run_id = args.run_id if chosen else default_run_id()
     try:
         specs = specs_of(run_id)
     except ConfigError as error:
         problems += error.problems
-        if args.output is not None:
-            problems += _run_dir_problems(args.output / run_id, reused=args.run_id is not None)
+        if args.output is not None and not bad_run_id:
+            problems += _run_dir_problems(args.output / run_id, reused=chosen)
     else:
         problems += _policy_problems(specs, config)
         # A sharded run's directory is where the same command resumes it (scale.run refuses
         # one that holds another run).
-        if not sharded:
-            problems += _run_dir_problems(run_dir_of(specs), reused=args.run_id is not None)
+        if not sharded and not bad_run_id:
+            problems += _run_dir_problems(run_dir_of(specs), reused=chosen)
     if problems:
         raise ConfigError(*problems)
     if sharded:

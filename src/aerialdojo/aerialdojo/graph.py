@@ -440,11 +440,14 @@ def run_specs(
     options: dict[str, dict[str, Any]] = {"evaluator": {"run_id": run_id}}
     if output_dir:
         options["evaluator"]["output_dir"] = output_dir
-    if episodes is not None:
+    config, problems = _load(config_path, overrides, source)
+    if episodes is not None and episodes < 1:
+        # max_episodes 0 means every selected episode: a run asked for 0 would run them all.
+        problems.append(f"{source}: episodes {episodes}: must be at least 1")
+    elif episodes is not None:
         options.setdefault("task_manager", {})["max_episodes"] = episodes
     if episode_ids:
         options.setdefault("task_manager", {})["episodes"] = list(episode_ids)
-    config, problems = _load(config_path, overrides, source)
     if replay_transcripts:
         agents = [node for node in AGENT_NODES if node in config]
         if not agents:
