@@ -555,16 +555,38 @@ def _radii_of(specs: list[NodeSpec]) -> list[float] | None:
     return [float(radius) for radius in radii] or None  # type: ignore[union-attr]
 
 
-def _score_bags(bags: list[Path], radii: list[float] | None, out: Path | None) -> int:
+def _score_bags(
+    bags: list[Path],
+    radii: list[float] | None,
+    out: Path | None,
+    *,
+    status_of: Path | None = None,
+    reruns: Sequence[str] = (),
+) -> int:
     """Score bags as one run (``evaluate-bag``); print it; the exit status says whether every
-    selected episode was scored."""
+    selected episode was scored.
+
+    Args:
+        bags: the bags, a run's first, then its reruns'.
+        radii: success radii; None: the benchmark's.
+        out: where the report goes, if anywhere.
+        status_of: a run directory whose ``run_status.json`` becomes this accounting, with
+            ``reruns`` (the rerun directories whose bags it takes in) recorded there.
+        reruns: see ``status_of``.
+    """
     from aerialdojo.bags.replay import assemble_bags  # noqa: PLC0415
-    from aerialdojo.report.run import score_assembled, write_run  # noqa: PLC0415
+    from aerialdojo.report.run import (  # noqa: PLC0415
+        score_assembled,
+        update_run_status,
+        write_run,
+    )
 
     replayed = assemble_bags(bags)
     result = score_assembled(replayed.assembler, radii, replayed.warnings)
     if out is not None:
-        write_run(out, result)
+        write_run(out, result, bag_digests=replayed.digests if len(bags) == 1 else None)
+    if status_of is not None:
+        update_run_status(status_of, result, reruns)
     print(result.summary_table)
     print(result.accounting)
     if result.metrics is None:
@@ -724,6 +746,7 @@ def _cmd_evaluate_bag(args: argparse.Namespace) -> int:
     from aerialdojo.report.run import score_assembled, write_run  # noqa: PLC0415
 
     records = None
+    digests: dict[str, dict[str, Any]] = {}
     if args.task_file is not None:
         records = _task_file_records(args.task_file)
     if args.map is not None:
@@ -744,12 +767,20 @@ def _cmd_evaluate_bag(args: argparse.Namespace) -> int:
             )
         replayed = assemble_bags(args.bags, records, track)
         assembler, warnings = replayed.assembler, replayed.warnings
+        if len(args.bags) == 1:
+            digests = replayed.digests
     result = score_assembled(assembler, args.radius, warnings)
     if args.out is not None:
         # A live run's transcripts sit beside its bag: account them the same way (one run:
         # the bags of a run and its rerun hold two transcript directories).
         transcripts = args.bags[0].parent / TRANSCRIPTS_DIR if len(args.bags) == 1 else None
-        write_run(args.out, result, transcripts_dir=transcripts, suite=args.task_file)
+        write_run(
+            args.out,
+            result,
+            transcripts_dir=transcripts,
+            suite=args.task_file,
+            bag_digests=digests,
+        )
     print(result.summary_table)
     print(result.accounting)
     if result.metrics is None:
