@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import yaml
 
 from aerialdojo.errors import AerialDojoError, ConfigError, MetricsError, TaskFileError
 from aerialdojo.run_contract import (
@@ -50,6 +49,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except OSError as error:
+        # A full disk or a vanished directory while writing: said plainly, no traceback.
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"aerialdojo: error: {where}{error.strerror or error}", file=sys.stderr)
+        return EXIT_FAILED
 
 
 class _DefaultsShown(argparse.HelpFormatter):
@@ -600,7 +604,7 @@ def _run_graph(
     """Run the graph of ``specs`` to its report; ``origin`` (the config and its command-line
     overrides) heads the run's saved config.yaml."""
     from aerialdojo.eval_progress import EvalProgress, console_for_progress  # noqa: PLC0415
-    from aerialdojo.graph import config_of, run_dir_of  # noqa: PLC0415
+    from aerialdojo.graph import run_dir_of, write_run_config  # noqa: PLC0415
     from aerialdojo.nodes.progress_monitor import ProgressMonitor  # noqa: PLC0415
     from aerialdojo.runner import (  # noqa: PLC0415
         log_tail,
@@ -615,20 +619,9 @@ def _run_graph(
     if live_port is not None:
         _await_live_view(specs)
     run_dir = run_dir_of(specs)
-    try:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        header = (
-            f"# aerialdojo eval: {origin}; every parameter as the nodes ran\n" if origin else ""
-        )
-        (run_dir / RUN_CONFIG).write_text(
-            header + yaml.safe_dump(config_of(specs), sort_keys=False), encoding="utf-8"
-        )
-    except OSError as error:
-        raise ConfigError(
-            f"evaluator.output_dir: cannot create the run directory {run_dir}: "
-            f"{error.strerror or error}"
-        ) from error
+    write_run_config(run_dir, specs, f"aerialdojo eval: {origin}" if origin else "")
     console = console_for_progress()
+    _warn_of_disk_space(specs, run_dir, console)
     # Held until the nodes have stopped: no other run on the host takes the domain meanwhile.
     with run_domain(os.environ) as domain:
         # Set before the monitor joins the graph: it must listen in the nodes' domain.
@@ -673,11 +666,32 @@ def _run_graph(
     return EXIT_INTERRUPTED if interrupted else code
 
 
+def _warn_of_disk_space(specs: list[NodeSpec], run_dir: Path, console: Console) -> None:
+    """Say at the start when the run's disk looks too small for its bag: a full disk ends the
+    run (its report kept, the rest left to ``aerialdojo rerun``), better known before."""
+    from aerialdojo.graph import estimated_bag_bytes  # noqa: PLC0415
+    from aerialdojo.scale.run import run_selection  # noqa: PLC0415
+
+    expected = estimated_bag_bytes(specs, len(run_selection(specs)))
+    free = shutil.disk_usage(run_dir).free
+    if free < expected:
+        console.print(
+            f"[yellow]warning[/]: {run_dir} has {free / 1e6:.1f} MB free; this run's bag may "
+            f"take about {expected / 1e6:.0f} MB. A full disk ends the run with the report of "
+            "what ended, and `aerialdojo rerun` runs the rest once there is room."
+        )
+
+
 def _report_of(run_dir: Path, radii: list[float] | None, console: Console) -> int:
     """Print the report of a run that ended; score its bag where the evaluator wrote none (it
     died). The exit status says whether every selected episode was scored."""
     from aerialdojo.errors import BagError  # noqa: PLC0415
-    from aerialdojo.report.run import NOTES_FILE, REPORT_MD, STATUS_JSON  # noqa: PLC0415
+    from aerialdojo.report.run import (  # noqa: PLC0415
+        NOTES_FILE,
+        REPORT_MD,
+        STATUS_JSON,
+        read_run_status,
+    )
 
     if not (run_dir / STATUS_JSON).exists():
         if not (run_dir / "bag").exists():
@@ -689,14 +703,16 @@ def _report_of(run_dir: Path, radii: list[float] | None, console: Console) -> in
         except (BagError, MetricsError) as error:
             console.print(f"[red]no report[/]: {error}")
             return EXIT_FAILED
+        except OSError as error:
+            console.print(f"[red]no report[/]: cannot write it: {error.strerror or error}")
+            return EXIT_FAILED
     report = run_dir / REPORT_MD
     if report.exists():
         print(_summary_section(report.read_text()))
     notes = run_dir / NOTES_FILE
     print(notes.read_text() if notes.exists() else "", end="")
     print(f"report: {report}\nbag: {run_dir / 'bag'}")
-    status = _read_status(run_dir / STATUS_JSON)
-    if status["complete"]:
+    if read_run_status(run_dir / STATUS_JSON).complete:
         return 0
     console.print(f"[yellow]run incomplete[/]: `aerialdojo rerun {run_dir}` runs the rest")
     return EXIT_INCOMPLETE

@@ -521,6 +521,54 @@ def config_of(specs: Sequence[NodeSpec]) -> dict[str, dict[str, dict[str, ParamV
     }
 
 
+#: Actions per episode the bag estimate assumes: AerialDojo-200K's budget (most end sooner).
+ESTIMATED_ACTIONS_PER_EPISODE = 90
+#: Bytes per action besides images: the events, odometry, ground-truth poses and /tf.
+_STATE_BYTES_PER_ACTION = 4096
+#: How much smaller a recorded image gets (rendered scenes, measured roughly: PNG about a
+#: third of the raw size, JPEG about a tenth).
+_COMPRESSION_RATIO = {"none": 1.0, "png": 3.0, "jpeg": 10.0}
+
+
+def estimated_bag_bytes(specs: Sequence[NodeSpec], episodes: int) -> int:
+    """About how large the bag of ``episodes`` episodes of this graph gets: the recorded
+    views' images at the bridge's size, decimation and compression, plus the state every
+    action records, at ``ESTIMATED_ACTIONS_PER_EPISODE`` actions an episode."""
+    parameters = {spec.name: spec.parameters for spec in specs}
+
+    def value(node: str, name: str) -> Any:
+        return parameters.get(node, {}).get(name, _default(node, name))
+
+    decimation = int(value("evaluator", "image_decimation"))
+    image_bytes = 0.0
+    if decimation and value("evaluator", "record_bag"):
+        views, agents = value("evaluator", "record_image_views"), value("evaluator", "agents")
+        pixels = int(value(BRIDGE_NODE, "image_width")) * int(value(BRIDGE_NODE, "image_height"))
+        ratio = _COMPRESSION_RATIO[str(value("evaluator", "image_compression"))]
+        image_bytes = len(views) * len(agents) / decimation * pixels * 3 / ratio
+    per_action = image_bytes + _STATE_BYTES_PER_ACTION
+    return int(episodes * ESTIMATED_ACTIONS_PER_EPISODE * per_action)
+
+
+def write_run_config(run_dir: Path, specs: Sequence[NodeSpec], origin: str) -> None:
+    """Save the run's config (``RUN_CONFIG``) in its directory, whichever entry point started
+    it, so that ``aerialdojo rerun`` can repeat it: every parameter as the nodes run, headed
+    by ``origin`` (the command and its overrides).
+
+    Raises:
+        ConfigError: the file cannot be written (the output directory names the field).
+    """
+    header = f"# {origin}; every parameter as the nodes ran\n" if origin else ""
+    try:
+        write_atomic(
+            run_dir / RUN_CONFIG, header + yaml.safe_dump(config_of(specs), sort_keys=False)
+        )
+    except OSError as error:
+        raise ConfigError(
+            f"evaluator.output_dir: cannot write {run_dir / RUN_CONFIG}: {error.strerror or error}"
+        ) from error
+
+
 def node_interpreter(spec: NodeSpec, root: Path | None = None) -> Path | None:
     """The Python a node must run on when it is not this venv's: a bridge on a real
     simulator's backend runs in that backend's own venv (its client's dependencies clash

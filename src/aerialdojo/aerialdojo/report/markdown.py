@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aerialdojo.documents import write_atomic
 from aerialdojo.metrics.aggregate import (
     RULE_EPISODE_POOLED,
     RULE_MAP_FAMILY_EQUAL,
@@ -263,8 +264,8 @@ def metrics_json_text(run: RunMetrics, context: Mapping[str, Any] | None = None)
 def write_metrics_json(
     run: RunMetrics, path: Path, context: Mapping[str, Any] | None = None
 ) -> None:
-    """Write ``metrics_json_text(run, context)`` to ``path``."""
-    path.write_text(metrics_json_text(run, context), encoding="utf-8")
+    """Write ``metrics_json_text(run, context)`` to ``path``, whole or not at all."""
+    write_atomic(path, metrics_json_text(run, context))
 
 
 def write_episodes_csv(run: RunMetrics, path: Path) -> None:
