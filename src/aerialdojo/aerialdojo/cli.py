@@ -502,55 +502,55 @@ def _run_dir_problems(run_dir: Path, *, reused: bool) -> list[str]:
 
 
 def _cmd_rerun(args: argparse.Namespace) -> int:
-    from aerialdojo.graph import run_specs  # noqa: PLC0415
-    from aerialdojo.report.run import STATUS_JSON  # noqa: PLC0415
+    from aerialdojo.graph import claim_run_dir, run_specs  # noqa: PLC0415
+    from aerialdojo.report.run import STATUS_JSON, read_run_status  # noqa: PLC0415
+    from aerialdojo.scale.run import run_selection  # noqa: PLC0415
 
-    status_file = args.run_dir / STATUS_JSON
-    config_file = args.run_dir / RUN_CONFIG
+    run_dir: Path = args.run_dir
+    status_file = run_dir / STATUS_JSON
+    config_file = run_dir / RUN_CONFIG
     for needed in (status_file, config_file):
         if not needed.is_file():
-            raise ConfigError(f"{args.run_dir} is not a run directory: no {needed.name}")
-    if (args.run_dir / "sharding.json").is_file():
+            raise ConfigError(f"{run_dir} is not a run directory: no {needed.name}")
+    if (run_dir / "sharding.json").is_file():
         from aerialdojo.scale.run import resume_sharded  # noqa: PLC0415
 
-        return resume_sharded(args.run_dir, dry_run=args.dry_run, timeout_s=args.timeout)
-    status = _read_status(status_file)
-    missing = [e["episode_id"] for e in status["excluded"]] + list(status["not_started"])
-    if not missing:
-        print(f"{args.run_dir}: complete, every selected episode was scored; nothing to rerun")
+        return resume_sharded(run_dir, dry_run=args.dry_run, timeout_s=args.timeout)
+    status = read_run_status(status_file)
+    if status.complete:
+        print(f"{run_dir}: complete, every selected episode was scored; nothing to rerun")
         return 0
+    # A run whose record names no selection (its evaluator recorded nothing) is rerun whole:
+    # the selection comes from the config it ran.
+    selection = list(status.selected) or run_selection(
+        run_specs(config_file, run_id=run_dir.name, output_dir=str(run_dir.parent))
+    )
+    missing = [episode_id for episode_id in selection if episode_id not in status.scored]
+    if not missing:
+        raise ConfigError(
+            f"{status_file}: not complete, yet every selected episode is scored; score the run "
+            f"again with `aerialdojo evaluate-bag {run_dir / 'bag'} --out {run_dir}`"
+        )
     print(f"rerunning {len(missing)} episode(s): {', '.join(missing)}")
     if args.dry_run:
         return 0
-    run_id = _free_run_id(args.run_dir.parent, f"{args.run_dir.name}-rerun")
+    rerun_id = claim_run_dir(run_dir.parent / f"{run_dir.name}-rerun", named=None)
     specs = run_specs(
-        config_file, run_id=run_id, output_dir=str(args.run_dir.parent), episode_ids=missing
+        config_file, run_id=rerun_id, output_dir=str(run_dir.parent), episode_ids=missing
     )
-    code = _run_graph(specs, args.timeout)
-    bags = [directory / "bag" for directory in (args.run_dir, args.run_dir.parent / run_id)]
-    if code == EXIT_INTERRUPTED or not all(bag.exists() for bag in bags):
+    code = _run_graph(specs, args.timeout, origin=f"aerialdojo rerun {run_dir}")
+    reruns = [*status.reruns, rerun_id]
+    bags = [run_dir / "bag", *(run_dir.parent / rerun / "bag" for rerun in reruns)]
+    if not all(bag.exists() for bag in bags):
         return code
-    # The run and its rerun scored as one: the rerun's attempts supersede the lost ones.
-    combined = args.run_dir.parent / run_id / "combined"
-    print(f"the whole run, {args.run_dir.name} with this rerun: {combined}")
-    return _score_bags(bags, _radii_of(specs), combined)
-
-
-def _read_status(path: Path) -> dict[str, Any]:
-    try:
-        status: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        return status
-    except (OSError, ValueError) as error:
-        raise ConfigError(f"{path}: not a readable run status: {error}") from error
-
-
-def _free_run_id(output_dir: Path, base: str) -> str:
-    """``base``, or ``base-2``, ``base-3``... whichever names no existing run directory."""
-    run_id, number = base, 1
-    while (output_dir / run_id).exists():
-        number += 1
-        run_id = f"{base}-{number}"
-    return run_id
+    # The run and its reruns scored as one, whatever ended this one (an interrupted rerun's
+    # scored episodes are kept, never run and paid for again): later attempts supersede the
+    # lost ones, and the run's own status says what became of every episode, so a second
+    # rerun runs only what is still missing.
+    combined = run_dir.parent / rerun_id / "combined"
+    print(f"the whole run, {run_dir.name} with its rerun(s) {', '.join(reruns)}: {combined}")
+    scored = _score_bags(bags, _radii_of(specs), combined, status_of=run_dir, reruns=reruns)
+    return EXIT_INTERRUPTED if code == EXIT_INTERRUPTED else scored
 
 
 def _radii_of(specs: list[NodeSpec]) -> list[float] | None:
