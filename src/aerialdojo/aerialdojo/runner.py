@@ -376,22 +376,39 @@ def start_segment_cleaner(before: set[str]) -> None:
     cleaner.stdin.close()
 
 
-def remove_segments_after(launcher_pid: int, before: set[str], poll_s: float = 0.5) -> list[str]:
+def remove_segments_after(
+    launcher_pid: int,
+    before: set[str],
+    *,
+    directory: Path = SHM_DIR,
+    poll_s: float = 0.5,
+    linger_s: float = CLEANER_LINGER_S,
+) -> list[str]:
     """Wait until ``launcher_pid`` has exited, then remove the dead Fast DDS segments created
-    since ``before`` until every such segment is gone or ``CLEANER_LINGER_S`` has passed.
+    since ``before`` until every such segment is gone or ``linger_s`` has passed.
 
     Returns:
         The names removed.
     """
-    while Path(f"/proc/{launcher_pid}").exists():
+    while _running(launcher_pid):
         time.sleep(poll_s)
     removed: list[str] = []
-    deadline = time.monotonic() + CLEANER_LINGER_S
+    deadline = time.monotonic() + linger_s
     while True:
-        removed += remove_dead_segments(before)
-        if not shm_segments() - before or time.monotonic() > deadline:
+        removed += remove_dead_segments(before, directory)
+        if not shm_segments(directory) - before or time.monotonic() > deadline:
             return removed
         time.sleep(poll_s)
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists and has not exited (a zombie awaiting its parent's
+    wait has)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"  # the state follows the command name
 
 
 def log_tail(path: Path, lines: int = 20) -> str:
