@@ -137,8 +137,9 @@ def parse_yaml(
         raise DocumentError(
             source, f"larger than a {limits.kind} can be ({_size(limits.max_bytes)})"
         )
-    reader = (loader or BoundedLoader)(text, limits)
+    reader = None
     try:
+        reader = (loader or BoundedLoader)(text, limits)  # checks the characters already
         return reader.get_single_data()
     except _Refused as error:
         raise DocumentError(source, f"{_where(error)}{error.problem}") from None
@@ -148,7 +149,8 @@ def parse_yaml(
         # ValueError: an integer longer than Python converts; TypeError: an unhashable key.
         raise DocumentError(source, f"not YAML: {error}") from None
     finally:
-        reader.dispose()
+        if reader is not None:
+            reader.dispose()
 
 
 class BoundedLoader(yaml.SafeLoader):
