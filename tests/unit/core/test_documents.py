@@ -8,7 +8,6 @@ import json
 import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -39,33 +38,28 @@ def test_the_alias_bomb_is_578_bytes() -> None:
     assert len(ALIAS_BOMB.encode()) == 578
 
 
-def test_a_578_byte_alias_bomb_is_refused_in_under_a_second_with_bounded_memory(
-    tmp_path: Path,
-) -> None:
+def test_a_578_byte_alias_bomb_is_refused_with_bounded_memory(tmp_path: Path) -> None:
     # Issue 29, item 9: the bomb passed 3 GB. Measured in a fresh process, so that the
-    # peak resident memory is the bomb's alone.
+    # peak resident memory is the bomb's alone; the time it takes is benchmarks/alias_bomb.py's.
     path = tmp_path / "bomb.yaml"
     path.write_text(ALIAS_BOMB)
     probe = (
-        "import resource, sys, time\n"
+        "import resource, sys\n"
         "from pathlib import Path\n"
         "from aerialdojo.graph import load_config\n"
         "from aerialdojo.errors import ConfigError\n"
         "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-        "start = time.monotonic()\n"
         "try:\n"
         "    load_config(Path(sys.argv[1]))\n"
         "except ConfigError as error:\n"
         "    print(error)\n"
-        "print(time.monotonic() - start)\n"
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe, str(path)], capture_output=True, text=True, check=True
     )
-    message, seconds, grown_kib = done.stdout.strip().splitlines()
+    message, grown_kib = done.stdout.strip().splitlines()
     assert message.startswith(f"{path}: line ") and "expands to more than 100,000 nodes" in message
-    assert float(seconds) < 1.0
     assert int(grown_kib) < 50 * 1024  # MiB grown while refusing it, in KiB
 
 
@@ -78,6 +72,8 @@ def test_a_578_byte_alias_bomb_is_refused_in_under_a_second_with_bounded_memory(
             f"*a{i}" for i in range(101)) + "]", "more than 100 aliases (*name) in a run config"),
         ("a: *nowhere", "not YAML: found undefined alias"),
         ("n: " + "9" * 5000, "not YAML: Exceeds the limit"),
+        # Found by tests/fuzz: the reader refuses a control character before parsing starts.
+        ("a: \x07", "not YAML: unacceptable character #x0007"),
     ],
 )  # fmt: skip
 def test_yaml_beyond_its_limits_is_refused_with_the_reason(text: str, reason: str) -> None:
@@ -102,12 +98,11 @@ def test_yaml_within_its_limits_loads(tmp_path: Path) -> None:
 
 
 def test_dev_zero_and_directories_are_refused_without_reading_them_whole(tmp_path: Path) -> None:
-    started = time.monotonic()
+    # Read whole, /dev/zero never ends: that it is refused at all shows the bound.
     with pytest.raises(
         DocumentError, match=r"/dev/zero: larger than a run config can be \(1 MiB\)"
     ):
         load_yaml(Path("/dev/zero"), CONFIG)
-    assert time.monotonic() - started < 5.0
     with pytest.raises(DocumentError, match="is a directory"):
         load_yaml(tmp_path, CONFIG)
     with pytest.raises(DocumentError, match="cannot read: No such file"):
