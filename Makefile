@@ -7,7 +7,7 @@ EVAL_CONFIG ?= config/eval.yaml
 EVAL_ARGS ?=
 TEST_ARGS ?=
 
-.PHONY: eval test lint bootstrap backends browser check-pythons clean
+.PHONY: eval test fuzz lint bootstrap backends browser check-pythons clean
 
 bootstrap:
 	@tools/bootstrap.sh
@@ -25,6 +25,11 @@ eval: bootstrap
 
 test: backends
 	@tools/run.sh python -m pytest tests --durations=15 $(TEST_ARGS)
+
+# Nightly-style fuzzing of every input surface: 1,000 new cases per test (tests/fuzz; make
+# test runs the same tests at 200 fixed cases each). A failure prints the case to replay.
+fuzz: bootstrap
+	@AERIALDOJO_FUZZ_PROFILE=nightly tools/run.sh python -m pytest tests/fuzz --durations=10 $(TEST_ARGS)
 
 # The pins resolve on every Python the README names (pip dry runs against PyPI).
 check-pythons: bootstrap

@@ -8,7 +8,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from eventstream import EVENT_TYPE, TYPESTORE, event, record, straight_episode
+from eventstream import (
+    EVENT_TYPE,
+    TYPESTORE,
+    checkpointed_bag,
+    event,
+    record,
+    straight_episode,
+)
 from rosbags.highlevel import AnyReader
 
 from aerialdojo.bags.recorder import BagRecorder
@@ -216,18 +223,6 @@ def test_an_mcap_of_json_channels_is_refused_by_name(tmp_path: Path) -> None:
         assemble_bag(tmp_path / "bag")
 
 
-def _checkpointed(path: Path, events: list) -> Path:
-    """A closed bag whose chunks end at every start and end (as the evaluator's do)."""
-    recorder = BagRecorder(path, TYPESTORE)
-    recorder.add_topic(EVENTS_TOPIC, EVENT_TYPE)
-    for index, e in enumerate(events):
-        recorder.write(EVENTS_TOPIC, index * 1000, TYPESTORE.serialize_cdr(e, EVENT_TYPE))
-        if e.kind != EventKind.STEP:
-            recorder.checkpoint()
-    recorder.close()
-    return next(path.glob("*.mcap"))
-
-
 def _chunks(mcap_file: Path) -> list[tuple[int, int, int]]:
     """(start, end, CRC) of every chunk record of an MCAP file."""
     from mcap.records import Chunk
@@ -256,7 +251,7 @@ def test_every_chunk_carries_a_crc_that_the_mcap_library_verifies(tmp_path: Path
     # Issue 29, item 5: rosbags writes 0 ("not computed") in every chunk's CRC.
     from mcap.stream_reader import StreamReader
 
-    mcap_file = _checkpointed(tmp_path / "bag", TWO_EPISODES)
+    mcap_file = checkpointed_bag(tmp_path / "bag", TWO_EPISODES)
     chunks = _chunks(mcap_file)
     assert len(chunks) >= 3 and all(crc != 0 for _, _, crc in chunks)
     with mcap_file.open("rb") as stream:
@@ -273,7 +268,7 @@ def test_a_flipped_bit_in_a_chunk_is_reported_and_its_episode_not_scored(tmp_pat
     # Issue 29, item 5: one flipped bit changed a distance from 12.41 m to 9.16 m, scored
     # without a word. The chunk that holds episode b's steps and end is damaged (chunks:
     # the selection, a's start, a's steps and end, b's start, b's steps and end, the end).
-    mcap_file = _checkpointed(tmp_path / "bag", TWO_EPISODES)
+    mcap_file = checkpointed_bag(tmp_path / "bag", TWO_EPISODES)
     start, end, _ = _chunks(mcap_file)[4]
     _flip(mcap_file, (start + end) // 2)
     replayed = assemble_bag(tmp_path / "bag")
@@ -289,7 +284,7 @@ def test_a_flipped_bit_in_a_chunk_is_reported_and_its_episode_not_scored(tmp_pat
 def test_a_bag_that_changed_since_its_run_recorded_it_is_refused(tmp_path: Path) -> None:
     from aerialdojo.bags.integrity import bag_digests
 
-    mcap_file = _checkpointed(tmp_path / "run" / "bag", TWO_EPISODES)
+    mcap_file = checkpointed_bag(tmp_path / "run" / "bag", TWO_EPISODES)
     status = tmp_path / "run" / "run_status.json"
     status.write_text(json.dumps({"complete": True, "bag": bag_digests(mcap_file.parent)}))
     assert assemble_bag(mcap_file.parent).assembler.traces  # as recorded: scored
