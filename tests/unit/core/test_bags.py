@@ -281,6 +281,27 @@ def test_a_flipped_bit_in_a_chunk_is_reported_and_its_episode_not_scored(tmp_pat
     assert not result.complete
 
 
+def test_a_damaged_length_inside_a_chunk_is_reported_without_allocating_it(
+    tmp_path: Path,
+) -> None:
+    # Found by tests/fuzz: a chunk whose data length reads 2**62 made the mcap library
+    # allocate that much (MemoryError) before any CRC could be checked.
+    import struct
+
+    mcap_file = checkpointed_bag(tmp_path / "bag", TWO_EPISODES)
+    start, _, _ = _chunks(mcap_file)[2]
+    data = bytearray(mcap_file.read_bytes())
+    compression_at = start + 1 + 8 + 8 + 8 + 8 + 4  # opcode, length, times, size, CRC
+    (compression_length,) = struct.unpack_from("<I", data, compression_at)
+    struct.pack_into("<Q", data, compression_at + 4 + compression_length, 2**62)
+    mcap_file.write_bytes(bytes(data))
+    (tmp_path / "bag" / "metadata.yaml").unlink()  # a killed writer's bag: salvaged
+    replayed = assemble_bag(tmp_path / "bag")
+    result = score_assembled(replayed.assembler, None, replayed.warnings)
+    assert [trace.episode_id for trace in result.traces] == []  # a's steps were in that chunk
+    assert not result.complete and any("bag.mcap" in note for note in result.source_notes)
+
+
 def test_a_bag_that_changed_since_its_run_recorded_it_is_refused(tmp_path: Path) -> None:
     from aerialdojo.bags.integrity import bag_digests
 

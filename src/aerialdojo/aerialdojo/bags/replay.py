@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 from mcap.exceptions import McapError
@@ -13,13 +14,14 @@ from mcap.records import Channel, Chunk, Footer, Message, Schema
 from mcap.stream_reader import CRCValidationError, StreamReader, breakup_chunk
 from rosbags.highlevel import AnyReader
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+from rosbags.typesys.base import TypesysError
 
 from aerialdojo.bags.integrity import (
     being_recorded,
     check_mcap_magic,
     check_recorded_digests,
 )
-from aerialdojo.errors import BagError
+from aerialdojo.errors import BagError, MetricsError
 from aerialdojo.events import EpisodeAssembler, PoseTrack
 from aerialdojo.protocols import trace_builder
 from aerialdojo.runtime import NODES_TOPIC
@@ -149,7 +151,15 @@ def salvage(mcap_file: Path, topics: Sequence[str]) -> Salvage:
                     f"{mcap_file}: {record.topic} is encoded as {encoding!r}, not as ROS 2 "
                     "messages: not an aerialdojo bag"
                 )
-            typestore.register(get_types_from_msg(schema.data.decode(), schema.name))
+            try:
+                typestore.register(get_types_from_msg(schema.data.decode(), schema.name))
+            except (TypesysError, UnicodeDecodeError) as error:
+                # Schemas lie outside the chunks, without a CRC: a damaged one is refused
+                # rather than used to decode (it could decode to other numbers).
+                raise BagError(
+                    f"{mcap_file}: the message definition of {record.topic} ({schema.name}) "
+                    f"is damaged: {error}"
+                ) from None
             wanted[record.id] = (record.topic, schema.name)
         elif isinstance(record, Message) and record.channel_id in wanted:
             topic, msgtype = wanted[record.channel_id]
@@ -163,7 +173,10 @@ def salvage(mcap_file: Path, topics: Sequence[str]) -> Salvage:
     whole = 0  # the end of the last record read whole
     with mcap_file.open("rb") as stream:
         try:
-            for record in StreamReader(stream, record_size_limit=size, emit_chunks=True).records:
+            records = StreamReader(
+                _ClampedReads(stream, size), record_size_limit=size, emit_chunks=True
+            ).records
+            for record in records:
                 start, whole = whole, stream.tell()
                 if isinstance(record, Footer):
                     found.closed = True
@@ -173,7 +186,7 @@ def salvage(mcap_file: Path, topics: Sequence[str]) -> Salvage:
                     continue
                 try:
                     inner = breakup_chunk(record, validate_crc=True)
-                except (McapError, ValueError, EOFError) as error:  # CRCValidationError too
+                except (McapError, ValueError, EOFError, struct.error) as error:  # CRC too
                     reason = f"the chunk at byte {start} of {mcap_file.name} fails its CRC"
                     if not isinstance(error, CRCValidationError):
                         reason = f"the chunk at byte {start} of {mcap_file.name} cannot be read"
@@ -183,10 +196,26 @@ def salvage(mcap_file: Path, topics: Sequence[str]) -> Salvage:
                 found.unverified += record.uncompressed_crc == 0
                 for inner_record in inner:
                     take(inner_record)
-        except (McapError, EOFError, ValueError):
-            pass  # the writer died here; everything before it is whole
+        except (McapError, EOFError, ValueError, struct.error):
+            # The writer died here, or a record's length is damaged (the mcap library
+            # unpacks past the end: struct.error): everything before it is whole.
+            pass
     found.lost_bytes = 0 if found.closed else size - whole
     return found
+
+
+class _ClampedReads:
+    """A binary file whose reads never ask for more than is left of it. The mcap library
+    bounds a record's length (``record_size_limit``) but not the lengths inside it: a
+    damaged chunk data length would have it allocate that many bytes (a MemoryError)."""
+
+    def __init__(self, stream: BinaryIO, size: int) -> None:
+        self._stream = stream
+        self._size = size
+
+    def read(self, length: int = -1) -> bytes:
+        left = max(0, self._size - self._stream.tell())
+        return self._stream.read(left if length < 0 else min(length, left))
 
 
 def read_pose_track(bag: Path, topic: str, *, relative_to_start: bool) -> PoseTrack:
@@ -266,6 +295,7 @@ def assemble_bags(
 
     Raises:
         BagError: a bag that is neither readable nor a salvageable MCAP file.
+        MetricsError: events that do not form a run (named with their bag).
     """
     replayed = ReplayedBag(
         EpisodeAssembler(trace_builder, records=dict(records or {}), track=track)
@@ -274,8 +304,11 @@ def assemble_bags(
         for event in _bag_events(bag, replayed):
             if isinstance(event, Gap):
                 replayed.assembler.gap(event.reason)
-            else:
+                continue
+            try:
                 replayed.assembler.add(event)
+            except MetricsError as error:  # e.g. a STEP whose STARTED is not in the bag
+                raise MetricsError(f"{bag}: {error}") from None
     return replayed
 
 
