@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from aerialdojo.graph import parse_overrides, run_specs
 from aerialdojo.params import NODE_PARAMETERS
+from aerialdojo.run_contract import run_id_problem
 
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED = (REPO / "config" / "eval.yaml").read_text()
@@ -111,3 +112,15 @@ def test_fuzzed_overrides_of_the_shipped_config_give_a_graph_or_name_the_command
 
     outcome(specs, "command line")
     assert not any(tmp_path.iterdir())
+
+
+@given(run_id=st.text(max_size=40) | st.sampled_from(["a/b", "../x", ".", "..", "", "a\\b"]))
+def test_a_run_id_is_accepted_only_as_one_new_directory_name(tmp_path: Path, run_id: str) -> None:
+    # Issue 29, item 2: a run id is never a path out of, into or above --output.
+    problem = run_id_problem(run_id)
+    if problem is None:
+        run_dir = tmp_path / run_id
+        assert run_dir.parent == tmp_path and run_dir.name == run_id
+        assert run_id not in (".", "..") and "/" not in run_id and "\\" not in run_id
+    else:
+        assert problem.strip()

@@ -296,11 +296,15 @@ def test_a_run_id_that_is_not_one_directory_name_is_refused_and_nothing_is_made(
     victim = tmp_path / "runs" / "a"
     victim.mkdir(parents=True)
     (victim / "config.yaml").write_text("earlier\n")
-    before = sorted(tmp_path.rglob("*"))
+
+    def tree() -> list[tuple[Path, int]]:  # every path under tmp_path, and when it changed
+        return sorted((path, path.stat().st_mtime_ns) for path in [tmp_path, *tmp_path.rglob("*")])
+
+    before = tree()
     code = main(["eval", "--output", str(tmp_path / "runs"), "--run-id", run_id])
     assert code == EXIT_USAGE
     assert f"--run-id {run_id!r}: " in capsys.readouterr().err
-    assert sorted(tmp_path.rglob("*")) == before
+    assert tree() == before  # nothing created, nothing touched
     assert (victim / "config.yaml").read_text() == "earlier\n"
 
 
