@@ -1,10 +1,11 @@
-"""Frame sets per second the bridge gets out of AirSim, against the server's raw rate.
+"""Frame sets per second the bridge gets out of a simulator, against an in-run baseline.
 
-Both sides talk to the fake AirSim server (tests/fakes/airsim_server.py: real msgpack-rpc
-over TCP on 127.0.0.1) through the unmodified ``airsim`` client, for the UAV's four views,
-each a Scene image and a DepthPlanar float image at ``--size`` pixels square, with CARLA-Air's
-capture timing: images render on the world's next synchronous tick, and a tick takes one
-render frame of wall time (``--frame-ms``, on the CARLA stand-in world).
+``--sim carla_air`` (the default): both sides talk to the fake AirSim server
+(tests/fakes/airsim_server.py: real msgpack-rpc over TCP on 127.0.0.1) through the unmodified
+``airsim`` client, for the UAV's four views, each a Scene image and a DepthPlanar float image at
+``--size`` pixels square, with CARLA-Air's capture timing: images render on the world's next
+synchronous tick, and a tick takes one render frame of wall time (``--frame-ms``, on the CARLA
+stand-in world).
 
 Baseline: the raw client calling ``simGetImages`` with the same eight requests in a loop on
 one thread while another thread ticks the world back to back (the most a caller of the
@@ -17,6 +18,23 @@ Rounds of both alternate; rates are medians over rounds.
     tools/run.sh .venv-carla-air/bin/python benchmarks/bridge_rate.py [--size 256] [--seconds 3]
 
 Last line: RESULT bridge_uav_frame_sets_per_s_<size>px value=<bridge> baseline=<raw> ratio=.
+
+``--sim projectairsim``: the receiving side of the public ProjectAirSim server's image topics,
+which push every capture: at 15 FPS a 1 s action brings 15 captures of the four views, each a
+BGR scene image and a 32FC1 depth image, packed as core_sim packs them (msgpack-c 6.1: depth
+floats with integral values as integers; depth quantised like the server's half-float render
+target, so a few per cent of the values are integral). One observation = receiving those
+``--captures`` sets and turning the newest into RGB and metric depth arrays and
+sensor_msgs/Image. Value: the backend's path (``projectairsim_wire``: each frame read by its
+header, the used images decoded once). Baseline: the client library's own path, which
+unpacks every message into Python objects on its topic thread, then the decoding the backend
+did before (``np.fromiter`` over the float list). Both in this process, from the same bytes;
+the NNG transport, the same for both, is not part of it.
+
+    tools/run.sh .venv-projectairsim/bin/python benchmarks/bridge_rate.py --sim projectairsim \
+        --size 640
+
+Last line: RESULT bridge_projectairsim_observations_per_s_<size>px value= baseline= ratio=.
 """
 
 from __future__ import annotations
@@ -29,21 +47,14 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src" / "aerialdojo"))
 sys.path.insert(0, str(REPO / "tests"))
 
-import airsim  # noqa: E402
-from fakes import carla_standin  # noqa: E402
-from fakes.airsim_server import FakeAirSim  # noqa: E402
-
-from aerialdojo.geometry import Pose  # noqa: E402
 from aerialdojo.nodes.images import array_to_image  # noqa: E402
 from aerialdojo.sim.backend import aerialdojo_uav_rig  # noqa: E402
-from aerialdojo.sim.carla_air import CarlaAirBackend  # noqa: E402
-from aerialdojo.sim.remote.airsim_settings import settings_for_rig  # noqa: E402
-from aerialdojo.sim.remote.settings import CarlaAirSettings  # noqa: E402
 
 
 def rate(work: Callable[[], object], seconds: float) -> float:
@@ -55,12 +66,7 @@ def rate(work: Callable[[], object], seconds: float) -> float:
     return count / (time.perf_counter() - started)
 
 
-def raw_rate(
-    client: airsim.MultirotorClient,
-    requests: list[airsim.ImageRequest],
-    world: carla_standin.World,
-    seconds: float,
-) -> float:
+def raw_rate(client: Any, requests: list[Any], world: Any, seconds: float) -> float:
     """simGetImages calls per second with the world ticking back to back beside them."""
     running = threading.Event()
     running.set()
@@ -80,14 +86,125 @@ def raw_rate(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sim", choices=("carla_air", "projectairsim"), default="carla_air")
     parser.add_argument("--size", type=int, default=256, help="image width and height, pixels")
     parser.add_argument("--seconds", type=float, default=3.0, help="length of one round")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of each side")
     parser.add_argument(
         "--frame-ms", type=float, default=1000.0 / 60.0, help="wall time of one world tick"
     )
+    parser.add_argument(
+        "--captures", type=int, default=15, help="ProjectAirSim captures per observation"
+    )
     parser.add_argument("--output", type=Path, help="also write the figures as JSON here")
     args = parser.parse_args()
+    if args.sim == "projectairsim":
+        projectairsim_rate(args)
+    else:
+        carla_air_rate(args)
+
+
+def projectairsim_rate(args: argparse.Namespace) -> None:
+    """Observations per second of the backend's receiving path against the client's own."""
+    import msgpack  # noqa: PLC0415
+    import numpy as np  # noqa: PLC0415
+    from fakes.core_sim_msgpack import pack_image_message  # noqa: PLC0415
+
+    from aerialdojo.sim.remote.projectairsim_wire import PackedImage, read_frame  # noqa: PLC0415
+
+    size = args.size
+    rng = np.random.default_rng(0)
+    frames: list[bytes] = []
+    for capture in range(args.captures):
+        for view in aerialdojo_uav_rig(size, size):
+            common = {
+                "time_stamp": capture,
+                "height": size,
+                "width": size,
+                "big_endian": False,
+                "step": 1,
+                "annotations": [],
+                **dict.fromkeys(("pos_x", "pos_y", "pos_z", "rot_x", "rot_y", "rot_z"), 0.5),
+                "rot_w": 1.0,
+            }
+            scene = rng.integers(0, 256, (size, size, 3), dtype=np.uint8).tobytes()
+            depth = rng.uniform(5.0, 120.0, size * size).astype(np.float16).astype(np.float32)
+            for topic, fields in (
+                (f"{view.name}/scene_camera", {"encoding": "BGR", "data": scene, "data_float": []}),
+                (
+                    f"{view.name}/depth_planar_camera",
+                    {"encoding": "32FC1", "data": b"", "data_float": depth},
+                ),
+            ):
+                body = pack_image_message({**common, **fields})
+                frames.append(msgpack.packb([2, topic, body], use_bin_type=False))
+    integral = float(np.mean(depth == np.floor(depth)))
+
+    def convert(views: dict[str, tuple[Any, Any]]) -> None:
+        for rgb, depth in views.values():
+            array_to_image(rgb, "rgb8")
+            array_to_image(depth, "32FC1")
+
+    def backend_path() -> None:
+        newest: dict[str, PackedImage] = {}
+        for raw in frames:
+            _kind, topic, body = read_frame(raw)
+            newest[topic] = PackedImage.read(body, topic)
+        convert(
+            {
+                view: (
+                    newest[f"{view}/scene_camera"].rgb(view),
+                    newest[f"{view}/depth_planar_camera"].depth(view),
+                )
+                for view in ("front", "left", "right", "down")
+            }
+        )
+
+    def client_path() -> None:
+        newest: dict[str, dict[str, Any]] = {}
+        for raw in frames:
+            frame = msgpack.unpackb(raw, raw=True)
+            newest[frame[1].decode()] = msgpack.unpackb(frame[2], raw=False)
+        views = {}
+        for view in ("front", "left", "right", "down"):
+            colour, depth = newest[f"{view}/scene_camera"], newest[f"{view}/depth_planar_camera"]
+            rgb = np.frombuffer(colour["data"], np.uint8).reshape(size, size, 3)[:, :, ::-1]
+            floats = depth["data_float"]
+            metres = np.fromiter(floats, np.float32, count=len(floats)).reshape(size, size)
+            views[view] = (np.ascontiguousarray(rgb), metres)
+        convert(views)
+
+    client_rates, backend_rates = [], []
+    for _ in range(args.rounds):
+        client_rates.append(rate(client_path, args.seconds))
+        backend_rates.append(rate(backend_path, args.seconds))
+    client, backend = statistics.median(client_rates), statistics.median(backend_rates)
+    print(
+        f"views: 4 x (BGR scene + 32FC1 depth) at {size}x{size}, {args.captures} captures per "
+        f"observation, {integral * 100.0:.1f} % of the depth values packed as integers"
+    )
+    print(f"client's receive path: {', '.join(f'{r:.2f}' for r in client_rates)} observations/s")
+    print(f"backend's receive path: {', '.join(f'{r:.2f}' for r in backend_rates)} observations/s")
+    if args.output is not None:
+        args.output.write_text(
+            json.dumps({"size": size, "client_per_s": client_rates, "backend_per_s": backend_rates})
+        )
+    print(
+        f"RESULT bridge_projectairsim_observations_per_s_{size}px value={backend:.2f} "
+        f"baseline={client:.2f} ratio={backend / client:.3f}"
+    )
+
+
+def carla_air_rate(args: argparse.Namespace) -> None:
+    """Frame sets per second of CarlaAirBackend.observe against raw simGetImages calls."""
+    import airsim  # noqa: PLC0415
+    from fakes import carla_standin  # noqa: PLC0415
+    from fakes.airsim_server import FakeAirSim  # noqa: PLC0415
+
+    from aerialdojo.geometry import Pose  # noqa: PLC0415
+    from aerialdojo.sim.carla_air import CarlaAirBackend  # noqa: PLC0415
+    from aerialdojo.sim.remote.airsim_settings import settings_for_rig  # noqa: PLC0415
+    from aerialdojo.sim.remote.settings import CarlaAirSettings  # noqa: PLC0415
 
     rig = aerialdojo_uav_rig(args.size, args.size)
     requests = [

@@ -1,40 +1,56 @@
-"""Where the wall time of one step goes: simulator, stack (ROS services, DDS, conversion) and
-agent, at 256x256 per view.
+"""Where the wall time of one step goes, and what the harness costs a whole run, at 256x256
+per view.
 
-Baseline: the same actions from the same start, stepping the embedded backend directly in
-this process (simulator time) and running the same policy on each observation (agent time).
-Stack: the simulator bridge and the task manager as separate node processes, and the real
-``UavAgent`` node in this process driving them through ``/aerialdojo/step``, with a timing
-wrapper around its policy. Both runs execute one fixed action sequence, so they do the same
-simulator work; the policy is still asked for its action each step, so its cost counts.
+1. One step. Baseline: the same actions from the same start, stepping the embedded backend
+   directly in this process (every view rendered, as the bridge does) and running the same
+   policy on the same observation set the stack gives it (the task's views: by default the
+   front view, no odometry; AerialDojo-200K's evaluated prompt). Stack: the simulator bridge
+   and the task manager as separate node processes, and the real ``UavAgent`` node in this
+   process driving them through ``/aerialdojo/step``, with a timing wrapper around its
+   policy. Both execute one fixed action sequence, so they do the same simulator work; the
+   policy is asked for its action each step, so its cost counts on both sides. The ratio is
+   the stack's step over the direct step: 1.05 means the harness adds 5 %.
+2. Episodes per hour (``--episodes``, 20 by default; ``--skip-run`` leaves it out):
+   ``aerialdojo eval`` of the colour agent on the first episodes of the whole suite, command
+   start to report, against the sum of the same episodes' direct backend time (each
+   episode's reset, then every action the run executed, as its bag records them, each
+   followed by the observation the bridge renders).
 
-    tools/run.sh python benchmarks/step_overhead.py [--size 256] [--steps 60]
+    tools/run.sh python benchmarks/step_overhead.py [--size 256] [--steps 60] [--episodes 20]
 
-Overhead share = (stack step time - simulator time - agent time) / stack step time; the aim
-is at most 0.20. Last line: RESULT step_wall_ms_<size>px value=<stack> baseline=<direct>.
+Last lines: RESULT step_wall_ms_<size>px value=<stack> baseline=<direct> (aim: ratio <= 1.05)
+and RESULT episodes_per_hour_<size>px value=<stack> baseline=<direct backend>.
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from itertools import cycle, islice
 from pathlib import Path
+from typing import Any
 
 import rclpy
 from aerialdojo_interfaces.srv import StartEpisode
 from rclpy.executors import SingleThreadedExecutor
 
-from aerialdojo.actions import Action
+from aerialdojo.actions import STOP, Action
 from aerialdojo.agents.colour_seeker import ColourSeekerPolicy
 from aerialdojo.agents.observation import AgentObservation, GoalDescription, ViewData
+from aerialdojo.bags.replay import read_events
+from aerialdojo.events import EventKind
+from aerialdojo.geometry import Pose
 from aerialdojo.graph import node_specs
 from aerialdojo.nodes.uav_agent import UavAgent
 from aerialdojo.params import validate_parameters
+from aerialdojo.protocols.settings import aerialdojo_observation
 from aerialdojo.runner import start_graph, stop_graph
 from aerialdojo.sim.backend import aerialdojo_uav_rig
 from aerialdojo.sim.embedded.backend import EmbeddedBackend
@@ -71,29 +87,42 @@ class TimedFixedPolicy:
 
 
 def direct(episode, size: int, steps: int) -> tuple[list[float], list[float]]:
-    """Simulator and agent seconds of each step, no ROS."""
+    """Simulator and agent seconds of each step, no ROS; the policy sees what the stack's
+    agent node hands it (the task's views, odometry only where the task gives it)."""
     rig = aerialdojo_uav_rig(size, size)
     backend = EmbeddedBackend(rigs={"uav": rig})
     backend.reset(episode.scene, {"uav": episode.start})
     intrinsics = {spec.name: spec.intrinsics() for spec in rig}
+    views, odometry = aerialdojo_observation({})
     policy = ColourSeekerPolicy(seed=0)
-    policy.reset(GoalDescription(object_name=episode.goal.object_name, landmark_name="",
-                                 direction="", description=episode.goal.description))  # fmt: skip
+    policy.reset(
+        GoalDescription(
+            episode_id=episode.episode_id,
+            object_name=episode.goal.object_name,
+            landmark_name="",
+            direction="",
+            description=episode.goal.description,
+            views=views,
+            odometry=odometry,
+        )
+    )
     simulator, agent = [], []
     for action in islice(cycle(ACTIONS), steps):
         start = time.perf_counter()
         backend.execute("uav", action)
         observation = backend.observe("uav")
         rendered = time.perf_counter()
+        frames = observation.frames
         policy.act(
             AgentObservation(
                 views={
-                    name: ViewData(rgb=f.rgb, depth=f.depth, intrinsics=intrinsics[name])
-                    for name, f in observation.frames.items()
+                    name: ViewData(rgb=frames[name].rgb, depth=frames[name].depth,
+                                   intrinsics=intrinsics[name])
+                    for name in views
                 },
-                odometry=observation.pose,
+                odometry=observation.pose if odometry else None,
             )
-        )
+        )  # fmt: skip
         simulator.append(rendered - start)
         agent.append(time.perf_counter() - rendered)
     return simulator, agent
@@ -139,15 +168,66 @@ def stack(
     return walls[:steps], agents[:steps]
 
 
+def executed_actions(bag: Path) -> list[tuple[dict[str, Any], list[Action]]]:
+    """Each scored episode of a run's bag: its STARTED record and the actions its last
+    attempt executed (Stop executes nothing), in order."""
+    episodes: dict[str, tuple[dict[str, Any], list[Action]]] = {}
+    current: list[Action] = []
+    for event in read_events(bag):
+        kind = EventKind(event.kind)
+        if kind is EventKind.STARTED:
+            current = []
+            episodes[event.episode_id] = (json.loads(event.episode_json), current)
+        elif kind in (EventKind.STEP, EventKind.STOPPED, EventKind.COLLIDED,
+                      EventKind.BUDGET_EXHAUSTED) and event.action != STOP:  # fmt: skip
+            current.append(Action(event.action, event.magnitude))
+    return list(episodes.values())
+
+
+def whole_run(episodes: int, size: int, work: Path) -> tuple[float, float, int, int]:
+    """Seconds of ``aerialdojo eval`` of ``episodes`` episodes, and of the same episodes
+    stepped directly on the backend; also the episodes and actions replayed."""
+    command = [
+        sys.executable, "-m", "aerialdojo.cli", "eval", "--episodes", str(episodes),
+        "--output", str(work), "--run-id", "run", "task_manager.filter=all",
+        f"sim_bridge.image_width={size}", f"sim_bridge.image_height={size}",
+    ]  # fmt: skip
+    started = time.perf_counter()
+    run = subprocess.run(command, capture_output=True, text=True, check=False)
+    stack_s = time.perf_counter() - started
+    if run.returncode != 0:
+        sys.exit(f"aerialdojo eval failed ({run.returncode}):\n{run.stderr[-3000:]}")
+    replayed = executed_actions(work / "run" / "bag")
+    backend = EmbeddedBackend(rigs={"uav": aerialdojo_uav_rig(size, size)})
+    backend_s, actions = 0.0, 0
+    for record, executed in replayed:
+        started = time.perf_counter()
+        backend.reset(record["scene"], {"uav": Pose(*record["start"])})
+        backend.observe("uav")
+        for action in executed:
+            backend.execute("uav", action)
+            backend.observe("uav")
+        backend_s += time.perf_counter() - started
+        actions += len(executed)
+    return stack_s, backend_s, len(replayed), actions
+
+
+def _load() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--size", type=int, default=256, help="pixels per side of every view")
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--suite", default="aerialdojo_mini", help="suite name or path")
+    parser.add_argument("--episodes", type=int, default=20, help="episodes of the whole run")
+    parser.add_argument("--skip-run", action="store_true", help="leave out the whole run")
     args = parser.parse_args()
     suite = load_suite(resolve_suite(args.suite))
     episode = suite.episode(suite.select()[0])
 
+    print(f"load average before: {_load()}")
     # Direct stepping before and after the stack run, so a load change during the run
     # shows in both; medians throughout.
     simulator, agent = direct(episode, args.size, args.steps)
@@ -160,7 +240,8 @@ def main() -> None:
     agent_stack_s = statistics.median(agents)
     overhead_s = stack_s - simulator_s - agent_stack_s
     direct_s = simulator_s + agent_s
-    print(f"episode {episode.episode_id}, {args.steps} steps, 4 RGB-D views at {args.size}px")
+    print(f"episode {episode.episode_id}, {args.steps} steps, 4 RGB-D views at {args.size}px; "
+          f"the policy gets {', '.join(aerialdojo_observation({})[0])}")  # fmt: skip
     print(f"direct: simulator {simulator_s * 1e3:.1f} ms + agent {agent_s * 1e3:.1f} ms (medians)")
     print(
         f"stack:  {stack_s * 1e3:.1f} ms per step (median; p90 "
@@ -168,9 +249,20 @@ def main() -> None:
     )
     print(
         f"split of a stack step: simulator {simulator_s / stack_s:.0%}, "
-        f"agent {agent_stack_s / stack_s:.0%}, stack overhead {overhead_s / stack_s:.0%} "
-        f"(aim <= 20%)"
+        f"agent {agent_stack_s / stack_s:.0%}, stack overhead {overhead_s / stack_s:.0%}"
     )
+    print(f"load average after the steps: {_load()}")
+    if not args.skip_run:
+        with tempfile.TemporaryDirectory() as work:
+            run_s, backend_s, count, actions = whole_run(args.episodes, args.size, Path(work))
+        print(
+            f"whole run: {count} episodes, {actions} actions: aerialdojo eval {run_s:.1f} s, "
+            f"the backend alone {backend_s:.1f} s; load average after: {_load()}"
+        )
+        print(
+            f"RESULT episodes_per_hour_{args.size}px value={count / run_s * 3600:.1f} "
+            f"baseline={count / backend_s * 3600:.1f} ratio={backend_s / run_s:.3f}"
+        )
     print(
         f"RESULT step_wall_ms_{args.size}px value={stack_s * 1e3:.2f} "
         f"baseline={direct_s * 1e3:.2f} ratio={stack_s / direct_s:.3f}"

@@ -8,10 +8,16 @@
 # aerialdojo's own dependencies come from the main .venv, placed after the backend's packages
 # by tools/backend_venv_site.py. Run the bridge with that interpreter:
 #   tools/run.sh .venv-projectairsim/bin/python -m aerialdojo.nodes.sim_bridge --ros-args ...
+# PROJECTAIRSIM_CLIENT=<pip requirement> installs the ProjectAirSim client from the public
+# server's own source instead of PyPI's projectairsim 1.1.0, e.g.
+#   PROJECTAIRSIM_CLIENT='git+https://github.com/iamaisim/ProjectAirSim@06dff61#subdirectory=client/python/projectairsim'
+# or the path of an sdist or a checkout of that directory. The backend speaks the public
+# server's topic protocol with either (docs/simulators.md); the dependencies stay this
+# project's pins (the source's open3d is not needed).
 # CARLA_AIR_CARLA_MODULE=<CARLA-Air's env_setup/carla_python_module.tar.gz> installs the carla
-# module built with a CARLA-Air server instead of PyPI's: a source-built server reports its
-# commit as its version and CARLA-Air's own setup replaces PyPI's module (its setup_env.sh),
-# which the bridge then refuses. The module is built for CARLA-Air's Python (3.10).
+# module built with a CARLA-Air server instead of PyPI's (whose version mismatch LibCarla
+# only warns about). That module is built for CARLA-Air's Python (3.10) and imports only in
+# a venv of that Python.
 # A second run with unchanged inputs does nothing.
 set -euo pipefail
 
@@ -30,6 +36,7 @@ declare -A build_last=([projectairsim]="" [carla-air]="airsim")
 [[ $# -ge 1 ]] || die "usage: tools/bootstrap_backend.sh projectairsim|carla-air [...]"
 main_python="$root/.venv/bin/python"
 carla_module="${CARLA_AIR_CARLA_MODULE:-}"
+pas_client="${PROJECTAIRSIM_CLIENT:-}"
 [[ -x "$main_python" ]] || die "the main .venv is missing; run tools/bootstrap.sh first"
 if ! "$main_python" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
   # requirements/backend-*.txt are complete sets resolved for 3.11-3.13 (numpy 2.4 and more).
@@ -47,7 +54,12 @@ for backend in "$@"; do
     [[ -f "$carla_module" ]] || die "CARLA_AIR_CARLA_MODULE=$carla_module: no such file"
     own_carla="$(sha256sum "$carla_module" | cut -c1-16)"
   fi
-  key="$("$main_python" --version 2>&1) $(cat "$requirements" "$root/tools/backend_venv_site.py" "${BASH_SOURCE[0]}" | sha256sum | cut -c1-16) $own_carla"
+  own_client=""
+  if [[ "$backend" == projectairsim && -n "$pas_client" ]]; then
+    own_client="$pas_client"
+    [[ -e "$pas_client" ]] && own_client="$pas_client $( (sha256sum "$pas_client" 2>/dev/null || tar -C "$pas_client" -cf - . | sha256sum) | cut -c1-16)"
+  fi
+  key="$("$main_python" --version 2>&1) $(cat "$requirements" "$root/tools/backend_venv_site.py" "${BASH_SOURCE[0]}" | sha256sum | cut -c1-16) $own_carla $own_client"
   if [[ -x "$venv/bin/python" && "$(cat "$venv/.backend-key" 2>/dev/null)" == "$key" ]]; then
     continue
   fi
@@ -59,7 +71,7 @@ for backend in "$@"; do
   # --no-build-isolation builds sdists against these, not against a fresh download.
   "${pip[@]}" setuptools==80.9.0 wheel==0.48.0 Cython==0.29.37 \
     || die "pip could not install the build tools"
-  late="${recythonize[$backend]} ${build_last[$backend]} ${own_carla:+carla}"
+  late="${recythonize[$backend]} ${build_last[$backend]} ${own_carla:+carla} ${own_client:+projectairsim}"
   late_pattern="$(echo $late | tr ' ' '|')"
   work="$(mktemp -d)"
   trap 'rm -rf "$work"' EXIT
@@ -77,6 +89,10 @@ for backend in "$@"; do
     "${pip[@]}" --no-build-isolation "$(grep -E "^${package}==" "$requirements")" \
       || die "pip could not build ${package} (see above)"
   done
+  if [[ -n "$own_client" ]]; then
+    say "installing the ProjectAirSim client from $pas_client"
+    "${pip[@]}" --no-build-isolation "$pas_client" || die "pip could not install $pas_client"
+  fi
   site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
   if [[ -n "$own_carla" ]]; then
     say "installing CARLA-Air's carla module from $carla_module"

@@ -18,6 +18,14 @@ What it simulates, as the plugin does it:
   default settings are CARLA-Air's shipped ones (``STOCK_CARLA_AIR_SETTINGS``).
   ``getSettingsString`` answers the text. An unknown camera name throws ``map::at``
   (``UnrealImageCapture.cpp`` ``cameras_->at(name)``).
+- the field of view of every image type is the camera component's: ``PIPCamera.cpp``
+  ``setupCameraFromSettings`` sets each capture's ``FOVAngle`` from its own ``FOV_Degrees``,
+  then ``copyCameraSettingsToSceneCapture`` overwrites it with the cine camera's
+  ``FieldOfView``, which only an ``ImageType: -1`` entry sets (``updateCameraSetting``);
+  without one it stays the cine camera's default (``CurrentFocalLength = 11.9`` mm; its
+  filmback is not in the source: ``CINE_DEFAULT_FOV_DEG`` assumes UE4's 24.89 mm Super 35).
+  ``simGetCameraInfo`` answers that FOV; ``simSetCameraFov`` sets it for every capture
+  (``setCameraFoV``).
 - ``simSetVehiclePose`` sets the physics body's pose and ungrounds it; the pawn moves there on
   the next render tick, sweeping unless collisions are ignored (``MultirotorPawnSimApi.cpp``
   ``setPose``/``updateRendering``); every later tick moves the pawn to the body's pose again
@@ -67,8 +75,12 @@ PHYSICS_STEP_NS = 3_000_000
 GRAVITY_M_S2 = 9.80665
 #: The ground clamp's ray starts this far above the pawn (10000 cm) and ends 5 m below it.
 CLAMP_RAY_UP_M, CLAMP_RAY_DOWN_M, CLAMP_CLEARANCE_M = 100.0, 5.0, 0.05
-#: ``CaptureSetting`` defaults (AirSimSettings.hpp): 256x144, FOV 90 degrees.
-DEFAULT_CAPTURE = {"Width": 256, "Height": 144, "FOV_Degrees": 90.0}
+#: ``CaptureSetting`` defaults (AirSimSettings.hpp): 256x144 (the FOV is NaN: the camera's).
+DEFAULT_CAPTURE = {"Width": 256, "Height": 144}
+#: The cine camera's FOV at 11.9 mm focal length on a 24.89 mm wide filmback (assumed).
+CINE_DEFAULT_FOV_DEG = 2.0 * math.degrees(math.atan(24.89 / 2.0 / 11.9))
+#: ``ImageType`` of the camera component's own settings (AirSimSettings.hpp, -1).
+CAMERA_COMPONENT = -1
 BUILT_IN_CAMERAS = (
     "front_center",
     "front_right",
@@ -105,20 +117,19 @@ class Box:
         return self.low[0] <= north <= self.high[0] and self.low[1] <= east <= self.high[1]
 
 
-@dataclass(frozen=True)
+@dataclass
 class Camera:
     """One camera as the settings define it."""
 
     name: str
     pitch_deg: float
-    #: image type -> (width, height, fov_deg)
-    captures: dict[int, tuple[int, int, float]]
+    #: image type -> (width, height)
+    captures: dict[int, tuple[int, int]]
+    #: the camera component's FOV, which every capture uses (PIPCamera.cpp)
+    fov_deg: float = CINE_DEFAULT_FOV_DEG
 
-    def capture(self, image_type: int) -> tuple[int, int, float]:
-        default = DEFAULT_CAPTURE
-        return self.captures.get(
-            image_type, (default["Width"], default["Height"], default["FOV_Degrees"])
-        )
+    def capture(self, image_type: int) -> tuple[int, int]:
+        return self.captures.get(image_type, (DEFAULT_CAPTURE["Width"], DEFAULT_CAPTURE["Height"]))
 
 
 @dataclass
@@ -155,13 +166,17 @@ def settings_cameras(settings: dict[str, Any], vehicle: dict[str, Any]) -> dict[
     }
     for name, camera in vehicle.get("Cameras", {}).items():
         captures = {}
+        fov = CINE_DEFAULT_FOV_DEG
         for capture in camera.get("CaptureSettings", []):
-            captures[int(capture.get("ImageType", 0))] = (
+            image_type = int(capture.get("ImageType", 0))
+            if image_type == CAMERA_COMPONENT:
+                fov = float(capture.get("FOV_Degrees", fov))
+                continue
+            captures[image_type] = (
                 int(capture.get("Width", DEFAULT_CAPTURE["Width"])),
                 int(capture.get("Height", DEFAULT_CAPTURE["Height"])),
-                float(capture.get("FOV_Degrees", DEFAULT_CAPTURE["FOV_Degrees"])),
             )
-        cameras[name] = Camera(name, float(camera.get("Pitch", 0.0)), captures)
+        cameras[name] = Camera(name, float(camera.get("Pitch", 0.0)), captures, fov)
     return cameras
 
 
@@ -217,9 +232,9 @@ class FakeAirSim:
 
     # -- life cycle ----------------------------------------------------------------------
 
-    def start(self) -> FakeAirSim:
+    def start(self, port: int = 0) -> FakeAirSim:
         self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._listener.bind(("127.0.0.1", 0))
+        self._listener.bind(("127.0.0.1", port))
         self._listener.listen()
         self._listener.settimeout(0.1)
         self.port = self._listener.getsockname()[1]
@@ -369,9 +384,13 @@ class FakeAirSim:
             camera = self._camera(name, camera_name)
             return {
                 "pose": {"position": _vector(0.0, 0.0, 0.0), "orientation": _quaternion(0.0)},
-                "fov": camera.capture(SCENE)[2],
+                "fov": camera.fov_deg,  # getCameraInfo: camera_->FieldOfView
                 "proj_mat": {"matrix": [[0.0] * 4 for _ in range(4)]},
             }
+        if method == "simSetCameraFov":
+            camera_name, fov_degrees, name, _external = params
+            self._camera(name, camera_name).fov_deg = float(fov_degrees)
+            return None
         if method == "simGetImages":
             requests, name, _external = params
             return self._images(requests, name)
@@ -469,7 +488,7 @@ class FakeAirSim:
         responses = []
         for request, camera in zip(requests, cameras, strict=True):
             image_type = request["image_type"]
-            width, height, _fov = camera.capture(image_type)
+            width, height = camera.capture(image_type)
             response = {
                 "camera_position": _vector(*position),
                 "camera_name": camera.name,
@@ -490,6 +509,8 @@ class FakeAirSim:
             else:
                 bgr = np.empty((height, width, 3), dtype=np.uint8)
                 bgr[:] = expected_rgb(position, yaw, camera.name)[::-1]
+                texture = bgr[height // 2 :, ::2]
+                texture[:] = 255 - texture  # a rendered world is never one colour
                 response["image_data_uint8"] = bgr.tobytes()
                 response["image_data_float"] = [0.0]
             responses.append(response)

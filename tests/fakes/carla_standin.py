@@ -22,6 +22,14 @@ Modelled on CARLA 0.9.16 as CARLA-Air v0.1.7 builds it; each behaviour names its
 - the server version of a CARLA-Air build is its source commit (``Util/BuildTools/Setup.sh``
   writes ``get_git_repository_version`` from ``Environment.sh``), not a release number;
   CARLA-Air's own Python module reports the same (``env_setup/setup_env.sh`` replaces PyPI's).
+- sensor data reaches the client over CARLA's streaming port (the RPC port + 1), not the
+  RPC port: with ``streaming=False`` (that port blocked) sensors never call back.
+- with AirSim's game mode (CARLA-Air's ``SimWorldGameMode``), ``get_map().name`` is the bare
+  map name, e.g. ``Town10HD_Opt``, not ``Carla/Maps/...`` (CarlaAir ``CarlaServer.cpp``
+  ``call_get_map_info``: "Fallback when not using CARLA's GameMode").
+- ``get_environment_objects(label)`` lists the map's static objects with their semantic
+  label and world bounding box (LibCarla ``client/World.cpp`` ``GetEnvironmentObjects``;
+  ``CityObjectLabel.Any`` matches every label).
 - CARLA-Air's launcher starts city traffic (``auto_traffic.py`` from ``carlaAir.sh``): vehicles
   on autopilot through the traffic manager on port 8000 in asynchronous mode, and walkers with
   AI controllers. An asynchronous traffic manager moves its vehicles on its own wall clock,
@@ -67,6 +75,17 @@ class Obstacle:
     low: tuple[float, float, float]
     high: tuple[float, float, float]
     label: carla.CityObjectLabel = carla.CityObjectLabel.Static
+
+
+@dataclass
+class EnvironmentObject:
+    """What ``carla.EnvironmentObject`` holds (the real class cannot be made from Python)."""
+
+    id: int
+    name: str
+    type: carla.CityObjectLabel
+    transform: carla.Transform
+    bounding_box: carla.BoundingBox
 
 
 @dataclass
@@ -195,9 +214,13 @@ class Sensor(Actor):
         parent = self.parent
         if self.callback is None or parent is None or not parent.is_alive:
             return
+        if not self.world.streaming:
+            return  # the streaming port is blocked: LibCarla never receives the data
         if self.type_id == "sensor.other.collision":
             return  # set_transform never collides; physics contacts are not simulated
-        width, height = int(self.attributes["image_size_x"]), int(self.attributes["image_size_y"])
+        # A camera blueprint's defaults: 800x600, 90 deg (CARLA's sensor blueprints).
+        width = int(self.attributes.get("image_size_x", 800))
+        height = int(self.attributes.get("image_size_y", 600))
         view = self.attributes["role_name"].rsplit("/", 1)[-1]
         bgra = np.zeros((height, width, 4), dtype=np.uint8)
         if self.type_id == "sensor.camera.depth":
@@ -210,13 +233,15 @@ class Sensor(Actor):
             )
         else:
             bgra[:, :, 2::-1] = expected_ground_rgb(parent.get_transform(), view)
+            texture = bgra[height // 2 :, ::2, :3]
+            texture[:] = 255 - texture  # a rendered street is never one colour
         self.callback(
             Image(
                 snapshot.frame,
                 snapshot.timestamp.elapsed_seconds,
                 width,
                 height,
-                float(self.attributes["fov"]),
+                float(self.attributes.get("fov", 90.0)),
                 bgra.tobytes(),
                 parent.get_transform(),
             )
@@ -295,22 +320,27 @@ class World:
     """The stand-in world.
 
     Args:
-        map_name: what ``get_map().name`` answers (CARLA answers e.g. ``Carla/Maps/Town10HD_Opt``).
+        map_name: what ``get_map().name`` answers (CARLA-Air: the bare map name).
         airsim: the fake AirSim server sharing this world's Unreal frames, or None.
         obstacles: static geometry (a vehicle's box must not overlap it at spawn).
         traffic: vehicles and walkers CARLA-Air's launcher spawned (``auto_traffic.py``).
         frame_s: wall time one tick takes (the server renders a frame per synchronous tick).
+        streaming: whether sensor data reaches the client (its streaming port is open).
+        traffic_role: role name of the traffic's cars (auto_traffic.py: ``autopilot``).
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0917 - the stand-in's knobs, given by keyword in the tests
         self,
-        map_name: str = "Carla/Maps/Town10HD_Opt",
+        map_name: str = "Town10HD_Opt",
         airsim: Any = None,
         obstacles: tuple[Obstacle, ...] = (),
         traffic: tuple[int, int] = (0, 0),
         frame_s: float = 0.0,
+        streaming: bool = True,
+        traffic_role: str = "autopilot",
     ) -> None:
         self.map = Map(map_name)
+        self.streaming = streaming
         self.airsim = airsim
         self.obstacles = obstacles
         self.settings = carla.WorldSettings()
@@ -324,16 +354,16 @@ class World:
         self.frame_s = frame_s
         self._lock = threading.Lock()
         self._last_tick = time.monotonic()
-        self._spawn_traffic(*traffic)
+        self._spawn_traffic(*traffic, traffic_role)
 
-    def _spawn_traffic(self, vehicles: int, walkers: int) -> None:
+    def _spawn_traffic(self, vehicles: int, walkers: int, role: str) -> None:
         """What auto_traffic.py does: autopilot cars on the traffic manager's port 8000 and
         walkers with AI controllers, all in asynchronous mode."""
         library = BlueprintLibrary()
         spawn_points = self.map.get_spawn_points()
         for index in range(vehicles):
             blueprint = library.find("vehicle.audi.a2")
-            blueprint.set_attribute("role_name", "autopilot")
+            blueprint.set_attribute("role_name", role)
             point = spawn_points[index % len(spawn_points)]
             shifted = carla.Transform(
                 carla.Location(point.location.x, point.location.y + 7.0 * (1 + index), 0.0),
@@ -415,6 +445,28 @@ class World:
             if entry is not None:
                 hits.append((entry, LabelledPoint(_location_at(start, end, entry), label)))
         return [point for _, point in sorted(hits, key=lambda hit: hit[0])]
+
+    def get_environment_objects(self, label: carla.CityObjectLabel) -> list[EnvironmentObject]:
+        found = []
+        for index, obstacle in enumerate(self.obstacles):
+            if label not in (carla.CityObjectLabel.Any, obstacle.label):
+                continue
+            centre = carla.Location(
+                *((lo + hi) / 2.0 for lo, hi in zip(obstacle.low, obstacle.high, strict=True))
+            )
+            extent = carla.Vector3D(
+                *((hi - lo) / 2.0 for lo, hi in zip(obstacle.low, obstacle.high, strict=True))
+            )
+            found.append(
+                EnvironmentObject(
+                    id=1000 + index,
+                    name=obstacle.name,
+                    type=obstacle.label,
+                    transform=carla.Transform(centre),
+                    bounding_box=carla.BoundingBox(centre, extent),
+                )
+            )
+        return found
 
     def get_snapshot(self) -> Snapshot:
         return Snapshot(self.frame, Timestamp(self.elapsed))

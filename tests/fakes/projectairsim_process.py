@@ -4,11 +4,12 @@ msgpack and pynng: run it on .venv-projectairsim's interpreter)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parent / "projectairsim_server.py"
+TESTS = Path(__file__).resolve().parents[1]
 
 
 class FakeServerProcess:
@@ -17,13 +18,19 @@ class FakeServerProcess:
     Args:
         python: the interpreter to run it on.
         log: file that receives its stderr.
-        arguments: its command-line options (``--obstacle``, ``--load-delay``).
+        arguments: its command-line options (``--obstacle``, ``--load-delay``,
+            ``--topics-protocol``, ``--depth-scale``, ``--black-frames``, ``--render-offset``,
+            ``--level-object``).
     """
 
     def __init__(self, python: Path, log: Path, arguments: Sequence[str] = ()) -> None:
         self._log = log.open("wb")
         self.process = subprocess.Popen(
-            [str(python), str(SCRIPT), *arguments],
+            [str(python), "-m", "fakes.projectairsim_server", *arguments],
+            env={
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
+            },
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,

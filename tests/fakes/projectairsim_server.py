@@ -9,18 +9,31 @@ Wire format (core_sim ``service_manager.cpp``, ``topic_manager.cpp``, ``message/
   ``{"id", "result": {"data": <msgpack of the result>}, "version"}`` or
   ``{"id", "error": {"data": <msgpack of {"code", "message"}>}, "version"}``. An unregistered
   method is error code 1, a missing parameter code 3 (``ServiceManager::RequestResponse``).
-- topics: NNG Pair (port 8989 by default). Frames are msgpack arrays
-  ``[type, topic_path, body]`` (0 subscribe, 1 unsubscribe, 2 message, 3 unsubscribe all)
+- topics: NNG pair1 in polyamorous mode (port 8989 by default; ``topic_manager.cpp``
+  ``nng_pair1_open_poly``), which refuses a pair0 peer: its dial succeeds, then no pipe ever
+  forms. Subscriptions are per connection (pipe): each topic keeps its subscribing pipes,
+  and a message goes to each of them (``nng_msg_set_pipe``); a closed pipe loses all its
+  subscriptions (``HandleNNGPipeEvent``). Frames are msgpack arrays ``[type, topic_path,
+  body]`` (0 subscribe, 1 unsubscribe, 2 message, 3 unsubscribe all, whose topic is ignored)
   whose body is a packed message; subscribing sends the topic's last value at once
-  (``TopicManager::Impl::Subscribe``). ``/$topics`` holds the topic infos.
+  (``TopicManager::Impl::Subscribe``); a frame for an unregistered topic is dropped
+  (``RecvLoop``). ``/$topics`` holds the topic infos. ``topics_protocol="pair0"`` models the
+  other server generation, the one the PyPI client ``projectairsim==1.1.0`` (``pynng.Pair0``)
+  was written for (no public source): it refuses the public server's pair1 clients the same
+  way.
+- messages are packed as core_sim's msgpack-c 6.1 packs them (``core_sim_msgpack.py``):
+  floats with integral values as integers, image maps in ``image_message.hpp``'s order.
 
 What it simulates, as the server does it:
 - services registered: ``/Sim/LoadScene`` (``simserver/src/simserver.cpp``; it takes
-  ``load_delay_s`` of wall time, as a real scene load takes long), the scene's clock services
-  and the robots' ``SetPose``/``GetGroundTruthPose`` (``core_sim/src/scene.cpp``,
-  ``core_sim/src/actor/robot.cpp``). ``/Sim/GetBuildCommitHash`` is not registered in the public
-  server and neither is ``/Sim/Unsubscribe`` (commented out in ``core_sim/src/simulator.cpp``);
-  pass ``build_hash`` to model a newer build that serves it.
+  ``load_delay_s`` of wall time, as a real scene load takes long), the scene's clock services,
+  the robots' ``SetPose``/``GetGroundTruthPose`` (``core_sim/src/scene.cpp``,
+  ``core_sim/src/actor/robot.cpp``) and the Unreal level's ``ListObjects`` (names matching a
+  regex) and ``GetObjectPose(s)`` (NaN translation for an unknown name;
+  ``Private/World/WorldSimApi.cpp``). ``LoadScene`` never changes the level: its objects are
+  the server's, whatever the scene config says. ``/Sim/GetBuildCommitHash`` is not registered
+  in the public server and neither is ``/Sim/Unsubscribe`` (commented out in
+  ``core_sim/src/simulator.cpp``).
 - a steppable clock paused on start that moves only on ``ContinueForSimTime``, in whole
   ``step-ns`` steps until it reaches the target (``core_sim/src/clock.cpp``,
   ``SteppableClock::ContinueForSimTime``).
@@ -37,16 +50,21 @@ What it simulates, as the server does it:
   (``core_sim/src/link/collision.cpp``, default 1).
 - cameras capture on a robot tick when ``pose_updated - captured > capture-interval``
   (strict), only the image types somebody subscribed to (``UnrealCamera.cpp``
-  ``TickComponent``), from the Unreal actor's pose, stamped with the tick's sim time; frames
-  are published ``publish_delay_s`` later in capture order (``ImagePackingAsyncTask.cpp`` runs
-  after the render; ``camera.cpp`` ``PublishImages`` keeps capture order). Scene images are BGR
-  bytes; depth is ``32FC1`` floats in ``data_float`` with ``data`` empty
-  (``ImagePackingAsyncTask.cpp``), or 16FC1 bytes in ``data`` with ``depth_encoding="16FC1"``
-  (a newer build). ``<type>_info`` topics carry width, height and the intrinsic matrix, published
-  at load (``camera.cpp``).
+  ``TickComponent``), from the Unreal actor's pose, stamped with the tick's sim time, carrying
+  the camera's world pose in NED (the robot's pose composed with the camera's mount;
+  ``UnrealTransform::GetPoseNed``); frames are published ``publish_delay_s`` later in capture
+  order (``ImagePackingAsyncTask.cpp`` runs after the render; ``camera.cpp`` ``PublishImages``
+  keeps capture order). Scene images are BGR bytes; depth is ``32FC1`` floats in
+  ``data_float`` with ``data`` empty, in metres (``ImagePackingAsyncTask.cpp``, the planar
+  depth material's 0.01 scale). ``<type>_info`` topics carry width, height and the intrinsic
+  matrix, published at load (``camera.cpp``).
 
-Images are flat colours computed from the rendered pose (``expected_rgb``), so a test can tell
-which pose a frame shows. Not simulated: rendering itself, physics robots, real-time clocks.
+Images show a colour computed from the rendered pose (``expected_rgb``) in their top half, so
+a test can tell which pose a frame shows, and a texture below it, as a rendered world is never
+one colour. Misconfigurations a test can ask for: ``depth_scale`` (a depth material in other
+units), ``black_frames`` (a render that shows nothing), ``render_offset_ned`` (a level whose
+frames are not where the robot was commanded). Not simulated: rendering itself, physics
+robots, real-time clocks, dropped sends.
 
 Run as a script, it binds free ports on 127.0.0.1, prints ``{"topics": p, "services": q}``
 as one JSON line, and reads commands from stdin: ``drop N`` leaves the next N requests
@@ -62,9 +80,11 @@ import itertools
 import json
 import math
 import random
+import re
 import sys
 import threading
 import time
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,7 +92,10 @@ import msgpack
 import numpy as np
 import pynng
 
+from fakes.core_sim_msgpack import pack_image_message
+
 FRAME_SUBSCRIBE, FRAME_UNSUBSCRIBE, FRAME_MESSAGE, FRAME_UNSUBSCRIBE_ALL = 0, 1, 2, 3
+TOPIC_PROTOCOLS = ("pair1", "pair0")
 TOPIC_LIST = "/$topics"
 CAPTURE_TOPICS = {0: "scene_camera", 1: "depth_planar_camera"}
 #: Depth every camera sees that does not look straight down, metres.
@@ -107,10 +130,15 @@ class _Camera:
     width: int
     height: int
     fov_deg: float
-    pitch_deg: float
+    mount_xyz: tuple[float, float, float]
+    mount_rpy_deg: tuple[float, float, float]
     interval_s: float
     image_types: list[int]
     captured_ns: int = 0
+
+    @property
+    def pitch_deg(self) -> float:
+        return self.mount_rpy_deg[1]
 
 
 @dataclass
@@ -149,17 +177,67 @@ def expected_depth(position: tuple[float, float, float], pitch_deg: float) -> fl
     return -position[2] if pitch_deg <= -89.0 else HORIZON_DEPTH_M
 
 
+def textured(colour: tuple[int, int, int], height: int, width: int) -> np.ndarray:
+    """An RGB image: ``colour`` in the top half, a striped texture below (no rendered world
+    is a single colour)."""
+    rgb = np.empty((height, width, 3), dtype=np.uint8)
+    rgb[:] = colour
+    stripes = rgb[height // 2 :, ::2]
+    stripes[:] = 255 - stripes
+    return rgb
+
+
+def quaternion_multiply(
+    a: tuple[float, float, float, float], b: tuple[float, float, float, float]
+) -> tuple[float, float, float, float]:
+    """The Hamilton product a * b of (w, x, y, z) quaternions."""
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    return (
+        aw * bw - ax * bx - ay * by - az * bz,
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+    )
+
+
+def quaternion_of_rpy(roll: float, pitch: float, yaw: float) -> tuple[float, float, float, float]:
+    """(w, x, y, z) of roll, pitch, yaw (radians) applied as yaw * pitch * roll."""
+    cr, sr = math.cos(roll / 2.0), math.sin(roll / 2.0)
+    cp, sp = math.cos(pitch / 2.0), math.sin(pitch / 2.0)
+    cy, sy = math.cos(yaw / 2.0), math.sin(yaw / 2.0)
+    return (
+        cr * cp * cy + sr * sp * sy,
+        sr * cp * cy - cr * sp * sy,
+        cr * sp * cy + sr * cp * sy,
+        cr * cp * sy - sr * sp * cy,
+    )
+
+
+def rotate(
+    q: tuple[float, float, float, float], v: tuple[float, float, float]
+) -> tuple[float, float, float]:
+    """``v`` rotated by the unit quaternion ``q``."""
+    w, x, y, z = quaternion_multiply(quaternion_multiply(q, (0.0, *v)), (q[0], -q[1], -q[2], -q[3]))
+    del w
+    return (x, y, z)
+
+
 class FakeProjectAirSim:
     """The fake server; ``start()`` binds, ``close()`` stops every thread and socket.
 
     Args:
-        obstacles: boxes that a robot's sweep stops at.
-        build_hash: answer of ``/Sim/GetBuildCommitHash``; None: not served (the public build).
-        depth_encoding: ``"32FC1"`` (floats in ``data_float``, the public build) or
-            ``"16FC1"`` (half floats in ``data``).
+        obstacles: boxes that a robot's sweep stops at; objects of the Unreal level.
+        level_objects: further objects of the level, name -> NED position.
+        topics_protocol: ``"pair1"`` (the public server) or ``"pair0"`` (the other
+            generation).
         load_delay_s: wall time a ``LoadScene`` takes.
         render_frame_s: shortest and longest Unreal frame, in simulated seconds.
         publish_delay_s: wall time between a capture and the publication of its frames.
+        depth_scale: depth units per metre of the depth material (1: metres, as the public
+            server's; 1000 would be millimetres).
+        black_frames: scene images are all black (a render that shows nothing).
+        render_offset_ned: where frames are rendered relative to the robot's pose.
         seed: seed of the frame durations.
     """
 
@@ -167,18 +245,24 @@ class FakeProjectAirSim:
         self,
         obstacles: tuple[Box, ...] = (),
         *,
-        build_hash: str | None = None,
-        depth_encoding: str = "32FC1",
+        level_objects: dict[str, tuple[float, float, float]] | None = None,
+        topics_protocol: str = "pair1",
         load_delay_s: float = 0.0,
         render_frame_s: tuple[float, float] = (1.0 / 60.0, 1.0 / 25.0),
         publish_delay_s: float = 0.002,
+        depth_scale: float = 1.0,
+        black_frames: bool = False,
+        render_offset_ned: tuple[float, float, float] = (0.0, 0.0, 0.0),
         seed: int = 0,
     ) -> None:
-        if depth_encoding not in ("32FC1", "16FC1"):
-            raise ValueError(f"depth_encoding {depth_encoding!r}")
+        if topics_protocol not in TOPIC_PROTOCOLS:
+            raise ValueError(f"topics_protocol {topics_protocol!r}; known: {TOPIC_PROTOCOLS}")
         self.obstacles = obstacles
-        self.build_hash = build_hash
-        self.depth_encoding = depth_encoding
+        self.level_objects = {box.name: _centre(box) for box in obstacles}
+        self.level_objects.update(level_objects or {})
+        self.depth_scale = depth_scale
+        self.black_frames = black_frames
+        self.render_offset_ned = render_offset_ned
         self.load_delay_s = load_delay_s
         self.render_frame_s = render_frame_s
         self.publish_delay_s = publish_delay_s
@@ -192,15 +276,20 @@ class FakeProjectAirSim:
         self._lock = threading.Lock()
         self._running = False
         self._services = pynng.Rep0(recv_timeout=100)
-        self._topics = pynng.Pair0(recv_timeout=100, send_timeout=1000)
+        if topics_protocol == "pair1":
+            self._topics = pynng.Pair1(polyamorous=True, recv_timeout=100, send_timeout=1000)
+        else:
+            self._topics = pynng.Pair0(recv_timeout=100, send_timeout=1000)
+        self._polyamorous = topics_protocol == "pair1"
         self._pipes: set[int] = set()
         for socket in (self._services, self._topics):
             socket.add_post_pipe_connect_cb(lambda pipe: self._pipes.add(pipe.id))
             socket.add_post_pipe_remove_cb(lambda pipe: self._pipes.discard(pipe.id))
+        self._topics.add_post_pipe_remove_cb(self._unsubscribe_pipe)
         self._threads: list[threading.Thread] = []
         self._rng = random.Random(seed)
-        # Outgoing topic frames: (release time, order, topic, body), sent by one thread.
-        self._outbox: list[tuple[float, int, str, bytes]] = []
+        # Outgoing topic frames: (release time, order, topic, body, pipe), sent by one thread.
+        self._outbox: list[tuple[float, int, str, bytes, Any]] = []
         self._order = itertools.count()
         self._outbox_ready = threading.Condition()
         # A server starts with a default scene loaded; World() talks to it before any load.
@@ -209,7 +298,9 @@ class FakeProjectAirSim:
         self._time_ns = 0
         self._robots: dict[str, _Robot] = {}
         self._last_value: dict[str, bytes] = {TOPIC_LIST: msgpack.packb([])}
-        self._subscribed: set[str] = set()
+        # topic -> the pipes subscribed to it (TopicBlock::subscribers_)
+        self._subscribers: dict[str, list[Any]] = defaultdict(list)
+        self._registered = {TOPIC_LIST}
 
     # -- life cycle ----------------------------------------------------------------------
 
@@ -310,8 +401,6 @@ class FakeProjectAirSim:
         with self._lock:
             if method == "/Sim/LoadScene":
                 return self._load_scene(json.loads(_param(method, params, "scene_config")))
-            if method == "/Sim/GetBuildCommitHash" and self.build_hash is not None:
-                return self.build_hash
             scene = f"/Sim/{self._scene_id}/"
             if method.startswith(scene):
                 name = method[len(scene) :]
@@ -344,7 +433,23 @@ class FakeProjectAirSim:
         if name == "ContinueForSimTime":
             self._advance(int(_param(name, params, "delta_time")))
             return self._time_ns
+        if name == "ListObjects":
+            pattern = re.compile(str(_param(name, params, "name")))
+            return sorted(n for n in self.level_objects if pattern.fullmatch(n))
+        if name == "GetObjectPose":
+            return self._object_pose(str(_param(name, params, "object_name")))
+        if name == "GetObjectPoses":
+            return [self._object_pose(str(n)) for n in _param(name, params, "object_names")]
         return None
+
+    def _object_pose(self, object_name: str) -> dict[str, Any]:
+        """WorldSimApi::getObjectPose: the actor's NED pose, NaN translation if absent."""
+        x, y, z = self.level_objects.get(object_name, (math.nan, math.nan, math.nan))
+        return {
+            "frame_id": "DEFAULT_ID",
+            "translation": {"x": x, "y": y, "z": z},
+            "rotation": {"w": 1.0, "x": 0.0, "y": 0.0, "z": 0.0},
+        }
 
     def _robot_call(self, robot: _Robot, call: str, params: dict[str, Any]) -> Any:
         if call == "SetPose":
@@ -379,7 +484,9 @@ class FakeProjectAirSim:
         self._step_ns = int(clock.get("step-ns", DEFAULT_STEP_NS))
         self._time_ns = 0
         self._robots = {}
-        self._subscribed.clear()
+        # The old scene's topic blocks go, with their subscribers; the new ones have none.
+        self._subscribers = defaultdict(list, {TOPIC_LIST: self._subscribers[TOPIC_LIST]})
+        self._registered = {TOPIC_LIST}
         infos = [
             {"path": TOPIC_LIST, "type": "published", "message_type": "topic-list", "frequency": 0}
         ]
@@ -405,13 +512,15 @@ class FakeProjectAirSim:
                         width=int(captures[0]["width"]),
                         height=int(captures[0]["height"]),
                         fov_deg=float(captures[0].get("fov-degrees", 90.0)),
-                        pitch_deg=_rpy_deg(sensor["origin"])[1],
+                        mount_xyz=_xyz(sensor["origin"]),
+                        mount_rpy_deg=_rpy_deg(sensor["origin"]),
                         interval_s=float(sensor["capture-interval"]),
                         image_types=[int(c["image-type"]) for c in captures],
                     )
                 )
             self._robots[robot.name] = robot
             for path, message_type in self._robot_topics(robot):
+                self._registered.add(path)
                 infos.append(
                     {
                         "path": path,
@@ -496,7 +605,7 @@ class FakeProjectAirSim:
 
     def _wants(self, robot: _Robot, camera: _Camera, image_type: int) -> bool:
         base = f"/Sim/{self._scene_id}/robots/{robot.name}/sensors/{camera.sensor_id}"
-        return f"{base}/{CAPTURE_TOPICS[image_type]}" in self._subscribed
+        return bool(self._subscribers.get(f"{base}/{CAPTURE_TOPICS[image_type]}"))
 
     def _move_rendered(self, robot: _Robot, time_ns: int) -> None:
         robot.pose_pending = False
@@ -528,48 +637,50 @@ class FakeProjectAirSim:
         camera = robot.cameras[index]
         base = f"/Sim/{self._scene_id}/robots/{robot.name}/sensors/{camera.sensor_id}"
         shape = (camera.height, camera.width)
-        position, rotation = robot.rendered_position, robot.rendered_rotation
-        pose = dict(zip(("pos_x", "pos_y", "pos_z"), position, strict=True))
-        pose.update(zip(("rot_w", "rot_x", "rot_y", "rot_z"), rotation, strict=True))
+        position = tuple(
+            p + o for p, o in zip(robot.rendered_position, self.render_offset_ned, strict=True)
+        )
+        rotation = robot.rendered_rotation
+        # UnrealTransform::GetPoseNed of the camera component: the robot's pose and the mount.
+        mount = quaternion_of_rpy(*(math.radians(a) for a in camera.mount_rpy_deg))
+        camera_position = tuple(
+            p + m for p, m in zip(position, rotate(rotation, camera.mount_xyz), strict=True)
+        )
+        camera_rotation = quaternion_multiply(rotation, mount)
+        pose = dict(zip(("pos_x", "pos_y", "pos_z"), camera_position, strict=True))
+        pose.update(zip(("rot_w", "rot_x", "rot_y", "rot_z"), camera_rotation, strict=True))
         common = {
             "time_stamp": time_ns,
             "height": shape[0],
             "width": shape[1],
             "big_endian": False,
+            "step": 1,
             "annotations": [],
             **pose,
         }
         if 0 in image_types:
-            rgb = np.empty((*shape, 3), dtype=np.uint8)
-            rgb[:] = expected_rgb(position, yaw_of(rotation), index)
+            colour = (
+                (0, 0, 0) if self.black_frames else expected_rgb(position, yaw_of(rotation), index)
+            )
+            rgb = (
+                textured(colour, *shape)
+                if not self.black_frames
+                else np.zeros((*shape, 3), np.uint8)
+            )
             message = {
                 **common,
                 "encoding": "BGR",
-                "step": 1,
                 "data": rgb[:, :, ::-1].tobytes(),
                 "data_float": [],
             }
-            self._publish(f"{base}/scene_camera", message, delay_s=self.publish_delay_s)
+            self._publish(f"{base}/scene_camera", message, self.publish_delay_s, pack_image_message)
         if 1 in image_types:
-            depth = expected_depth(position, camera.pitch_deg)
-            if self.depth_encoding == "32FC1":
-                message = {
-                    **common,
-                    "encoding": "32FC1",
-                    "step": 1,
-                    "data": b"",
-                    "data_float": [depth] * (shape[0] * shape[1]),
-                }
-            else:
-                half = np.full(shape, depth, "<f2")
-                message = {
-                    **common,
-                    "encoding": "16FC1",
-                    "step": shape[1] * 2,
-                    "data": half.tobytes(),
-                    "data_float": [],
-                }
-            self._publish(f"{base}/depth_planar_camera", message, delay_s=self.publish_delay_s)
+            depth = expected_depth(position, camera.pitch_deg) * self.depth_scale
+            floats = np.full(shape[0] * shape[1], depth, dtype=np.float32)
+            message = {**common, "encoding": "32FC1", "data": b"", "data_float": floats}
+            self._publish(
+                f"{base}/depth_planar_camera", message, self.publish_delay_s, pack_image_message
+            )
 
     def _sweep(
         self, start: tuple[float, float, float], end: tuple[float, float, float]
@@ -588,32 +699,48 @@ class FakeProjectAirSim:
     def _serve_topics(self) -> None:
         while self._running:
             try:
-                frame = msgpack.unpackb(self._topics.recv(), raw=False)
+                received = self._topics.recv_msg()
             except pynng.Timeout:
                 continue
             except pynng.Closed:
                 return
-            kind, topic = frame[0], _text(frame[1])
+            frame = msgpack.unpackb(received.bytes, raw=False)
+            kind, topic, pipe = frame[0], _text(frame[1]), received.pipe
             with self._lock:
-                if kind == FRAME_SUBSCRIBE:
-                    self._subscribed.add(topic)
+                if kind == FRAME_UNSUBSCRIBE_ALL:
+                    self._unsubscribe_pipe(pipe)
+                elif topic not in self._last_value and topic not in self._registered:
+                    continue  # RecvLoop: a frame for an unregistered topic is dropped
+                elif kind == FRAME_SUBSCRIBE:
+                    self._subscribers[topic].append(pipe)
                     if topic in self._last_value:
-                        self._queue(topic, self._last_value[topic], 0.0)
+                        self._queue(topic, self._last_value[topic], 0.0, pipe)
                 elif kind == FRAME_UNSUBSCRIBE:
-                    self._subscribed.discard(topic)
-                elif kind == FRAME_UNSUBSCRIBE_ALL:
-                    self._subscribed.clear()
+                    pipes = self._subscribers.get(topic, [])
+                    if pipe in pipes:
+                        pipes.remove(pipe)
 
-    def _publish(self, topic: str, message: dict[str, Any], delay_s: float) -> None:
-        body = msgpack.packb(message, use_bin_type=True)
+    def _unsubscribe_pipe(self, pipe: Any) -> None:
+        for pipes in self._subscribers.values():
+            while pipe in pipes:
+                pipes.remove(pipe)
+
+    def _publish(
+        self,
+        topic: str,
+        message: dict[str, Any],
+        delay_s: float,
+        pack: Any = None,
+    ) -> None:
+        body = pack(message) if pack is not None else msgpack.packb(message, use_bin_type=True)
         self._last_value[topic] = body
-        if topic in self._subscribed:
-            self._queue(topic, body, delay_s)
+        for pipe in self._subscribers.get(topic, []):
+            self._queue(topic, body, delay_s, pipe)
 
-    def _queue(self, topic: str, body: bytes, delay_s: float) -> None:
+    def _queue(self, topic: str, body: bytes, delay_s: float, pipe: Any) -> None:
         with self._outbox_ready:
             heapq.heappush(
-                self._outbox, (time.monotonic() + delay_s, next(self._order), topic, body)
+                self._outbox, (time.monotonic() + delay_s, next(self._order), topic, body, pipe)
             )
             self._outbox_ready.notify_all()
 
@@ -625,10 +752,16 @@ class FakeProjectAirSim:
                     self._outbox_ready.wait(wait)
                 if not self._running:
                     return
-                _, _, topic, body = heapq.heappop(self._outbox)
+                _, _, topic, body, pipe = heapq.heappop(self._outbox)
             # core_sim packs the frame with msgpack-c: topic and body as str, not bin.
+            frame = msgpack.packb([FRAME_MESSAGE, topic, body], use_bin_type=False)
             try:
-                self._topics.send(msgpack.packb([FRAME_MESSAGE, topic, body], use_bin_type=False))
+                # nng_msg_set_pipe: a polyamorous socket sends to that pipe alone, and
+                # discards the message when the pipe's short queue is full (NNG's pair1
+                # polyamorous mode), as the server's does.
+                pipe.send(frame) if self._polyamorous else self._topics.send(frame)
+            except pynng.Closed:
+                continue  # that client went away
             except pynng.NNGException:
                 return
 
@@ -662,6 +795,15 @@ def _root_link_collides(robot_config: dict[str, Any]) -> bool:
     return bool(int(roots[0].get("collision", {}).get("enabled", 1)))
 
 
+def _centre(box: Box) -> tuple[float, float, float]:
+    return tuple((lo + hi) / 2.0 for lo, hi in zip(box.low, box.high, strict=True))  # type: ignore[return-value]
+
+
+def _xyz(origin: dict[str, str]) -> tuple[float, float, float]:
+    x, y, z = (float(v) for v in origin.get("xyz", "0 0 0").split())
+    return x, y, z
+
+
 def _origin(
     origin: dict[str, str],
 ) -> tuple[tuple[float, float, float], tuple[float, float, float, float]]:
@@ -687,13 +829,34 @@ def main() -> None:
         help="name,n0,e0,d0,n1,e1,d1: an obstacle box (NED)",
     )
     parser.add_argument("--load-delay", type=float, default=0.0, help="seconds a LoadScene takes")
+    parser.add_argument("--topics-protocol", choices=TOPIC_PROTOCOLS, default="pair1")
+    parser.add_argument("--depth-scale", type=float, default=1.0, help="depth units per metre")
+    parser.add_argument("--black-frames", action="store_true", help="render nothing")
+    parser.add_argument(
+        "--render-offset", default="0,0,0", help="n,e,d: frames rendered this far off the robot"
+    )
+    parser.add_argument(
+        "--level-object", action="append", default=[], help="name,n,e,d: an object of the level"
+    )
     args = parser.parse_args()
     boxes = []
     for text in args.obstacle:
         name, *numbers = text.split(",")
         values = [float(v) for v in numbers]
         boxes.append(Box(name, tuple(values[:3]), tuple(values[3:])))  # type: ignore[arg-type]
-    with FakeProjectAirSim(tuple(boxes), load_delay_s=args.load_delay) as fake:
+    objects = {}
+    for text in args.level_object:
+        name, *numbers = text.split(",")
+        objects[name] = tuple(float(v) for v in numbers)
+    with FakeProjectAirSim(
+        tuple(boxes),
+        level_objects=objects,  # type: ignore[arg-type]
+        topics_protocol=args.topics_protocol,
+        load_delay_s=args.load_delay,
+        depth_scale=args.depth_scale,
+        black_frames=args.black_frames,
+        render_offset_ned=tuple(float(v) for v in args.render_offset.split(",")),  # type: ignore[arg-type]
+    ) as fake:
         print(json.dumps({"topics": fake.topics_port, "services": fake.services_port}), flush=True)
         for line in sys.stdin:  # until the parent closes our stdin
             command, _, argument = line.strip().partition(" ")

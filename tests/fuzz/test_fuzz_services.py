@@ -4,9 +4,9 @@ the task manager run as node processes (as in ``aerialdojo eval``), and this pro
 requests are parsed where the services hand them: ``Suite.select`` (filters),
 ``Suite.episode`` (episode ids) and the protocol's ``referee.plan`` (steps, ROS-free).
 
-The property: every request is answered; a refusal says why (a refused step uses no budget);
-an accepted step is counted; no node dies; and the run directory gains no file beyond the
-nodes' logs and parameters."""
+The property: every request is answered; a refusal says why, and a refused step ends its
+episode only as the agent's ``invalid_action`` (``task_manager.refusals_allowed``); no node
+dies; and the run directory gains no file beyond the nodes' logs and parameters."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aerialdojo_interfaces.msg import EpisodeEvent
 from aerialdojo_interfaces.srv import ListEpisodes, StartEpisode, Step
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
@@ -133,8 +134,9 @@ def test_every_fuzzed_request_is_answered_and_no_node_dies(
             assert answer.success or answer.message, "a start refused without a reason"
         else:
             assert answer.accepted or answer.message, "a step refused without a reason"
-            if not answer.accepted:
-                assert not answer.done
+            if not answer.accepted:  # refused: no budget used, or the refusal that ends it
+                ended_invalid = answer.done and answer.termination == EpisodeEvent.INVALID_ACTION
+                assert not answer.done or ended_invalid, answer
             if answer.accepted and not math.isfinite(request.magnitude):
                 pytest.fail(f"a step of magnitude {request.magnitude} was accepted")
         assert graph.alive(), f"a node died after {name} {request}"

@@ -6,9 +6,10 @@ from __future__ import annotations
 import tracemalloc
 
 import numpy as np
+from sensor_msgs.msg import Image
 from std_msgs.msg import Header
 
-from aerialdojo.image_codec import compressed_to_array, image_to_array
+from aerialdojo.image_codec import compressed_to_array, image_to_array, message_array
 from aerialdojo.nodes.images import array_to_compressed, array_to_image
 
 
@@ -44,15 +45,32 @@ def test_a_compressed_image_carries_its_header_and_decodes() -> None:
     np.testing.assert_array_equal(decoded, pixels)
 
 
-def test_a_full_size_image_costs_one_copy_of_its_pixels() -> None:
-    rgb = _pixels(640, 640)
+def _image_and_allocated_bytes(rgb: np.ndarray) -> tuple[Image, int]:
+    """``array_to_image(rgb)`` and the peak bytes Python allocated while making it."""
     array_to_image(rgb[:1, :1], "rgb8")  # a first message may load its type support
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
         message = array_to_image(rgb, "rgb8")
-        allocated = tracemalloc.get_traced_memory()[1] - before
+        return message, tracemalloc.get_traced_memory()[1] - before
     finally:
         tracemalloc.stop()
+
+
+def test_a_full_size_image_costs_one_copy_of_its_pixels() -> None:
+    rgb = _pixels(640, 640)
+    message, allocated = _image_and_allocated_bytes(rgb)
     assert rgb.nbytes <= allocated < 1.2 * rgb.nbytes  # the array's growth slack, no second copy
     np.testing.assert_array_equal(image_to_array(message), rgb)
+
+
+def test_pixels_rendered_into_a_message_array_are_taken_without_a_copy() -> None:
+    rgb = message_array((640, 640, 3), np.uint8)
+    rgb[...] = _pixels(640, 640)
+    message, allocated = _image_and_allocated_bytes(rgb)
+    assert allocated < 0.01 * rgb.nbytes
+    assert np.shares_memory(image_to_array(message), rgb)
+    # A view that is not the whole buffer is copied as before.
+    part = array_to_image(rgb[:10], "rgb8")
+    assert not np.shares_memory(image_to_array(part), rgb)
+    np.testing.assert_array_equal(image_to_array(part), rgb[:10])

@@ -16,10 +16,12 @@ from aerialdojo.image_codec import (
     DEPTH_FLOAT32_FORMAT,
     DEPTH_MILLIMETRES_FORMAT,
     IMAGE_ENCODINGS,
+    byte_buffer_of,
     compress,
     compressed_to_array,
     image_fields,
     image_to_array,
+    message_array,
 )
 
 TYPES = get_typestore(Stores.ROS2_JAZZY).types
@@ -264,3 +266,15 @@ def test_unknown_or_corrupt_compressed_images_are_refused() -> None:
         compressed_to_array(compressed(DEPTH_FLOAT32_FORMAT, b"not a png"))
     with pytest.raises(TransportError, match="needs an RGBA png, got mode L"):
         compressed_to_array(compressed(DEPTH_FLOAT32_FORMAT, png.data))
+
+
+def test_a_message_array_is_the_whole_of_its_byte_buffer() -> None:
+    depth = message_array((3, 4), np.float32)
+    assert depth.dtype == np.float32 and depth.shape == (3, 4) and not depth.any()
+    buffer = byte_buffer_of(depth)
+    assert buffer is not None and len(buffer) == depth.nbytes
+    depth[1, 2] = 5.0
+    assert np.frombuffer(buffer, np.float32)[6] == 5.0
+    assert byte_buffer_of(depth[1:]) is None  # part of it: a message must copy
+    assert byte_buffer_of(depth.T) is None  # not in order
+    assert byte_buffer_of(np.zeros((3, 4), np.float32)) is None

@@ -1,10 +1,16 @@
 """``aerialdojo doctor``: check a running simulator server against a run config before a run.
 
-It drives the server with the bridge's own backend and parameters: connects and prints the
-server's build, resets every agent, checks each camera's size, encoding and field of view as
-the server delivers them, executes one action per agent and checks the pose change and the
-clock, then prints a pass/fail table with the fix for each failure. A GPU user runs it first
-on a real server (docs/simulators.md); CI runs it against the fake servers.
+It drives the server with the bridge's own backend and parameters, and every check can fail
+on some server (tests/unit/sim_remote show a misconfigured fake for each): the connection with
+a protocol round trip (ProjectAirSim: a topic answer, naming a client/server protocol
+mismatch), a CARLA round trip (spawn, tick, a sensor frame, destroy), the reset, every scene of
+the configured suite on the server and in the running level, each camera's size, effective
+field of view (where the server reports it) and encodings, frames that show something (not
+one colour), the depth units (the down camera's median depth against the altitude), one
+action per agent with the pose the frames (ProjectAirSim: the camera pose each frame carries)
+or the server report, and the clock. It prints a pass/fail table with the fix for each
+failure. A GPU user runs it first on a real server (docs/simulators.md); CI runs it against the
+fake servers.
 
 The simulators' clients live in their own venvs (tools/bootstrap_backend.sh): started from
 another interpreter, the doctor runs itself again in the backend's venv.
@@ -18,7 +24,7 @@ import json
 import math
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
@@ -30,14 +36,35 @@ from aerialdojo.geometry import Pose
 if TYPE_CHECKING:
     from aerialdojo.graph import NodeSpec
     from aerialdojo.sim.backend import CameraSpec, MotionOutcome, Observation
-    from aerialdojo.sim.remote.diagnostics import ServerCamera
+    from aerialdojo.sim.remote.diagnostics import CapturedPose, ServerCamera
 
-#: The client module each remote backend needs in the interpreter that runs the checks.
-CLIENT_MODULES = {"projectairsim": "projectairsim", "carla_air": "airsim"}
 #: One action per agent whose expected pose change is easy to check.
 PROBE_ACTIONS = {"uav": Action("MoveUp", 1.0), "ugv": Action("MoveForward", 1.0)}
 POSE_TOLERANCE_M = 0.05
+ANGLE_TOLERANCE_DEG = 1.0
 FOV_TOLERANCE_DEG = 0.5
+#: The down camera's median depth must be the altitude within this fraction.
+DEPTH_TOLERANCE = 0.10
+#: A colour image whose brightest value is this low shows nothing.
+BLACK_LEVEL = 10
+DEPTH_FIX = (
+    "depth must be metres: ProjectAirSim's planar depth material scales Unreal centimetres by "
+    "0.01 (DepthPlannerMaterialFunc) and AirSim's DepthPlanar floats are metres; a custom "
+    "depth material or build in other units needs converting. Start the check over open "
+    "ground, or give its height with --ground-z"
+)
+FRAMES_FIX = (
+    "the level renders nothing there: check that it is lit and loaded and that the camera is "
+    "not inside a mesh (a start inside geometry)"
+)
+POSE_FIX = (
+    "the frames were not captured where the agent was commanded: a sweep stopped by geometry, "
+    "a level whose origin differs from the scene config's, or another client moving it"
+)
+SCENES_FIX = (
+    "run a suite made for this server's world: its scenes must be the levels the server runs "
+    "and its targets objects of them"
+)
 START_SERVER = (
     "start the simulator (docs/simulators.md, docker/compose.gpu.yaml) and check server_host "
     "and the ports in the config"
@@ -63,9 +90,13 @@ class Check:
 
 class RemoteBackend(Protocol):
     """What the doctor uses of a remote backend (``ProjectAirSimBackend``,
-    ``CarlaAirBackend``)."""
+    ``CarlaAirBackend``). Optional: ``round_trip()`` (a round trip through the server worth its
+    own check, described), ``captured_poses(agent)`` (where each view's newest frame was
+    captured, as the server wrote it into the frame)."""
 
     server_build: str
+    #: What to do when a camera check fails.
+    camera_fix: str
 
     def connect(self) -> None: ...
 
@@ -81,6 +112,8 @@ class RemoteBackend(Protocol):
 
     def server_cameras(self, agent: str) -> dict[str, ServerCamera]: ...
 
+    def scene_problems(self, scene: str, objects: Sequence[str]) -> list[str]: ...
+
     def start_pose(self, scene: str, agent: str) -> Pose: ...
 
     def close(self) -> None: ...
@@ -93,6 +126,8 @@ def diagnose(
     seconds_per_action: float,
     scene: str | None = None,
     poses: dict[str, Pose] | None = None,
+    suite_scenes: Mapping[str, Sequence[str]] | None = None,
+    ground_z: float = 0.0,
 ) -> list[Check]:
     """Run every check against a server; stops at the first check the others depend on.
 
@@ -102,6 +137,8 @@ def diagnose(
         seconds_per_action: simulated time one action takes.
         scene: the scene to reset; default the backend's first.
         poses: start pose per agent; default the backend's own start for each.
+        suite_scenes: the configured suite's scenes, each with the objects its episodes name.
+        ground_z: map height of the ground under the start (the depth check).
     """
     checks: list[Check] = []
     try:
@@ -109,6 +146,12 @@ def diagnose(
     except AerialDojoError as error:
         return [_failed("server", error, START_SERVER)]
     checks.append(Check("server", True, backend.server_build))
+    round_trip = getattr(backend, "round_trip", None)
+    if round_trip is not None:
+        try:
+            checks.append(Check("round trip", True, str(round_trip())))
+        except AerialDojoError as error:
+            return [*checks, _failed("round trip", error, START_SERVER)]
     scene = scene or backend.scenes()[0]
     try:
         given = poses or {}
@@ -120,30 +163,22 @@ def diagnose(
         f"{a} at ({p.x + 0.0:.1f}, {p.y + 0.0:.1f}, {p.z + 0.0:.1f})" for a, p in starts.items()
     )
     checks.append(Check("reset", True, f"{scene}: {where}"))
+    if suite_scenes is not None:
+        checks.append(_scenes_check(backend, suite_scenes))
     before: dict[str, Observation] = {}
     for agent in agents:
         try:
             before[agent] = backend.observe(agent)
             delivered = backend.server_cameras(agent)
         except AerialDojoError as error:
-            return [*checks, _failed(f"{agent} cameras", error, _camera_fix(backend))]
+            return [*checks, _failed(f"{agent} cameras", error, backend.camera_fix)]
         checks += [
             _camera_check(agent, spec, before[agent], delivered.get(spec.name), backend)
             for spec in backend.cameras(agent)
         ]
+        checks += _depth_checks(agent, backend.cameras(agent), before[agent], ground_z)
     for agent in agents:
         checks += _step_checks(backend, agent, seconds_per_action)
-    if len(before) > 1:
-        stamps = {agent: observation.sim_time_s for agent, observation in before.items()}
-        spread = max(stamps.values()) - min(stamps.values())
-        checks.append(
-            Check(
-                "one clock",
-                spread < 1.0,
-                ", ".join(f"{agent} {stamp:.3f} s" for agent, stamp in stamps.items()),
-                "the agents' frames must carry one simulation clock (CARLA's for CARLA-Air)",
-            )
-        )
     return checks
 
 
@@ -153,15 +188,23 @@ def _failed(name: str, error: BaseException, fix: str) -> Check:
     return Check(name, False, detail, told or fix)
 
 
-def _camera_fix(backend: RemoteBackend) -> str:
-    if type(backend).__name__ == "CarlaAirBackend":
-        from aerialdojo.sim.remote.airsim_settings import SETTINGS_FIX  # noqa: PLC0415
-
-        return f"UAV: {SETTINGS_FIX}; UGV: check carla_air_ugv_blueprint"
-    return (
-        "the bridge writes the cameras into the robot config it loads: check that the scene's "
-        "robot actor is named like the agent and that the server build supports them"
-    )
+def _scenes_check(backend: RemoteBackend, suite_scenes: Mapping[str, Sequence[str]]) -> Check:
+    """Every scene of the suite exists on the server and the objects its episodes name are
+    in the running level (ProjectAirSim cannot change the level; CARLA-Air runs one map)."""
+    problems = []
+    try:
+        for scene, objects in sorted(suite_scenes.items()):
+            problems += backend.scene_problems(scene, sorted(objects))
+    except AerialDojoError as error:
+        return _failed("suite scenes", error, SCENES_FIX)
+    count = sum(len(objects) for objects in suite_scenes.values())
+    detail = f"{len(suite_scenes)} scene(s), {count} object(s) named by its episodes"
+    if problems:
+        shown = "; ".join(problems[:5]) + (
+            f"; {len(problems) - 5} more" if len(problems) > 5 else ""
+        )
+        return Check("suite scenes", False, f"{detail}: {shown}", SCENES_FIX)
+    return Check("suite scenes", True, f"{detail}: all on the server")
 
 
 def _camera_check(
@@ -176,26 +219,70 @@ def _camera_check(
     name = f"camera {agent}/{spec.name}"
     frame = observation.frames.get(spec.name)
     if frame is None or delivered is None:
-        return Check(name, False, "no frame", _camera_fix(backend))
+        return Check(name, False, "no frame", backend.camera_fix)
     problems = []
+    fixes = [backend.camera_fix]
     if (delivered.width, delivered.height) != (spec.width, spec.height):
         problems.append(f"{delivered.width}x{delivered.height}, not {spec.width}x{spec.height}")
-    if not math.isclose(delivered.fov_deg, spec.fov_deg, abs_tol=FOV_TOLERANCE_DEG):
+    if delivered.fov_deg is not None and not math.isclose(
+        delivered.fov_deg, spec.fov_deg, abs_tol=FOV_TOLERANCE_DEG
+    ):
         problems.append(f"FOV {delivered.fov_deg:.1f} deg, not {spec.fov_deg:g}")
     if frame.rgb.dtype != np.uint8 or frame.rgb.shape != (spec.height, spec.width, 3):
         problems.append(f"colour decoded as {frame.rgb.dtype} {frame.rgb.shape}")
+    elif int(frame.rgb.max()) <= BLACK_LEVEL:
+        problems.append("the colour image is black")
+        fixes = [FRAMES_FIX]
+    elif bool((frame.rgb == frame.rgb[0, 0]).all()):
+        problems.append(
+            f"every pixel of the colour image is {tuple(int(v) for v in frame.rgb[0, 0])}"
+        )
+        fixes = [FRAMES_FIX]
     seen = frame.depth[np.isfinite(frame.depth)]
     if frame.depth.dtype != np.float32 or frame.depth.shape != (spec.height, spec.width):
         problems.append(f"depth decoded as {frame.depth.dtype} {frame.depth.shape}")
     elif seen.size and float(seen.min()) < 0.0:
         problems.append("negative depth")
+    fov = "FOV not reported" if delivered.fov_deg is None else f"FOV {delivered.fov_deg:.1f} deg"
     detail = (
-        f"{delivered.width}x{delivered.height}, FOV {delivered.fov_deg:.1f} deg, "
+        f"{delivered.width}x{delivered.height}, {fov}, "
         f"{delivered.colour_encoding} + {delivered.depth_encoding}"
     )
     if problems:
-        return Check(name, False, f"{detail}: {'; '.join(problems)}", _camera_fix(backend))
+        return Check(name, False, f"{detail}: {'; '.join(problems)}", "; ".join(fixes))
     return Check(name, True, detail)
+
+
+def _depth_checks(
+    agent: str, rig: Sequence[CameraSpec], observation: Observation, ground_z: float
+) -> list[Check]:
+    """The down camera's median planar depth against the altitude: depth in other units
+    (millimetres, centimetres) is off by a factor, not a few per cent."""
+    import numpy as np  # noqa: PLC0415
+
+    checks = []
+    altitude = observation.pose.z - ground_z
+    for spec in rig:
+        frame = observation.frames.get(spec.name)
+        if spec.pitch_deg > -89.0 or frame is None or altitude <= 0.0:
+            continue
+        seen = frame.depth[np.isfinite(frame.depth)]
+        name = f"depth {agent}/{spec.name}"
+        if seen.size == 0:
+            checks.append(Check(name, False, "no depth below the agent", DEPTH_FIX))
+            continue
+        median = float(np.median(seen))
+        off = abs(median - altitude) / altitude
+        checks.append(
+            Check(
+                name,
+                off <= DEPTH_TOLERANCE,
+                f"median {median:.2f} against an altitude of {altitude:.2f} m "
+                f"({off * 100.0:.0f} % off)",
+                DEPTH_FIX,
+            )
+        )
+    return checks
 
 
 def _step_checks(backend: RemoteBackend, agent: str, seconds_per_action: float) -> list[Check]:
@@ -210,6 +297,16 @@ def _step_checks(backend: RemoteBackend, agent: str, seconds_per_action: float) 
     except AerialDojoError as error:
         return [_failed(step, error, START_SERVER)]
     expected = target_pose(before.pose, action)
+    captured_poses = getattr(backend, "captured_poses", None)
+    if captured_poses is not None:
+        # The server's report of the pose echoes the command (ProjectAirSim's ground truth):
+        # the frames' camera poses are the evidence.
+        try:
+            captured = captured_poses(agent)
+        except AerialDojoError as error:
+            return [_failed(step, error, START_SERVER)]
+        pose_check = _captured_pose_check(step, backend.cameras(agent), expected, captured)
+        return [pose_check, _clock_check(agent, before, after, seconds_per_action)]
     error_m = math.dist(
         (after.pose.x, after.pose.y, after.pose.z), (expected.x, expected.y, expected.z)
     )
@@ -229,8 +326,14 @@ def _step_checks(backend: RemoteBackend, agent: str, seconds_per_action: float) 
             "the server moved the agent elsewhere: ProjectAirSim needs a non-physics robot "
             "(the bridge sets it), CARLA-Air the ExternalPhysicsEngine of its AirSim settings",
         )
+    return [pose_check, _clock_check(agent, before, after, seconds_per_action)]
+
+
+def _clock_check(
+    agent: str, before: Observation, after: Observation, seconds_per_action: float
+) -> Check:
     advanced = after.sim_time_s - before.sim_time_s
-    clock_check = Check(
+    return Check(
         f"clock {agent}",
         seconds_per_action * 0.5 <= advanced <= seconds_per_action * 2.0 + 1.0,
         f"{before.sim_time_s:.3f} s -> {after.sim_time_s:.3f} s ({advanced:.3f} s for a "
@@ -238,7 +341,37 @@ def _step_checks(backend: RemoteBackend, agent: str, seconds_per_action: float) 
         "the simulation clock must advance by one action's time: ProjectAirSim with a steppable "
         "clock (the bridge sets it), CARLA-Air in synchronous mode ticked by the bridge alone",
     )
-    return [pose_check, clock_check]
+
+
+def _captured_pose_check(
+    name: str, rig: Sequence[CameraSpec], commanded: Pose, captured: Mapping[str, CapturedPose]
+) -> Check:
+    """Each view's frame was captured at the commanded pose composed with the view's mount."""
+    worst = (0.0, 0.0, "")
+    for spec in rig:
+        at = captured.get(spec.name)
+        if at is None:
+            return Check(name, False, f"{spec.name}: no frame with a camera pose", POSE_FIX)
+        forward, left, up = spec.offset
+        c, s = math.cos(commanded.yaw), math.sin(commanded.yaw)
+        x = commanded.x + c * forward - s * left
+        y = commanded.y + s * forward + c * left
+        error_m = math.dist((at.x, at.y, at.z), (x, y, commanded.z + up))
+        error_deg = abs(at.pitch_deg - spec.pitch_deg)
+        if abs(spec.pitch_deg) < 80.0:  # the heading of a nadir view is undefined
+            heading = math.degrees(commanded.yaw) + spec.yaw_deg
+            error_deg = max(error_deg, abs((at.yaw_deg - heading + 180.0) % 360.0 - 180.0))
+        if (error_m, error_deg) > worst[:2]:
+            worst = (error_m, error_deg, spec.name)
+    error_m, error_deg, view = worst
+    front = captured[rig[0].name]
+    detail = (
+        f"frames captured at ({front.x + 0.0:.2f}, {front.y + 0.0:.2f}, {front.z + 0.0:.2f}) "
+        f"for the commanded {_position(commanded)}; largest error {error_m:.3f} m, "
+        f"{error_deg:.1f} deg{f' ({view})' if view else ''}"
+    )
+    passed = error_m <= POSE_TOLERANCE_M and error_deg <= ANGLE_TOLERANCE_DEG
+    return Check(name, passed, detail, POSE_FIX)
 
 
 def _position(pose: Pose) -> str:
@@ -279,6 +412,12 @@ def add_parser(commands: Any) -> None:
         help="start pose of an agent in the map frame, metres and degrees",
     )
     parser.add_argument(
+        "--ground-z",
+        type=float,
+        default=0.0,
+        help="map height of the ground under the start, for the depth check (default 0)",
+    )
+    parser.add_argument(
         "--airsim-settings",
         type=Path,
         metavar="FILE",
@@ -289,38 +428,87 @@ def add_parser(commands: Any) -> None:
 
 def command(args: argparse.Namespace) -> int:
     """Run the doctor for ``aerialdojo doctor``; exit status 0 when every check passed."""
-    from aerialdojo.graph import load_config, node_interpreter, node_specs  # noqa: PLC0415
-
-    specs = node_specs(load_config(args.config))
-    bridge = next(spec for spec in specs if spec.name == "sim_bridge")
-    name = str(bridge.parameters["backend"])
-    if name not in CLIENT_MODULES:
-        raise ConfigError(
-            f"{args.config}: sim_bridge.backend is {name!r}; the doctor checks the remote "
-            f"simulators: {', '.join(CLIENT_MODULES)}"
-        )
+    specs, bridge = remote_bridge(args.config)
     if args.airsim_settings is not None:
         return _write_airsim_settings(bridge, args.airsim_settings)
-    if importlib.util.find_spec(CLIENT_MODULES[name]) is None:
-        python = node_interpreter(bridge)
-        assert python is not None  # a remote backend always has a venv
-        again = ["--config", str(args.config), *(["--scene", args.scene] if args.scene else [])]
-        again += [f"--pose={pose}" for pose in args.pose]
-        doctor = [str(python), "-m", "aerialdojo.doctor", *again]
-        return subprocess.run(doctor, check=False).returncode
+    again = ["--config", str(args.config), *(["--scene", args.scene] if args.scene else [])]
+    again += [f"--pose={pose}" for pose in args.pose] + [f"--ground-z={args.ground_z}"]
+    code = rerun_in_backend_venv(bridge, "aerialdojo.doctor", again)
+    if code is not None:
+        return code
     poses = dict(_parse_pose(text) for text in args.pose)
     seconds = _number(bridge, "seconds_per_action")
-    backend = _backend(bridge)
+    manager = next((spec for spec in specs if spec.name == "task_manager"), None)
+    suite_scenes = _suite_scenes(manager) if manager is not None else None
+    backend = remote_backend(bridge)
     try:
         agents = _agents(bridge)
         checks = diagnose(
-            backend, agents, seconds_per_action=seconds, scene=args.scene, poses=poses
+            backend,
+            agents,
+            seconds_per_action=seconds,
+            scene=args.scene,
+            poses=poses,
+            suite_scenes=suite_scenes,
+            ground_z=args.ground_z,
         )
     finally:
         backend.close()
-    print(f"aerialdojo doctor: {args.config} ({name})")
+    print(f"aerialdojo doctor: {args.config} ({bridge.parameters['backend']})")
     print(format_table(checks))
     return 0 if all(check.passed for check in checks) else 1
+
+
+def remote_bridge(config: Path) -> tuple[list[NodeSpec], NodeSpec]:
+    """The node specs of a run config and its bridge's.
+
+    Raises:
+        ConfigError: the config is invalid, or its backend drives no simulator server.
+    """
+    from aerialdojo.backends import backend_entry  # noqa: PLC0415
+    from aerialdojo.graph import load_config, node_specs  # noqa: PLC0415
+
+    specs = node_specs(load_config(config))
+    bridge = next(spec for spec in specs if spec.name == "sim_bridge")
+    name = str(bridge.parameters["backend"])
+    if backend_entry(name).client_module is None:
+        raise ConfigError(
+            f"{config}: sim_bridge.backend is {name!r}, which drives no simulator server"
+        )
+    return specs, bridge
+
+
+def rerun_in_backend_venv(bridge: NodeSpec, module: str, argv: Sequence[str]) -> int | None:
+    """Run ``python -m module argv`` again in the backend's venv when this interpreter lacks
+    the backend's client; returns its exit status, or None when the client is here."""
+    from aerialdojo.backends import backend_entry  # noqa: PLC0415
+    from aerialdojo.graph import node_interpreter  # noqa: PLC0415
+
+    client = backend_entry(str(bridge.parameters["backend"])).client_module
+    if client is None or importlib.util.find_spec(client) is not None:
+        return None
+    python = node_interpreter(bridge)
+    assert python is not None  # a remote backend always has a venv
+    return subprocess.run([str(python), "-m", module, *argv], check=False).returncode
+
+
+def _suite_scenes(manager: NodeSpec) -> dict[str, list[str]]:
+    """The configured suite's scenes, each with the target objects its episodes name.
+
+    Raises:
+        ConfigError: the suite cannot be found or loaded.
+    """
+    from aerialdojo.protocols import load_suite  # noqa: PLC0415
+    from aerialdojo.tasks.suite import resolve_suite  # noqa: PLC0415
+
+    _protocol, suite = load_suite(resolve_suite(str(manager.parameters["suite"])))
+    scenes: dict[str, set[str]] = {}
+    for episode in getattr(suite, "episodes", ()):
+        objects = scenes.setdefault(str(episode.scene), set())
+        target = str(getattr(episode, "target_object_id", ""))
+        if target:
+            objects.add(target)
+    return {scene: sorted(objects) for scene, objects in scenes.items()}
 
 
 def _number(bridge: NodeSpec, name: str) -> float:
@@ -347,7 +535,7 @@ def _rig(bridge: NodeSpec) -> list[CameraSpec]:
     return rigs["uav"]
 
 
-def _backend(bridge: NodeSpec) -> RemoteBackend:
+def remote_backend(bridge: NodeSpec) -> RemoteBackend:
     """The backend the bridge would build, with the same parameters and rigs."""
     from aerialdojo.backends import create_backend  # noqa: PLC0415
     from aerialdojo.sim.backend import BackendOptions  # noqa: PLC0415
@@ -391,11 +579,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     add_parser(commands)
     args = parser.parse_args(["doctor", *(sys.argv[1:] if argv is None else argv)])
-    handler: Callable[[argparse.Namespace], int] = args.handler
+    return run_handler(args.handler, args, "aerialdojo doctor")
+
+
+def run_handler(
+    handler: Callable[[argparse.Namespace], int], args: argparse.Namespace, prog: str
+) -> int:
+    """Run a command as ``python -m`` does: an aerialdojo error is one line on stderr and
+    exit status 2."""
     try:
         return handler(args)
     except AerialDojoError as error:
-        print(f"aerialdojo doctor: error: {error}", file=sys.stderr)
+        print(f"{prog}: error: {error}", file=sys.stderr)
         return 2
 
 

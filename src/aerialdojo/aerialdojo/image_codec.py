@@ -5,7 +5,9 @@ messages themselves are built in ``nodes.images``."""
 
 from __future__ import annotations
 
+import array
 import io
+import math
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -74,6 +76,32 @@ class ImageFields:
     is_bigendian: int
     step: int
     data: memoryview
+
+
+def message_array(shape: tuple[int, ...], dtype: np.dtype[Any] | type) -> np.ndarray:
+    """A zeroed array whose memory is an ``array('B')``: an image message takes that buffer as
+    its data as it is (``nodes.images.array_to_image``), so a renderer that writes its pixels
+    here hands them to DDS without a copy of its own."""
+    element = np.dtype(dtype)
+    buffer = array.array("B", b"\0") * (math.prod(shape) * element.itemsize)
+    return np.frombuffer(buffer, dtype=element).reshape(shape)
+
+
+def byte_buffer_of(array_: np.ndarray) -> array.array[int] | None:
+    """The ``array('B')`` whose whole memory ``array_`` is, in order (``message_array``), or
+    None: then a message must copy the pixels."""
+    owner: Any = array_
+    while isinstance(owner, np.ndarray):
+        owner = owner.base
+    if isinstance(owner, memoryview):  # np.frombuffer's base
+        owner = owner.obj
+    if not (isinstance(owner, array.array) and owner.typecode == "B"):
+        return None
+    if not array_.flags.c_contiguous or array_.nbytes != len(owner):
+        return None
+    if array_.__array_interface__["data"][0] != owner.buffer_info()[0]:
+        return None
+    return owner
 
 
 def image_fields(array_: np.ndarray, encoding: str) -> ImageFields:

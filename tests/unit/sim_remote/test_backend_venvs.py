@@ -13,21 +13,32 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
 
 BACKEND_TESTS = {
-    "projectairsim": ("projectairsim", "test_projectairsim_backend.py"),
-    "carla-air": ("airsim", "test_carla_air_backend.py"),
+    "projectairsim": (
+        "projectairsim",
+        ("test_projectairsim_backend.py", "test_projectairsim_wire.py"),
+    ),
+    "carla-air": ("airsim", ("test_carla_air_backend.py",)),
 }
 
 
 @pytest.mark.parametrize("backend", sorted(BACKEND_TESTS))
 def test_backend_tests_pass_in_their_venv(backend: str) -> None:
-    client, test_file = BACKEND_TESTS[backend]
+    client, test_files = BACKEND_TESTS[backend]
     if importlib.util.find_spec(client) is not None:
-        pytest.skip(f"running inside the {backend} venv: {test_file} runs directly")
+        pytest.skip(f"running inside the {backend} venv: {', '.join(test_files)} run directly")
     python = REPO / f".venv-{backend}" / "bin" / "python"
     if not python.exists():
         pytest.skip(f"no .venv-{backend}: tools/bootstrap_backend.sh {backend}")
     result = subprocess.run(
-        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", str(HERE / test_file)],
+        [
+            str(python),
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            *(str(HERE / test_file) for test_file in test_files),
+        ],
         cwd=REPO,
         capture_output=True,
         text=True,

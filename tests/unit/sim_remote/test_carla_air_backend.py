@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import socket
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -39,9 +41,11 @@ pytest.importorskip(
 )
 
 import airsim
+import carla
 from fakes import carla_standin
 from fakes.airsim_server import HORIZON_DEPTH_M, Box, FakeAirSim, expected_rgb
 from msgpackrpc.error import TimeoutError as RpcTimeoutError
+from PIL import Image
 
 from aerialdojo import doctor
 from aerialdojo.actions import Action
@@ -52,16 +56,21 @@ from aerialdojo.errors import (
     UnknownSceneError,
 )
 from aerialdojo.geometry import Pose
+from aerialdojo.server_survey import DEFAULT_LANDMARKS, DEFAULT_TARGETS
 from aerialdojo.sim.backend import CameraSpec, aerialdojo_uav_rig
 from aerialdojo.sim.carla_air import CarlaAirBackend
 from aerialdojo.sim.clock import BridgeClock
 from aerialdojo.sim.remote.airsim_settings import settings_for_rig
 from aerialdojo.sim.remote.settings import CarlaAirSettings
+from aerialdojo.sites.build import build_site_suite
+from aerialdojo.sites.from_server import SurveyOptions, survey_server
+from aerialdojo.sites.site import load_site
 
 # msgpack-rpc-python passes msgpack 0.5 the encoding argument it deprecates.
 pytestmark = pytest.mark.filterwarnings("ignore:encoding is deprecated:PendingDeprecationWarning")
 
 TICK_S = 0.05
+Car, Buildings = carla.CityObjectLabel.Car, carla.CityObjectLabel.Buildings
 UAV_START = Pose(10.0, -20.0, 30.0, 0.0)  # map frame: CARLA (10, 20, 30)
 UGV_START = Pose(4.0, 0.0, 0.0, 0.0)  # on lane 1 of the stand-in street, heading +x
 UGV_RIG = [CameraSpec(name="front", width=10, height=8, fov_deg=90.0)]
@@ -283,7 +292,7 @@ def test_no_airsim_server_is_a_fault_naming_host_and_port(world: carla_standin.W
 def test_wrong_maps_scenes_agents_and_versions(
     fake: FakeAirSim, caplog: pytest.LogCaptureFixture
 ) -> None:
-    other = carla_standin.World(map_name="Carla/Maps/Town03", airsim=fake)
+    other = carla_standin.World(map_name="Town03", airsim=fake)
     backend = _backend(fake, other)
     with pytest.raises(ConfigError, match=r"'Town10HD' but CARLA at 127\.0\.0\.1:2000 runs"):
         backend.reset("Town10HD", {"uav": UAV_START})
@@ -378,7 +387,9 @@ def test_the_ugv_stops_at_an_obstacle_it_drives_into(
 def test_the_launchers_traffic_moves_only_with_the_worlds_ticks(
     fake: FakeAirSim, traffic: str
 ) -> None:
-    world = carla_standin.World(airsim=fake, traffic=(3, 2))
+    # Synchronous traffic is the user's own: auto_traffic.py's cars are refused (below).
+    role = "autopilot" if traffic == "remove" else "my_traffic"
+    world = carla_standin.World(airsim=fake, traffic=(3, 2), traffic_role=role)
     start = world.positions("vehicle.")
     backend = _backend(fake, world, carla_air_traffic=traffic)
     try:
@@ -401,14 +412,25 @@ def test_the_launchers_traffic_moves_only_with_the_worlds_ticks(
         backend.close()
 
 
-def test_a_source_built_server_needs_carla_airs_own_client_module(
-    fake: FakeAirSim, world: carla_standin.World
+def test_pypis_client_against_a_source_built_server_warns_and_the_doctor_proves_the_pair(
+    fake: FakeAirSim, world: carla_standin.World, caplog: pytest.LogCaptureFixture
 ) -> None:
+    # LibCarla only warns on a version mismatch (client/detail/Simulator.cpp ValidateVersions).
     pypi = carla_standin.Client(world, client_version=carla_standin.PYPI_CLIENT)
-    backend = _backend(fake, world, client=pypi)
+    backend = _backend(fake, world, {"uav": UAV_RIG, "ugv": UGV_RIG}, client=pypi)
     try:
-        with pytest.raises(ConfigError, match=r"d70247b.*0\.9\.16.*bootstrap_backend\.sh"):
-            backend.reset("Town10HD", {"uav": UAV_START})
+        with caplog.at_level(logging.WARNING):
+            backend.reset("Town10HD", {"uav": UAV_START, "ugv": UGV_START})
+        assert any(
+            "d70247b" in r.getMessage() and "only warns" in r.getMessage() for r in caplog.records
+        )
+        assert "versions differ" in backend.server_build
+        described = backend.round_trip()
+        assert described.startswith("spawned vehicle.") and described.endswith("destroyed")
+        spawned = [
+            a for a in world.actors if a.attributes.get("role_name", "").endswith("round_trip")
+        ]
+        assert spawned and not any(a.is_alive for a in spawned), "the round trip left actors"
     finally:
         backend.close()
 
@@ -482,12 +504,20 @@ def test_the_doctor_passes_a_carla_air_that_works_and_names_the_fix_of_stock_set
 ) -> None:
     backend = _backend(fake, world, {"uav": UAV_RIG, "ugv": UAV_RIG})
     try:
-        checks = doctor.diagnose(backend, ["uav", "ugv"], seconds_per_action=1.0)
+        checks = doctor.diagnose(
+            backend,
+            ["uav", "ugv"],
+            seconds_per_action=1.0,
+            suite_scenes={"Town10HD": ["spawned_at_reset"]},
+            ground_z=0.0,
+        )
     finally:
         backend.close()
     print(doctor.format_table(checks))
     assert [check.name for check in checks if not check.passed] == []
-    assert [check.name for check in checks][-1] == "one clock"
+    names = [check.name for check in checks]
+    assert names[:4] == ["server", "round trip", "reset", "suite scenes"]
+    assert "depth uav/down" in names and "one clock" not in names
     assert checks[0].detail.startswith("CARLA d70247b (client d70247b), AirSim RPC 1 with Ext")
 
     with FakeAirSim(ground_down=GROUND_DOWN) as stock:
@@ -500,3 +530,169 @@ def test_the_doctor_passes_a_carla_air_that_works_and_names_the_fix_of_stock_set
     (server,) = checks
     assert not server.passed and "PhysicsEngineName is 'FastPhysicsEngine'" in server.detail
     assert server.fix.startswith("install config/carla_air/settings.json")
+
+
+def _doctor(
+    fake: FakeAirSim,
+    world: carla_standin.World,
+    parameters: dict[str, Any] | None = None,
+    **options: Any,
+) -> list[doctor.Check]:
+    backend = _backend(fake, world, {"uav": UAV_RIG, "ugv": UAV_RIG}, **(parameters or {}))
+    try:
+        checks = doctor.diagnose(backend, ["uav", "ugv"], seconds_per_action=1.0, **options)
+    finally:
+        backend.close()
+    print(doctor.format_table(checks))
+    return checks
+
+
+def test_the_doctor_fails_a_round_trip_whose_sensor_data_never_arrives(
+    fake: FakeAirSim,
+) -> None:
+    # CARLA sends sensor data over its streaming port (RPC port + 1); blocked, nothing comes.
+    blocked = carla_standin.World(airsim=fake, streaming=False)
+    checks = _doctor(fake, blocked, {"frame_timeout_s": 1.0})
+    failed = checks[-1]
+    assert [c.name for c in checks] == ["server", "round trip"] and not failed.passed
+    assert "streaming port (2001)" in failed.detail
+
+
+def test_the_doctor_fails_suite_scenes_that_are_not_the_running_map(
+    fake: FakeAirSim, world: carla_standin.World
+) -> None:
+    checks = _doctor(fake, world, suite_scenes={"Town10HD": [], "Town03": []})
+    scenes = next(c for c in checks if c.name == "suite scenes")
+    assert not scenes.passed and "Town03: the run's map is 'Town10HD'" in scenes.detail
+    assert scenes.fix.startswith("run a suite made for this server's world")
+
+
+def test_the_doctor_fails_the_effective_fov_another_client_changed(
+    fake: FakeAirSim, world: carla_standin.World
+) -> None:
+    # simSetCameraFov sets the camera component's FOV, which every capture uses (PIPCamera.cpp).
+    other = airsim.MultirotorClient(ip="127.0.0.1", port=fake.port, timeout_value=5)
+    other.simSetCameraFov("front", 60.0)
+    other.client.close()
+    checks = _doctor(fake, world)
+    front = next(c for c in checks if c.name == "camera uav/front")
+    assert not front.passed and "FOV 60.0 deg, not 90" in front.detail
+    assert all(c.passed for c in checks if c.name.startswith("camera uav/") and c is not front)
+
+
+def test_the_doctor_fails_depth_that_is_not_the_altitude(
+    fake: FakeAirSim, world: carla_standin.World
+) -> None:
+    # The fake's ground is at CARLA z = 0; a check told the ground is 25 m higher sees depth
+    # far from the altitude, as it would for depth in other units.
+    checks = _doctor(fake, world, ground_z=25.0, poses={"uav": Pose(0.0, 0.0, 100.0, 0.0)})
+    depth = next(c for c in checks if c.name == "depth uav/down")
+    assert not depth.passed and "median 100.00 against an altitude of 75.00 m" in depth.detail
+    assert depth.fix.startswith("depth must be metres")
+
+
+def test_carla_airs_stock_camera_fov_is_named_with_the_settings_fix() -> None:
+    # The per-type FOV_Degrees CARLA-Air's shipped file sets are overwritten (PIPCamera.cpp).
+    per_type = settings_for_rig(UAV_RIG)
+    for camera in per_type["Vehicles"]["SimpleFlight"]["Cameras"].values():
+        camera["CaptureSettings"] = [
+            {**c, "FOV_Degrees": 90.0} for c in camera["CaptureSettings"] if c["ImageType"] >= 0
+        ]
+    with FakeAirSim(per_type, ground_down=GROUND_DOWN) as server:
+        backend = _backend(server, carla_standin.World(airsim=server))
+        try:
+            with pytest.raises(ConfigError, match=r"no ImageType -1 entry with FOV_Degrees"):
+                backend.reset("Town10HD", {"uav": UAV_START})
+        finally:
+            backend.close()
+        assert airsim.MultirotorClient(
+            ip="127.0.0.1", port=server.port, timeout_value=5
+        ).simGetCameraInfo("front").fov == pytest.approx(92.56, abs=0.01)
+
+
+def test_synchronous_traffic_refuses_the_launchers_cars_that_it_keeps_restarting(
+    fake: FakeAirSim,
+) -> None:
+    world = carla_standin.World(airsim=fake, traffic=(3, 2))  # auto_traffic.py's
+    backend = _backend(fake, world, carla_air_traffic="synchronous")
+    try:
+        with pytest.raises(ConfigError, match=r"3 cars are auto_traffic\.py's.*every 10 s"):
+            backend.reset("Town10HD", {"uav": UAV_START})
+    finally:
+        backend.close()
+    assert len(world.positions("vehicle.")) == 3, "nothing was destroyed before refusing"
+
+
+def test_a_uav_moved_by_someone_else_is_a_fault_not_a_scored_move(
+    fake: FakeAirSim, world: carla_standin.World
+) -> None:
+    backend = _backend(fake, world)
+    try:
+        backend.reset("Town10HD", {"uav": UAV_START})
+        # What the CarlaAir window's FPS control does after a key press: its own moves.
+        other = airsim.MultirotorClient(ip="127.0.0.1", port=fake.port, timeout_value=5)
+        original = backend._place_uav
+
+        def place_then_taken_over(pose: Pose, *, ignore_collision: bool) -> None:
+            original(pose, ignore_collision=ignore_collision)
+            other.simSetVehiclePose(
+                airsim.Pose(airsim.Vector3r(0.0, 0.0, -50.0), airsim.Quaternionr()), True
+            )
+
+        backend._place_uav = place_then_taken_over  # type: ignore[method-assign]
+        with pytest.raises(SimulatorFaultError, match=r"without a collision: something else"):
+            backend.execute("uav", Action("MoveForward", 1.0))
+        other.client.close()
+    finally:
+        backend.close()
+
+
+def test_a_world_left_synchronous_by_a_killed_bridge_is_taken_over_and_given_back(
+    fake: FakeAirSim, world: carla_standin.World, caplog: pytest.LogCaptureFixture
+) -> None:
+    dead = _backend(fake, world)
+    dead.reset("Town10HD", {"uav": UAV_START})
+    dead._drop_connection()  # killed: close() never ran
+    assert world.get_settings().synchronous_mode, "CARLA-Air is frozen now"
+    backend = _backend(fake, world)
+    try:
+        with caplog.at_level(logging.WARNING):
+            backend.reset("Town10HD", {"uav": UAV_START})
+        assert any("left in synchronous mode" in r.getMessage() for r in caplog.records)
+    finally:
+        backend.close()
+    assert not world.get_settings().synchronous_mode
+
+
+def test_a_suite_of_the_servers_own_world_from_its_environment_objects_and_lanes(
+    fake: FakeAirSim, tmp_path: Path
+) -> None:
+    """``aerialdojo tasks from-server`` on CARLA-Air: environment objects with their labels
+    and boxes (World.get_environment_objects) become targets and landmarks, starts go above
+    the lane waypoints, each target is photographed from its anchor by the UAV."""
+    car = carla_standin.Obstacle("SM_Car_Parked", (20.0, 6.0, 0.0), (24.0, 8.0, 1.5), Car)
+    house = carla_standin.Obstacle("BP_House_3", (0.0, 20.0, 0.0), (10.0, 30.0, 12.0), Buildings)
+    world = carla_standin.World(airsim=fake, obstacles=(car, house))
+    backend = _backend(fake, world)
+    options = SurveyOptions(
+        name="town10hd_survey",
+        targets=re.compile(DEFAULT_TARGETS),
+        landmarks=re.compile(DEFAULT_LANDMARKS),
+        altitude_m=30.0,
+    )
+    try:
+        site_path = survey_server(backend, "Town10HD", tmp_path, options)
+    finally:
+        backend.close()
+    site = load_site(site_path)
+    assert site.scene == "Town10HD" and site.frame.method == "simulator"
+    (target,) = site.targets
+    assert target.target_id == "SM_Car_Parked" and target.name == "car"
+    assert target.anchor.z == pytest.approx(0.75 + 0.75 + 1.0)  # 1 m above the box
+    assert [landmark.name for landmark in site.landmarks] == ["bp house 3"]
+    assert all(start.pose.z == 30.0 for start in site.starts)
+    with Image.open(target.reference_image) as photo:
+        assert photo.size == (16, 12)  # the UAV's front view
+    built = build_site_suite(site, tmp_path / "suite", command="test")
+    assert {episode.scene for episode in built.suite.episodes} == {"Town10HD"}
+    assert {episode.target_object_id for episode in built.suite.episodes} == {"SM_Car_Parked"}

@@ -1,7 +1,9 @@
 """ProjectAirSimBackend against the fake server, through the unmodified ``projectairsim`` client.
 
-What this proves: the backend's requests and subscriptions are ones the real client sends in
-the real wire format (NNG Req/Rep services, Pair topics, msgpack frames), the scene config it
+What this proves: the backend's requests go out in the client's own framing and its topics in
+the public server's (NNG Req/Rep services, pair1 polyamorous topics, msgpack frames packed as
+core_sim's msgpack-c packs them), that a server of the other protocol generation is named as a
+protocol mismatch within seconds, the scene config it
 loads passes the client's own schema validation, poses cross the NED/map conversion both ways,
 frames are matched to the pose that produced them and stamped with their capture time, a
 collision_info message turns an action into a collision at the contact pose, and a server that
@@ -9,11 +11,13 @@ hangs or is absent becomes a ``SimulatorFaultError`` naming host and port, after
 reconnects. The fake models the public server's behaviour where it differs from what the
 backend first assumed (tests/fakes/projectairsim_server.py names the server file of each):
 captures on Unreal frames with a strict interval, the sweep of a non-physics SetPose, 32FC1
-depth in ``data_float``, no ``GetBuildCommitHash``, a slow scene load. What it does not prove:
-that a real server renders, nor its physics robots.
+depth in ``data_float`` with integral values as integers, no ``GetBuildCommitHash`` nor
+``Unsubscribe`` service, per-connection subscriptions, a slow scene load. What it does not
+prove: that a real server renders, nor its physics robots.
 
-Runs in .venv-projectairsim (tools/bootstrap_backend.sh projectairsim); test_backend_venvs.py
-runs this file there from the main test suite.
+Runs in .venv-projectairsim (tools/bootstrap_backend.sh projectairsim) with whichever client
+that venv holds (the public server's own, or PyPI's 1.1.0); test_backend_venvs.py runs this
+file there from the main test suite.
 """
 
 from __future__ import annotations
@@ -57,8 +61,6 @@ INTERVAL_S = 1.0 / 15.0
 START = Pose(2.0, 3.0, 10.0, 0.0)  # 10 m up, facing +x (east)
 #: A wall across map y = 6..7 m (NED north), 50 m high.
 WALL = Box("wall", (6.0, 0.0, -50.0), (7.0, 10.0, 0.0))
-#: A build newer than the public one: it serves its commit hash and sends 16FC1 depth bytes.
-NEWER_BUILD: dict[str, Any] = {"build_hash": "0a1b2c3", "depth_encoding": "16FC1"}
 
 
 def _backend(
@@ -87,7 +89,7 @@ def _backend(
 
 @pytest.fixture
 def fake() -> Iterator[FakeProjectAirSim]:
-    with FakeProjectAirSim(obstacles=(WALL,), **NEWER_BUILD) as server:
+    with FakeProjectAirSim(obstacles=(WALL,)) as server:
         yield server
 
 
@@ -282,34 +284,42 @@ def test_a_reset_across_a_wall_renders_from_the_start_it_reports(
         backend.close()
 
 
-def test_depth_of_the_public_build_arrives_as_floats(scene_dir: Path) -> None:
-    with FakeProjectAirSim(build_hash="0a1b2c3", depth_encoding="32FC1") as server:
-        backend = _backend(server, scene_dir)
-        try:
-            backend.reset("Yard", {"uav": START})
-            _assert_frames_show(backend.observe("uav"), START)
-        finally:
-            backend.close()
-
-
-def test_a_server_without_the_build_hash_service_is_used_and_closed_cleanly(
+def test_a_server_of_the_other_protocol_generation_is_named_within_seconds(
     scene_dir: Path,
 ) -> None:
-    with FakeProjectAirSim(depth_encoding="16FC1") as server:  # no GetBuildCommitHash
+    # NNG refuses a pair1 client of a pair0 server silently: the dial succeeds, then every
+    # subscription stalls. The topic round trip at connection names it instead.
+    with FakeProjectAirSim(topics_protocol="pair0") as server:
         backend = _backend(server, scene_dir)
-        try:
+        started = time.monotonic()
+        with pytest.raises(ConfigError, match="client/server protocol mismatch") as refused:
             backend.reset("Yard", {"uav": START})
-            _assert_frames_show(backend.observe("uav"), START)
-        finally:
-            backend.close()
-        deadline = time.monotonic() + 5.0
-        while server.open_pipes and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert server.open_pipes == 0, "the backend left connections open"
+        assert time.monotonic() - started < 10.0
+        assert f"127.0.0.1:{server.services_port}" in str(refused.value)
+        assert server.loads == 0, "nothing was loaded on a server the topics cannot reach"
+        assert "/Sim/GetBuildCommitHash" not in server.requests
+
+
+def test_only_the_public_servers_services_are_asked_for_and_connections_are_closed(
+    fake: FakeProjectAirSim, scene_dir: Path
+) -> None:
+    backend = _backend(fake, scene_dir)
+    try:
+        backend.reset("Yard", {"uav": START})
+        backend.reset("Quarry", {"uav": START})  # a second load unsubscribes with a frame
+        _assert_frames_show(backend.observe("uav"), START)
+    finally:
+        backend.close()
+    served = ("/Sim/LoadScene", "/Sim/Yard/", "/Sim/Quarry/", "/Sim/SceneBasicDrone/")
+    assert all(r.startswith(served) for r in fake.requests), sorted(set(fake.requests))
+    deadline = time.monotonic() + 5.0
+    while fake.open_pipes and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert fake.open_pipes == 0, "the backend left connections open"
 
 
 def test_a_scene_load_longer_than_one_request_timeout_is_waited_for(scene_dir: Path) -> None:
-    with FakeProjectAirSim(load_delay_s=1.5, **NEWER_BUILD) as server:
+    with FakeProjectAirSim(load_delay_s=1.5) as server:
         backend = _backend(server, scene_dir, server_timeout_s=1.0, scene_load_timeout_s=10.0)
         try:
             backend.reset("Yard", {"uav": START})

@@ -41,11 +41,14 @@ def test_the_projectairsim_config_names_the_server_and_the_seed_camera_rate() ->
     assert settings.scene_load_timeout_s + settings.policy.timeout_s < sim_timeout_s
 
 
-def test_the_carla_air_config_bridges_both_agents_on_town10hd() -> None:
+def test_the_carla_air_config_bridges_the_uav_on_town10hd_for_a_suite_of_its_world() -> None:
     config = load_config(CONFIG / "carla_air.yaml")
     bridge = next(spec for spec in node_specs(config) if spec.name == "sim_bridge")
     settings = CarlaAirSettings.from_parameters(bridge.parameters)
-    assert bridge.parameters["agents"] == ["uav", "ugv"]
+    # The suite the config names is what `tasks from-server` writes for the map: UAV tasks.
+    assert bridge.parameters["agents"] == ["uav"]
+    manager = next(spec for spec in node_specs(config) if spec.name == "task_manager")
+    assert manager.parameters["suite"] == "suites/carla_air_town10hd/suite.json"
     assert (settings.map_name, settings.offset) == ("Town10HD", MapOffset(172.20, -183.86, 27.45))
     assert (settings.carla_port, settings.airsim_port) == (2000, 41451)
 

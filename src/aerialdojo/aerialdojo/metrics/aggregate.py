@@ -7,6 +7,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from aerialdojo.errors import MetricsError
@@ -21,22 +22,46 @@ RULES = (RULE_MAP_FAMILY_EQUAL, RULE_EPISODE_POOLED)
 UNSTATED = "unstated"
 
 
+#: Why an excluded attempt is not scored: a failure of the simulator, robot or harness...
+CAUSE_INFRASTRUCTURE = "infrastructure"
+#: ...or an operator or the robot's safety layer stopping the robot (docs/robots.md).
+CAUSE_INTERVENTION = "intervention"
+CAUSES = (CAUSE_INFRASTRUCTURE, CAUSE_INTERVENTION)
+
+
 @dataclass(frozen=True, kw_only=True)
 class ExcludedEpisode:
-    """An attempt lost to an infrastructure failure: listed in reports, never scored.
+    """An attempt lost to an infrastructure failure or an operator/safety intervention:
+    listed in reports, never scored.
 
     Attributes:
         episode_id: the episode.
         attempt: 1-based attempt number.
         reason: what failed, e.g. ``"simulator timed out after 30 s"``.
+        cause: ``CAUSE_INFRASTRUCTURE`` or ``CAUSE_INTERVENTION``.
     """
 
     episode_id: str
     attempt: int
     reason: str
+    cause: str = CAUSE_INFRASTRUCTURE
+
+    @property
+    def intervention(self) -> bool:
+        """An operator or the robot's safety layer stopped the attempt."""
+        return self.cause == CAUSE_INTERVENTION
 
     def to_dict(self) -> dict[str, Any]:
-        return {"episode_id": self.episode_id, "attempt": self.attempt, "reason": self.reason}
+        """As metrics.json, run_status.json and trajectory logs hold it: ``cause`` only for an
+        intervention (absent: infrastructure, as files written before it existed)."""
+        entry: dict[str, Any] = {
+            "episode_id": self.episode_id,
+            "attempt": self.attempt,
+            "reason": self.reason,
+        }
+        if self.intervention:
+            entry["cause"] = self.cause
+        return entry
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -113,6 +138,13 @@ class RunMetrics:
         group_keys: the conditions ``groups`` combine, in the benchmark's order.
         groups: one per combination of ``group_keys`` values present, in sorted order.
         excluded: infrastructure failures, listed and never scored.
+        headline_by_setting: the benchmark reports each setting apart (AerialDojo-200K:
+            Base, Standard and Long-Horizon in tables of their own): ``by_setting`` is the
+            headline, and where the run holds several settings every scope that would pool
+            them (``overall``, ``task_weighted``, ``by_family``, ``by_condition``, each
+            group's ``overall``) is withheld: N/A, with its episode count.
+        task_weighted_by_setting: the mean over the episodes of each setting, beside the
+            headline rule's (AerialDojo-200K, appendix B).
     """
 
     benchmark: str
@@ -130,6 +162,14 @@ class RunMetrics:
     group_keys: tuple[str, ...] = ()
     groups: tuple[ConditionGroup, ...] = ()
     excluded: tuple[ExcludedEpisode, ...] = field(default=())
+    headline_by_setting: bool = False
+    task_weighted_by_setting: Mapping[str, GroupMetrics] = field(default_factory=dict)
+
+    @property
+    def pools_settings(self) -> bool:
+        """The run-wide scopes are withheld because they would pool settings the benchmark
+        reports apart."""
+        return self.headline_by_setting and len(self.by_setting) > 1
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready form; ``report.write_metrics_json`` writes it with sorted keys."""
@@ -152,6 +192,10 @@ class RunMetrics:
             "task_weighted": self.task_weighted.to_dict(),
             "by_family": {name: group.to_dict() for name, group in self.by_family.items()},
             "by_setting": {name: group.to_dict() for name, group in self.by_setting.items()},
+            "headline": "by_setting" if self.headline_by_setting else "overall",
+            "task_weighted_by_setting": {
+                name: group.to_dict() for name, group in self.task_weighted_by_setting.items()
+            },
             "by_scene": {name: group.to_dict() for name, group in self.by_scene.items()},
             "by_setting_family": {
                 setting: {family: group.to_dict() for family, group in families.items()}
@@ -183,30 +227,42 @@ def _grouped(
     return dict(sorted(groups.items()))
 
 
-def _pooled_value(scores: Sequence[EpisodeScore], key: str) -> float | None:
-    return mean_or_none(score.values[key] for score in scores)
+#: A group's metric values, one list per key in the order of its episodes (None where an
+#: episode lies outside a conditional metric's support).
+_Columns = dict[str, list[float | None]]
 
 
-def _pooled_values(scores: Sequence[EpisodeScore], keys: Sequence[str]) -> dict[str, float | None]:
-    return {key: _pooled_value(scores, key) for key in keys}
+def _columns(scores: Sequence[EpisodeScore], keys: Sequence[str]) -> _Columns:
+    return {key: [score.values[key] for score in scores] for key in keys}
+
+
+def _pooled_values(scores: Sequence[EpisodeScore], columns: _Columns) -> dict[str, float | None]:
+    return {key: mean_or_none(column) for key, column in columns.items()}
 
 
 def _map_family_equal_values(
-    scores: Sequence[EpisodeScore], keys: Sequence[str]
+    scores: Sequence[EpisodeScore], columns: _Columns
 ) -> dict[str, float | None]:
     """(1/F) sum_f (1/M_f) sum_m mean_{i in m} x_i over families and maps with support, per
-    key; the episodes are grouped once for every key (a run of 200,000 has ~60 groups)."""
-    families = [
-        list(_grouped(family_scores, lambda s: s.scene).values())
-        for family_scores in _grouped(scores, lambda s: s.family).values()
+    key; the episodes are grouped once for every key (a run of 200,000 has ~60 groups), by
+    their positions in the columns."""
+    families: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for index, score in enumerate(scores):
+        families[score.family][score.scene].append(index)
+    pickers = [
+        [itemgetter(*indices) if len(indices) > 1 else _single(indices[0]) for indices in maps]
+        for maps in (family.values() for family in families.values())
     ]
     return {
         key: mean_or_none(
-            mean_or_none(_pooled_value(scene_scores, key) for scene_scores in scenes)
-            for scenes in families
+            mean_or_none(mean_or_none(pick(column)) for pick in maps) for maps in pickers
         )
-        for key in keys
+        for key, column in columns.items()
     }
+
+
+def _single(index: int) -> Callable[[list[float | None]], tuple[float | None]]:
+    return lambda column: (column[index],)
 
 
 _RULE_VALUES = {
@@ -237,16 +293,27 @@ def aggregate_group(
     values_of = _RULE_VALUES.get(rule)
     if values_of is None:
         raise MetricsError(f"aggregation rule {rule!r} is not one of {', '.join(RULES)}")
+    keys = [spec.key for spec in specs]
+    wanted = set(keys)
     for score in scores:
-        missing = [spec.key for spec in specs if spec.key not in score.values]
-        if missing:
+        if not wanted <= score.values.keys():
+            missing = [key for key in keys if key not in score.values]
             raise MetricsError(f"episode {score.episode_id!r}: no value for {', '.join(missing)}")
+    columns = _columns(scores, keys)
     return GroupMetrics(
         episodes=len(scores),
-        values=values_of(scores, [spec.key for spec in specs]),
-        support={
-            spec.key: sum(score.values[spec.key] is not None for score in scores) for spec in specs
-        },
+        values=values_of(scores, columns),
+        support={key: len(column) - column.count(None) for key, column in columns.items()},
+    )
+
+
+def withheld(group: GroupMetrics) -> GroupMetrics:
+    """``group`` with every value N/A and no support: a scope a benchmark does not report
+    (one that would pool its settings), its episode count kept."""
+    return GroupMetrics(
+        episodes=group.episodes,
+        values=dict.fromkeys(group.values),
+        support=dict.fromkeys(group.support, 0),
     )
 
 
@@ -258,6 +325,7 @@ def aggregate(
     radii: Sequence[float],
     excluded: Sequence[ExcludedEpisode] = (),
     group_keys: Sequence[str] = (),
+    headline_by_setting: bool = False,
 ) -> RunMetrics:
     """Aggregate a run's episode scores into every group its report shows.
 
@@ -269,6 +337,9 @@ def aggregate(
         excluded: infrastructure failures to list.
         group_keys: conditions whose value combinations get a group of their own
             (the benchmark's ``group_keys``).
+        headline_by_setting: the benchmark reports each setting apart
+            (``RunMetrics.headline_by_setting``): no scope of a run of several settings
+            pools them.
 
     Raises:
         MetricsError: no scores, mixed benchmarks, a repeated episode id, or an unknown rule.
@@ -285,15 +356,25 @@ def aggregate(
     if repeated:
         raise MetricsError(f"episode ids scored more than once: {', '.join(repeated)}")
 
+    settings = _grouped(ordered, lambda s: s.setting)
+    pooled_withheld = headline_by_setting and len(settings) > 1
+
     def group(members: Sequence[EpisodeScore], group_rule: str = rule) -> GroupMetrics:
         return aggregate_group(members, specs, group_rule)
+
+    def pooled(members: Sequence[EpisodeScore], group_rule: str = rule) -> GroupMetrics:
+        """A scope over every setting of ``members``: withheld where it pools settings."""
+        found = group(members, group_rule)
+        if pooled_withheld and len({score.setting for score in members}) > 1:
+            return withheld(found)
+        return found
 
     def condition(score: EpisodeScore, name: str) -> str:
         return score.conditions.get(name, UNSTATED)
 
     def by_value(name: str) -> dict[str, GroupMetrics]:
         values = _grouped(ordered, lambda score: condition(score, name))
-        return {value: group(members) for value, members in values.items()}
+        return {value: pooled(members) for value, members in values.items()}
 
     def by_setting_family(
         members: Sequence[EpisodeScore],
@@ -315,14 +396,12 @@ def aggregate(
         radii=tuple(float(radius) for radius in radii),
         specs=tuple(specs),
         episodes=tuple(ordered),
-        overall=group(ordered),
-        task_weighted=group(ordered, RULE_EPISODE_POOLED),
+        overall=pooled(ordered),
+        task_weighted=pooled(ordered, RULE_EPISODE_POOLED),
         by_family={
-            name: group(members) for name, members in _grouped(ordered, lambda s: s.family).items()
+            name: pooled(members) for name, members in _grouped(ordered, lambda s: s.family).items()
         },
-        by_setting={
-            name: group(members) for name, members in _grouped(ordered, lambda s: s.setting).items()
-        },
+        by_setting={name: group(members) for name, members in settings.items()},
         by_scene={
             name: group(members, RULE_EPISODE_POOLED)
             for name, members in _grouped(ordered, lambda s: s.scene).items()
@@ -333,7 +412,7 @@ def aggregate(
         groups=tuple(
             ConditionGroup(
                 conditions={name: condition(members[0], name) for name in keys},
-                overall=group(members),
+                overall=pooled(members),
                 by_setting={
                     name: group(setting_members)
                     for name, setting_members in _grouped(members, lambda s: s.setting).items()
@@ -345,4 +424,8 @@ def aggregate(
         if keys
         else (),
         excluded=tuple(excluded),
+        headline_by_setting=headline_by_setting,
+        task_weighted_by_setting={
+            name: group(members, RULE_EPISODE_POOLED) for name, members in settings.items()
+        },
     )

@@ -82,7 +82,9 @@ class PathFacts:
         """The facts of ``trace``'s executed positions and target."""
         return cls(
             final_distance_m=final_distance(trace),
-            closest_approach_m=spatial.closest_approach(trace.target, trace.path),
+            closest_approach_m=spatial.closest_approach(
+                trace.target, trace.path, position_array=trace.position_array
+            ),
             executed_length_m=spatial.path_length(trace.path),
         )
 

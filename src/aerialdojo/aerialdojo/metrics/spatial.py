@@ -7,6 +7,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from aerialdojo.metrics.trace import Point2, Point3
 
@@ -16,7 +17,7 @@ def path_length(positions: Sequence[Point3]) -> float:
 
     Repeated positions (turns, refused moves) add nothing; a single position has length 0.
     """
-    return math.fsum(math.dist(a, b) for a, b in itertools.pairwise(positions))
+    return math.fsum(map(math.dist, positions, itertools.islice(positions, 1, None)))
 
 
 def segment_distance(point: Sequence[float], start: Sequence[float], end: Sequence[float]) -> float:
@@ -31,7 +32,12 @@ def segment_distance(point: Sequence[float], start: Sequence[float], end: Sequen
     return math.dist(point, [s + along * d for s, d in zip(start, direction, strict=True)])
 
 
-def closest_approach(point: Sequence[float], positions: Sequence[Point3]) -> float:
+def closest_approach(
+    point: Sequence[float],
+    positions: Sequence[Point3],
+    *,
+    position_array: npt.NDArray[np.float64] | None = None,
+) -> float:
     """Smallest distance between ``point`` and the path through ``positions``.
 
     Every straight segment between consecutive positions counts, not only its end points:
@@ -39,19 +45,29 @@ def closest_approach(point: Sequence[float], positions: Sequence[Point3]) -> flo
     included with the same formula as the final distance, so the result never exceeds the
     distance of the last position even where rounding moves a segment's clamped end point.
     Segments are measured together with numpy: scoring a bag is dominated by this.
+
+    Args:
+        point: the target.
+        positions: the path.
+        position_array: the same positions as an (N, 3) float64 array, where the caller
+            has one (``EpisodeTrace.position_array``); saves converting them again.
     """
-    nearest = min(math.dist(point, p) for p in positions)
+    nearest = min(map(math.dist, itertools.repeat(point), positions))
     if len(positions) < 2:
         return nearest
     target = np.asarray(point, dtype=np.float64)
-    path = np.asarray(positions, dtype=np.float64)
+    path = np.asarray(positions if position_array is None else position_array, dtype=np.float64)
     starts, directions = path[:-1], np.diff(path, axis=0)
     length_sq = np.einsum("ij,ij->i", directions, directions)
     moving = length_sq > 0.0  # a zero-length segment is its end point, counted above
-    if not moving.any():
-        return nearest
-    starts, directions, length_sq = starts[moving], directions[moving], length_sq[moving]
-    along = np.clip(np.einsum("ij,ij->i", target - starts, directions) / length_sq, 0.0, 1.0)
+    if not moving.all():
+        if not moving.any():
+            return nearest
+        starts, directions, length_sq = starts[moving], directions[moving], length_sq[moving]
+    along = np.einsum("ij,ij->i", target - starts, directions)
+    along /= length_sq
+    # np.clip's dispatch costs more than the clipping of a few hundred values.
+    np.minimum(np.maximum(along, 0.0, out=along), 1.0, out=along)
     gaps = target - (starts + along[:, None] * directions)
     return min(nearest, float(np.sqrt(np.einsum("ij,ij->i", gaps, gaps)).min()))
 

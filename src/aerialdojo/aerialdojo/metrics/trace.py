@@ -15,9 +15,22 @@ from aerialdojo.errors import MetricsError
 TERMINATION_STOPPED = "stopped"
 TERMINATION_COLLIDED = "collided"
 TERMINATION_BUDGET_EXHAUSTED = "budget_exhausted"
-#: How an episode can end (AerialDojo-200K, section 3.2 "Task execution": Stop, collision or
-#: budget).
-TERMINATIONS = (TERMINATION_STOPPED, TERMINATION_COLLIDED, TERMINATION_BUDGET_EXHAUSTED)
+#: The agent's steps were refused more times in a row than the run allows (an illegal
+#: action, asked again and again): its decision failure where the paper names no rule for it.
+TERMINATION_INVALID_ACTION = "invalid_action"
+#: The agent sent no action for the run's agent timeout and reported no fault of its own
+#: services: its failure, scored.
+TERMINATION_AGENT_TIMEOUT = "agent_timeout"
+#: How an episode can end: the papers' Stop, collision or budget (AerialDojo-200K, section
+#: 3.2 "Task execution"), and the agent's failures to act legally or at all
+#: (docs/protocols/, issue 25).
+TERMINATIONS = (
+    TERMINATION_STOPPED,
+    TERMINATION_COLLIDED,
+    TERMINATION_BUDGET_EXHAUSTED,
+    TERMINATION_INVALID_ACTION,
+    TERMINATION_AGENT_TIMEOUT,
+)
 POSITIONS_FROM_ACTIONS = "actions"
 POSITIONS_FROM_POSE_TRACK = "pose_track"
 POSITIONS_SOURCES = (POSITIONS_FROM_ACTIONS, POSITIONS_FROM_POSE_TRACK)
@@ -184,14 +197,18 @@ class EpisodeTrace:
     def __post_init__(self) -> None:
         where = f"episode {self.episode_id!r}"
         try:
-            rows = np.asarray(self.positions, dtype=np.float64)
+            rows = np.array(self.positions, dtype=np.float64)
         except (TypeError, ValueError) as error:  # ragged rows or non-numbers
             raise MetricsError(f"{where}: positions are not numeric triples: {error}") from error
         if rows.ndim != 2 or rows.shape[0] == 0 or rows.shape[1] != 3:
             raise MetricsError(f"{where}: positions must be (N>=1, 3), got shape {rows.shape}")
         if not np.isfinite(rows).all():
             raise MetricsError(f"{where}: positions contain non-finite values")
+        rows.setflags(write=False)
         object.__setattr__(self, "positions", tuple(map(tuple, rows.tolist())))
+        # Kept beside the triples: the metrics measure the path with numpy, and converting
+        # the triples back cost as much as scoring them (merges of 200,000 records).
+        object.__setattr__(self, "_position_rows", rows)
         object.__setattr__(self, "target", _point3(self.target, f"{where}: target"))
         bad = {
             name: value
@@ -246,6 +263,13 @@ class EpisodeTrace:
     def path(self) -> tuple[Point3, ...]:
         """The executed positions as float triples (``positions`` after normalisation)."""
         return cast("tuple[Point3, ...]", self.positions)  # normalised in __post_init__
+
+    @property
+    def position_array(self) -> npt.NDArray[np.float64]:
+        """The executed positions as a read-only (N, 3) float64 array, the same values as
+        ``path``."""
+        rows: npt.NDArray[np.float64] = self.__dict__["_position_rows"]
+        return rows
 
     @property
     def final_position(self) -> Point3:

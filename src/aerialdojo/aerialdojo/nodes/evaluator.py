@@ -28,6 +28,7 @@ from aerialdojo_interfaces.msg import (
 )
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rclpy.serialization import deserialize_message, serialize_message
@@ -461,6 +462,7 @@ class Evaluator(Node):
                 transcripts_dir=self.run_dir / TRANSCRIPTS_DIR,
                 suite=Path(suite) if suite else None,
                 bag_digests=digests,
+                record_suite=False,
             )
         except OSError as error:
             written = [
@@ -502,9 +504,13 @@ def _type_name(msg_type: type) -> str:
 def main(args: list[str] | None = None) -> None:
     with node_process(args):
         node = Evaluator()
+        # One executor for the node's life: rclpy.spin_once(node) adds the node to the
+        # global executor and removes it again on every call, for every message recorded.
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
         try:
             while rclpy.ok() and not node.done:
-                rclpy.spin_once(node, timeout_sec=0.5)
+                executor.spin_once(timeout_sec=0.5)
         finally:
             # Whatever ended the process, the bag is closed readable and what was scored is
             # reported. A terminal's Ctrl-C reaches the whole process group and ros2 launch

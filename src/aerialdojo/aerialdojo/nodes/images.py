@@ -12,7 +12,13 @@ from sensor_msgs.msg import CompressedImage, Image, PointCloud2, PointField
 from std_msgs.msg import Header
 
 from aerialdojo.depth_cloud import FLOAT32, XYZ_FIELDS, cloud_fields
-from aerialdojo.image_codec import DepthPacking, ImageCodec, compress, image_fields
+from aerialdojo.image_codec import (
+    DepthPacking,
+    ImageCodec,
+    byte_buffer_of,
+    compress,
+    image_fields,
+)
 
 try:  # A ROS install's point cloud helpers; the PyPI wheels have none.
     from sensor_msgs_py.point_cloud2 import create_cloud_xyz32
@@ -21,7 +27,9 @@ except ImportError:
 
 
 def array_to_image(array_: np.ndarray, encoding: str, header: Header | None = None) -> Image:
-    """A sensor_msgs/Image holding a copy of ``array_``'s pixels.
+    """A sensor_msgs/Image holding ``array_``'s pixels: its own buffer where the array was
+    made by ``image_codec.message_array`` (the caller hands it over and must not change it
+    after), a copy otherwise.
 
     The pixels are copied once, straight from the array's buffer into the message's
     ``array('B')``; ``Image(data=array.tobytes())`` makes three copies and a list conversion is
@@ -45,7 +53,11 @@ def array_to_image(array_: np.ndarray, encoding: str, header: Header | None = No
         is_bigendian=fields.is_bigendian,
         step=fields.step,
     )
-    _attach_data(message, fields.data)
+    buffer = byte_buffer_of(array_)
+    if buffer is not None:
+        message._data = buffer  # rendered into a message buffer: taken as it is, no copy
+    else:
+        _attach_data(message, fields.data)
     if header is not None:
         message.header = header
     return message

@@ -5,14 +5,27 @@ Topics: ``/aerialdojo/task`` (TaskSpec, latched) and ``/aerialdojo/episode_event
 (EpisodeEvent, evaluator only). It enforces the action set, the budget and termination
 (Stop, collision, budget) on top of the bridge's ``/sim/reset`` and ``/sim/execute``. A bridge
 that fails or does not answer ends the attempt as an infrastructure failure, which is rerun,
-never scored against the agent; so do agents that send no action for ``agent_timeout_s``,
-and an agent reporting on ``/aerialdojo/agent_faults`` that its policy's own service failed
-(a model server). A second attempt of an episode (a rerun, or ``start_episode`` of an
+never scored against the agent; so does an agent reporting on ``/aerialdojo/agent_faults``
+that its policy's own service failed (a model server), and agents whose node is gone.
+What the agent does is its own and scored (issue 25): a refused step goes back to it with the
+reason, and more than ``refusals_allowed`` refusals in a row end the episode as
+``INVALID_ACTION``; agents that send no action for ``agent_timeout_s`` end it as
+``AGENT_TIMEOUT``. A second attempt of an episode (a rerun, or ``start_episode`` of an
 episode that ended) carries the next attempt number and supersedes the first. Invalid
 requests are answered with a reason; every request is queued and answered (``SERVICE_QOS``).
 
 In an automatic run, ``RUN_STARTED`` names the selection before the first episode, so that
 whoever scores the run can list the episodes that never started.
+
+On a robot (``operator_gate``), every attempt waits for the operator: the next episode is
+announced on ``/aerialdojo/operator/prompt`` (its starts and task), and starts when the
+operator's console calls ``/aerialdojo/operator/start``. Where the suite comes from a
+surveyed site, an attempt starts only where the bridge measured each agent within the
+site's start tolerance of its task's start; otherwise the prompt says how far off it is.
+A fault the bridge reports outside a request (``/sim/faults``: a robot's safety gate that
+stopped it while the agent thinks) ends the running attempt at once: an operator/safety
+intervention (``INTERVENTION``: counted and reported, never scored, not retried in the run;
+``aerialdojo rerun`` runs it) or an infrastructure failure.
 
 The rules are not here: the suite's benchmark protocol (``aerialdojo.protocols``) gives each
 episode a referee that plans every requested action (refusals use no budget) and applies
@@ -27,13 +40,21 @@ ground-truth facts go to the evaluator in its event's ``episode_json``.
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import rclpy
-from aerialdojo_interfaces.msg import AgentMessage, Candidate, EpisodeEvent, TaskSpec
+from aerialdojo_interfaces.msg import (
+    AgentMessage,
+    BackendFault,
+    Candidate,
+    EpisodeEvent,
+    EpisodePrompt,
+    TaskSpec,
+)
 from aerialdojo_interfaces.srv import ListEpisodes, SimExecute, SimReset, StartEpisode, Step
 from builtin_interfaces.msg import Time
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
@@ -41,9 +62,11 @@ from rclpy.client import Client
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from std_msgs.msg import Header
+from std_srvs.srv import Trigger
 
 from aerialdojo.errors import AerialDojoError, ConfigError
-from aerialdojo.geometry import Pose
+from aerialdojo.events import ENDING_NAMES
+from aerialdojo.geometry import Pose, wrap_angle
 from aerialdojo.graph import BRIDGE_NODE, NAMESPACES, UNWATCHED_TOPICS, selected_episodes
 from aerialdojo.nodes.common import (
     announce_node,
@@ -60,21 +83,21 @@ from aerialdojo.protocols.referee import (
     HandoffCandidate,
     PlannedStep,
     Referee,
+    RefusalCount,
     SimOutcome,
     StepRequest,
     TeammateMessage,
     Verdict,
 )
+from aerialdojo.robot.console import task_line
 from aerialdojo.tasks.records import suite_identity
-from aerialdojo.tasks.suite import resolve_suite
+from aerialdojo.tasks.site_record import StartTolerance
+from aerialdojo.tasks.suite import Suite, resolve_suite
 from aerialdojo.tf_tree import MAP_FRAME
 
-_TERMINAL_NAMES = {
-    EpisodeEvent.STOPPED: "stopped",
-    EpisodeEvent.COLLIDED: "collided",
-    EpisodeEvent.BUDGET_EXHAUSTED: "budget exhausted",
-    EpisodeEvent.INFRA_FAILURE: "infrastructure failure",
-}
+_TERMINAL_NAMES = {int(kind): name for kind, name in ENDING_NAMES.items()}
+#: The endings of an attempt that are not the agent's: never scored.
+_EXCLUDED = (EpisodeEvent.INFRA_FAILURE, EpisodeEvent.INTERVENTION)
 
 
 @dataclass
@@ -87,6 +110,7 @@ class _Attempt:
     index: int
     count: int
     stamp: Time
+    refusals: RefusalCount = field(default_factory=RefusalCount)
     termination: int | None = None
     finished: threading.Event = field(default_factory=threading.Event)
     #: When the agents last asked for a step or got an answer (monotonic seconds).
@@ -124,8 +148,16 @@ class TaskManager(Node):
             for episode_id in self._selection
             for agent in self._suite.episode(episode_id).agents
         }
+        site = self._suite.site if isinstance(self._suite, Suite) else None
+        #: How far a robot may be placed from its task's start (suites of a surveyed site).
+        self._start_tolerance: StartTolerance | None = site.start_tolerance if site else None
+        self._operator_gate = bool(param(self, "operator_gate"))
+        self._operator_go = threading.Event()
+        #: The episode whose attempt waits for the operator's start; None: none waits.
+        self._awaiting_operator: str | None = None
         self._sim_timeout_s = float(param(self, "sim_timeout_s"))
         self._agent_timeout_s = float(param(self, "agent_timeout_s"))
+        self._refusals_allowed = int(param(self, "refusals_allowed"))
         self._lock = threading.Lock()
         self._attempt: _Attempt | None = None
         self._attempts: dict[str, int] = {}  # attempts so far, by episode id
@@ -157,6 +189,11 @@ class TaskManager(Node):
         self.create_subscription(
             AgentMessage, "/aerialdojo/agent_faults", self._on_agent_fault, FAULTS_QOS
         )
+        self.create_subscription(BackendFault, "/sim/faults", self._on_backend_fault, FAULTS_QOS)
+        self._prompt_pub = self.create_publisher(
+            EpisodePrompt, "/aerialdojo/operator/prompt", TASK_QOS
+        )
+        self.create_service(Trigger, "/aerialdojo/operator/start", self._on_operator_start)
         self.get_logger().info(
             f"suite {self._suite.name} ({self._protocol.title}): "
             f"{len(self._selection)} episodes selected"
@@ -213,26 +250,57 @@ class TaskManager(Node):
                 after=self._last_stamp,
             )
             result, reason = self._call(self._reset_client, request)
-            if result is None or not result.success:
-                reason = reason if result is None else result.message
-                self._publish_event(
-                    _Attempt(episode, referee, attempt, index, count, Time()),
-                    EpisodeEvent.INFRA_FAILURE,
-                    message=reason,
+            refusal = reason if result is None else result.message
+            if result is not None and result.success:
+                self._last_stamp = result.stamp
+                placed = dict(zip(request.agents, map(pose_from_msg, result.poses), strict=False))
+                refusal = self._placement_refusal(referee.starts, placed)
+            if refusal:
+                if self._operator_gate:
+                    # Nothing started: the operator hears why and tries again.
+                    self._attempts[episode.episode_id] = attempt
+                    return None, refusal
+                kind = (
+                    EpisodeEvent.INTERVENTION
+                    if result is not None and result.intervention
+                    else EpisodeEvent.INFRA_FAILURE
                 )
-                return None, f"simulator reset failed: {reason}"
-            self._last_stamp = result.stamp
-            started = _Attempt(episode, referee, attempt, index, count, result.stamp)
-            self._attempt = started
-            self._publish_event(
-                started, EpisodeEvent.STARTED, episode_json=json.dumps(referee.start_record())
+                self._publish_event(
+                    _Attempt(episode, referee, attempt, index, count, Time()), kind, message=refusal
+                )
+                return None, f"the episode could not start: {refusal}"
+            started = _Attempt(
+                episode,
+                referee,
+                attempt,
+                index,
+                count,
+                result.stamp,
+                RefusalCount(self._refusals_allowed),
             )
+            self._attempt = started
+            record = referee.start_record()
+            placement = _placement_record(referee.starts, placed)
+            if placement:
+                record["placement"] = placement
+            self._publish_event(started, EpisodeEvent.STARTED, episode_json=json.dumps(record))
             self._task_pub.publish(self._task_msg(started))
             self._publish_turn(started)
             self.get_logger().info(
                 f"episode {index + 1}/{count} {episode.episode_id} started (attempt {attempt})"
             )
             return started, "started"
+
+    def _placement_refusal(self, starts: dict[str, Pose], placed: dict[str, Pose]) -> str:
+        """Why the agents the bridge placed may not start (a robot placed too far from its
+        start), or "" when they may."""
+        if self._start_tolerance is None:
+            return ""
+        refusals = [
+            self._start_tolerance.refusal(agent, starts[agent], pose)
+            for agent, pose in placed.items()
+        ]
+        return "; ".join(filter(None, refusals))
 
     def _task_msg(self, attempt: _Attempt) -> TaskSpec:
         task = self._rules.describe_task(attempt.episode, self._suite, self._settings)
@@ -269,7 +337,10 @@ class TaskManager(Node):
             response.message = str(error)
             response.steps_used = referee.steps_used
             response.steps_left = referee.steps_left
+            if request.agent in attempt.episode.agents and attempt.refusals.refused(request.agent):
+                self._end_invalid(attempt, request, str(error), response)
             return response
+        attempt.refusals.accepted(request.agent)
         response.accepted = True
         kind, reason = self._execute(attempt, request, planned)
         response.collided = kind == EpisodeEvent.COLLIDED
@@ -280,6 +351,20 @@ class TaskManager(Node):
         response.stamp = attempt.stamp
         response.message = ": ".join(filter(None, (_TERMINAL_NAMES.get(kind, ""), reason)))
         return response
+
+    def _end_invalid(
+        self, attempt: _Attempt, request: Step.Request, reason: str, response: Step.Response
+    ) -> None:
+        """The refusal after ``refusals_allowed`` in a row: the episode ends as the agent's
+        decision failure, scored (docs/protocols/: where the paper names no rule for an
+        illegal action, the episode fails with termination ``invalid_action``)."""
+        refused = attempt.refusals.in_a_row(request.agent)
+        message = f"{request.agent}: {refused} refused steps in a row; the last: {reason}"
+        self._finish(attempt, EpisodeEvent.INVALID_ACTION, request, message=message)
+        response.done = True
+        response.termination = EpisodeEvent.INVALID_ACTION
+        response.stamp = attempt.stamp
+        response.message = f"{_TERMINAL_NAMES[EpisodeEvent.INVALID_ACTION]}: {message}"
 
     def _execute(
         self, attempt: _Attempt, request: Step.Request, planned: PlannedStep
@@ -300,8 +385,13 @@ class TaskManager(Node):
             )
             if result is None or not result.success:
                 reason = reason if result is None else result.message
-                self._finish(attempt, EpisodeEvent.INFRA_FAILURE, request, message=reason)
-                return EpisodeEvent.INFRA_FAILURE, reason
+                kind = (
+                    EpisodeEvent.INTERVENTION
+                    if result is not None and result.intervention
+                    else EpisodeEvent.INFRA_FAILURE
+                )
+                self._finish(attempt, kind, request, message=reason)
+                return kind, reason
             attempt.stamp = self._last_stamp = result.stamp
             outcome = SimOutcome(
                 pose=pose_from_msg(result.pose),
@@ -330,17 +420,28 @@ class TaskManager(Node):
     def _on_agent_fault(self, fault: AgentMessage) -> None:
         """An agent could not decide for reasons outside it (its model server died or hangs):
         the running attempt of that episode ends as an infrastructure failure and is rerun."""
+        self._end_running(
+            fault.episode_id, EpisodeEvent.INFRA_FAILURE, f"{fault.sender}: {fault.text}"
+        )
+
+    def _on_backend_fault(self, fault: BackendFault) -> None:
+        """The bridge found its simulator or robot failed, or a robot stopped by its operator
+        or safety layer, outside a request: the running attempt of that episode ends."""
+        kind = EpisodeEvent.INTERVENTION if fault.intervention else EpisodeEvent.INFRA_FAILURE
+        self._end_running(fault.episode_id, kind, f"{fault.agent}: {fault.reason}")
+
+    def _end_running(self, episode_id: str, kind: int, message: str) -> None:
+        """End the running attempt of ``episode_id`` as ``kind`` (none other: a fault of an
+        attempt that ended must not end the next)."""
         with self._lock:
             attempt = self._attempt
             if (
                 attempt is None
                 or attempt.termination is not None
-                or attempt.episode.episode_id != fault.episode_id
+                or attempt.episode.episode_id != episode_id
             ):
                 return
-            self._finish(
-                attempt, EpisodeEvent.INFRA_FAILURE, None, message=f"{fault.sender}: {fault.text}"
-            )
+            self._finish(attempt, kind, None, message=message)
 
     def _publish_turn(self, attempt: _Attempt) -> None:
         """Where agents take turns, announce whose decision comes next, with the candidate
@@ -463,7 +564,11 @@ class TaskManager(Node):
                 kind=EpisodeEvent.RUN_STARTED,
                 episode_count=len(self._selection),
                 episode_json=json.dumps(
-                    {"selection": self._selection, "suite": self._suite_identity}
+                    {
+                        "selection": self._selection,
+                        "suite": self._suite_identity,
+                        "settings": self._protocol.settings_of(self._settings),
+                    }
                 ),
             )
         )
@@ -479,10 +584,15 @@ class TaskManager(Node):
         for index, episode_id in enumerate(self._selection):
             episode = self._suite.episode(episode_id)
             for attempt_number in range(max_attempts):
-                attempt, reason = self.start(episode, index=index, count=len(self._selection))
+                attempt, reason = self._start_next(episode, index)
                 if attempt is not None:
                     self._wait_for_end(attempt)
-                    if attempt.termination != EpisodeEvent.INFRA_FAILURE:
+                    if attempt.termination not in _EXCLUDED:
+                        break
+                    if attempt.termination == EpisodeEvent.INTERVENTION:
+                        # A person or the safety layer stopped the robot: flying the episode
+                        # again is the team's decision (aerialdojo rerun), not the run's.
+                        failed.append(episode_id)
                         break
                     reason = "infrastructure failure during the episode"
                 self.get_logger().warning(
@@ -493,24 +603,90 @@ class TaskManager(Node):
                 failed.append(episode_id)
         self._publish_finished(
             f"{len(self._selection) - len(failed)} of {len(self._selection)} episodes ran"
-            + (f"; infrastructure failures: {', '.join(failed)}" if failed else "")
+            + (f"; not scored: {', '.join(failed)}" if failed else "")
         )
 
+    def _start_next(self, episode: EpisodeLike, index: int) -> tuple[_Attempt | None, str]:
+        """Start the next attempt of ``episode``; on a robot, once its operator says go, as
+        often as the operator tries (each refusal, such as a robot placed off its start, is
+        announced on the prompt)."""
+        count = len(self._selection)
+        if not self._operator_gate:
+            return self.start(episode, index=index, count=count)
+        status = ""
+        while rclpy.ok():
+            # A start given while nothing waited (a second keypress) must not start this.
+            self._operator_go.clear()
+            self._awaiting_operator = episode.episode_id
+            self._prompt(episode, index, status)
+            self._operator_go.wait()
+            self._awaiting_operator = None
+            attempt, status = self.start(episode, index=index, count=count)
+            if attempt is not None:
+                return attempt, status
+        return None, "the task manager is shutting down"
+
+    def _prompt(self, episode: EpisodeLike, index: int, status: str) -> None:
+        """Announce the attempt that waits for the operator, and why the last one did not
+        start."""
+        referee = self._rules.referee(episode, self._suite, self._settings)
+        task = self._rules.describe_task(episode, self._suite, self._settings)
+        tolerance = self._start_tolerance or StartTolerance()
+        self._prompt_pub.publish(
+            EpisodePrompt(
+                header=Header(stamp=self.get_clock().now().to_msg(), frame_id=MAP_FRAME),
+                episode_id=episode.episode_id,
+                attempt=self._attempts.get(episode.episode_id, 0),
+                episode_index=index,
+                episode_count=len(self._selection),
+                agents=list(referee.starts),
+                starts=[pose_msg(pose) for pose in referee.starts.values()],
+                task=task_line(task),
+                start_tolerance_m=tolerance.position_m,
+                start_tolerance_deg=math.degrees(tolerance.yaw_rad),
+                status=status,
+            )
+        )
+
+    def _on_operator_start(
+        self, request: Trigger.Request, response: Trigger.Response
+    ) -> Trigger.Response:
+        """The operator placed the robots and engaged their gates: start the waiting
+        attempt."""
+        if not self._operator_gate:
+            response.message = "this run does not wait for an operator (operator_gate is false)"
+            return response
+        awaiting = self._awaiting_operator
+        if awaiting is None:
+            response.message = "no episode waits for the operator (one is running or starting)"
+            return response
+        self._operator_go.set()
+        response.success = True
+        response.message = f"starting {awaiting}"
+        return response
+
     def _wait_for_end(self, attempt: _Attempt) -> None:
-        """Wait until ``attempt`` ends; end it as an infrastructure failure when the agents
-        send no action for ``agent_timeout_s`` (wall time: a stalled agent stops no clock)."""
+        """Wait until ``attempt`` ends; when the agents send no action for
+        ``agent_timeout_s`` (wall time: a stalled agent stops no clock), end it as theirs
+        (``AGENT_TIMEOUT``, scored), or as an infrastructure failure where an agent's node
+        is gone from the graph (an agent that reports a fault ends the attempt at once)."""
         while not attempt.finished.wait(timeout=1.0):
-            idle_s = time.monotonic() - attempt.last_activity
-            if idle_s < self._agent_timeout_s:
-                continue
             with self._lock:
-                if attempt.termination is None:
+                idle_s = time.monotonic() - attempt.last_activity
+                if attempt.termination is not None or idle_s < self._agent_timeout_s:
+                    continue
+                silent = f"no action from the agents for {self._agent_timeout_s:g} s"
+                gone = self._agents_not_listening(set(attempt.episode.agents))
+                if gone:
+                    nodes = ", ".join(f"/{agent}" for agent in gone)
                     self._finish(
                         attempt,
                         EpisodeEvent.INFRA_FAILURE,
                         None,
-                        message=f"no action from the agents for {self._agent_timeout_s:g} s",
+                        message=f"{silent}: no agent node left in {nodes}",
                     )
+                else:
+                    self._finish(attempt, EpisodeEvent.AGENT_TIMEOUT, None, message=silent)
 
     def _wait_until_ready(self, timeout_s: float) -> list[str]:
         """Wait until the bridge, the evaluator, the agents and the awaited viewers are
@@ -539,14 +715,15 @@ class TaskManager(Node):
             missing.append(f"viewer {', '.join(viewers)} watching the task and the bridge's topics")
         return missing
 
-    def _agents_not_listening(self) -> list[str]:
-        """The agents of the selection without a node in their namespace (``/uav``, ``/ugv``)
-        subscribed to the task topic and a node there with a client of the step service.
+    def _agents_not_listening(self, agents: set[str] | None = None) -> list[str]:
+        """The agents of the selection (or of ``agents``) without a node in their namespace
+        (``/uav``, ``/ugv``) subscribed to the task topic and a node there with a client of
+        the step service.
         Other subscribers (the evaluator's recorder, a viewer) do not count: an agent that is
         not listening yet would miss its first frames. And a step request reaches this node
         only from a client it has discovered: one sent earlier is lost, and the agent would
         wait for its answer until the attempt timed out."""
-        needed = self._selection_agents
+        needed = self._selection_agents if agents is None else agents
         listening = {
             info.node_namespace.strip("/")
             for info in self.get_subscriptions_info_by_topic("/aerialdojo/task")
@@ -599,6 +776,27 @@ class TaskManager(Node):
             )
         )
         self.get_logger().info(f"run finished: {summary}")
+
+
+def _placement_record(starts: dict[str, Pose], placed: dict[str, Pose]) -> dict[str, Any]:
+    """Where the bridge measured each agent that was not at its start (a robot the operator
+    placed), for the STARTED record: the map-frame pose and its offset from the start."""
+    record = {}
+    for agent, pose in placed.items():
+        offset_m = pose.distance_to(starts[agent].position)
+        yaw_deg = math.degrees(wrap_angle(pose.yaw - starts[agent].yaw))
+        if offset_m > PLACEMENT_NOTED_M or abs(yaw_deg) > PLACEMENT_NOTED_DEG:
+            record[agent] = {
+                "pose_xyz_m_yaw_deg": [pose.x, pose.y, pose.z, math.degrees(pose.yaw)],
+                "offset_m": offset_m,
+                "yaw_offset_deg": yaw_deg,
+            }
+    return record
+
+
+#: A placement closer than this to its start is the start (a simulator's, up to rounding).
+PLACEMENT_NOTED_M = 1e-3
+PLACEMENT_NOTED_DEG = 1e-2
 
 
 def _facts_json(verdict: Verdict) -> str:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from aerialdojo.agents.vlm.transcript import IMAGES_DIR, TRANSCRIPTS_DIR
+from aerialdojo.collector import cyclic_gc_paused
 from aerialdojo.documents import LINE, RECORD, DocumentError, load_json, parse_json
 from aerialdojo.errors import ConfigError
 from aerialdojo.events import AgentRecord
@@ -97,6 +98,20 @@ def read_record(path: Path) -> EpisodeRecord:
         document = load_json(path, RECORD)
     except DocumentError as error:
         raise ConfigError(f"{error}: not a readable episode record") from None
+    return _record_of(path, document)
+
+
+def _parse_record(path: Path | str, data: bytes) -> EpisodeRecord:
+    """A record of a sharded run's own worker, read in bulk: parsed without ``load_json``'s
+    depth scan (the writer bounds it), a damaged one still refused by name."""
+    try:
+        document = json.loads(data)
+    except (ValueError, RecursionError) as error:
+        raise ConfigError(f"{path}: not a readable episode record: {error}") from None
+    return _record_of(path, document)
+
+
+def _record_of(path: Path | str, document: Any) -> EpisodeRecord:
     if not isinstance(document, dict) or document.get("format") != RECORD_FORMAT:
         raise ConfigError(f"{path}: not an episode record (format {RECORD_FORMAT} expected)")
     return EpisodeRecord(
@@ -118,10 +133,32 @@ def read_records(run_dir: Path, selection: Sequence[str]) -> list[EpisodeRecord]
     Raises:
         ConfigError: a damaged record.
     """
-    return [
-        read_record(episode_dir(run_dir, e) / RECORD_FILE)
-        for e in sorted(finished_episodes(run_dir, selection))
-    ]
+    # Opened by string path, without a stat first: for 200,000 records pathlib's joins and
+    # the separate existence check cost a third of reading them.
+    episodes = os.fspath(run_dir / EPISODES_DIR)
+    with cyclic_gc_paused():  # every record stays alive; the collector would walk them all
+        records = [
+            record
+            for episode_id in sorted(selection)
+            if (record := _read_finished(os.path.join(episodes, episode_id, RECORD_FILE)))
+        ]
+    return records
+
+
+def _read_finished(path: str) -> EpisodeRecord | None:
+    """The record at ``path``; None when the episode has not finished.
+
+    Raises:
+        ConfigError: a damaged record.
+    """
+    try:
+        with open(path, "rb") as stream:
+            data = stream.read()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None  # not finished (``finished_episodes``)
+    except OSError as error:
+        raise ConfigError(f"{path}: not a readable episode record: {error}") from error
+    return _parse_record(path, data)
 
 
 def merged_result(
@@ -131,6 +168,7 @@ def merged_result(
     radii: Sequence[float] | None,
     *,
     finished: bool,
+    settings: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """The run as one: every selected episode scored (its record), excluded (``excluded``,
     what this invocation lost) or not started; independent of which worker ran what and in
@@ -142,6 +180,8 @@ def merged_result(
         excluded: episodes this invocation lost to infrastructure failures, by id.
         radii: success radii; None for the benchmark's.
         finished: the invocation ran to its end (not interrupted).
+        settings: the protocol settings every worker graph's task manager ran under
+            (``BenchmarkProtocol.settings_of``); None: not known.
 
     Raises:
         MetricsError: records of mixed benchmarks.
@@ -156,8 +196,10 @@ def merged_result(
         nodes.update((node.node, node) for node in record.nodes)
     traces = tuple(record.trace for record in records)
     protocol = run_protocol(traces) if traces else None
+    with cyclic_gc_paused():  # a score per record, all alive until aggregated
+        metrics = protocol.score_run(traces, radii, lost) if protocol else None
     return RunResult(
-        metrics=protocol.score_run(traces, radii, lost) if protocol else None,
+        metrics=metrics,
         protocol=protocol,
         finished=finished,
         excluded=lost,
@@ -166,6 +208,7 @@ def merged_result(
         selected=tuple(selection),
         agents=tuple(agents[name] for name in sorted(agents)),
         nodes=tuple(nodes[name] for name in sorted(nodes)),
+        settings=(dict(settings),) if settings is not None else (),
     )
 
 

@@ -28,7 +28,11 @@ What CARLA-Air does that shapes this backend (docs/simulators.md has the sources
 - Actors outlive a fault: the UGV and its sensors carry the role name ``aerialdojo/ugv`` and
   every connection destroys what an earlier one left.
 - A source-built CARLA-Air reports its commit as the server version and ships its own Python
-  module; PyPI's ``carla`` does not match it.
+  module (a Python 3.10 build). LibCarla only warns about a version mismatch
+  (``client/detail/Simulator.cpp`` ``ValidateVersions``) and the server never checks the
+  client's (``CarlaServer.cpp`` ``version``); CARLA-Air v0.1.7's LibCarla is CARLA 0.9.16's, so
+  PyPI's ``carla==0.9.16`` is used with a warning and ``aerialdojo doctor`` proves the pair
+  with a round trip (spawn, tick, a sensor frame, destroy).
 
 Agents: ``uav`` is AirSim's vehicle, placed with ``simSetVehiclePose``; ``ugv`` is a CARLA
 vehicle spawned at each episode start (a spawn on an occupied spot fails, which checks the
@@ -79,7 +83,7 @@ from aerialdojo.sim.remote.connection import (
     connect_with_retries,
     fault,
 )
-from aerialdojo.sim.remote.diagnostics import ServerCamera
+from aerialdojo.sim.remote.diagnostics import ServerCamera, WorldObject
 from aerialdojo.sim.remote.frames import (
     CarlaPose,
     carla_to_map,
@@ -109,8 +113,13 @@ _LIFT_TOLERANCE_M = 0.01
 _DRIVABLE = frozenset({"Roads", "RoadLines", "Sidewalks", "Ground", "Terrain", "Sky"})
 #: Clearance the UGV keeps to an obstacle it stops at, metres.
 _STOP_SHORT_M = 0.1
-#: Traffic the launcher (CARLA-Air's auto_traffic.py) spawns: type id prefixes.
+#: Traffic the launcher (CARLA-Air's auto_traffic.py) spawns: type id prefixes, and the role
+#: name it gives its cars.
 _CARS, _WALKERS, _WALKER_AI = "vehicle.", "walker.", "controller.ai.walker"
+_LAUNCHER_ROLE = "autopilot"
+#: A UAV that ends an action farther than this from where it was sent, without a collision,
+#: was moved by something else.
+_DRIFT_TOLERANCE_M = 0.05
 _RELEASE = re.compile(r"^\d+(\.\d+)+$")
 #: A smoke test's UAV start: high above the map origin, clear of buildings.
 SMOKE_TEST_UAV_START = Pose(0.0, 0.0, 100.0, 0.0)
@@ -191,6 +200,9 @@ class CarlaAirBackend(SimulatorBackend):
         ConfigError: an agent other than uav/ugv, or a rig without cameras.
     """
 
+    #: What ``aerialdojo doctor`` says when a camera check fails.
+    camera_fix = f"UAV: {SETTINGS_FIX}; UGV: check carla_air_ugv_blueprint"
+
     @classmethod
     def from_options(cls, options: BackendOptions) -> CarlaAirBackend:
         return cls(
@@ -214,8 +226,11 @@ class CarlaAirBackend(SimulatorBackend):
         self.settings = settings
         self._ticks_per_action = max(1, math.ceil(seconds_per_action / settings.fixed_delta_s))
         self.carla_endpoint = Endpoint("CARLA", settings.host, settings.carla_port)
+        #: The server a survey names (CARLA's world).
+        self.endpoint = self.carla_endpoint
         self.airsim_endpoint = Endpoint("AirSim", settings.host, settings.airsim_port)
         self.server_build = ""
+        self._version_note = ""
         self._given_carla_client = carla_client
         self._condition = threading.Condition()
         self._client: Any = None
@@ -259,7 +274,7 @@ class CarlaAirBackend(SimulatorBackend):
             connect_carla, self.carla_endpoint, policy, (RuntimeError,)
         )
         client_version = str(client.get_client_version())
-        self._check_carla_versions(client_version, server_version)
+        self._version_note = self._check_carla_versions(client_version, server_version)
         world = self._carla("reading the world", client.get_world)
         loaded = str(world.get_map().name)
         if not loaded.rsplit("/", maxsplit=1)[-1].startswith(self.settings.map_name):
@@ -289,9 +304,17 @@ class CarlaAirBackend(SimulatorBackend):
         self.server_build = (
             f"CARLA {server_version} (client {client_version}), AirSim RPC "
             f"{self._call_airsim('reading its version', self._airsim.getServerVersion)} "
-            f"with {engine}"
+            f"with {engine}{self._version_note}"
         )
         self._original_settings = self._carla("reading settings", world.get_settings)
+        if self._original_settings.synchronous_mode:
+            # Only its client ticks a synchronous world: one that died without giving it
+            # back left CARLA-Air frozen (guide/FAQ.md). Taken over here, given back on close.
+            _log.warning(
+                "%s was left in synchronous mode by a client that is gone (a killed bridge?); "
+                "taking it over, and giving it back asynchronous on close",
+                self.carla_endpoint,
+            )
         synchronous = world.get_settings()
         synchronous.synchronous_mode = True
         synchronous.fixed_delta_seconds = self.settings.fixed_delta_s
@@ -301,25 +324,25 @@ class CarlaAirBackend(SimulatorBackend):
         self._tame_traffic()
         self._fetcher = _ImageFetcher(self._airsim_client)
 
-    def _check_carla_versions(self, client_version: str, server_version: str) -> None:
-        """A release client against a release server differing in patch level only warns
-        (LibCarla's protocol rarely changes); a source build (CARLA-Air's server reports its
-        commit, Util/BuildTools/Setup.sh) needs the Python module built with it."""
+    def _check_carla_versions(self, client_version: str, server_version: str) -> str:
+        """Warn about a client of another version, as LibCarla does (``Simulator.cpp``
+        ``ValidateVersions``: a warning, never a refusal); returns what to show of it. A
+        CARLA-Air source build reports its commit (``Util/BuildTools/Setup.sh``)."""
         if client_version == server_version:
-            return
+            return ""
         if _RELEASE.match(server_version) and _RELEASE.match(client_version):
             check_version("carla client", client_version, TESTED_CARLA_VERSION)
             check_version(
                 f"CARLA server ({self.carla_endpoint})", server_version, client_version, 3
             )
-            return
-        raise ConfigError(
-            f"{self.carla_endpoint} is build {server_version!r} but the carla client module is "
-            f"{client_version!r}: CARLA-Air's own setup replaces PyPI's carla with the module "
-            "built with its server (env_setup/carla_python_module.tar.gz); install it into the "
-            "bridge's venv with CARLA_AIR_CARLA_MODULE=<that tarball> "
-            "tools/bootstrap_backend.sh carla-air"
+            return ""
+        message = (
+            f"{self.carla_endpoint} is build {server_version!r}, the carla client "
+            f"{client_version!r}: LibCarla only warns about this; aerialdojo doctor's round "
+            "trip shows whether they work together"
         )
+        _log.warning(message)
+        return "; versions differ, LibCarla only warns (see the round trip)"
 
     def _check_airsim_settings(self) -> str:
         """The server's AirSim settings must hold the UAV rig and the external physics
@@ -392,6 +415,22 @@ class CarlaAirBackend(SimulatorBackend):
         clock."""
         actors = self._carla("listing actors", self._world.get_actors)
         keep_cars = self.settings.traffic == "synchronous"
+        launched = [
+            actor
+            for actor in actors
+            if str(actor.type_id).startswith(_CARS)
+            and actor.attributes.get("role_name") == _LAUNCHER_ROLE
+        ]
+        if keep_cars and launched:
+            raise ConfigError(
+                f"{self.carla_endpoint}: carla_air_traffic is synchronous, but {len(launched)} "
+                "cars are auto_traffic.py's (role_name 'autopilot'), which carlaAir.sh starts "
+                "beside the server: every 10 s of wall time it turns autopilot back on for "
+                "stopped cars and sends walkers to new places (go_to_location, which the "
+                "CarlaAir FAQ says crashes the server), so no two runs see the same world. "
+                "Fix: stop auto_traffic.py on the CARLA-Air host and spawn your own traffic, "
+                "or set carla_air_traffic: remove"
+            )
         for actor in actors:
             type_id = str(actor.type_id)
             if type_id.startswith((_WALKERS, _WALKER_AI)) or (
@@ -599,13 +638,26 @@ class CarlaAirBackend(SimulatorBackend):
         pose = self._uav_pose()
         if action.name == STOP:
             return MotionOutcome(pose=pose)
-        self._place_uav(target_pose(pose, action), ignore_collision=False)
+        goal = target_pose(pose, action)
+        self._place_uav(goal, ignore_collision=False)
         self._tick(self._ticks_per_action)
         stamp, name = self._uav_collision()
         collided = stamp > self._uav_collision_ns
         outcome = MotionOutcome(
             pose=self._uav_pose(), collided=collided, collision_object=name if collided else ""
         )
+        drift = outcome.pose.distance_to(goal.position)
+        if not collided and drift > _DRIFT_TOLERANCE_M:
+            # Keyboard or mouse input in the CarlaAir window starts its FPS drone control
+            # (SimWorldGameMode.cpp FDroneControlWorker: API control, arming, moveByVelocity
+            # every 0.1 s), which fights the bridge; so would another AirSim client.
+            self._drop_connection()
+            raise SimulatorFaultError(
+                f"{self.airsim_endpoint}: the {UAV} ended {drift:.2f} m from where it was sent "
+                "without a collision: something else moves it (keyboard or mouse input in the "
+                "CarlaAir window takes over the drone; restart CARLA-Air and leave its window "
+                "alone, or another AirSim client)"
+            )
         if collided:
             # The physics body stays at the blocked goal and every tick would sweep the drone
             # into the obstacle again (MultirotorPawnSimApi.cpp updateRendering): put the body
@@ -849,6 +901,134 @@ class CarlaAirBackend(SimulatorBackend):
                 depth_encoding="DepthPlanar: floats",
             )
         return cameras
+
+    # -- checks for aerialdojo doctor ----------------------------------------------------
+
+    def scene_problems(self, scene: str, objects: Sequence[str]) -> list[str]:
+        """Why ``scene`` cannot run here: it is not the run's map (CARLA-Air runs one map, and
+        the connection checks the server runs it). Targets are spawned at reset, so
+        ``objects`` need not exist beforehand."""
+        del objects
+        if scene == self.settings.map_name:
+            return []
+        return [f"{scene}: the run's map is {self.settings.map_name!r} (sim_bridge.carla_air_map)"]
+
+    def round_trip(self) -> str:
+        """Spawn the UGV's blueprint with a small camera on a free spawn point, tick until the
+        camera delivers that tick's frame, destroy both: proof that this client and server
+        work together beyond the version handshake (and that sensor data arrives, which
+        takes CARLA's streaming port besides the RPC port).
+
+        Raises:
+            SimulatorFaultError: a step failed or the frame did not come.
+        """
+        if self._world is None:
+            self._connect()
+        world = self._world
+        library = self._carla("reading blueprints", world.get_blueprint_library)
+        blueprint = library.find(self.settings.ugv_blueprint)
+        blueprint.set_attribute("role_name", f"{UGV_ROLE}/round_trip")
+        points = self._carla("reading spawn points", lambda: world.get_map().get_spawn_points())
+        vehicle = next(
+            (
+                actor
+                for point in points
+                if (
+                    actor := self._carla(
+                        "spawning", partial(world.try_spawn_actor, blueprint, point)
+                    )
+                )
+                is not None
+            ),
+            None,
+        )
+        if vehicle is None:
+            raise SimulatorFaultError(
+                f"{self.carla_endpoint}: {self.settings.ugv_blueprint} fits on none of the "
+                f"map's {len(points)} spawn points"
+            )
+        camera_blueprint = library.find("sensor.camera.rgb")
+        for name, value in (
+            ("image_size_x", 64),
+            ("image_size_y", 48),
+            ("role_name", f"{UGV_ROLE}/round_trip"),
+        ):
+            camera_blueprint.set_attribute(name, str(value))
+        frames: queue.Queue[Any] = queue.Queue()
+        camera = None
+        try:
+            camera = self._carla(
+                "spawning a camera",
+                partial(world.spawn_actor, camera_blueprint, carla.Transform(), attach_to=vehicle),
+            )
+            camera.listen(frames.put)
+            tick = self._tick(1)
+            deadline = time.monotonic() + self.settings.frame_timeout_s
+            while True:
+                try:
+                    image = frames.get(timeout=max(0.0, deadline - time.monotonic()))
+                except queue.Empty:
+                    raise SimulatorFaultError(
+                        f"{self.carla_endpoint}: the camera sent no frame of tick {tick} within "
+                        f"{self.settings.frame_timeout_s:g} s: sensor data comes over CARLA's "
+                        f"streaming port ({self.settings.carla_port + 1}); check that it is open"
+                    ) from None
+                if image.frame >= tick:
+                    break
+            location = vehicle.get_transform().location
+            return (
+                f"spawned {self.settings.ugv_blueprint} at ({location.x:.1f}, {location.y:.1f}), "
+                f"tick {tick}, camera frame {image.frame} ({image.width}x{image.height}), destroyed"
+            )
+        finally:
+            for actor in (camera, vehicle):
+                if actor is not None:
+                    self._carla("destroying", partial(_destroy, actor))
+
+    def world_objects(self, scene: str) -> list[WorldObject]:
+        """The map's environment objects (``World.get_environment_objects``: buildings,
+        poles, parked vehicles, ... with their semantic label and world bounding box), in the
+        map frame.
+
+        Raises:
+            UnknownSceneError: ``scene`` is not the run's map.
+            SimulatorFaultError: CARLA failed.
+        """
+        if scene != self.settings.map_name:
+            raise UnknownSceneError(
+                f"CARLA-Air serves the run's map {self.settings.map_name!r} only, not {scene!r}"
+            )
+        if self._world is None:
+            self._connect()
+        world = self._world
+        found = self._carla(
+            "listing environment objects",
+            lambda: world.get_environment_objects(carla.CityObjectLabel.Any),
+        )
+        objects = []
+        for item in found:
+            box = item.bounding_box
+            centre = carla_to_map(CarlaPose(box.location.x, box.location.y, box.location.z, 0.0))
+            extent = box.extent
+            objects.append(
+                WorldObject(
+                    name=str(item.name),
+                    kind=str(item.type),
+                    x=centre.x,
+                    y=centre.y,
+                    z=centre.z,
+                    size=(2.0 * extent.x, 2.0 * extent.y, 2.0 * extent.z),
+                )
+            )
+        return objects
+
+    def start_candidates(self, scene: str, altitude_m: float) -> list[Pose]:
+        """Where a survey may start episodes: above the map's lane waypoints every 50 m,
+        at ``altitude_m`` (roads are free of buildings; AGOS-Bench flies at 80 m)."""
+        if self._world is None:
+            self._connect()
+        graph = self.road_graph(spacing_m=50.0)
+        return [Pose(x, y, altitude_m, 0.0) for x, y, _z in graph.nodes]
 
     # -- map -----------------------------------------------------------------------------
 

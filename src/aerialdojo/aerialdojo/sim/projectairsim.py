@@ -1,7 +1,13 @@
 """``ProjectAirSimBackend``: AerialDojo's own simulator, ProjectAirSim, through its Python client.
 
-Needs the ``projectairsim`` client (PyPI ``projectairsim==1.1.0``), which lives in its own venv
-(``.venv-projectairsim``, tools/bootstrap_backend.sh) because it needs msgpack 1.x.
+Serves one server generation: the public server, ``iamaisim/ProjectAirSim`` 06dff61. Needs the
+``projectairsim`` client package, which lives in its own venv (``.venv-projectairsim``,
+tools/bootstrap_backend.sh) because it needs msgpack 1.x: the server's own client (version
+2023.9.15, installed from its source) or PyPI's ``projectairsim==1.1.0``. Either way the
+topic transport is this module's, written to the public server (``remote/projectairsim_wire``):
+pair1 topics, the unsubscribe frames, no build-hash probe, images decoded once when used.
+PyPI's 1.1.0 alone opens pair0 topics, calls ``/Sim/Unsubscribe`` and probes
+``/Sim/GetBuildCommitHash``, none of which the public server serves.
 
 How the benchmark's embodiment maps onto ProjectAirSim (server files named are in
 ``iamaisim/ProjectAirSim``; docs/simulators.md has the details):
@@ -36,18 +42,20 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any, TypeVar
 
 import commentjson
 import jsonschema
-import projectairsim
+import msgpack
 import pynng
 from projectairsim import Drone, ProjectAirSimClient, World
+from projectairsim.types import ProjectAirSimTopic
 from projectairsim.utils import merge_dicts
 
 from aerialdojo.actions import STOP, Action, target_pose
-from aerialdojo.errors import ConfigError, SimulatorFaultError, UnknownSceneError
+from aerialdojo.errors import AerialDojoError, ConfigError, SimulatorFaultError, UnknownSceneError
 from aerialdojo.geometry import Pose
 from aerialdojo.sim.backend import (
     BackendOptions,
@@ -63,28 +71,49 @@ from aerialdojo.sim.remote.connection import (
     connect_with_retries,
     fault,
 )
-from aerialdojo.sim.remote.diagnostics import ServerCamera, fov_of_focal_length
+from aerialdojo.sim.remote.diagnostics import (
+    CapturedPose,
+    ServerCamera,
+    WorldObject,
+    captured_pose_of_ned,
+)
 from aerialdojo.sim.remote.frames import (
     map_to_ned,
     ned_to_map,
     yaw_of_quaternion_wxyz,
     yaw_quaternion_wxyz,
 )
-from aerialdojo.sim.remote.images import depth_from_projectairsim, rgb_from_projectairsim
+from aerialdojo.sim.remote.projectairsim_wire import (
+    FRAME_MESSAGE,
+    TOPIC_LIST,
+    PackedImage,
+    read_frame,
+    subscribe_frame,
+    unsubscribe_all_frame,
+    unsubscribe_frame,
+)
 from aerialdojo.sim.remote.settings import ProjectAirSimSettings
 
 T = TypeVar("T")
 
-#: The client release this backend was written and tested against.
-TESTED_CLIENT_VERSION = "1.1.0"
+#: Client releases this backend was written and tested against: the public server's own
+#: (client/python/projectairsim/setup.py at 06dff61) and PyPI's.
+TESTED_CLIENT_VERSIONS = ("2023.9.15", "1.1.0")
+#: What the server is: the generation of its topic protocol.
+SERVER_GENERATION = "the public server's protocol (iamaisim/ProjectAirSim 06dff61: pair1 topics)"
+#: How long the topic round trip at connection may take before it is a protocol mismatch.
+TOPIC_CHECK_S = 5.0
+PROTOCOL_FIX = (
+    "run the public ProjectAirSim server (iamaisim/ProjectAirSim 06dff61, docs/simulators.md); "
+    "a server of another generation (pair0 topics, as PyPI's projectairsim 1.1.0 expects) "
+    "needs a client and a backend of its own"
+)
 SCENE_FILE_PREFIX = "scene_"
 SCENE_FILE_SUFFIX = ".jsonc"
 #: ProjectAirSim image types (``projectairsim.types.ImageType``) and their topic names.
 SCENE_IMAGE, DEPTH_PLANAR_IMAGE = 0, 1
 _TOPIC = {SCENE_IMAGE: "scene_camera", DEPTH_PLANAR_IMAGE: "depth_planar_camera"}
 LOAD_SCENE = "/Sim/LoadScene"
-#: What the server answers for a service it does not register (``service_manager.cpp``).
-NOT_SUPPORTED = "is not supported by Request-Response Service"
 #: Wall time to wait for a capture rendered at the clock's stop before running the clock on.
 _RENDER_WAIT_S = 0.5
 
@@ -98,18 +127,127 @@ class _ServerTimeoutError(RuntimeError):
 
 
 class _Client(ProjectAirSimClient):  # type: ignore[misc]
-    """The unmodified client, except how long it waits for a reply and what it does then.
+    """The client's scene, robot and request code over the public server's topic transport.
 
-    ``ProjectAirSimClient.request`` waits up to 300 s for every reply and disconnects on a
-    timeout, and ``disconnect`` unsubscribes with another request, which times out in turn:
-    against a hung server it recurses without end. This waits per request kind (a scene load,
-    a clock run, anything else) and raises instead; the backend closes the sockets itself. The
-    wire format is the client's own (``preprocess_request`` / ``postprocess_response``).
+    Requests keep the client's own framing (``preprocess_request`` /
+    ``postprocess_response``, the same in the server's own client and in PyPI's 1.1.0), but
+    wait per request kind (a scene load, a clock run, anything else) and raise on a timeout:
+    ``ProjectAirSimClient.request`` waits 300 s and then disconnects, which unsubscribes with
+    another request that times out in turn. The topic socket, its frames and its receive
+    thread are this class's (``remote/projectairsim_wire``): pair1, as the public server and
+    its own client use; subscriptions ended by frames; image messages handed on packed, to be
+    decoded once when used. A frame no peer takes within a second is an error here, not five
+    logged retries.
     """
 
     def __init__(self, settings: ProjectAirSimSettings) -> None:
         super().__init__(settings.host, settings.topics_port, settings.services_port)
         self._settings = settings
+        #: Topics whose messages the callbacks get packed (image messages).
+        self._packed: set[str] = set()
+
+    def connect(self) -> None:
+        """Dial both sockets and start the topic thread.
+
+        Raises:
+            pynng.NNGException: a socket cannot be dialled (the server is not there yet).
+        """
+        # client/python/projectairsim/src/projectairsim/client.py (06dff61): pynng.Pair1.
+        self.socket_topics = pynng.Pair1(send_timeout=1000, recv_timeout=100)
+        self.socket_services = pynng.Req0(send_timeout=1000, resend_time=-1)
+        self.request_id = self.request_id_generator()
+        host = self._settings.host
+        self.socket_topics.dial(f"tcp://{host}:{self._settings.topics_port}", block=True)
+        self.socket_services.dial(f"tcp://{host}:{self._settings.services_port}", block=True)
+        self.state = True
+        self.recv_topic_thread = threading.Thread(
+            target=self._receive, name="projectairsim-topics", daemon=True
+        )
+        self.recv_topic_thread.start()
+
+    def check_topics(self, endpoint: Endpoint) -> None:
+        """A round trip on the topic socket: subscribe to the topic list, which the server
+        answers with its last value at once (``topic_manager.cpp`` ``Subscribe``).
+
+        Raises:
+            ConfigError: no answer within ``TOPIC_CHECK_S``: the client/server protocol
+                mismatch of a server of another generation, which NNG refuses silently.
+        """
+        answered = threading.Event()
+
+        def on_topics(topic: Any, message: Any) -> None:
+            self.on_topic_info(topic, message)
+            answered.set()
+
+        try:
+            self.subscribe(TOPIC_LIST, on_topics)
+            taken = True
+        except _ServerTimeoutError:
+            taken = False  # no peer took the frame within a second: the pipe was refused
+        if not (taken and answered.wait(TOPIC_CHECK_S)):
+            raise ConfigError(
+                f"{endpoint} (topics on port {self._settings.topics_port}): "
+                + (
+                    f"no answer on the topic socket within {TOPIC_CHECK_S:g} s"
+                    if taken
+                    else "no peer on the topic socket took a frame within 1 s"
+                )
+                + " although both sockets connected: client/server protocol mismatch. "
+                "This client speaks "
+                f"{SERVER_GENERATION}; NNG refuses a peer of another protocol without an "
+                f"error. Fix: {PROTOCOL_FIX}"
+            )
+
+    def subscribe(
+        self, topic: str, callback: Callable[[Any, Any], None], reliability: float = 1.0
+    ) -> None:
+        del reliability  # every message is kept
+        self.subs.setdefault(topic, {"reliability": 1.0, "callbacks": []})["callbacks"].append(
+            callback
+        )
+        self.try_send(subscribe_frame(topic))
+
+    def subscribe_packed(self, topic: str, callback: Callable[[Any, bytes], None]) -> None:
+        """Subscribe to ``topic``, whose messages ``callback`` gets still packed."""
+        self._packed.add(topic)
+        self.subscribe(topic, callback)
+
+    def try_send(self, msg: bytes, max_retries: int = 1) -> None:
+        del max_retries  # one try: a frame no peer takes within send_timeout is an error
+        try:
+            self.socket_topics.send(msg)
+        except pynng.Timeout as error:
+            raise _ServerTimeoutError("no peer took a topic frame within 1 s") from error
+
+    def unsubscribe(self, topics: str | list[str]) -> None:
+        for topic in [topics] if isinstance(topics, str) else topics:
+            self.try_send(unsubscribe_frame(topic))
+            self.subs.pop(topic, None)
+            self._packed.discard(topic)
+
+    def unsubscribe_all(self) -> None:
+        self.try_send(unsubscribe_all_frame())
+
+    def _receive(self) -> None:
+        """The topic thread: hand each message to its subscription's callbacks."""
+        while self.state:
+            try:
+                raw = self.socket_topics.recv()
+            except pynng.Timeout:
+                continue
+            except pynng.NNGException:
+                return  # closed
+            try:
+                kind, topic, body = read_frame(raw)
+                subscription = self.subs.get(topic)
+                if kind != FRAME_MESSAGE or subscription is None:
+                    continue
+                message = body if topic in self._packed else msgpack.unpackb(body, raw=False)
+                info = self.topics.get(topic) or ProjectAirSimTopic(topic, "", "", 0)
+                for callback in list(subscription["callbacks"]):
+                    callback(info, message)
+            except (ValueError, TypeError, KeyError, msgpack.UnpackException, AerialDojoError):
+                _log.warning("dropped a topic frame that could not be read", exc_info=True)
 
     def timeout_s(self, request_data: Mapping[str, Any]) -> float:
         """How long to wait for the reply to ``request_data``."""
@@ -148,7 +286,7 @@ class _Agent:
     drone: Any
     rig: list[CameraSpec]
     pose_changed_ns: int = 0
-    frames: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
+    frames: dict[tuple[str, int], PackedImage] = field(default_factory=dict)
     infos: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
     collisions: list[dict[str, Any]] = field(default_factory=list)
 
@@ -165,6 +303,12 @@ class ProjectAirSimBackend(SimulatorBackend):
         ConfigError: no scene directory or no scenes in it, a rig without cameras, or an
             action shorter than the capture interval.
     """
+
+    #: What ``aerialdojo doctor`` says when a camera check fails.
+    camera_fix = (
+        "the bridge writes the cameras into the robot config it loads: check that the scene's "
+        "robot actor is named like the agent and that the server build supports them"
+    )
 
     @classmethod
     def from_options(cls, options: BackendOptions) -> ProjectAirSimBackend:
@@ -211,34 +355,34 @@ class ProjectAirSimBackend(SimulatorBackend):
             self._client = self._connect()
 
     def _connect(self) -> _Client:
-        check_version("projectairsim client", projectairsim.__version__, TESTED_CLIENT_VERSION)
+        client_version = version("projectairsim")
+        if client_version not in TESTED_CLIENT_VERSIONS:
+            check_version("projectairsim client", client_version, TESTED_CLIENT_VERSIONS[0])
 
         def attempt() -> _Client:
             client = _Client(self.settings)
             try:
                 client.connect()
-                self.server_build = self._probe_build(client)
             except BaseException:
                 client.close_sockets()
                 raise
-            _log.info("connected to %s, server build %s", self.endpoint, self.server_build)
             return client
 
-        return connect_with_retries(
-            attempt, self.endpoint, self.settings.policy, (pynng.NNGException, _ServerTimeoutError)
+        client = connect_with_retries(
+            attempt, self.endpoint, self.settings.policy, (pynng.NNGException,)
         )
-
-    def _probe_build(self, client: _Client) -> str:
-        """The server's build hash; the public server does not register the service
-        (``core_sim/src/simulator.cpp``), which is no fault."""
         try:
-            return str(client.get_build_commit_hash())
-        except _ServerTimeoutError:
+            client.check_topics(self.endpoint)
+        except BaseException:
+            client.close_sockets()
             raise
-        except RuntimeError as error:  # the client raises error replies as RuntimeError
-            if NOT_SUPPORTED in str(error):
-                return "unknown (the server does not serve /Sim/GetBuildCommitHash)"
-            raise fault(self.endpoint, "asking for the server build", error) from error
+        # The public server serves no build hash (/Sim/GetBuildCommitHash is not registered).
+        self.server_build = (
+            f"{SERVER_GENERATION}; topic round trip answered (client projectairsim "
+            f"{client_version})"
+        )
+        _log.info("connected to %s: %s", self.endpoint, self.server_build)
+        return client
 
     def _drop_connection(self) -> None:
         if self._client is not None:
@@ -296,14 +440,15 @@ class ProjectAirSimBackend(SimulatorBackend):
                 actors[agent]["origin"] = _origin(origins[agent])
             robot = actors[agent]["robot-config"]
             robot["physics-type"] = "non-physics"
-            _enable_root_link_collision(robot)
+            root = _root_link(robot, f"{self._scene_dir / file_name}: robot {agent!r}")
+            root.setdefault("collision", {})["enabled"] = True
             views = {spec.name for spec in rig}
             robot["sensors"] = [
                 sensor for sensor in robot.get("sensors", []) if sensor.get("id") not in views
-            ] + [self._camera_config(spec) for spec in rig]
+            ] + [self._camera_config(spec, str(root["name"])) for spec in rig]
         return config
 
-    def _camera_config(self, spec: CameraSpec) -> dict[str, Any]:
+    def _camera_config(self, spec: CameraSpec, parent_link: str) -> dict[str, Any]:
         forward, left, up = spec.offset
 
         def capture(image_type: int) -> dict[str, Any]:
@@ -322,6 +467,8 @@ class ProjectAirSimBackend(SimulatorBackend):
             "id": spec.name,
             "type": "camera",
             "enabled": True,
+            # The public server's robot schema requires it (robot_config_schema.jsonc).
+            "parent-link": parent_link,
             "capture-interval": self.settings.capture_interval_s,
             "capture-settings": [capture(SCENE_IMAGE), capture(DEPTH_PLANAR_IMAGE)],
             # Body frame FRD; yaw clockwise, so a left view (+90 CCW) is -90.
@@ -359,7 +506,7 @@ class ProjectAirSimBackend(SimulatorBackend):
             state = _Agent(drone=drone, rig=rig)
             self._agents[agent] = state
             self._subscribe(client, state)
-        self._await_subscriptions()
+        self._await_subscriptions(client)
         self._scene = scene
 
     def _subscribe(self, client: _Client, agent: _Agent) -> None:
@@ -372,16 +519,32 @@ class ProjectAirSimBackend(SimulatorBackend):
         for spec in agent.rig:
             for image_type, name in _TOPIC.items():
                 topic = agent.drone.sensors[spec.name][name]
-                callback = self._keeper(agent.frames, (spec.name, image_type))
-                self._call(f"subscribing to {topic}", partial(client.subscribe, topic, callback))
+                callback = self._image_keeper(agent, (spec.name, image_type), topic)
+                self._call(
+                    f"subscribing to {topic}", partial(client.subscribe_packed, topic, callback)
+                )
         # Subscribed last: the server answers each with its latched value, and handles one
         # connection's frames in order (topic_manager.cpp), so when every info has arrived,
         # every image subscription is in force and no capture goes unsent.
         for spec in agent.rig:
             for image_type, name in _TOPIC.items():
                 topic = agent.drone.sensors[spec.name][f"{name}_info"]
-                callback = self._keeper(agent.infos, (spec.name, image_type))
-                self._call(f"subscribing to {topic}", partial(client.subscribe, topic, callback))
+                info_keeper = self._keeper(agent.infos, (spec.name, image_type))
+                self._call(f"subscribing to {topic}", partial(client.subscribe, topic, info_keeper))
+
+    def _image_keeper(
+        self, agent: _Agent, key: tuple[str, int], topic: str
+    ) -> Callable[[Any, bytes], None]:
+        """Keeps the newest image of one view and type, still packed (called on the client's
+        topic thread, which reads only its header)."""
+
+        def keep(_topic: Any, body: bytes) -> None:
+            image = PackedImage.read(body, f"{self.endpoint}: {topic}")
+            with self._condition:
+                agent.frames[key] = image
+                self._condition.notify_all()
+
+        return keep
 
     def _keeper(
         self, store: dict[tuple[str, int], dict[str, Any]], key: tuple[str, int]
@@ -396,23 +559,37 @@ class ProjectAirSimBackend(SimulatorBackend):
 
         return keep
 
-    def _await_subscriptions(self) -> None:
+    def _await_subscriptions(self, client: _Client) -> None:
+        """Wait for every camera_info; ask again for those that do not come. The server's
+        polyamorous socket discards a message when the connection's short send queue is
+        full (NNG pair1), so one of a burst of latched answers can be lost; infos are
+        published once per load, so asking twice costs nothing."""
+        infos = {
+            (agent, spec.name, image_type): state.drone.sensors[spec.name][f"{name}_info"]
+            for agent, state in self._agents.items()
+            for spec in state.rig
+            for image_type, name in _TOPIC.items()
+        }
+
         def missing() -> list[str]:
             return [
-                f"{agent}/{spec.name} {name}_info"
-                for agent, state in self._agents.items()
-                for spec in state.rig
-                for image_type, name in _TOPIC.items()
-                if (spec.name, image_type) not in state.infos
+                topic
+                for (agent, view, image_type), topic in infos.items()
+                if (view, image_type) not in self._agents[agent].infos
             ]
 
-        absent = self._wait_for(missing, self.settings.frame_timeout_s)
-        if absent:
-            self._drop_connection()
-            raise SimulatorFaultError(
-                f"{self.endpoint}: no {absent[0]} within {self.settings.frame_timeout_s:g} s; "
-                "the scene's cameras did not load"
-            )
+        deadline = time.monotonic() + self.settings.frame_timeout_s
+        while absent := self._wait_for(missing, min(_RENDER_WAIT_S, deadline - time.monotonic())):
+            if time.monotonic() >= deadline:
+                self._drop_connection()
+                raise SimulatorFaultError(
+                    f"{self.endpoint}: no {absent[0]} within {self.settings.frame_timeout_s:g} "
+                    "s; the scene's cameras did not load"
+                )
+            for topic in absent:
+                self._call(
+                    f"subscribing to {topic}", partial(client.try_send, subscribe_frame(topic))
+                )
 
     def _wait_for(self, missing: Callable[[], list[str]], seconds: float) -> list[str]:
         """Wait up to ``seconds`` until ``missing()`` is empty; returns what is still missing."""
@@ -523,7 +700,8 @@ class ProjectAirSimBackend(SimulatorBackend):
         for agent in agents:
             state = self._agents[agent]
             for view, image_type in self._keys(state):
-                stamp = int(state.frames.get((view, image_type), {}).get("time_stamp", -1))
+                frame = state.frames.get((view, image_type))
+                stamp = -1 if frame is None else frame.time_stamp
                 if (oldest_ns is None and stamp <= state.pose_changed_ns) or (
                     oldest_ns is not None and stamp < oldest_ns
                 ):
@@ -619,10 +797,10 @@ class ProjectAirSimBackend(SimulatorBackend):
                 _check_size(message, spec, where)
             frames[spec.name] = CameraFrame(
                 spec=spec,
-                rgb=rgb_from_projectairsim(colour, f"{where} scene_camera"),
-                depth=depth_from_projectairsim(depth, f"{where} depth_planar_camera"),
+                rgb=colour.rgb(f"{where} scene_camera"),
+                depth=depth.depth(f"{where} depth_planar_camera"),
             )
-            stamp_ns = max(stamp_ns, int(colour["time_stamp"]), int(depth["time_stamp"]))
+            stamp_ns = max(stamp_ns, colour.time_stamp, depth.time_stamp)
         return Observation(
             sim_time_s=stamp_ns / 1e9,
             pose=self._ground_truth_pose(state),
@@ -630,8 +808,9 @@ class ProjectAirSimBackend(SimulatorBackend):
         )
 
     def server_cameras(self, agent: str) -> dict[str, ServerCamera]:
-        """Every view of ``agent`` as the server reports it: size and FOV from its
-        ``camera_info`` topics, encodings from the last frames.
+        """Every view of ``agent`` as the server reports it: size from its ``camera_info``
+        topics, encodings from the last frames. The FOV is not reported: ``camera_info``
+        echoes the configured one (``camera.cpp``), which cannot tell a wrong render.
 
         Raises:
             SimulatorFaultError: not connected, or no frame yet.
@@ -646,27 +825,111 @@ class ProjectAirSimBackend(SimulatorBackend):
             depth = frames.get((spec.name, DEPTH_PLANAR_IMAGE))
             if info is None or colour is None or depth is None:
                 raise SimulatorFaultError(f"{self.endpoint}: {agent}/{spec.name} sent no frame")
-            width = int(info["width"])
             cameras[spec.name] = ServerCamera(
-                width=width,
+                width=int(info["width"]),
                 height=int(info["height"]),
-                fov_deg=fov_of_focal_length(width, float(info["intrinsic_camera_matrix"][0])),
-                colour_encoding=str(colour["encoding"]),
-                depth_encoding=str(depth["encoding"]),
+                fov_deg=None,
+                colour_encoding=colour.encoding,
+                depth_encoding=depth.encoding,
             )
         return cameras
+
+    def scene_problems(self, scene: str, objects: Sequence[str]) -> list[str]:
+        """Why ``scene`` cannot run here: no scene config for it, or objects its episodes name
+        that the running Unreal level does not hold (``LoadScene`` cannot change the level, so
+        a scene config for another level would run silently in this one).
+
+        Raises:
+            SimulatorFaultError: the server failed; or no scene is loaded (``reset`` first).
+        """
+        problems = []
+        if scene not in self._scenes:
+            problems.append(
+                f"no {SCENE_FILE_PREFIX}{scene}{SCENE_FILE_SUFFIX} in {self._scene_dir}"
+            )
+        if objects:
+            if self._world is None:
+                raise SimulatorFaultError(f"{self.endpoint}: no scene loaded; reset first")
+            world = self._world
+            poses = self._call(
+                "asking for object poses", lambda: world.get_object_poses(list(objects))
+            )
+            # WorldSimApi::getObjectPose answers NaN for an actor the level does not hold.
+            absent = [
+                name
+                for name, pose in zip(objects, poses, strict=True)
+                if math.isnan(float(pose["translation"]["x"]))
+            ]
+            if absent:
+                problems.append(
+                    f"{scene}: {len(absent)} of {len(objects)} objects are not in the running "
+                    f"level ({', '.join(absent[:3])}{', ...' if len(absent) > 3 else ''})"
+                )
+        return problems
+
+    def world_objects(self, scene: str) -> list[WorldObject]:
+        """The running level's objects with their poses (``ListObjects``,
+        ``GetObjectPoses``, ``WorldSimApi.cpp``), without the scene's robots; loads ``scene``
+        first if another is loaded.
+
+        Raises:
+            UnknownSceneError: no scene config of that name.
+            SimulatorFaultError: the server failed.
+        """
+        if scene not in self._scenes:
+            raise UnknownSceneError(f"no ProjectAirSim scene {scene!r} in {self._scene_dir}")
+        if self._client is None or scene != self._scene:
+            self._load(scene)
+        world = self._world
+        names = [
+            str(name)
+            for name in self._call("listing objects", lambda: world.list_objects(".*"))
+            if str(name) not in self._agents
+        ]
+        poses = self._call("asking for object poses", lambda: world.get_object_poses(names))
+        objects = []
+        for name, pose in zip(names, poses, strict=True):
+            t = pose["translation"]
+            north, east, down = float(t["x"]), float(t["y"]), float(t["z"])
+            if not all(map(math.isfinite, (north, east, down))):
+                continue  # gone between the two calls
+            objects.append(WorldObject(name=name, kind="", x=east, y=north, z=-down))
+        return objects
+
+    def start_candidates(self, scene: str, altitude_m: float) -> list[Pose]:
+        """Where a survey may start episodes: the scene's spawn of the first agent (the
+        server tells no free space; ``altitude_m`` is unused)."""
+        del altitude_m
+        return [self.start_pose(scene, next(iter(self._rigs)))]
+
+    def captured_poses(self, agent: str) -> dict[str, CapturedPose]:
+        """Where each view's newest colour frame was captured, as the server wrote it into
+        the frame (the camera's world pose, ``UnrealCamera.cpp``), in the map frame.
+
+        Raises:
+            SimulatorFaultError: not connected, or no frame yet.
+        """
+        state = self._placed(agent)
+        with self._condition:
+            frames = dict(state.frames)
+        poses = {}
+        for spec in state.rig:
+            colour = frames.get((spec.name, SCENE_IMAGE))
+            if colour is None:
+                raise SimulatorFaultError(f"{self.endpoint}: {agent}/{spec.name} sent no frame")
+            poses[spec.name] = captured_pose_of_ned(colour.position_ned, colour.rotation_wxyz)
+        return poses
 
     def close(self) -> None:
         """Close the connection without further requests."""
         self._drop_connection()
 
 
-def _check_size(message: Mapping[str, Any], spec: CameraSpec, where: str) -> None:
-    size = (int(message["width"]), int(message["height"]))
-    if size != (spec.width, spec.height):
+def _check_size(message: PackedImage, spec: CameraSpec, where: str) -> None:
+    if (message.width, message.height) != (spec.width, spec.height):
         raise SimulatorFaultError(
-            f"{where}: the server sent {size[0]}x{size[1]} {message.get('encoding')} frames, "
-            f"the rig asks for {spec.width}x{spec.height}"
+            f"{where}: the server sent {message.width}x{message.height} {message.encoding} "
+            f"frames, the rig asks for {spec.width}x{spec.height}"
         )
 
 
@@ -676,14 +939,20 @@ def _origin(pose: Pose) -> dict[str, str]:
     return {"xyz": f"{north} {east} {down}", "rpy-deg": f"0 0 {math.degrees(yaw)}"}
 
 
-def _enable_root_link_collision(robot: dict[str, Any]) -> None:
-    """Link collision on for the robot's root link (the link no joint has as its child):
-    without it a non-physics SetPose never sweeps (``UnrealRobot.cpp``), and ProjectAirSim's
-    own non-physics robot configs turn it off."""
+def _root_link(robot: dict[str, Any], where: str) -> dict[str, Any]:
+    """The robot's root link (the link no joint has as its child): the cameras' parent, and
+    the link whose collision must be on, since without it a non-physics SetPose never sweeps
+    (``UnrealRobot.cpp``) and ProjectAirSim's own non-physics robot configs turn it off.
+
+    Raises:
+        ConfigError: the robot config has no links.
+    """
     children = {joint.get("child-link") for joint in robot.get("joints", [])}
-    for link in robot.get("links", []):
-        if link.get("name") not in children:
-            link.setdefault("collision", {})["enabled"] = True
+    roots = [link for link in robot.get("links", []) if link.get("name") not in children]
+    if not roots:
+        raise ConfigError(f"{where}: the robot config has no root link for the cameras")
+    root: dict[str, Any] = roots[0]
+    return root
 
 
 def _read_jsonc(path: Path) -> Any:

@@ -75,6 +75,10 @@ class SiteBuild:
     skipped: tuple[SkippedPair, ...]
     notes: tuple[str, ...]
 
+    def messages(self) -> list[str]:
+        """What a command says of the build besides the suite: skipped pairs and notes."""
+        return [f"skipped {pair}" for pair in self.skipped] + [f"note: {n}" for n in self.notes]
+
 
 def from_site_command(site: Path | str, out: Path | str, image_size: int) -> str:
     """The command line that builds a suite (recorded in it, so that it can be rerun)."""
@@ -275,6 +279,7 @@ def build_site_suite(
             start_tolerance=site.start_tolerance,
             free_space=site.free_space,
             embedded_scene=site.embedded_scene,
+            simulator_scene=site.simulator_scene,
         ),
     )
     save_suite(suite)

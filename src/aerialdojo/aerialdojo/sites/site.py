@@ -15,7 +15,6 @@ import hashlib
 import itertools
 import json
 import math
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -38,6 +37,7 @@ from aerialdojo.errors import ConfigError, UnknownSceneError
 from aerialdojo.geofence import XY, Geofence, circle_polygon, polygon_problems
 from aerialdojo.geometry import Pose, wrap_angle
 from aerialdojo.sim.annotations import Landmark, TargetObject
+from aerialdojo.tasks.episode import stated_distance
 from aerialdojo.tasks.site_record import (
     FREE_SPACE_EMBEDDED_SCENE,
     FREE_SPACE_MAP,
@@ -63,20 +63,6 @@ DEFAULT_GEOFENCE_MARGIN_M = 0.5
 _GROUND_BELOW_M = 1000.0
 #: Sides of the polygon that stands for a round obstacle (it contains the circle).
 _ROUND_SIDES = 16
-
-# A length in figures or words followed by a unit: descriptions say what a target looks
-# like and what it is near, never how far (the goal's landmark and direction locate it).
-_DISTANCE_IN_FIGURES = re.compile(
-    r"\b\d+(?:[.,]\d+)?\s*(?:m|km|cm|metres?|meters?|kilomet(?:re|er)s?|ft|feet|foot|yards?|yds?|"
-    r"mi|miles?)\b",
-    re.IGNORECASE,
-)
-_DISTANCE_IN_WORDS = re.compile(
-    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
-    r"thirty|forty|fifty|hundred|a few|several|a couple of)\s+"
-    r"(?:metres?|meters?|kilomet(?:re|er)s?|feet|foot|yards?|miles?)\b",
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -159,6 +145,8 @@ class Site:
         description: free text.
         family: AerialDojo-200K scene family.
         embedded_scene: the embedded scene the site is, ``""`` for a real site.
+        simulator_scene: the simulator server's scene the site is (surveyed through its API),
+            ``""`` otherwise.
         frame: how the site frame was surveyed.
         geofence: where the vehicle may fly.
         start_tolerance: how far the operator-placed start may be from a task's start.
@@ -187,6 +175,7 @@ class Site:
     obstacles: tuple[Obstacle, ...]
     pairs: tuple[tuple[str, str], ...]
     pairs_listed: bool
+    simulator_scene: str = ""
 
     @property
     def free_space(self) -> str:
@@ -197,8 +186,9 @@ class Site:
 
     @property
     def scene(self) -> str:
-        """The scene its episodes name: the embedded scene, else the site itself."""
-        return self.embedded_scene or self.name
+        """The scene its episodes name: the embedded or simulator scene, else the site
+        itself."""
+        return self.embedded_scene or self.simulator_scene or self.name
 
     def start(self, name: str) -> SiteStart:
         """The start called ``name``."""
@@ -280,12 +270,6 @@ def _xyz(values: list[float]) -> tuple[float, float, float]:
 
 def _pose(position: list[float], yaw_deg: float) -> Pose:
     return Pose(*_xyz(position), wrap_angle(math.radians(yaw_deg)))
-
-
-def description_distance(text: str) -> str | None:
-    """The first distance a description states (``about 15 m``), or None."""
-    found = _DISTANCE_IN_FIGURES.search(text) or _DISTANCE_IN_WORDS.search(text)
-    return found.group(0) if found else None
 
 
 def image_problem(path: Path) -> str | None:
@@ -408,7 +392,7 @@ class _Checker:
                 landmark = min(
                     landmarks, key=lambda mark: math.dist(mark.position[:2], position[:2])
                 )
-            distance = description_distance(raw["description"])
+            distance = stated_distance(raw["description"])
             if distance is not None:
                 self.problem(
                     f"{where}.description",
@@ -535,6 +519,7 @@ def load_site(path: str | Path, *, source: str | None = None) -> Site:
         description=document.get("description", ""),
         family=document["family"],
         embedded_scene=document.get("embedded_scene", ""),
+        simulator_scene=document.get("simulator_scene", ""),
         frame=site_frame_from_json(document["frame"]),
         geofence=fence,
         start_tolerance=start_tolerance_from_json(document.get("start_tolerance", {})),

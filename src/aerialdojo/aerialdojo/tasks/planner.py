@@ -7,20 +7,19 @@ expands cost no collision query. A node found blocked is dropped without closing
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import heapq
 import itertools
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
 from aerialdojo.actions import AERIALDOJO_ACTIONS, Action, target_pose
+from aerialdojo.collector import cyclic_gc_paused
 from aerialdojo.errors import ConfigError
 from aerialdojo.geometry import Pose
 
@@ -257,22 +256,6 @@ def _entry(table: np.ndarray, expansion: int, index: int) -> _Entry:
     return (row[0], row[1], expansion, index, row)
 
 
-@contextlib.contextmanager
-def _cyclic_gc_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector. A search allocates millions of tuples and
-    lists that hold no reference cycles (reference counting frees them), and the collector,
-    woken by every few hundred allocations, walked the search's growing node lists again
-    and again: a tenth of a generator's time or more."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
 def _lazy_astar(
     space: _SearchSpace[StateT], start: StateT, start_key: int, config: PlannerConfig
 ) -> _SearchResult[StateT]:
@@ -290,7 +273,7 @@ def _lazy_astar(
     in exactly the order they would if every successor were pushed on its own, at a
     fraction of the heap and Python work: most successors are never popped.
     """
-    with _cyclic_gc_paused():
+    with cyclic_gc_paused():
         return _search(space, start, start_key, config)
 
 

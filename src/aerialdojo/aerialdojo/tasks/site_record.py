@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass
 
 from aerialdojo.geofence import Geofence
+from aerialdojo.geometry import Pose, wrap_angle
 from aerialdojo.tasks.serialization import JsonObject, written_value
 
 #: The references were planned around the site's surveyed obstacles.
@@ -39,7 +40,7 @@ class SiteFrame:
     """How a site's ENU frame was laid out and surveyed.
 
     Attributes:
-        method: ``gnss``, ``total_station``, ``motion_capture``, ``tape`` or
+        method: ``gnss``, ``total_station``, ``motion_capture``, ``tape``, ``simulator`` or
             ``embedded_scene``.
         origin: where (0, 0, 0) is, how it is marked, and how +x was aligned with east.
         datum: the origin's WGS 84 position (GNSS surveys), else None.
@@ -66,6 +67,20 @@ class StartTolerance:
     position_m: float = DEFAULT_START_TOLERANCE_M
     yaw_rad: float = math.radians(DEFAULT_START_TOLERANCE_DEG)
 
+    def refusal(self, agent: str, asked: Pose, placed: Pose) -> str:
+        """Why a robot placed at ``placed`` may not start a task that starts at ``asked``
+        (both map frame), or "" when it may; the message says how far off it is."""
+        offset_m = placed.distance_to(asked.position)
+        yaw_deg = abs(math.degrees(wrap_angle(placed.yaw - asked.yaw)))
+        if offset_m <= self.position_m and yaw_deg <= math.degrees(self.yaw_rad):
+            return ""
+        return (
+            f"the {agent} is placed {offset_m:.2f} m and {yaw_deg:.1f} deg from its start "
+            f"({asked.x:.2f}, {asked.y:.2f}, {asked.z:.2f}, yaw "
+            f"{math.degrees(asked.yaw):.1f} deg); the site allows {self.position_m:g} m and "
+            f"{math.degrees(self.yaw_rad):g} deg"
+        )
+
 
 @dataclass(frozen=True, kw_only=True)
 class SiteRecord:
@@ -80,6 +95,8 @@ class SiteRecord:
         start_tolerance: the robot route's tolerance on the operator-placed start.
         free_space: ``FREE_SPACES``: what the references were planned in.
         embedded_scene: the embedded scene the site is, or ``""`` for a real site.
+        simulator_scene: the simulator server's scene the site is (``aerialdojo tasks
+            from-server``), or ``""``.
     """
 
     name: str
@@ -90,6 +107,12 @@ class SiteRecord:
     start_tolerance: StartTolerance
     free_space: str
     embedded_scene: str = ""
+    simulator_scene: str = ""
+
+    @property
+    def scene(self) -> str:
+        """The scene the suite's episodes name."""
+        return self.embedded_scene or self.simulator_scene or self.name
 
 
 def site_record_to_json(record: SiteRecord) -> JsonObject:
@@ -121,6 +144,8 @@ def site_record_to_json(record: SiteRecord) -> JsonObject:
     }
     if record.embedded_scene:
         document["embedded_scene"] = record.embedded_scene
+    if record.simulator_scene:
+        document["simulator_scene"] = record.simulator_scene
     return document
 
 
@@ -161,4 +186,5 @@ def site_record_from_json(data: JsonObject) -> SiteRecord:
         start_tolerance=start_tolerance_from_json(data.get("start_tolerance", {})),
         free_space=data["free_space"],
         embedded_scene=data.get("embedded_scene", ""),
+        simulator_scene=data.get("simulator_scene", ""),
     )

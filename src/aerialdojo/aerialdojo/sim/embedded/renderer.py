@@ -11,6 +11,7 @@ import numpy as np
 
 from aerialdojo.errors import CameraConfigError
 from aerialdojo.geometry import Pose, yaw_matrix
+from aerialdojo.image_codec import message_array
 from aerialdojo.sim.backend import CameraFrame, CameraSpec
 from aerialdojo.sim.embedded.raycast import CHUNK_RAYS, run_in_pool
 from aerialdojo.sim.embedded.world import PATTERN_WATER, PATTERN_WINDOWS, EmbeddedScene, Lighting
@@ -108,8 +109,9 @@ def render_views(
     frames = {
         spec.name: CameraFrame(
             spec=spec,
-            rgb=np.empty((spec.height, spec.width, 3), dtype=np.uint8),
-            depth=np.empty((spec.height, spec.width), dtype=np.float32),
+            # In buffers an image message takes as they are: no copy between here and DDS.
+            rgb=message_array((spec.height, spec.width, 3), np.uint8),
+            depth=message_array((spec.height, spec.width), np.float32),
             instance_ids=np.empty((spec.height, spec.width), dtype=np.int32)
             if with_ground_truth_ids
             else None,
@@ -150,35 +152,35 @@ def _render_chunk(
         np.broadcast_to(origin, directions.shape), directions
     )
     hit = primitive >= 0
+    # Gathered straight by primitive: the tables' last row (index -1) is a miss's.
     colour = np.take(scene.lit_colour, primitive, axis=0)
-    face = np.where(hit, primitive, 0)
-    patterned = np.flatnonzero(hit & (np.take(scene.face_pattern, face) != 0))
+    pattern = np.take(scene.pattern_or_miss, primitive)
+    patterned = np.flatnonzero(pattern)
     if len(patterned):
-        faces = face[patterned]
+        faces = primitive[patterned]
         colour[patterned] = _apply_patterns(
             colour[patterned],
-            scene.face_pattern[faces],
+            pattern[patterned],
             origin + directions[patterned] * distance[patterned, None],
             scene.face_normal[faces],
         )
     with np.errstate(over="ignore"):
-        haze = np.exp(
-            distance * constants.lengths[pixels] * np.float32(-1.0 / light.haze_distance_m)
-        )
+        haze = distance * constants.lengths[pixels]
+        haze *= np.float32(-1.0 / light.haze_distance_m)
+        np.exp(haze, out=haze)
     # Misses have colour 0 and haze 0, so blending towards the background leaves the sky.
     background = np.where(hit[:, None], haze_colour(light), constants.sky[pixels])
     colour -= background
     colour *= haze[:, None]
     colour += background
-    frame.rgb.reshape(-1, 3)[pixels] = colour.astype(np.uint8)
-    frame.depth.reshape(-1)[pixels] = np.where(hit, distance, np.float32(np.inf))
+    # Written into the frame in place; the casts are astype's.
+    np.copyto(frame.rgb.reshape(-1, 3)[pixels], colour, casting="unsafe")
+    depth = frame.depth.reshape(-1)[pixels]
+    depth.fill(np.inf)
+    np.copyto(depth, distance, where=hit)
     if frame.instance_ids is not None and frame.semantic_ids is not None:
-        frame.instance_ids.reshape(-1)[pixels] = np.where(
-            hit, np.take(scene.face_instance, face), 0
-        )
-        frame.semantic_ids.reshape(-1)[pixels] = np.where(
-            hit, np.take(scene.face_semantic, face), 0
-        )
+        np.take(scene.instance_or_miss, primitive, out=frame.instance_ids.reshape(-1)[pixels])
+        np.take(scene.semantic_or_miss, primitive, out=frame.semantic_ids.reshape(-1)[pixels])
 
 
 def _apply_patterns(

@@ -55,6 +55,9 @@ class EmbeddedScene:
             side, and a last row of zeros that a miss (primitive -1) picks: the sun is fixed,
             so Lambert shading is per face. Solids are closed and sheets (terrain, water,
             roads) face up, so no legal viewpoint sees a back face.
+        pattern_or_miss, instance_or_miss, semantic_or_miss: ``face_pattern``,
+            ``face_instance`` and ``face_semantic`` with a last 0 that a miss picks, so the
+            renderer gathers per pixel without masking misses first.
     """
 
     annotations: SceneAnnotations
@@ -68,6 +71,9 @@ class EmbeddedScene:
     lighting: Lighting
     generation_seconds: float = 0.0
     lit_colour: np.ndarray = field(init=False, repr=False)
+    pattern_or_miss: np.ndarray = field(init=False, repr=False)
+    instance_or_miss: np.ndarray = field(init=False, repr=False)
+    semantic_or_miss: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         sun = np.asarray(self.lighting.sun_direction, dtype=np.float32)
@@ -75,6 +81,9 @@ class EmbeddedScene:
         brightness = self.lighting.ambient + (1.0 - self.lighting.ambient) * lambert
         lit = self.face_colour * brightness[:, None] * np.float32(255.0)
         self.lit_colour = np.concatenate((lit, np.zeros((1, 3)))).astype(np.float32)
+        self.pattern_or_miss = np.append(self.face_pattern, 0).astype(self.face_pattern.dtype)
+        self.instance_or_miss = np.append(self.face_instance, 0).astype(np.int32)
+        self.semantic_or_miss = np.append(self.face_semantic, 0).astype(np.int32)
 
     @property
     def name(self) -> str:

@@ -1,12 +1,16 @@
 """AirSim's ``settings.json`` for the UAV of a CARLA-Air run, and what a server's settings lack.
 
 In AirSim the settings file decides what the API cannot change (``AirSimSettings.hpp``,
-``PawnSimApi.cpp``): which cameras exist (an unknown name is an RPC error), the size and FOV
-of every image type (the request carries neither), the camera mounts, and the physics
-engine. CARLA-Air's shipped file has cameras ``0`` and ``front_center`` only, Scene images at
-1280x960, and no physics engine, so a multirotor gets ``FastPhysicsEngine``, which drops a
-teleported drone under gravity between steps. The backend reads the server's settings
-(``getSettingsString``) and refuses to run on settings that do not match its rig.
+``PawnSimApi.cpp``): which cameras exist (an unknown name is an RPC error), the size of every
+image type (the request carries none), the camera's field of view, the camera mounts, and the
+physics engine. The FOV is the camera component's for every image type: CARLA-Air's
+``PIPCamera.cpp`` copies the cine camera's ``FieldOfView`` over each capture's
+(``copyCameraSettingsToSceneCapture``), and only an ``ImageType: -1`` entry sets it
+(``updateCameraSetting``); per-type ``FOV_Degrees`` are overwritten. CARLA-Air's shipped
+file has cameras ``0`` and ``front_center`` only, Scene images at 1280x960, and no physics
+engine, so a multirotor gets ``FastPhysicsEngine``, which drops a teleported drone under
+gravity between steps. The backend reads the server's settings (``getSettingsString``) and
+refuses to run on settings that do not match its rig.
 """
 
 from __future__ import annotations
@@ -23,14 +27,18 @@ SCENE, DEPTH_PLANAR = 0, 1
 EXTERNAL_PHYSICS = "ExternalPhysicsEngine"
 #: A multirotor's engine when the settings name none (AirSimSettings.hpp).
 DEFAULT_MULTIROTOR_PHYSICS = "FastPhysicsEngine"
-#: AirSim's capture defaults (``CaptureSetting`` in AirSimSettings.hpp).
-DEFAULT_SIZE, DEFAULT_FOV_DEG = (256, 144), 90.0
+#: AirSim's capture default size (``CaptureSetting`` in AirSimSettings.hpp).
+DEFAULT_SIZE = (256, 144)
+#: ``ImageType`` of the camera component's own settings (its FOV is every capture's).
+CAMERA_COMPONENT = -1
 SHIPPED_SETTINGS = "config/carla_air/settings.json"
 SETTINGS_FIX = (
     f"install {SHIPPED_SETTINGS} (written for config/carla_air.yaml; for other image sizes "
-    "write one with `aerialdojo doctor --config <run config> --airsim-settings FILE`) as "
-    "~/Documents/AirSim/settings.json on the CARLA-Air host and restart CARLA-Air "
-    "(carlaAir.sh copies its own there only when none exists)"
+    "write one with `aerialdojo doctor --config <run config> --airsim-settings FILE`) where "
+    "CARLA-Air reads it and restart CARLA-Air. It takes the first of: a -settings argument, "
+    "settings.json beside the executable (CarlaUE4/Binaries/Linux), in the launch "
+    "directory, ~/Documents/AirSim/settings.json (SimWorldGameMode.cpp GetSettingsText); "
+    "carlaAir.sh copies its own to the last only when none exists there"
 )
 _MOUNT_TOLERANCE = 1e-3
 
@@ -54,13 +62,11 @@ def settings_for_rig(rig: Sequence[CameraSpec], vehicle: str = "SimpleFlight") -
     cameras = {
         spec.name: {
             "CaptureSettings": [
-                {
-                    "ImageType": image_type,
-                    "Width": spec.width,
-                    "Height": spec.height,
-                    "FOV_Degrees": spec.fov_deg,
-                }
-                for image_type in (SCENE, DEPTH_PLANAR)
+                {"ImageType": CAMERA_COMPONENT, "FOV_Degrees": spec.fov_deg},
+                *(
+                    {"ImageType": image_type, "Width": spec.width, "Height": spec.height}
+                    for image_type in (SCENE, DEPTH_PLANAR)
+                ),
             ],
             **_mount(spec),
         }
@@ -113,16 +119,23 @@ def _camera_problems(spec: CameraSpec, camera: Mapping[str, Any]) -> list[str]:
             int(capture.get("Width", DEFAULT_SIZE[0])),
             int(capture.get("Height", DEFAULT_SIZE[1])),
         )
-        fov = float(capture.get("FOV_Degrees", DEFAULT_FOV_DEG))
         if size != (spec.width, spec.height):
             problems.append(
                 f"camera {spec.name!r} renders {label} at {size[0]}x{size[1]}, "
                 f"the rig asks for {spec.width}x{spec.height}"
             )
-        if not math.isclose(fov, spec.fov_deg, abs_tol=_MOUNT_TOLERANCE):
-            problems.append(
-                f"camera {spec.name!r} has a {label} FOV of {fov:g} deg, the rig {spec.fov_deg:g}"
-            )
+    own = captures.get(CAMERA_COMPONENT, {})
+    if "FOV_Degrees" not in own:
+        problems.append(
+            f"camera {spec.name!r} has no ImageType -1 entry with FOV_Degrees: every image "
+            "type renders with the cine camera's default FOV, not the rig's "
+            f"{spec.fov_deg:g} deg (PIPCamera.cpp overwrites per-type FOV_Degrees)"
+        )
+    elif not math.isclose(float(own["FOV_Degrees"]), spec.fov_deg, abs_tol=_MOUNT_TOLERANCE):
+        problems.append(
+            f"camera {spec.name!r} has an FOV of {float(own['FOV_Degrees']):g} deg, the rig "
+            f"{spec.fov_deg:g}"
+        )
     for key, wanted in _mount(spec).items():
         found = float(camera.get(key, 0.0))
         if not math.isclose(found, wanted, abs_tol=_MOUNT_TOLERANCE):

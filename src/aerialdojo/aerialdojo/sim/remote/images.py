@@ -1,4 +1,5 @@
-"""Image payloads of the simulators' wire formats, decoded into aerialdojo's arrays.
+"""Image payloads of AirSim's and CARLA's wire formats, decoded into aerialdojo's arrays
+(ProjectAirSim's: ``projectairsim_wire``).
 
 RGB becomes HxWx3 uint8 in RGB order; depth becomes HxW float32 metres along the optical axis
 with +inf where nothing was hit (REP-118). A payload of the wrong size or encoding means the
@@ -7,8 +8,7 @@ server answered nonsense: a ``SimulatorFaultError``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -16,12 +16,6 @@ from aerialdojo.errors import SimulatorFaultError
 
 #: CARLA's depth camera encodes 0..1000 m in 24 bits of the R, G and B channels.
 CARLA_DEPTH_RANGE_M = 1000.0
-
-#: Largest finite IEEE half float: a depth render target's saturation value.
-HALF_FLOAT_MAX = 65504.0
-
-_PROJECTAIRSIM_RGB = {"BGR": True, "bgr8": True, "RGB": False, "rgb8": False}
-_PROJECTAIRSIM_DEPTH = {"16FC1": "<f2", "32FC1": "<f4"}
 
 
 def _buffer(data: bytes | Sequence[int], what: str) -> np.ndarray:
@@ -68,52 +62,6 @@ def depth_from_floats(values: Sequence[float], width: int, height: int, what: st
         )
     # The client hands over a list of Python floats; fromiter converts it fastest.
     return np.fromiter(values, dtype=np.float32, count=len(values)).reshape(height, width)
-
-
-def rgb_from_projectairsim(message: Mapping[str, Any], what: str) -> np.ndarray:
-    """An RGB image from a ProjectAirSim image message (``scene_camera`` topic).
-
-    Raises:
-        SimulatorFaultError: unknown encoding or wrong payload size.
-    """
-    encoding = str(message.get("encoding", ""))
-    if encoding not in _PROJECTAIRSIM_RGB:
-        raise SimulatorFaultError(f"{what}: unsupported colour encoding {encoding!r}")
-    height, width = int(message["height"]), int(message["width"])
-    pixels = _shaped(_buffer(message["data"], what), (height, width, 3), what)
-    return np.ascontiguousarray(pixels[:, :, ::-1]) if _PROJECTAIRSIM_RGB[encoding] else pixels
-
-
-def depth_from_projectairsim(message: Mapping[str, Any], what: str) -> np.ndarray:
-    """Planar depth in metres from a ProjectAirSim image message (``depth_planar_camera``).
-
-    The public server sends ``32FC1`` as floats in ``data_float`` with ``data`` empty
-    (``ImagePackingAsyncTask.cpp``); other builds send 32FC1 or 16FC1 (IEEE half) as
-    little-endian bytes in ``data``. Zero, non-finite values and the half float's largest value
-    (65504, where the depth render target saturates) are read as "no hit".
-
-    Raises:
-        SimulatorFaultError: unknown encoding or wrong payload size.
-    """
-    encoding = str(message.get("encoding", ""))
-    dtype = _PROJECTAIRSIM_DEPTH.get(encoding)
-    if dtype is None:
-        raise SimulatorFaultError(f"{what}: unsupported depth encoding {encoding!r}")
-    height, width = int(message["height"]), int(message["width"])
-    floats = message.get("data_float") or []
-    if encoding == "32FC1" and len(floats) > 0:
-        depth = depth_from_floats(floats, width, height, what)
-    else:
-        raw = _buffer(message["data"], what)
-        itemsize = np.dtype(dtype).itemsize
-        if raw.size != height * width * itemsize:
-            raise SimulatorFaultError(
-                f"{what}: {raw.size} bytes for a {width}x{height} {encoding} image "
-                f"({height * width * itemsize} expected)"
-            )
-        depth = raw.view(dtype).reshape(height, width).astype(np.float32)
-    depth[(depth == 0.0) | ~np.isfinite(depth) | (depth >= HALF_FLOAT_MAX)] = np.inf
-    return depth
 
 
 def rgb_from_carla_bgra(data: bytes, width: int, height: int, what: str) -> np.ndarray:

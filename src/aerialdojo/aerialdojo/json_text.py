@@ -1,0 +1,135 @@
+"""Indented, key-sorted JSON text, byte for byte what ``json.dumps(document, sort_keys=True,
+indent=2, allow_nan=False)`` writes, faster.
+
+The standard library encodes with its C encoder only without ``indent``; with it, a Python
+generator per value wrote ``metrics.json`` of a 200,000-episode run in about a tenth of the
+merge's time. This encoder builds the same text from lists: containers of plain scalars
+(most of the document) by the C encoder with the line break and indentation as its item
+separator, other strings and numbers with the standard library's own functions
+(``encode_basestring_ascii``, ``int.__repr__``, ``float.__repr__``). Anything else (a type
+the standard library would hand to ``default``, a key that is not a string) is left to
+``json.dumps`` itself, so the result never differs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable
+from json.encoder import encode_basestring_ascii
+from typing import Any
+
+_INDENT = "  "
+
+
+class _UnsupportedError(Exception):
+    """A value this encoder leaves to ``json.dumps``."""
+
+
+def dumps_sorted_indented(document: Any) -> str:
+    """``json.dumps(document, sort_keys=True, indent=2, allow_nan=False)``.
+
+    Raises:
+        ValueError: a NaN or infinite float (as ``json.dumps`` raises).
+        TypeError: a value JSON cannot hold (as ``json.dumps`` raises).
+    """
+    parts: list[str] = []
+    try:
+        _encode(document, "\n", parts)
+    except _UnsupportedError:
+        return json.dumps(document, sort_keys=True, indent=2, allow_nan=False)
+    return "".join(parts)
+
+
+def _float(value: float) -> str:
+    if math.isfinite(value):
+        return float.__repr__(value)
+    raise ValueError(f"Out of range float values are not JSON compliant: {value!r}")
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, str):
+        return str(encode_basestring_ascii(value))
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        return _float(value)
+    raise _UnsupportedError
+
+
+#: The scalar encoders of exact built-in types, looked up before the general rules.
+_SCALARS: dict[type, Callable[[Any], str]] = {
+    str: lambda value: str(encode_basestring_ascii(value)),
+    int: int.__repr__,
+    float: _float,
+    bool: lambda value: "true" if value else "false",
+    type(None): lambda _: "null",
+}
+
+
+def _encode(value: Any, newline: str, parts: list[str]) -> None:
+    """Append ``value``'s text at the indentation ``newline`` ends with."""
+    scalar = _SCALARS.get(type(value))
+    if scalar is not None:
+        parts.append(scalar(value))
+    elif isinstance(value, dict):
+        _encode_dict(value, newline, parts)
+    elif isinstance(value, (list, tuple)):
+        _encode_list(value, newline, parts)
+    else:
+        parts.append(_scalar(value))
+
+
+def _flat(inner: str, container: dict[Any, Any] | list[Any] | tuple[Any, ...]) -> str:
+    """The items of a container of built-in scalars, one per line at ``inner``: the C
+    encoder, whose item separator may hold the line break and indentation."""
+    text = json.dumps(container, sort_keys=True, allow_nan=False, separators=("," + inner, ": "))
+    return text[1:-1]
+
+
+def _encode_dict(value: dict[Any, Any], newline: str, parts: list[str]) -> None:
+    if not value:
+        parts.append("{}")
+        return
+    if not all(type(key) is str for key in value):
+        raise _UnsupportedError  # the standard library converts and sorts such keys its own way
+    entries = ((encode_basestring_ascii(key) + ": ", item) for key, item in sorted(value.items()))
+    _encode_entries("{}", value, value.values(), entries, newline=newline, parts=parts)
+
+
+def _encode_list(value: list[Any] | tuple[Any, ...], newline: str, parts: list[str]) -> None:
+    if not value:
+        parts.append("[]")
+        return
+    entries = (("", item) for item in value)
+    _encode_entries("[]", value, value, entries, newline=newline, parts=parts)
+
+
+def _encode_entries(
+    brackets: str,
+    container: dict[Any, Any] | list[Any] | tuple[Any, ...],
+    items: Iterable[Any],
+    entries: Iterable[tuple[str, Any]],
+    *,
+    newline: str,
+    parts: list[str],
+) -> None:
+    """A non-empty container, one entry (its key's text, if any, and its value) per line."""
+    inner = newline + _INDENT
+    if all(type(item) in _SCALARS for item in items):
+        parts.append(brackets[0] + inner + _flat(inner, container) + newline + brackets[1])
+        return
+    separator = "," + inner
+    parts.append(brackets[0] + inner)
+    for index, (prefix, item) in enumerate(entries):
+        if index:
+            parts.append(separator)
+        parts.append(prefix)
+        _encode(item, inner, parts)
+    parts.append(newline + brackets[1])

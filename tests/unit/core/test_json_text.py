@@ -1,0 +1,78 @@
+"""The fast indented JSON writer writes what ``json.dumps`` writes, and refuses what it refuses."""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+import random
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+import pytest
+
+from aerialdojo.json_text import dumps_sorted_indented
+
+
+def _stdlib(document: Any) -> str:
+    return json.dumps(document, sort_keys=True, indent=2, allow_nan=False)
+
+
+class _Kind(enum.IntEnum):
+    STEP = 1
+
+
+def _random_document(rng: random.Random, depth: int = 0) -> Any:
+    scalars = [
+        lambda: rng.choice(["", "a", 'é ☃ "q" \\ \n\t', "x" * rng.randint(0, 9)]),
+        lambda: rng.randint(-(10**20), 10**20),
+        lambda: rng.uniform(-1e6, 1e6),
+        lambda: rng.choice([0.1, 1e-300, -0.0, 5e-324, 1e300, 3.0]),
+        lambda: rng.choice([True, False, None]),
+    ]
+    if depth > 3 or rng.random() < 0.4:
+        return rng.choice(scalars)()
+    if rng.random() < 0.5:
+        return [_random_document(rng, depth + 1) for _ in range(rng.randint(0, 4))]
+    return {
+        f"k{rng.randint(0, 30)}é": _random_document(rng, depth + 1)
+        for _ in range(rng.randint(0, 5))
+    }
+
+
+def test_it_writes_the_standard_librarys_bytes() -> None:
+    rng = random.Random(0)
+    for _ in range(500):
+        document = _random_document(rng)
+        assert dumps_sorted_indented(document) == _stdlib(document)
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"t": (1, 2.5, "x")},
+        OrderedDict([("b", 1), ("a", [])]),
+        {"enum": _Kind.STEP, "numpy": np.float64(0.25), "nested": {"": {}}},
+        [],
+        {},
+        "plain",
+    ],
+)
+def test_subclasses_and_empty_containers_match(document: Any) -> None:
+    assert dumps_sorted_indented(document) == _stdlib(document)
+
+
+@pytest.mark.parametrize(
+    "document", [{"x": math.nan}, [math.inf], {"x": object()}, {1: "a", "b": 2}]
+)
+def test_it_refuses_what_json_dumps_refuses(document: Any) -> None:
+    with pytest.raises(Exception) as ours:
+        dumps_sorted_indented(document)
+    with pytest.raises(Exception) as theirs:
+        _stdlib(document)
+    assert type(ours.value) is type(theirs.value)
+
+
+def test_integer_keys_are_left_to_json_dumps() -> None:
+    assert dumps_sorted_indented({2: "b", 1: "a"}) == _stdlib({2: "b", 1: "a"})
