@@ -105,7 +105,8 @@ def test_an_intervention_is_counted_and_reported_apart_never_scored_and_rerun(
     assert not result.complete
     assert result.accounting == (
         "3 episode(s) selected: 1 scored, 1 excluded as infrastructure failures, "
-        "1 excluded as operator/safety interventions, 0 not started"
+        "1 excluded as operator/safety interventions, 0 not started; "
+        "the scored ones ended: stopped 1"
     )
     run_dir = tmp_path / "r1"
     write_run(run_dir, result)
