@@ -1,7 +1,7 @@
 """Fuzzed trajectory logs (metrics JSONL: ``aerialdojo metrics --log``), scored as
 ``score_trajectory_log`` scores them: scores, or a ``TrajectoryLogError`` / ``MetricsError``
-naming the file, and nothing written. Seed: a log of three episodes (stopped, collided,
-budget exhausted) and an excluded attempt, as ``write_trajectory_log`` writes it; each case
+naming the file, and nothing written. Seed: a log of three episodes folded from events as the
+evaluator folds them (stopped, collided, budget exhausted) and an excluded attempt; each case
 replaces or deletes values in its records, drops or repeats lines, splices its text, or is
 bytes."""
 
@@ -13,53 +13,32 @@ from pathlib import Path
 from typing import Any
 
 from conftest import files_under, mutated, outcome, spliced
+from eventstream import straight_episode
 from hypothesis import given
 from hypothesis import strategies as st
 
+from aerialdojo.events import EpisodeAssembler, EventKind
 from aerialdojo.metrics.aggregate import ExcludedEpisode
 from aerialdojo.metrics.jsonl import write_trajectory_log
-from aerialdojo.metrics.trace import EpisodeTrace
+from aerialdojo.protocols import trace_builder
 from aerialdojo.report.run import RunResult, score_trajectory_log
 
 
-def _trace(episode_id: str, **fields: Any) -> EpisodeTrace:
-    base: dict[str, Any] = {
-        "episode_id": episode_id,
-        "benchmark": "aerialdojo",
-        "scene": "Mall_0",
-        "family": "urban",
-        "setting": "base",
-        "split": "test",
-        "positions": ((10.0, 0.0, 10.0), (5.0, 0.0, 10.0), (1.0, 0.0, 10.0)),
-        "stop_called": True,
-        "collided": False,
-        "collision_step": None,
-        "steps_used": 3,
-        "action_budget": 90,
-        "target": (0.0, 0.0, 10.0),
-        "reference_length_m": 12.0,
-        "termination": "stopped",
-    }
-    return EpisodeTrace(**{**base, **fields})
-
-
 def _seed_lines(scratch: Path) -> list[Any]:
+    """The records of a log written from three episodes as the evaluator folds them
+    (stopped, collided, budget exhausted) and an excluded attempt."""
+    assembler = EpisodeAssembler(trace_builder)
+    for episode in (
+        straight_episode("a", EventKind.STOPPED, [5, 9]),
+        straight_episode("b", EventKind.COLLIDED, [3, 4]),
+        straight_episode("c", EventKind.BUDGET_EXHAUSTED, [2, 7, 11]),
+    ):
+        for e in episode:
+            assembler.add(e)
+    assert len(assembler.traces) == 3
     path = scratch / "seed.jsonl"
-    write_trajectory_log(
-        path,
-        [
-            _trace("a"),
-            _trace(
-                "b",
-                stop_called=False,
-                collided=True,
-                collision_step=2,
-                termination="collided",
-            ),
-            _trace("c", stop_called=False, steps_used=90, termination="budget_exhausted"),
-        ],
-        [ExcludedEpisode(episode_id="d", attempt=2, reason="renderer crashed")],
-    )
+    excluded = [ExcludedEpisode(episode_id="d", attempt=2, reason="renderer crashed")]
+    write_trajectory_log(path, assembler.traces, excluded)
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
