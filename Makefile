@@ -33,8 +33,9 @@ test: backends robot-msgs
 
 # Nightly-style fuzzing of every input surface: 1,000 new cases per test (tests/fuzz; make
 # test runs the same tests at 200 fixed cases each). A failure prints the case to replay.
+# About 10 min, most of it the service requests over real DDS: past the suite's 600 s limit.
 fuzz: bootstrap
-	@AERIALDOJO_FUZZ_PROFILE=nightly tools/run.sh python -m pytest tests/fuzz --durations=10 $(TEST_ARGS)
+	@AERIALDOJO_FUZZ_PROFILE=nightly tools/run.sh python -m pytest tests/fuzz --timeout=3600 --durations=10 $(TEST_ARGS)
 
 # The pins resolve on every Python the README names (pip dry runs against PyPI).
 check-pythons: bootstrap
