@@ -30,6 +30,7 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from aerialdojo.dds import transport_environment
+from aerialdojo.errors import ConfigError
 from aerialdojo.graph import (
     PACKAGE,
     claim_run_dir,
@@ -39,7 +40,13 @@ from aerialdojo.graph import (
     parse_overrides,
     run_dir_of,
     run_specs,
+    write_run_config,
 )
+from aerialdojo.runner import shm_segments, start_segment_cleaner
+
+#: Seconds launch waits, once it has stopped the evaluator with SIGINT, before SIGTERM, and
+#: then before SIGKILL (``ExecuteProcess``'s sigterm_timeout and sigkill_timeout).
+EVALUATOR_STOP_TIMEOUTS = {"sigterm_timeout": "120", "sigkill_timeout": "10"}
 
 SHARE = Path(get_package_share_directory(PACKAGE))
 #: The checkout (or image workdir) holding backend venvs: install/aerialdojo/share/aerialdojo
@@ -56,12 +63,17 @@ def _nodes(context: LaunchContext) -> list:
         if is_override(f"{name}={value}")
     ]
 
+    try:
+        episode_count = int(episodes) if episodes else None
+    except ValueError:
+        raise ConfigError(f"launch arguments: episodes:={episodes} is not a whole number") from None
+
     def specs_of(run_id: str) -> list:
         return run_specs(
             Path(LaunchConfiguration("config").perform(context)),
             run_id=run_id,
             output_dir=LaunchConfiguration("output_dir").perform(context) or None,
-            episodes=int(episodes) if episodes else None,
+            episodes=episode_count,
             source="launch arguments",
             overrides=parse_overrides(overrides, source="launch arguments"),
         )
@@ -72,7 +84,17 @@ def _nodes(context: LaunchContext) -> list:
     claimed = claim_run_dir(run_dir_of(specs), named=f"run_id:={chosen}" if chosen else None)
     if claimed != run_dir_of(specs).name:
         specs = specs_of(claimed)
-    actions = []
+    # The run's config as the nodes run it, as aerialdojo eval saves it: aerialdojo rerun reads it.
+    arguments = " ".join(
+        f"{name}:={value}" for name, value in context.launch_configurations.items()
+    )
+    write_run_config(run_dir_of(specs), specs, f"ros2 launch aerialdojo eval.launch.py {arguments}")
+    # Whatever ends the launch (a Ctrl-C, a kill), the shared memory of its dead nodes goes:
+    # aerialdojo eval's clean-up, by a process that outlives the launch.
+    segments_before = shm_segments()
+    actions: list = [
+        OpaqueFunction(function=lambda _context: start_segment_cleaner(segments_before))
+    ]
     for spec in specs:
         interpreter = node_interpreter(spec, SOURCE_ROOT)
         node = Node(
@@ -84,6 +106,9 @@ def _nodes(context: LaunchContext) -> list:
             parameters=[spec.parameters],
             output="screen",
             emulate_tty=True,
+            # The evaluator closes the bag and writes the report when stopped: launch's
+            # default 5 s before SIGTERM and 5 more before SIGKILL can cut that short.
+            **(EVALUATOR_STOP_TIMEOUTS if spec.name == "evaluator" else {}),
         )
         actions.append(node)
         if spec.name == "evaluator":

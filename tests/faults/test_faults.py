@@ -162,6 +162,13 @@ def test_ctrl_c_leaves_a_rerunnable_run_and_the_rerun_completes_it(tmp_path: Pat
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     combined = _status(tmp_path / "runs" / "stopped-rerun" / "combined")
     assert combined["complete"] and sorted(combined["scored"]) == sorted(status["selected"])
+    # Issue 29, item 6: a second rerun reran everything again (and would pay a model
+    # twice); the run's own status now says it is complete, and nothing runs.
+    assert _status(run_dir)["complete"] and _status(run_dir)["reruns"] == ["stopped-rerun"]
+    again = _aerialdojo("rerun", run_dir, runs=tmp_path / "runs")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "complete, every selected episode was scored; nothing to rerun" in again.stdout
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["stopped", "stopped-rerun"]
 
 
 def test_a_killed_evaluator_still_leaves_a_report_and_a_rerun(tmp_path: Path) -> None:

@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import yaml
 
 from aerialdojo.errors import AerialDojoError, ConfigError, MetricsError, TaskFileError
 from aerialdojo.run_contract import (
@@ -20,6 +19,7 @@ from aerialdojo.run_contract import (
     EXIT_INTERRUPTED,
     EXIT_USAGE,
     RUN_CONFIG,
+    run_id_problem,
 )
 
 if TYPE_CHECKING:
@@ -49,6 +49,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except OSError as error:
+        # A full disk or a vanished directory while writing: said plainly, no traceback.
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"aerialdojo: error: {where}{error.strerror or error}", file=sys.stderr)
+        return EXIT_FAILED
 
 
 class _DefaultsShown(argparse.HelpFormatter):
@@ -443,6 +448,12 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         problems.append(f"--timeout {args.timeout:g}: must be more than 0 seconds")
     if args.live and not 0 <= args.live_port <= 65535:
         problems.append(f"--live-port {args.live_port}: not a TCP port")
+    if args.episodes is not None and args.episodes < 1:
+        problems.append(
+            f"--episodes {args.episodes}: must be at least 1 (leave it out to run every "
+            "selected episode)"
+        )
+        args.episodes = None  # the rest is checked as if it were left out
     sharded = args.workers is not None or bool(args.ray_address)
     if sharded and args.live:
         problems.append("--live watches one graph; a sharded run has one per worker")
@@ -457,13 +468,18 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             overrides=overrides,
         )
 
-    run_id = args.run_id or default_run_id()
+    # A run id is one directory name: a bad one is named, and nothing is made of it.
+    bad_run_id = args.run_id is not None and run_id_problem(args.run_id)
+    if bad_run_id:
+        problems.append(f"--run-id {args.run_id!r}: {bad_run_id}")
+    chosen = args.run_id is not None and not bad_run_id
+    run_id = args.run_id if chosen else default_run_id()
     try:
         specs = specs_of(run_id)
     except ConfigError as error:
         problems += error.problems
-        if args.output is not None:
-            problems += _run_dir_problems(args.output / run_id, reused=args.run_id is not None)
+        if args.output is not None and not bad_run_id:
+            problems += _run_dir_problems(args.output / run_id, reused=chosen)
     else:
         problems += _policy_problems(specs, config)
         problems += _domain_problems(specs)
@@ -474,8 +490,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             )
         # A sharded run's directory is where the same command resumes it (scale.run refuses
         # one that holds another run).
-        if not sharded:
-            problems += _run_dir_problems(run_dir_of(specs), reused=args.run_id is not None)
+        if not sharded and not bad_run_id:
+            problems += _run_dir_problems(run_dir_of(specs), reused=chosen)
     if problems:
         raise ConfigError(*problems)
     if sharded:
@@ -554,58 +570,58 @@ def _run_dir_problems(run_dir: Path, *, reused: bool) -> list[str]:
 
 
 def _cmd_rerun(args: argparse.Namespace) -> int:
-    from aerialdojo.graph import run_specs  # noqa: PLC0415
-    from aerialdojo.report.run import STATUS_JSON  # noqa: PLC0415
+    from aerialdojo.graph import claim_run_dir, run_specs  # noqa: PLC0415
+    from aerialdojo.report.run import STATUS_JSON, read_run_status  # noqa: PLC0415
+    from aerialdojo.scale.run import run_selection  # noqa: PLC0415
 
-    status_file = args.run_dir / STATUS_JSON
-    config_file = args.run_dir / RUN_CONFIG
+    run_dir: Path = args.run_dir
+    status_file = run_dir / STATUS_JSON
+    config_file = run_dir / RUN_CONFIG
     for needed in (status_file, config_file):
         if not needed.is_file():
-            raise ConfigError(f"{args.run_dir} is not a run directory: no {needed.name}")
-    if (args.run_dir / "sharding.json").is_file():
+            raise ConfigError(f"{run_dir} is not a run directory: no {needed.name}")
+    if (run_dir / "sharding.json").is_file():
         from aerialdojo.scale.run import resume_sharded  # noqa: PLC0415
 
-        return resume_sharded(args.run_dir, dry_run=args.dry_run, timeout_s=args.timeout)
-    status = _read_status(status_file)
-    missing = [e["episode_id"] for e in status["excluded"]] + list(status["not_started"])
-    if not missing:
-        print(f"{args.run_dir}: complete, every selected episode was scored; nothing to rerun")
+        return resume_sharded(run_dir, dry_run=args.dry_run, timeout_s=args.timeout)
+    status = read_run_status(status_file)
+    if status.complete:
+        print(f"{run_dir}: complete, every selected episode was scored; nothing to rerun")
         return 0
+    # A run whose record names no selection (its evaluator recorded nothing) is rerun whole:
+    # the selection comes from the config it ran.
+    selection = list(status.selected) or run_selection(
+        run_specs(config_file, run_id=run_dir.name, output_dir=str(run_dir.parent))
+    )
+    missing = [episode_id for episode_id in selection if episode_id not in status.scored]
+    if not missing:
+        raise ConfigError(
+            f"{status_file}: not complete, yet every selected episode is scored; score the run "
+            f"again with `aerialdojo evaluate-bag {run_dir / 'bag'} --out {run_dir}`"
+        )
     print(f"rerunning {len(missing)} episode(s): {', '.join(missing)}")
     if args.dry_run:
         return 0
-    run_id = _free_run_id(args.run_dir.parent, f"{args.run_dir.name}-rerun")
+    rerun_id = claim_run_dir(run_dir.parent / f"{run_dir.name}-rerun", named=None)
     specs = run_specs(
-        config_file, run_id=run_id, output_dir=str(args.run_dir.parent), episode_ids=missing
+        config_file, run_id=rerun_id, output_dir=str(run_dir.parent), episode_ids=missing
     )
     problems = _domain_problems(specs)
     if problems:
         raise ConfigError(*problems)
-    code = _run_graph(specs, args.timeout)
-    bags = [directory / "bag" for directory in (args.run_dir, args.run_dir.parent / run_id)]
-    if code == EXIT_INTERRUPTED or not all(bag.exists() for bag in bags):
+    code = _run_graph(specs, args.timeout, origin=f"aerialdojo rerun {run_dir}")
+    reruns = [*status.reruns, rerun_id]
+    bags = [run_dir / "bag", *(run_dir.parent / rerun / "bag" for rerun in reruns)]
+    if not all(bag.exists() for bag in bags):
         return code
-    # The run and its rerun scored as one: the rerun's attempts supersede the lost ones.
-    combined = args.run_dir.parent / run_id / "combined"
-    print(f"the whole run, {args.run_dir.name} with this rerun: {combined}")
-    return _score_bags(bags, _radii_of(specs), combined)
-
-
-def _read_status(path: Path) -> dict[str, Any]:
-    try:
-        status: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        return status
-    except (OSError, ValueError) as error:
-        raise ConfigError(f"{path}: not a readable run status: {error}") from error
-
-
-def _free_run_id(output_dir: Path, base: str) -> str:
-    """``base``, or ``base-2``, ``base-3``... whichever names no existing run directory."""
-    run_id, number = base, 1
-    while (output_dir / run_id).exists():
-        number += 1
-        run_id = f"{base}-{number}"
-    return run_id
+    # The run and its reruns scored as one, whatever ended this one (an interrupted rerun's
+    # scored episodes are kept, never run and paid for again): later attempts supersede the
+    # lost ones, and the run's own status says what became of every episode, so a second
+    # rerun runs only what is still missing.
+    combined = run_dir.parent / rerun_id / "combined"
+    print(f"the whole run, {run_dir.name} with its rerun(s) {', '.join(reruns)}: {combined}")
+    scored = _score_bags(bags, _radii_of(specs), combined, status_of=run_dir, reruns=reruns)
+    return EXIT_INTERRUPTED if code == EXIT_INTERRUPTED else scored
 
 
 def _radii_of(specs: list[NodeSpec]) -> list[float] | None:
@@ -614,16 +630,38 @@ def _radii_of(specs: list[NodeSpec]) -> list[float] | None:
     return [float(radius) for radius in radii] or None  # type: ignore[union-attr]
 
 
-def _score_bags(bags: list[Path], radii: list[float] | None, out: Path | None) -> int:
+def _score_bags(
+    bags: list[Path],
+    radii: list[float] | None,
+    out: Path | None,
+    *,
+    status_of: Path | None = None,
+    reruns: Sequence[str] = (),
+) -> int:
     """Score bags as one run (``evaluate-bag``); print it; the exit status says whether every
-    selected episode was scored."""
+    selected episode was scored.
+
+    Args:
+        bags: the bags, a run's first, then its reruns'.
+        radii: success radii; None: the benchmark's.
+        out: where the report goes, if anywhere.
+        status_of: a run directory whose ``run_status.json`` becomes this accounting, with
+            ``reruns`` (the rerun directories whose bags it takes in) recorded there.
+        reruns: see ``status_of``.
+    """
     from aerialdojo.bags.replay import assemble_bags  # noqa: PLC0415
-    from aerialdojo.report.run import score_assembled, write_run  # noqa: PLC0415
+    from aerialdojo.report.run import (  # noqa: PLC0415
+        score_assembled,
+        update_run_status,
+        write_run,
+    )
 
     replayed = assemble_bags(bags)
     result = score_assembled(replayed.assembler, radii, replayed.warnings)
     if out is not None:
-        write_run(out, result)
+        write_run(out, result, bag_digests=replayed.digests if len(bags) == 1 else None)
+    if status_of is not None:
+        update_run_status(status_of, result, reruns)
     print(result.summary_table)
     print(result.accounting)
     if result.metrics is None:
@@ -637,7 +675,7 @@ def _run_graph(
     """Run the graph of ``specs`` to its report; ``origin`` (the config and its command-line
     overrides) heads the run's saved config.yaml."""
     from aerialdojo.eval_progress import EvalProgress, console_for_progress  # noqa: PLC0415
-    from aerialdojo.graph import config_of, run_dir_of  # noqa: PLC0415
+    from aerialdojo.graph import run_dir_of, write_run_config  # noqa: PLC0415
     from aerialdojo.nodes.progress_monitor import ProgressMonitor  # noqa: PLC0415
     from aerialdojo.runner import (  # noqa: PLC0415
         log_tail,
@@ -652,20 +690,9 @@ def _run_graph(
     if live_port is not None:
         _await_live_view(specs)
     run_dir = run_dir_of(specs)
-    try:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        header = (
-            f"# aerialdojo eval: {origin}; every parameter as the nodes ran\n" if origin else ""
-        )
-        (run_dir / RUN_CONFIG).write_text(
-            header + yaml.safe_dump(config_of(specs), sort_keys=False), encoding="utf-8"
-        )
-    except OSError as error:
-        raise ConfigError(
-            f"evaluator.output_dir: cannot create the run directory {run_dir}: "
-            f"{error.strerror or error}"
-        ) from error
+    write_run_config(run_dir, specs, f"aerialdojo eval: {origin}" if origin else "")
     console = console_for_progress()
+    _warn_of_disk_space(specs, run_dir, console)
     # Held until the nodes have stopped: no other run on the host takes the domain meanwhile.
     with run_domain(os.environ) as domain:
         # Set before the monitor joins the graph: it must listen in the nodes' domain.
@@ -710,11 +737,32 @@ def _run_graph(
     return EXIT_INTERRUPTED if interrupted else code
 
 
+def _warn_of_disk_space(specs: list[NodeSpec], run_dir: Path, console: Console) -> None:
+    """Say at the start when the run's disk looks too small for its bag: a full disk ends the
+    run (its report kept, the rest left to ``aerialdojo rerun``), better known before."""
+    from aerialdojo.graph import estimated_bag_bytes  # noqa: PLC0415
+    from aerialdojo.scale.run import run_selection  # noqa: PLC0415
+
+    expected = estimated_bag_bytes(specs, len(run_selection(specs)))
+    free = shutil.disk_usage(run_dir).free
+    if free < expected:
+        console.print(
+            f"[yellow]warning[/]: {run_dir} has {free / 1e6:.1f} MB free; this run's bag may "
+            f"take about {expected / 1e6:.0f} MB. A full disk ends the run with the report of "
+            "what ended, and `aerialdojo rerun` runs the rest once there is room."
+        )
+
+
 def _report_of(run_dir: Path, radii: list[float] | None, console: Console) -> int:
     """Print the report of a run that ended; score its bag where the evaluator wrote none (it
     died). The exit status says whether every selected episode was scored."""
     from aerialdojo.errors import BagError  # noqa: PLC0415
-    from aerialdojo.report.run import NOTES_FILE, REPORT_MD, STATUS_JSON  # noqa: PLC0415
+    from aerialdojo.report.run import (  # noqa: PLC0415
+        NOTES_FILE,
+        REPORT_MD,
+        STATUS_JSON,
+        read_run_status,
+    )
 
     if not (run_dir / STATUS_JSON).exists():
         if not (run_dir / "bag").exists():
@@ -726,14 +774,16 @@ def _report_of(run_dir: Path, radii: list[float] | None, console: Console) -> in
         except (BagError, MetricsError) as error:
             console.print(f"[red]no report[/]: {error}")
             return EXIT_FAILED
+        except OSError as error:
+            console.print(f"[red]no report[/]: cannot write it: {error.strerror or error}")
+            return EXIT_FAILED
     report = run_dir / REPORT_MD
     if report.exists():
         print(_summary_section(report.read_text()))
     notes = run_dir / NOTES_FILE
     print(notes.read_text() if notes.exists() else "", end="")
     print(f"report: {report}\nbag: {run_dir / 'bag'}")
-    status = _read_status(run_dir / STATUS_JSON)
-    if status["complete"]:
+    if read_run_status(run_dir / STATUS_JSON).complete:
         return 0
     console.print(f"[yellow]run incomplete[/]: `aerialdojo rerun {run_dir}` runs the rest")
     return EXIT_INCOMPLETE
@@ -783,6 +833,7 @@ def _cmd_evaluate_bag(args: argparse.Namespace) -> int:
     from aerialdojo.report.run import rescoring_lines, score_assembled, write_run  # noqa: PLC0415
 
     records = None
+    digests: dict[str, dict[str, Any]] = {}
     if args.task_file is not None:
         records = _task_file_records(args.task_file)
     if args.map is not None:
@@ -803,12 +854,20 @@ def _cmd_evaluate_bag(args: argparse.Namespace) -> int:
             )
         replayed = assemble_bags(args.bags, records, track)
         assembler, warnings = replayed.assembler, replayed.warnings
+        if len(args.bags) == 1:
+            digests = replayed.digests
     result = score_assembled(assembler, args.radius, warnings)
     if args.out is not None:
         # A live run's transcripts sit beside its bag: account them the same way (one run:
         # the bags of a run and its rerun hold two transcript directories).
         transcripts = args.bags[0].parent / TRANSCRIPTS_DIR if len(args.bags) == 1 else None
-        write_run(args.out, result, transcripts_dir=transcripts, suite=args.task_file)
+        write_run(
+            args.out,
+            result,
+            transcripts_dir=transcripts,
+            suite=args.task_file,
+            bag_digests=digests,
+        )
     print(result.summary_table)
     print(result.accounting)
     for line in rescoring_lines(result, args.bags):

@@ -14,7 +14,6 @@ benchmark: it sits below the registry (``docs/architecture.md``, "Layers").
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -23,6 +22,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from aerialdojo.actions import STOP
+from aerialdojo.documents import RECORD, DocumentError, parse_json
 from aerialdojo.errors import MetricsError
 from aerialdojo.geometry import Pose
 from aerialdojo.metrics.aggregate import CAUSE_INFRASTRUCTURE, CAUSE_INTERVENTION
@@ -281,6 +281,8 @@ class EpisodeAssembler:
         track: where positions come from instead of the events' poses, if given.
         agents: who acted for each agent (``add_agent_info``), by agent name.
         nodes: what each node runs on (``add_node_info``), by node name.
+        gaps: why events are missing, once per ``gap`` (a damaged chunk of a bag, events the
+            recorder lost).
     """
 
     trace_builder: Callable[[str], TraceBuilderFactory]
@@ -295,6 +297,7 @@ class EpisodeAssembler:
     run_summary: str | None = None
     agents: dict[str, AgentRecord] = field(default_factory=dict)
     nodes: dict[str, NodeRecord] = field(default_factory=dict)
+    gaps: list[str] = field(default_factory=list)
     _open: _OpenEpisode | None = None
     _outcomes: dict[str, tuple[int, EpisodeTrace | InfraFailure]] = field(default_factory=dict)
 
@@ -359,8 +362,11 @@ class EpisodeAssembler:
             self.run_summary = event.message
             return None
         if kind is EventKind.RUN_STARTED:
-            started = json.loads(event.episode_json)
-            self.selection += [e for e in started["selection"] if e not in self.selection]
+            started = _event_json(event, "RUN_STARTED")
+            selection = started.get("selection")
+            if not isinstance(selection, list) or not all(isinstance(e, str) for e in selection):
+                raise MetricsError("RUN_STARTED: its selection is not a list of episode ids")
+            self.selection += [e for e in selection if e not in self.selection]
             suite = started.get("suite")
             if suite is not None and suite not in self.suites:
                 self.suites.append(suite)
@@ -390,6 +396,19 @@ class EpisodeAssembler:
             return None
         current = self._open
         if current is None or current.record["episode_id"] != event.episode_id:
+            outcome = self._outcomes.get(event.episode_id)
+            if (
+                outcome is not None
+                and outcome[0] == event.attempt
+                and isinstance(outcome[1], InfraFailure)
+            ):
+                # The rest of an attempt already excluded (its recorder lost some of its
+                # events): nothing of it is scored.
+                return None
+        if (current is None or current.record["episode_id"] != event.episode_id) and self.gaps:
+            self._orphan(event)
+            return None
+        if current is None or current.record["episode_id"] != event.episode_id:
             raise MetricsError(
                 f"event {kind.name} of episode {event.episode_id!r} step {event.step} "
                 "arrived without its STARTED event"
@@ -417,6 +436,25 @@ class EpisodeAssembler:
         self._outcomes[trace.episode_id] = (current.attempt, trace)
         return trace
 
+    def gap(self, reason: str) -> None:
+        """Events are missing here (a damaged chunk of a bag, messages the recorder lost):
+        the attempt under way is excluded with ``reason``, not scored on what is left of
+        it, and the events of an attempt that started within the gap are dropped, its
+        attempt excluded too, until the next start."""
+        self.gaps.append(reason)
+        if self._open is not None:
+            cut = self._open
+            self._conclude(InfraFailure(cut.record["episode_id"], cut.attempt, reason))
+
+    def _orphan(self, event: EventLike) -> None:
+        """An event of an attempt whose start fell into a gap: that attempt is excluded."""
+        outcome = self._outcomes.get(event.episode_id)
+        if outcome is None or outcome[0] <= event.attempt:
+            self._outcomes[event.episode_id] = (
+                event.attempt,
+                InfraFailure(event.episode_id, event.attempt, self.gaps[-1]),
+            )
+
     def _conclude(self, failure: InfraFailure) -> None:
         self.infra_failures.append(failure)
         self._outcomes[failure.episode_id] = (failure.attempt, failure)
@@ -438,7 +476,13 @@ class EpisodeAssembler:
 
     def _record(self, event: EventLike) -> dict[str, Any]:
         if event.episode_json:
-            record: dict[str, Any] = json.loads(event.episode_json)
+            record = _event_json(event, f"episode {event.episode_id!r}: STARTED")
+            for name in ("episode_id", "benchmark"):
+                if not isinstance(record.get(name), str):
+                    raise MetricsError(
+                        f"episode {event.episode_id!r}: its STARTED record's {name} is missing "
+                        "or malformed"
+                    )
             return record
         if event.episode_id in self.records:
             return self.records[event.episode_id]
@@ -446,6 +490,21 @@ class EpisodeAssembler:
             f"episode {event.episode_id!r}: its STARTED event carries no ground truth and no "
             "task file provides it"
         )
+
+
+def _event_json(event: EventLike, what: str) -> dict[str, Any]:
+    """The JSON object an event carries, bounded (``documents.RECORD``).
+
+    Raises:
+        MetricsError: not a JSON object.
+    """
+    try:
+        document = parse_json(event.episode_json, RECORD, what)
+    except DocumentError as error:
+        raise MetricsError(str(error)) from None
+    if not isinstance(document, dict):
+        raise MetricsError(f"{what}: its record is not a JSON object")
+    return document
 
 
 def event_stamp_ns(event: EventLike) -> int:

@@ -24,8 +24,10 @@ from aerialdojo.backends import (
     runs_on_wall_clock,
     settings_problems,
 )
+from aerialdojo.documents import CONFIG, DocumentError, load_yaml, parse_yaml, write_atomic
 from aerialdojo.errors import ConfigError
 from aerialdojo.params import NODE_PARAMETERS, ParamValue, validate_parameters
+from aerialdojo.run_contract import RUN_CONFIG
 
 if TYPE_CHECKING:
     from aerialdojo.protocols import SuiteLike
@@ -132,13 +134,9 @@ def _load(
     """``load_config`` without raising: the nodes whose parameters are valid, and every
     problem found (unreadable files raise: nothing else can be checked)."""
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read config: {error.strerror}") from error
-    except UnicodeDecodeError as error:
-        raise ConfigError(f"{path}: not a text file (byte {error.start} is not UTF-8)") from error
-    except yaml.YAMLError as error:
-        raise ConfigError(f"{path}: not valid YAML: {error}") from error
+        document = load_yaml(path, CONFIG)
+    except DocumentError as error:
+        raise ConfigError(str(error)) from None
     if not isinstance(document, dict) or not document:
         raise ConfigError(f"{path}: expected a mapping of node names to ros__parameters")
     sections: dict[str, Mapping[str, Any]] = {}
@@ -432,10 +430,11 @@ def parse_overrides(
         if match is None:
             found.append(f"{source}: {text!r} is not section.key=value (e.g. uav_agent.seed=3)")
             continue
+        where = f"{source}: {match['node']}.{match['name']}"
         try:
-            value = yaml.safe_load(match["value"]) if match["value"] else ""
-        except yaml.YAMLError as error:
-            found.append(f"{source}: {match['node']}.{match['name']}: not YAML: {error}")
+            value = parse_yaml(match["value"], CONFIG, where) if match["value"] else ""
+        except DocumentError as error:
+            found.append(str(error))
             continue
         overrides.setdefault(match["node"], {})[match["name"]] = value
     if problems is not None:
@@ -516,11 +515,14 @@ def run_specs(
     options: dict[str, dict[str, Any]] = {"evaluator": {"run_id": run_id}}
     if output_dir:
         options["evaluator"]["output_dir"] = output_dir
-    if episodes is not None:
+    config, problems = _load(config_path, overrides, source)
+    if episodes is not None and episodes < 1:
+        # max_episodes 0 means every selected episode: a run asked for 0 would run them all.
+        problems.append(f"{source}: episodes {episodes}: must be at least 1")
+    elif episodes is not None:
         options.setdefault("task_manager", {})["max_episodes"] = episodes
     if episode_ids:
         options.setdefault("task_manager", {})["episodes"] = list(episode_ids)
-    config, problems = _load(config_path, overrides, source)
     if replay_transcripts:
         agents = [node for node in AGENT_NODES if node in config]
         if not agents:
@@ -592,6 +594,54 @@ def config_of(specs: Sequence[NodeSpec]) -> dict[str, dict[str, dict[str, ParamV
         }
         for spec in specs
     }
+
+
+#: Actions per episode the bag estimate assumes: AerialDojo-200K's budget (most end sooner).
+ESTIMATED_ACTIONS_PER_EPISODE = 90
+#: Bytes per action besides images: the events, odometry, ground-truth poses and /tf.
+_STATE_BYTES_PER_ACTION = 4096
+#: How much smaller a recorded image gets (rendered scenes, measured roughly: PNG about a
+#: third of the raw size, JPEG about a tenth).
+_COMPRESSION_RATIO = {"none": 1.0, "png": 3.0, "jpeg": 10.0}
+
+
+def estimated_bag_bytes(specs: Sequence[NodeSpec], episodes: int) -> int:
+    """About how large the bag of ``episodes`` episodes of this graph gets: the recorded
+    views' images at the bridge's size, decimation and compression, plus the state every
+    action records, at ``ESTIMATED_ACTIONS_PER_EPISODE`` actions an episode."""
+    parameters = {spec.name: spec.parameters for spec in specs}
+
+    def value(node: str, name: str) -> Any:
+        return parameters.get(node, {}).get(name, _default(node, name))
+
+    decimation = int(value("evaluator", "image_decimation"))
+    image_bytes = 0.0
+    if decimation and value("evaluator", "record_bag"):
+        views, agents = value("evaluator", "record_image_views"), value("evaluator", "agents")
+        pixels = int(value(BRIDGE_NODE, "image_width")) * int(value(BRIDGE_NODE, "image_height"))
+        ratio = _COMPRESSION_RATIO[str(value("evaluator", "image_compression"))]
+        image_bytes = len(views) * len(agents) / decimation * pixels * 3 / ratio
+    per_action = image_bytes + _STATE_BYTES_PER_ACTION
+    return int(episodes * ESTIMATED_ACTIONS_PER_EPISODE * per_action)
+
+
+def write_run_config(run_dir: Path, specs: Sequence[NodeSpec], origin: str) -> None:
+    """Save the run's config (``RUN_CONFIG``) in its directory, whichever entry point started
+    it, so that ``aerialdojo rerun`` can repeat it: every parameter as the nodes run, headed
+    by ``origin`` (the command and its overrides).
+
+    Raises:
+        ConfigError: the file cannot be written (the output directory names the field).
+    """
+    header = f"# {origin}; every parameter as the nodes ran\n" if origin else ""
+    try:
+        write_atomic(
+            run_dir / RUN_CONFIG, header + yaml.safe_dump(config_of(specs), sort_keys=False)
+        )
+    except OSError as error:
+        raise ConfigError(
+            f"evaluator.output_dir: cannot write {run_dir / RUN_CONFIG}: {error.strerror or error}"
+        ) from error
 
 
 def node_interpreter(spec: NodeSpec, root: Path | None = None) -> Path | None:

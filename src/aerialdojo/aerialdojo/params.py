@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,7 @@ from aerialdojo.errors import ConfigError
 from aerialdojo.protocols.referee import REFUSALS_ALLOWED
 from aerialdojo.protocols.settings import OBSERVATIONS, PAPER_OBSERVATION, PAPER_ODOMETRY
 from aerialdojo.robot.vehicles import vehicle_names
+from aerialdojo.run_contract import run_id_problem
 
 ParamValue = bool | int | float | str | list[str] | list[float] | list[int]
 
@@ -48,6 +49,8 @@ class ParamSpec:
         maximum: inclusive upper bound.
         item_type: element type of a list whose default is empty (``float`` for a number
             list); an empty default otherwise stands for a list of strings.
+        refuse: says why a value is refused (None: it is not), for rules the fields above
+            cannot state (a run id is one directory name).
 
     Every number must be finite: NaN or infinity in a config is a mistake, refused before
     anything starts rather than failing a node mid-run; every integer must fit the 64 bits
@@ -63,6 +66,7 @@ class ParamSpec:
     above: float | None = None
     maximum: float | None = None
     item_type: type = str
+    refuse: Callable[[Any], str | None] | None = None
 
     def check(self, value: Any, where: str) -> ParamValue:
         """Return ``value`` converted to this parameter's type.
@@ -82,6 +86,9 @@ class ParamSpec:
         if self.choices and checked not in self.choices and not matches:
             also = f", or {self.pattern_text}" if self.pattern else ""
             raise ConfigError(f"{where}: {checked!r} is not one of {', '.join(self.choices)}{also}")
+        refused = self.refuse(checked) if self.refuse is not None else None
+        if refused:
+            raise ConfigError(f"{where}: {checked!r} {refused}")
         numbers = checked if isinstance(checked, list) else [checked]
         for number in numbers:
             if isinstance(number, bool) or not isinstance(number, int | float):
@@ -939,7 +946,9 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         P(
             name="run_id",
             default="",
-            description="Name of this run's directory; empty: a UTC timestamp",
+            description="Name of this run's directory (one directory name, not a path); "
+            "empty: a UTC timestamp",
+            refuse=lambda run_id: run_id_problem(run_id) if run_id else None,
         ),
         P(
             name="success_radii_m",

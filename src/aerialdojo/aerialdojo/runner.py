@@ -352,9 +352,75 @@ def remove_dead_segments(before: set[str], directory: Path = SHM_DIR) -> list[st
     return removed
 
 
+#: How long the cleaner of a launch keeps looking once its launcher is gone: nodes outlive
+#: their launcher while they stop (the evaluator writes its report), and a segment is removed
+#: only once its owner is dead.
+CLEANER_LINGER_S = 600.0
+
+
+def start_segment_cleaner(before: set[str]) -> None:
+    """Remove, once this process (a ``ros2 launch``) has exited and its nodes with it, the
+    Fast DDS segments of dead processes created since ``before``: ``aerialdojo eval``'s
+    clean-up (``remove_dead_segments``) for the launch route, where no process of ours
+    outlives the nodes. The cleaner is its own session, so a Ctrl-C to the launch's
+    process group does not reach it."""
+    cleaner = subprocess.Popen(
+        [sys.executable, "-m", "aerialdojo.runner", "--remove-segments-after", str(os.getpid())],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    assert cleaner.stdin is not None
+    cleaner.stdin.write("".join(f"{name}\n" for name in sorted(before)).encode())
+    cleaner.stdin.close()
+
+
+def remove_segments_after(
+    launcher_pid: int,
+    before: set[str],
+    *,
+    directory: Path = SHM_DIR,
+    poll_s: float = 0.5,
+    linger_s: float = CLEANER_LINGER_S,
+) -> list[str]:
+    """Wait until ``launcher_pid`` has exited, then remove the dead Fast DDS segments created
+    since ``before`` until every such segment is gone or ``linger_s`` has passed.
+
+    Returns:
+        The names removed.
+    """
+    while _running(launcher_pid):
+        time.sleep(poll_s)
+    removed: list[str] = []
+    deadline = time.monotonic() + linger_s
+    while True:
+        removed += remove_dead_segments(before, directory)
+        if not shm_segments(directory) - before or time.monotonic() > deadline:
+            return removed
+        time.sleep(poll_s)
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists and has not exited (a zombie awaiting its parent's
+    wait has)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"  # the state follows the command name
+
+
 def log_tail(path: Path, lines: int = 20) -> str:
     """The last lines of a node's log, for error messages."""
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
     except OSError:
         return ""
+
+
+if __name__ == "__main__":
+    # The cleaner of start_segment_cleaner: the launcher's pid as argument, the segments that
+    # existed before its nodes on stdin.
+    if sys.argv[1:2] == ["--remove-segments-after"] and len(sys.argv) == 3:
+        remove_segments_after(int(sys.argv[2]), set(sys.stdin.read().split()))

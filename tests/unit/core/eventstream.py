@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from aerialdojo.bags.recorder import BagRecorder
+from aerialdojo.bags.replay import EVENTS_TOPIC
 from aerialdojo.bags.typestore import aerialdojo_typestore
 from aerialdojo.events import EventKind
 
@@ -100,3 +102,16 @@ def straight_episode(episode_id: str, final_kind: EventKind, xs: list[float]) ->
             )
         )
     return events
+
+
+def checkpointed_bag(path: Path, events: list[Any]) -> Path:
+    """A closed bag at ``path`` whose chunks end at every start and end (as the evaluator's
+    do); returns its MCAP file."""
+    recorder = BagRecorder(path, TYPESTORE)
+    recorder.add_topic(EVENTS_TOPIC, EVENT_TYPE)
+    for index, e in enumerate(events):
+        recorder.write(EVENTS_TOPIC, index * 1000, TYPESTORE.serialize_cdr(e, EVENT_TYPE))
+        if e.kind != EventKind.STEP:
+            recorder.checkpoint()
+    recorder.close()
+    return next(path.glob("*.mcap"))

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
 import numpy as np
 import pytest
-from eventstream import EVENT_TYPE, TYPESTORE, event, record, straight_episode
+from eventstream import (
+    EVENT_TYPE,
+    TYPESTORE,
+    checkpointed_bag,
+    event,
+    record,
+    straight_episode,
+)
 from rosbags.highlevel import AnyReader
 
 from aerialdojo.bags.recorder import BagRecorder
@@ -213,3 +221,114 @@ def test_an_mcap_of_json_channels_is_refused_by_name(tmp_path: Path) -> None:
         writer.finish()
     with pytest.raises(BagError, match="encoded as 'jsonschema', not as ROS 2 messages"):
         assemble_bag(tmp_path / "bag")
+
+
+def _chunks(mcap_file: Path) -> list[tuple[int, int, int]]:
+    """(start, end, CRC) of every chunk record of an MCAP file."""
+    from mcap.records import Chunk
+    from mcap.stream_reader import StreamReader
+
+    spans = []
+    with mcap_file.open("rb") as stream:
+        start = 0
+        for record in StreamReader(stream, emit_chunks=True).records:
+            end = stream.tell()
+            if isinstance(record, Chunk):
+                spans.append((start, end, record.uncompressed_crc))
+            start = end
+    return spans
+
+
+TWO_EPISODES = [
+    event(EventKind.RUN_STARTED, episode_json='{"selection": ["a", "b"]}'),
+    *straight_episode("a", EventKind.STOPPED, [5, 9]),
+    *straight_episode("b", EventKind.STOPPED, [3, 4]),
+    event(EventKind.RUN_FINISHED, message="2 of 2 episodes ran"),
+]
+
+
+def test_every_chunk_carries_a_crc_that_the_mcap_library_verifies(tmp_path: Path) -> None:
+    # Issue 29, item 5: rosbags writes 0 ("not computed") in every chunk's CRC.
+    from mcap.stream_reader import StreamReader
+
+    mcap_file = checkpointed_bag(tmp_path / "bag", TWO_EPISODES)
+    chunks = _chunks(mcap_file)
+    assert len(chunks) >= 3 and all(crc != 0 for _, _, crc in chunks)
+    with mcap_file.open("rb") as stream:
+        assert sum(1 for _ in StreamReader(stream, validate_crcs=True).records) > len(chunks)
+
+
+def _flip(path: Path, offset: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[offset] ^= 0x10
+    path.write_bytes(bytes(data))
+
+
+def test_a_flipped_bit_in_a_chunk_is_reported_and_its_episode_not_scored(tmp_path: Path) -> None:
+    # Issue 29, item 5: one flipped bit changed a distance from 12.41 m to 9.16 m, scored
+    # without a word. The chunk that holds episode b's steps and end is damaged (chunks:
+    # the selection, a's start, a's steps and end, b's start, b's steps and end, the end).
+    mcap_file = checkpointed_bag(tmp_path / "bag", TWO_EPISODES)
+    start, end, _ = _chunks(mcap_file)[4]
+    _flip(mcap_file, (start + end) // 2)
+    replayed = assemble_bag(tmp_path / "bag")
+    result = score_assembled(replayed.assembler, None, replayed.warnings)
+    assert [trace.episode_id for trace in result.traces] == ["a"]
+    assert [(e.episode_id, e.reason) for e in result.excluded] == [
+        ("b", f"its recording is damaged: the chunk at byte {start} of bag.mcap fails its CRC")
+    ]
+    assert any(f"the chunk at byte {start} of bag.mcap fails its CRC" in w for w in result.warnings)
+    assert not result.complete
+
+
+def test_a_damaged_length_inside_a_chunk_is_reported_without_allocating_it(
+    tmp_path: Path,
+) -> None:
+    # Found by tests/fuzz: a chunk whose data length reads 2**62 made the mcap library
+    # allocate that much (MemoryError) before any CRC could be checked.
+    import struct
+
+    mcap_file = checkpointed_bag(tmp_path / "bag", TWO_EPISODES)
+    start, _, _ = _chunks(mcap_file)[2]
+    data = bytearray(mcap_file.read_bytes())
+    compression_at = start + 1 + 8 + 8 + 8 + 8 + 4  # opcode, length, times, size, CRC
+    (compression_length,) = struct.unpack_from("<I", data, compression_at)
+    struct.pack_into("<Q", data, compression_at + 4 + compression_length, 2**62)
+    mcap_file.write_bytes(bytes(data))
+    (tmp_path / "bag" / "metadata.yaml").unlink()  # a killed writer's bag: salvaged
+    replayed = assemble_bag(tmp_path / "bag")
+    result = score_assembled(replayed.assembler, None, replayed.warnings)
+    assert [trace.episode_id for trace in result.traces] == []  # a's steps were in that chunk
+    assert not result.complete and any("bag.mcap" in note for note in result.source_notes)
+
+
+def test_a_bag_that_changed_since_its_run_recorded_it_is_refused(tmp_path: Path) -> None:
+    from aerialdojo.bags.integrity import bag_digests
+
+    mcap_file = checkpointed_bag(tmp_path / "run" / "bag", TWO_EPISODES)
+    status = tmp_path / "run" / "run_status.json"
+    status.write_text(json.dumps({"complete": True, "bag": bag_digests(mcap_file.parent)}))
+    assert assemble_bag(mcap_file.parent).assembler.traces  # as recorded: scored
+    _flip(mcap_file, mcap_file.stat().st_size - 40)  # in the footer's summary: no chunk CRC
+    with pytest.raises(BagError, match="its SHA-256 differs from the one its run recorded in"):
+        assemble_bag(mcap_file.parent)
+
+
+def test_random_bytes_are_not_an_mcap_file_and_a_bag_being_recorded_is_refused(
+    tmp_path: Path,
+) -> None:
+    # Issue 29, item 11: random bytes were "cut short", and a live episode "cut short".
+    (tmp_path / "noise").mkdir()
+    (tmp_path / "noise" / "noise.mcap").write_bytes(np.random.default_rng(3).bytes(5000))
+    with pytest.raises(BagError, match=r"noise\.mcap: not an MCAP file"):
+        assemble_bag(tmp_path / "noise")
+    recorder = BagRecorder(tmp_path / "live", TYPESTORE)
+    recorder.add_topic(EVENTS_TOPIC, EVENT_TYPE)
+    recorder.write(EVENTS_TOPIC, 0, TYPESTORE.serialize_cdr(TWO_EPISODES[0], EVENT_TYPE))
+    recorder.checkpoint()
+    try:
+        with pytest.raises(BagError, match=r"still being recorded .*held open by its evaluator"):
+            assemble_bag(tmp_path / "live")
+    finally:
+        recorder.close()
+    assert assemble_bag(tmp_path / "live").assembler.selection == ["a", "b"]

@@ -286,3 +286,89 @@ def test_tasks_stats_and_validate_treat_citynav_alike(
     assert f"{broken}: default_selection" in out and f"{broken}: episode #0: " in out
     assert main(["tasks", "generate", "--out", str(tmp_path / "s"), "--scenes", "CityNavTown_0"])
     assert "python -m aerialdojo.citynav.generate" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("run_id", ["a/b", "../x", ".", "", "..", "tab\there"])
+def test_a_run_id_that_is_not_one_directory_name_is_refused_and_nothing_is_made(
+    tmp_path: Path, capsys: pytest.CaptureFixture, run_id: str
+) -> None:
+    # Issue 29, item 2: --run-id sub/victim wrote into the run victim; ../x escaped --output.
+    victim = tmp_path / "runs" / "a"
+    victim.mkdir(parents=True)
+    (victim / "config.yaml").write_text("earlier\n")
+
+    def tree() -> list[tuple[Path, int]]:  # every path under tmp_path, and when it changed
+        return sorted((path, path.stat().st_mtime_ns) for path in [tmp_path, *tmp_path.rglob("*")])
+
+    before = tree()
+    code = main(["eval", "--output", str(tmp_path / "runs"), "--run-id", run_id])
+    assert code == EXIT_USAGE
+    assert f"--run-id {run_id!r}: " in capsys.readouterr().err
+    assert tree() == before  # nothing created, nothing touched
+    assert (victim / "config.yaml").read_text() == "earlier\n"
+
+
+def test_episodes_must_be_at_least_one(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # Issue 29, item 8: --episodes 0 ran the whole selection (max_episodes 0 means all).
+    code = main(["eval", "--output", str(tmp_path / "runs"), "--episodes", "0"])
+    assert code == EXIT_USAGE
+    assert "--episodes 0: must be at least 1" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()
+
+
+def _run_with_status(repo: Path, run_dir: Path, status: dict) -> None:
+    specs = run_specs(
+        repo / "config" / "eval.yaml", run_id=run_dir.name, output_dir=str(run_dir.parent)
+    )
+    run_dir.mkdir(parents=True)
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(config_of(specs)))
+    (run_dir / "run_status.json").write_text(json.dumps(status))
+
+
+def test_rerun_trusts_complete_false_and_takes_the_selection_from_the_config(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    # Issue 29, item 6: an evaluator that recorded nothing left selected: [], and rerun
+    # called the run complete.
+    from aerialdojo.graph import selected_episodes
+    from aerialdojo.protocols import load_suite
+    from aerialdojo.tasks.suite import resolve_suite
+
+    empty = {"complete": False, "selected": [], "scored": [], "excluded": [], "not_started": []}
+    _run_with_status(repo, tmp_path / "silent", empty)
+    assert main(["rerun", str(tmp_path / "silent"), "--dry-run"]) == 0
+    selection = selected_episodes(load_suite(resolve_suite("aerialdojo_mini"))[1], {})
+    out = capsys.readouterr().out
+    assert f"rerunning {len(selection)} episode(s): {', '.join(selection)}" in out
+    _run_with_status(repo, tmp_path / "done", empty | {"complete": True})
+    assert main(["rerun", str(tmp_path / "done")]) == 0
+    assert "complete, every selected episode was scored; nothing to rerun" in (
+        capsys.readouterr().out
+    )
+    _run_with_status(repo, tmp_path / "odd", {"complete": "no", "selected": []})
+    assert main(["rerun", str(tmp_path / "odd")]) == EXIT_USAGE
+    assert "run_status.json: complete: expected true or false" in capsys.readouterr().err
+    _run_with_status(repo, tmp_path / "bad", empty | {"reruns": ["../elsewhere"]})
+    assert main(["rerun", str(tmp_path / "bad")]) == EXIT_USAGE
+    assert "reruns: '../elsewhere' contains '/'" in capsys.readouterr().err
+
+
+def test_a_rerun_makes_the_runs_own_status_the_whole_runs(tmp_path: Path) -> None:
+    # So a second rerun runs only what is still missing, and nothing once all is scored.
+    from aerialdojo.report.run import read_run_status, update_run_status
+
+    assembler = EpisodeAssembler(trace_builder)
+    assembler.add(event(EventKind.RUN_STARTED, episode_json=json.dumps({"selection": ["a"]})))
+    assembler.add(straight_episode("a", EventKind.STOPPED, [5])[0])
+    write_run(
+        tmp_path / "r",
+        score_assembled(assembler, None),
+        bag_digests={"bag.mcap": {"sha256": "x", "bytes": 1}},
+    )
+    assert not read_run_status(tmp_path / "r" / "run_status.json").complete
+    for e in straight_episode("a", EventKind.STOPPED, [5]):
+        assembler.add(e)
+    update_run_status(tmp_path / "r", score_assembled(assembler, None), ["r-rerun"])
+    status = read_run_status(tmp_path / "r" / "run_status.json")
+    assert status.complete and status.reruns == ("r-rerun",) and status.scored == {"a"}
+    assert status.document["bag"] == {"bag.mcap": {"sha256": "x", "bytes": 1}}

@@ -53,7 +53,7 @@ def test_overrides_are_validated_like_the_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [
-        ("sim_bridge: [1, 2\n", "not valid YAML"),
+        ("sim_bridge: [1, 2\n", "line 2 column 1: not YAML"),
         ("- a list\n", "expected a mapping of node names"),
         (MINIMAL + "planner: {ros__parameters: {}}\n", "unknown node 'planner'"),
         (
@@ -134,7 +134,7 @@ def test_a_binary_config_file_is_refused_with_its_name(tmp_path: Path) -> None:
 
 
 def test_missing_file_is_named(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"missing.yaml: cannot read config"):
+    with pytest.raises(ConfigError, match=r"missing.yaml: cannot read: No such file or directory"):
         load_config(tmp_path / "missing.yaml")
 
 

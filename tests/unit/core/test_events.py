@@ -156,3 +156,51 @@ def test_an_episode_left_open_by_the_next_start_is_cut_short() -> None:
     for e in straight_episode("b", EventKind.STOPPED, [5]):
         assembler.add(e)
     assert _accounting(assembler) == (["b"], ["a"], [])
+
+
+def test_a_gap_excludes_the_attempt_under_way_and_the_attempt_that_began_in_it() -> None:
+    # Issue 29, item 5: events lost in a damaged chunk are never scored from what is left.
+    assembler = EpisodeAssembler(trace_builder)
+    a, b, c = (straight_episode(e, EventKind.STOPPED, [4, 8]) for e in "abc")
+    for e in a[:2]:
+        assembler.add(e)
+    assembler.gap("its recording is damaged: chunk 3")
+    for e in b[2:]:  # b's start fell into the gap: its steps and end come without it
+        assembler.add(e)
+    for e in c:
+        assembler.add(e)
+    assert [trace.episode_id for trace in assembler.traces] == ["c"]
+    assert [(f.episode_id, f.reason) for f in assembler.excluded()] == [
+        ("a", "its recording is damaged: chunk 3"),
+        ("b", "its recording is damaged: chunk 3"),
+    ]
+
+
+def test_the_rest_of_an_attempt_excluded_for_lost_events_is_not_scored() -> None:
+    # The evaluator records an INFRA_FAILURE where events of an attempt never reached it; the
+    # events of that attempt that follow are ignored, live and from the bag alike.
+    assembler = EpisodeAssembler(trace_builder)
+    a = straight_episode("a", EventKind.STOPPED, [4, 8, 12])
+    assembler.add(a[0])
+    assembler.add(event(EventKind.INFRA_FAILURE, "a", message="not recorded whole"))
+    for e in a[2:]:
+        assert assembler.add(e) is None
+    assert not assembler.traces
+    assert [f.reason for f in assembler.excluded()] == ["not recorded whole"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "episode_json", "message"),
+    [
+        (EventKind.RUN_STARTED, "[1]", "RUN_STARTED: its record is not a JSON object"),
+        (EventKind.RUN_STARTED, '{"selection": 3}', "its selection is not a list of episode ids"),
+        (EventKind.RUN_STARTED, "{", "RUN_STARTED: line 1 column 2: not JSON"),
+        (EventKind.STARTED, '{"episode_id": "e"}', "STARTED record's benchmark is missing"),
+        (EventKind.STARTED, "[" * 50 + "]" * 50, "nested 50 levels deep"),
+    ],
+)
+def test_a_malformed_event_record_is_named(
+    kind: EventKind, episode_json: str, message: str
+) -> None:
+    with pytest.raises(MetricsError, match=message):
+        EpisodeAssembler(trace_builder).add(event(kind, "e", episode_json=episode_json))

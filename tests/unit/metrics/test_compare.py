@@ -87,3 +87,25 @@ def test_per_episode_deltas_of_path_final_distance_and_success(
     assert (
         "| e1 | 9.00 | 6.00 | -3.00 | 1.00 | 4.00 | +3.00 | yes | no | stopped / stopped |" in table
     )
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (b"[1, 2]", "expected a metrics object, got a JSON list"),
+        (b"\xff\xfe{}", "not a text file: byte 0 is not UTF-8"),
+        (b'{"format": "aerialdojo-metrics/1"}', "benchmark: missing, or not a JSON str"),
+        (b"[" * 100_000, "nested 100000 levels deep"),
+    ],
+)
+def test_a_metrics_file_compare_cannot_read_is_named_not_a_crash(
+    make_trace: Factory, tmp_path: Path, content: bytes, reason: str
+) -> None:
+    # Issue 29, item 11: a metrics.json that was a JSON list, or not UTF-8, crashed compare.
+    write_report(score_run([make_trace(episode_id="e1")]), tmp_path / "a")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "metrics.json").write_bytes(content)
+    with pytest.raises(MetricsError) as refused:
+        compare_runs(tmp_path / "a", tmp_path / "b")
+    assert str(refused.value).startswith(f"{tmp_path / 'b' / 'metrics.json'}: ")
+    assert reason in str(refused.value)

@@ -204,3 +204,33 @@ def test_writing_a_run_never_looks_its_protocol_up_again(
     assert (tmp_path / "report.md").read_text().startswith("# Run report: AerialDojo-200K")
     with pytest.raises(MetricsError, match="carries the protocol"):
         RunResult(metrics=result.metrics, finished=True, excluded=(), traces=traces)
+
+
+def test_a_full_disk_takes_the_pictures_never_the_records(
+    make_trace: Callable[..., EpisodeTrace], tmp_path: Path
+) -> None:
+    # Issue 29, item 3: with the disk full, the plots had been written and metrics.json had
+    # not. A file-size limit fails the writes as a full disk does.
+    import resource
+
+    from aerialdojo.report.run import METRICS_JSON, STATUS_JSON
+
+    traces = [make_trace(episode_id=f"e{n}") for n in range(3)]
+    run = score_run(traces)
+    result = RunResult(
+        metrics=run,
+        finished=True,
+        excluded=(),
+        traces=tuple(traces),
+        protocol=protocol("aerialdojo"),
+    )
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (48 * 1024, hard))
+    try:
+        with pytest.raises(OSError):
+            write_run(tmp_path, result)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert json.loads((tmp_path / STATUS_JSON).read_text())["complete"]
+    assert len(json.loads((tmp_path / METRICS_JSON).read_text())["episodes"]) == 3
+    assert not list(tmp_path.glob(".*.tmp"))  # no half-written temporary file is left

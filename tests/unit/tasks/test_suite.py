@@ -238,6 +238,17 @@ def test_a_file_that_is_no_suite_is_refused_before_it_is_read(
     assert any(fragment in problem for problem in validate_suite(path))
 
 
+def test_an_episode_that_is_not_an_object_is_a_named_problem(tmp_path: Path) -> None:
+    # Found by tests/fuzz: the list-size check took len() of a number and raised TypeError.
+    document = json.loads(resolve_suite("aerialdojo_mini").read_text())
+    document["episodes"][0] = 3
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps(document))
+    problems = validate_suite(path)
+    assert problems and all(problem.startswith(f"{path}: ") for problem in problems)
+    assert any("episodes[0]" in problem for problem in problems)
+
+
 def test_a_suite_file_too_large_is_refused_unread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from aerialdojo.agos.grid import Region
+from aerialdojo.documents import SUITE, DocumentError, load_json
 from aerialdojo.errors import ConfigError, TaskFileError
 from aerialdojo.geometry import Pose
 from aerialdojo.spawns import SpawnedObject, spawn_from_json, spawn_to_json
@@ -242,9 +243,9 @@ def load_agos_suite(path: str | Path, *, source: str | None = None) -> AgosSuite
     label = source or str(path)
     check_suite_file(path, label)  # size and shape before the file is read whole
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise TaskFileError(label, [f"{label}: cannot read as JSON: {error}"]) from error
+        document = load_json(path, SUITE, label)
+    except DocumentError as error:
+        raise TaskFileError(label, [str(error)]) from None
     problems: list[str] = []
     top = FieldReader(document, label, problems)
     if top.get("benchmark", lambda v: v == BENCHMARK, f"{BENCHMARK!r}") is None:

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from aerialdojo.documents import MAPPING, DocumentError, load_yaml
 from aerialdojo.errors import ConfigError
 
 #: Pose frames: the task's map frame; a frame whose origin is each episode's start pose
@@ -327,9 +326,7 @@ def load_mapping(path: Path) -> BagMapping:
         ConfigError: unreadable, not YAML, or a bad field (file and field named).
     """
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read the bag mapping: {error}") from error
-    except (yaml.YAMLError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{path}: not a YAML file: {error}") from error
+        data = load_yaml(path, MAPPING)
+    except DocumentError as error:
+        raise ConfigError(str(error)) from None
     return parse_mapping(path, data)

@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 import numpy as np
 from mcap.exceptions import McapError
-from mcap.records import Channel, Message, Schema
-from mcap.stream_reader import StreamReader
+from mcap.records import Channel, Chunk, Footer, Message, Schema
+from mcap.stream_reader import CRCValidationError, StreamReader, breakup_chunk
 from rosbags.highlevel import AnyReader
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+from rosbags.typesys.base import TypesysError
 
 from aerialdojo.bags.event_cdr import EPISODE_EVENT_HASH, decodable, decode_episode_event
+from aerialdojo.bags.integrity import (
+    being_recorded,
+    check_mcap_magic,
+    check_recorded_digests,
+)
 from aerialdojo.collector import cyclic_gc_paused
-from aerialdojo.errors import BagError
+from aerialdojo.errors import BagError, MetricsError
 from aerialdojo.events import EpisodeAssembler, PoseTrack
 from aerialdojo.protocols import trace_builder
 from aerialdojo.runtime import NODES_TOPIC
@@ -39,10 +46,12 @@ class ReplayedBag:
     Attributes:
         assembler: the folded events.
         warnings: e.g. that the bag was never closed and only its complete chunks were read.
+        digests: the last bag's files (``integrity.bag_digests``), for its run's record.
     """
 
     assembler: EpisodeAssembler
     warnings: list[str] = field(default_factory=list)
+    digests: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def read_events(bag: Path, topic: str = EVENTS_TOPIC, *, required: bool = True) -> Iterator[Any]:
@@ -99,45 +108,141 @@ def read_topics(
 ROS2_SCHEMA_ENCODING = "ros2msg"
 
 
-def salvage_events(mcap_file: Path, topic: str = EVENTS_TOPIC) -> tuple[list[Any], int]:
-    """The events of an MCAP file whose writer never closed it (no summary, no footer, no
-    metadata.yaml) or that was cut short, read record by record, without holding more than
-    one record in memory, until the file ends or breaks off.
+@dataclass(frozen=True)
+class Gap:
+    """Where a salvaged stream of events misses some: a chunk that failed its CRC or could
+    not be decoded. The attempt under way there is not scored (``EpisodeAssembler.gap``)."""
 
-    Returns:
-        The events in the order they were written, and the bytes after the last whole record.
+    reason: str
+
+
+@dataclass
+class Salvage:
+    """What could be read of an MCAP file record by record.
+
+    Attributes:
+        messages: each wanted topic's messages in the order written; the first topic's
+            (the events) with a ``Gap`` wherever a chunk was lost.
+        lost_bytes: bytes after the last whole record (a writer that died mid-record).
+        closed: the file ends with its footer: its writer closed it.
+        damaged: one line per chunk that failed its CRC or could not be decoded.
+        unverified: chunks written without a CRC (an older recorder's), read on trust.
+    """
+
+    messages: dict[str, list[Any]]
+    lost_bytes: int = 0
+    closed: bool = False
+    damaged: list[str] = field(default_factory=list)
+    unverified: int = 0
+
+
+def salvage_events(mcap_file: Path, topic: str = EVENTS_TOPIC) -> tuple[list[Any], int]:
+    """The events of an MCAP file whose writer never closed it (see ``salvage``), and the
+    bytes after the last whole record; chunks that fail their CRC are left out.
 
     Raises:
-        BagError: ``topic`` is not encoded as ROS 2 messages (e.g. a JSON-schema channel).
+        BagError: not an MCAP file, or ``topic`` is not encoded as ROS 2 messages.
     """
+    salvaged = salvage(mcap_file, [topic])
+    events = [event for event in salvaged.messages[topic] if not isinstance(event, Gap)]
+    return events, salvaged.lost_bytes
+
+
+def salvage(mcap_file: Path, topics: Sequence[str]) -> Salvage:
+    """The messages of ``topics`` in an MCAP file whose writer never closed it (no summary,
+    no footer, no metadata.yaml), that was cut short or that is damaged, read record by
+    record without holding more than one chunk in memory, until the file ends or breaks off.
+    Every chunk's CRC is checked where it has one; a chunk that fails is skipped, and the
+    first topic's messages get a ``Gap`` there.
+
+    Raises:
+        BagError: not an MCAP file, or a topic not encoded as ROS 2 messages (e.g. a
+            JSON-schema channel).
+    """
+    check_mcap_magic(mcap_file)
     typestore = get_typestore(Stores.EMPTY)
     schemas: dict[int, Schema] = {}
-    wanted: dict[int, str] = {}
-    raw_events: list[tuple[str, bytes]] = []
+    wanted: dict[int, tuple[str, str]] = {}  # channel id -> (topic, message type)
+    found = Salvage(messages={topic: [] for topic in topics})
+    events = found.messages[topics[0]]
     size = mcap_file.stat().st_size
+
+    def take(record: Any) -> None:
+        if isinstance(record, Schema):
+            schemas[record.id] = record
+        elif isinstance(record, Channel) and record.topic in found.messages:
+            schema = schemas.get(record.schema_id)
+            if schema is None or schema.encoding != ROS2_SCHEMA_ENCODING:
+                encoding = schema.encoding if schema else "no schema"
+                raise BagError(
+                    f"{mcap_file}: {record.topic} is encoded as {encoding!r}, not as ROS 2 "
+                    "messages: not an aerialdojo bag"
+                )
+            try:
+                typestore.register(get_types_from_msg(schema.data.decode(), schema.name))
+            except (TypesysError, UnicodeDecodeError) as error:
+                # Schemas lie outside the chunks, without a CRC: a damaged one is refused
+                # rather than used to decode (it could decode to other numbers).
+                raise BagError(
+                    f"{mcap_file}: the message definition of {record.topic} ({schema.name}) "
+                    f"is damaged: {error}"
+                ) from None
+            wanted[record.id] = (record.topic, schema.name)
+        elif isinstance(record, Message) and record.channel_id in wanted:
+            topic, msgtype = wanted[record.channel_id]
+            try:
+                found.messages[topic].append(typestore.deserialize_cdr(record.data, msgtype))
+            except Exception as error:  # rosbags raises several types for bad CDR
+                reason = f"a {topic} message at log time {record.log_time} cannot be decoded"
+                found.damaged.append(f"{reason} ({error})")
+                events.append(Gap(f"its recording is damaged: {reason}"))
+
     whole = 0  # the end of the last record read whole
     with mcap_file.open("rb") as stream:
         try:
-            for record in StreamReader(stream, record_size_limit=size).records:
-                whole = stream.tell()
-                if isinstance(record, Schema):
-                    schemas[record.id] = record
-                elif isinstance(record, Channel) and record.topic == topic:
-                    schema = schemas.get(record.schema_id)
-                    if schema is None or schema.encoding != ROS2_SCHEMA_ENCODING:
-                        encoding = schema.encoding if schema else "no schema"
-                        raise BagError(
-                            f"{mcap_file}: {topic} is encoded as {encoding!r}, not as ROS 2 "
-                            "messages: not an aerialdojo bag"
-                        )
-                    typestore.register(get_types_from_msg(schema.data.decode(), schema.name))
-                    wanted[record.id] = schema.name
-                elif isinstance(record, Message) and record.channel_id in wanted:
-                    raw_events.append((wanted[record.channel_id], record.data))
-        except (McapError, EOFError, ValueError):
-            pass  # the writer died here; everything before it is whole
-    events = [typestore.deserialize_cdr(raw, msgtype) for msgtype, raw in raw_events]
-    return events, size - whole
+            # The reader only ever calls read(): a plain stand-in for the file will do.
+            clamped = cast(BinaryIO, _ClampedReads(stream, size))
+            records = StreamReader(clamped, record_size_limit=size, emit_chunks=True).records
+            for record in records:
+                start, whole = whole, stream.tell()
+                if isinstance(record, Footer):
+                    found.closed = True
+                    break
+                if not isinstance(record, Chunk):
+                    take(record)
+                    continue
+                try:
+                    inner = breakup_chunk(record, validate_crc=True)
+                except (McapError, ValueError, EOFError, struct.error) as error:  # CRC too
+                    reason = f"the chunk at byte {start} of {mcap_file.name} fails its CRC"
+                    if not isinstance(error, CRCValidationError):
+                        reason = f"the chunk at byte {start} of {mcap_file.name} cannot be read"
+                    found.damaged.append(f"{reason} ({error})")
+                    events.append(Gap(f"its recording is damaged: {reason}"))
+                    continue
+                found.unverified += record.uncompressed_crc == 0
+                for inner_record in inner:
+                    take(inner_record)
+        except (McapError, EOFError, ValueError, struct.error):
+            # The writer died here, or a record's length is damaged (the mcap library
+            # unpacks past the end: struct.error): everything before it is whole.
+            pass
+    found.lost_bytes = 0 if found.closed else size - whole
+    return found
+
+
+class _ClampedReads:
+    """A binary file whose reads never ask for more than is left of it. The mcap library
+    bounds a record's length (``record_size_limit``) but not the lengths inside it: a
+    damaged chunk data length would have it allocate that many bytes (a MemoryError)."""
+
+    def __init__(self, stream: BinaryIO, size: int) -> None:
+        self._stream = stream
+        self._size = size
+
+    def read(self, length: int = -1) -> bytes:
+        left = max(0, self._size - self._stream.tell())
+        return self._stream.read(left if length < 0 else min(length, left))
 
 
 def read_pose_track(bag: Path, topic: str, *, relative_to_start: bool) -> PoseTrack:
@@ -217,6 +322,7 @@ def assemble_bags(
 
     Raises:
         BagError: a bag that is neither readable nor a salvageable MCAP file.
+        MetricsError: events that do not form a run (named with their bag).
     """
     replayed = ReplayedBag(
         EpisodeAssembler(trace_builder, records=dict(records or {}), track=track)
@@ -226,21 +332,42 @@ def assemble_bags(
     with cyclic_gc_paused():
         for bag in bags:
             for event in _bag_events(bag, replayed):
-                replayed.assembler.add(event)
+                if isinstance(event, Gap):
+                    replayed.assembler.gap(event.reason)
+                    continue
+                try:
+                    replayed.assembler.add(event)
+                except MetricsError as error:  # e.g. a STEP whose STARTED is not in the bag
+                    raise MetricsError(f"{bag}: {error}") from None
     return replayed
 
 
 def _bag_events(bag: Path, replayed: ReplayedBag) -> list[Any]:
-    """The episode events of one bag; takes its agent and node infos and warnings into
-    ``replayed``."""
+    """The episode events of one bag (with a ``Gap`` where some are lost); takes its agent
+    and node infos, digests and warnings into ``replayed``.
+
+    Raises:
+        BagError: not a bag, not MCAP, still being recorded, or changed since its run
+            recorded its digests.
+    """
+    if not bag.is_dir():
+        raise BagError(f"{bag}: cannot read bag: not a bag directory (runs/<id>/bag)")
+    mcap_files = sorted(bag.glob("*.mcap"))
+    recording = [path.name for path in mcap_files if being_recorded(path)]
+    if recording:
+        raise BagError(
+            f"{bag}: still being recorded ({', '.join(recording)} is held open by its "
+            "evaluator); the episode under way has not ended: score the bag once the run has"
+        )
+    replayed.digests = check_recorded_digests(bag) or {}
     side_topics = _side_topics(replayed.assembler)
-    if bag.is_dir() and (bag / "metadata.yaml").exists():
+    if (bag / "metadata.yaml").exists():
         try:
             # One pass over the bag for the events and every side topic.
             infos = read_topics(bag, [EVENTS_TOPIC, *side_topics], required=[EVENTS_TOPIC])
             events = infos[EVENTS_TOPIC]
         except BagError as error:
-            if not any(bag.glob("*.mcap")) or "no /aerialdojo" in str(error):
+            if not mcap_files or "no /aerialdojo" in str(error):
                 raise
             replayed.warnings.append(f"{bag} is damaged ({error}); salvaging its records")
         else:
@@ -248,20 +375,29 @@ def _bag_events(bag: Path, replayed: ReplayedBag) -> list[Any]:
                 for info in infos[topic]:
                     add(info)
             return events
-    elif not bag.is_dir():
-        raise BagError(f"{bag}: cannot read bag: not a bag directory (runs/<id>/bag)")
-    mcap_files = sorted(bag.glob("*.mcap"))
     if not mcap_files:
         raise BagError(f"{bag}: no metadata.yaml and no .mcap file: not a bag")
     events = []
     for mcap_file in mcap_files:
-        salvaged, lost_bytes = salvage_events(mcap_file)
-        events += salvaged
-        replayed.warnings.append(
-            f"{mcap_file.name} was never closed or was cut short: read {len(salvaged)} "
-            f"events, {lost_bytes} bytes at its end were incomplete"
-        )
+        salvaged = salvage(mcap_file, [EVENTS_TOPIC, *side_topics])
+        events += salvaged.messages[EVENTS_TOPIC]
+        read = sum(not isinstance(event, Gap) for event in salvaged.messages[EVENTS_TOPIC])
+        if salvaged.damaged:
+            replayed.warnings += [
+                f"{bag}: {damage}; the attempt under way there is not scored"
+                for damage in salvaged.damaged
+            ]
+        if salvaged.unverified:
+            replayed.warnings.append(
+                f"{mcap_file.name}: {salvaged.unverified} chunk(s) carry no CRC and were read "
+                "unverified"
+            )
+        if not salvaged.closed:
+            replayed.warnings.append(
+                f"{mcap_file.name} was never closed or was cut short: read {read} events, "
+                f"{salvaged.lost_bytes} bytes at its end were incomplete"
+            )
         for topic, add in side_topics.items():
-            for info in salvage_events(mcap_file, topic)[0]:
+            for info in salvaged.messages[topic]:
                 add(info)
     return events

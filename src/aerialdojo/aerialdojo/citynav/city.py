@@ -15,7 +15,6 @@ goal is found by its landmark and relation, not by its colour alone.
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import re
 import time
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from aerialdojo.citynav.geo import GeoReference
+from aerialdojo.documents import SUITE, DocumentError, load_json
 from aerialdojo.errors import ConfigError, UnknownSceneError
 
 if TYPE_CHECKING:
@@ -476,9 +476,9 @@ def load_city_map(name: str, maps_dir: str | Path = "") -> CityMap:
         path = Path(maps_dir) / f"{name}.json"
         if path.is_file():
             try:
-                document = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as error:
-                raise ConfigError(f"{path}: cannot read city map: {error}") from error
+                document = load_json(path, SUITE)
+            except DocumentError as error:
+                raise ConfigError(f"{error} (a city map)") from None
             return city_map_from_json(document, str(path))
     if name not in CITY_NAMES:
         where = f"no {Path(maps_dir) / f'{name}.json'} and " if maps_dir else ""

@@ -13,6 +13,7 @@ from typing import Any
 from aerialdojo.actions import CITYNAV_ACTIONS, STOP, Action, check_action, translational_length
 from aerialdojo.citynav.city import GOAL_KINDS, CityMap, load_city_map
 from aerialdojo.citynav.reference import Reference, replay
+from aerialdojo.documents import SUITE, DocumentError, load_json
 from aerialdojo.errors import AerialDojoError, InvalidActionError, TaskFileError
 from aerialdojo.geometry import Pose
 from aerialdojo.spawns import SpawnedObject
@@ -317,9 +318,9 @@ def load_citynav_suite(path: str | Path) -> CityNavSuite:
     path = Path(path)
     check_suite_file(path)  # size and shape before the file is read whole
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise TaskFileError(str(path), [f"{path}: cannot read as JSON: {error}"]) from error
+        document = load_json(path, SUITE)
+    except DocumentError as error:
+        raise TaskFileError(str(path), [str(error)]) from None
     problems: list[str] = []
     top = FieldReader(document, str(path), problems)
     if top.get("benchmark", lambda v: v == BENCHMARK, f"{BENCHMARK!r}") is None:

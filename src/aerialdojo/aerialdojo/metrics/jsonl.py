@@ -12,6 +12,7 @@ from typing import Any
 
 import jsonschema
 
+from aerialdojo.documents import LINE, DocumentError, parse_json
 from aerialdojo.errors import MetricsError, TrajectoryLogError
 from aerialdojo.metrics.aggregate import CAUSE_INFRASTRUCTURE, ExcludedEpisode
 from aerialdojo.metrics.trace import (
@@ -28,7 +29,7 @@ RECORD_EPISODE = "episode"
 RECORD_EXCLUDED = "excluded"
 #: The longest line read: an episode of 10,000 positions is about 0.6 MB; a longer line is
 #: not a trajectory record (a file read whole by mistake) and is refused unread.
-MAX_LINE_BYTES = 16 * 2**20
+MAX_LINE_BYTES = LINE.max_bytes
 #: Problems listed before the rest are only counted, so a wrong file gives a readable error.
 MAX_PROBLEMS = 100
 
@@ -194,10 +195,6 @@ def _schema_problems(document: Any) -> list[str]:
     return list(problems)
 
 
-def _reject_constant(name: str) -> None:
-    raise ValueError(f"{name} is not a JSON number")
-
-
 def plausibility_problems(trace: EpisodeTrace) -> list[str]:
     """What a recorded episode could not have done, beyond ``EpisodeTrace``'s own rules.
 
@@ -326,9 +323,9 @@ class _LogReading:
         problems, first_line_of = self.problems, self.first_line_of
         where = f"{self.path}:{number}"
         try:
-            document = json.loads(line, parse_constant=_reject_constant)
-        except ValueError as error:  # JSONDecodeError is a ValueError
-            problems.append(f"{where}: (line): not valid JSON: {error}")
+            document = parse_json(line.rstrip("\r\n"), LINE, where)
+        except DocumentError as error:
+            problems.append(f"{where}: (line): {error.reason}")
             return
         schema_problems = _schema_problems(document)
         if schema_problems:

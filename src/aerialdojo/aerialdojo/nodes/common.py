@@ -4,8 +4,11 @@ waiting."""
 from __future__ import annotations
 
 import contextlib
+import functools
+import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -37,10 +40,17 @@ def node_process(args: list[str] | None = None) -> Iterator[None]:
     to its launcher, rclpy initialised (with ``args``), shut down at the end, and a Ctrl-C or
     an external shutdown ending the body quietly.
 
+    An exception that escapes any thread of the node (the task manager's episode thread, a
+    backend's worker) ends the node with that error (``WorkerFailure``), never leaving a
+    process up that waits for a thread that died: the hook logs it, shuts rclpy down so
+    that the body's spin returns, and the process exits with status 1.
+
     Written out because ``with rclpy.init(...)`` exists only from Kilted on: Jazzy's and
     Humble's ``rclpy.init`` return None (README, "ROS 2 distributions").
     """
     exit_with_launcher()
+    failures: list[BaseException] = []
+    threading.excepthook = functools.partial(_end_on_thread_failure, failures)
     try:
         rclpy.init(args=args)
         try:
@@ -49,6 +59,30 @@ def node_process(args: list[str] | None = None) -> Iterator[None]:
             rclpy.try_shutdown()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    if failures:
+        raise WorkerFailure(failures[0])
+
+
+class WorkerFailure(SystemExit):
+    """A thread of the node died of ``error``: the process exits with status 1 and the
+    error (its traceback is already in the log)."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(f"a thread of this node failed, so the node ends: {error!r}")
+
+
+def _end_on_thread_failure(
+    failures: list[BaseException], failure: threading.ExceptHookArgs
+) -> None:
+    if failure.exc_type is SystemExit or failure.exc_value is None:
+        return
+    failures.append(failure.exc_value)
+    thread = failure.thread.name if failure.thread is not None else "a thread"
+    detail = "".join(
+        traceback.format_exception(failure.exc_type, failure.exc_value, failure.exc_traceback)
+    )
+    print(f"[aerialdojo] {thread} failed; ending the node:\n{detail}", file=sys.stderr, flush=True)
+    rclpy.try_shutdown()  # the body's spin returns, and node_process raises WorkerFailure
 
 
 def announce_node(node: Node) -> Publisher:

@@ -258,8 +258,8 @@ class TaskManager(Node):
                 objects=[spawned_object_msg(spawn) for spawn in episode.spawns],
                 after=self._last_stamp,
             )
-            result = self._call(self._reset_client, request)
-            refusal = "no answer from /sim/reset" if result is None else result.message
+            result, reason = self._call(self._reset_client, request)
+            refusal = reason if result is None else result.message
             if result is not None and result.success:
                 self._last_stamp = result.stamp
                 placed = dict(zip(request.agents, map(pose_from_msg, result.poses), strict=False))
@@ -385,7 +385,7 @@ class TaskManager(Node):
         outcome = None
         if planned.command is not None:
             command = planned.command
-            result = self._call(
+            result, reason = self._call(
                 self._execute_client,
                 SimExecute.Request(
                     agent=command.agent,
@@ -395,7 +395,7 @@ class TaskManager(Node):
                 ),
             )
             if result is None or not result.success:
-                reason = "no answer from /sim/execute" if result is None else result.message
+                reason = reason if result is None else result.message
                 kind = (
                     EpisodeEvent.INTERVENTION
                     if result is not None and result.intervention
@@ -510,19 +510,20 @@ class TaskManager(Node):
 
     # -- plumbing ----------------------------------------------------------------------
 
-    def _call(self, client: Client, request: object) -> Any:
-        """Call a bridge service; None when it is unavailable or does not answer in time."""
+    def _call(self, client: Client, request: object) -> tuple[Any, str]:
+        """Call a bridge service: its answer, or None and why, naming the limit that ran out
+        (a limit set too short for the simulator fails every attempt, and must say so)."""
+        limit = f"task_manager.sim_timeout_s = {self._sim_timeout_s:g} s"
         if not client.wait_for_service(timeout_sec=self._sim_timeout_s):
-            self.get_logger().error(f"service {client.srv_name} is not available")
-            return None
-        future = client.call_async(request)
-        if not wait_for_future(future, self._sim_timeout_s, self.context):
+            reason = f"{client.srv_name} was not served within {limit}"
+        else:
+            future = client.call_async(request)
+            if wait_for_future(future, self._sim_timeout_s, self.context):
+                return future.result(), ""
             client.remove_pending_request(future)
-            self.get_logger().error(
-                f"service {client.srv_name} did not answer within {self._sim_timeout_s:g} s"
-            )
-            return None
-        return future.result()
+            reason = f"no answer from {client.srv_name} within {limit}"
+        self.get_logger().error(reason)
+        return None, reason
 
     def _publish_event(
         self,
@@ -810,7 +811,11 @@ def main(args: list[str] | None = None) -> None:
         executor = MultiThreadedExecutor(num_threads=4)
         executor.add_node(node)
         if param(node, "auto_run"):
-            threading.Thread(target=node.run_selection, daemon=True).start()
+            # A failure on this thread ends the node (node_process), never leaving the run
+            # to wait for episodes a dead thread will not serve.
+            threading.Thread(
+                target=node.run_selection, name="the task manager's episode thread", daemon=True
+            ).start()
         executor.spin()
 
 

@@ -19,13 +19,13 @@ implement below the registry, load without them.
 from __future__ import annotations
 
 import importlib
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aerialdojo.documents import SUITE, DocumentError, load_json
 from aerialdojo.errors import ConfigError, MetricsError, TaskFileError
 from aerialdojo.metrics.aggregate import ExcludedEpisode, RunMetrics, aggregate
 from aerialdojo.metrics.scores import radius_key
@@ -317,12 +317,9 @@ def suite_protocol(path: Path) -> BenchmarkProtocol:
 
     check_suite_file(path)  # size and shape before the file is read whole
     try:
-        with path.open("rb") as stream:
-            document = json.load(stream)
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read suite: {error.strerror or error}") from error
-    except (ValueError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{path}: not a JSON suite file: {error}") from error
+        document = load_json(path, SUITE)
+    except DocumentError as error:
+        raise ConfigError(f"{error} (a suite is a JSON file)") from None
     name = document.get("benchmark") if isinstance(document, dict) else None
     if not isinstance(name, str):
         raise ConfigError(f"{path}: benchmark: missing; a suite names its benchmark")

@@ -4,12 +4,12 @@ their paths, and several runs laid out like their benchmark's results table."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aerialdojo.documents import RECORD, DocumentError, load_json
 from aerialdojo.errors import MetricsError
 from aerialdojo.metrics.jsonl import load_trajectory_log
 from aerialdojo.metrics.scores import KIND_RATE, MetricSpec, radius_key
@@ -98,15 +98,42 @@ def read_metrics(run_dir: Path) -> dict[str, Any]:
             f"{METRICS_JSON}: {run_dir.parent})"
         )
     path = run_dir / METRICS_JSON
+    if not path.exists():
+        raise MetricsError(f"{path}: no metrics file (is {run_dir} a run directory?)")
     try:
-        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as error:
-        raise MetricsError(f"{path}: no metrics file (is {run_dir} a run directory?)") from error
-    except json.JSONDecodeError as error:
-        raise MetricsError(f"{path}: not valid JSON: {error}") from error
+        data = load_json(path, RECORD)
+    except DocumentError as error:
+        raise MetricsError(str(error)) from None
+    if not isinstance(data, dict):
+        raise MetricsError(f"{path}: expected a metrics object, got a JSON {type(data).__name__}")
     if data.get("format") != "aerialdojo-metrics/1":
         raise MetricsError(f"{path}: format {data.get('format')!r} is not aerialdojo-metrics/1")
+    for name, expected in _FIELDS.items():
+        if not isinstance(data.get(name), expected):
+            raise MetricsError(f"{path}: {name}: missing, or not a JSON {expected.__name__}")
+    groups = [data["overall"], data["task_weighted"]]
+    groups += [*data["by_family"].values(), *data["by_setting"].values()]
+    for field, items, keys in (
+        ("metrics", data["metrics"], ("key", "label", "kind", "higher_is_better")),
+        ("episodes", data["episodes"], ("episode_id", "values")),
+        ("groups", groups, ("values",)),
+    ):
+        if not all(isinstance(item, dict) and all(k in item for k in keys) for item in items):
+            raise MetricsError(f"{path}: {field}: an entry lacks one of {', '.join(keys)}")
     return data
+
+
+#: The fields of metrics.json that comparisons read, and their JSON types.
+_FIELDS: dict[str, type] = {
+    "benchmark": str,
+    "radii_m": list,
+    "metrics": list,
+    "episodes": list,
+    "overall": dict,
+    "task_weighted": dict,
+    "by_family": dict,
+    "by_setting": dict,
+}
 
 
 def _scopes(data: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:

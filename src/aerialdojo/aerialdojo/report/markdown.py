@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aerialdojo.documents import write_atomic
 from aerialdojo.json_text import dumps_sorted_indented
 from aerialdojo.metrics.aggregate import (
     RULE_EPISODE_POOLED,
@@ -312,8 +313,8 @@ def write_metrics_json(
     context: Mapping[str, Any] | None = None,
     scoring: Mapping[str, Any] | None = None,
 ) -> None:
-    """Write ``metrics_json_text(run, context, scoring)`` to ``path``."""
-    path.write_text(metrics_json_text(run, context, scoring), encoding="utf-8")
+    """Write ``metrics_json_text(run, context, scoring)`` to ``path``, whole or not at all."""
+    write_atomic(path, metrics_json_text(run, context, scoring))
 
 
 def write_episodes_csv(run: RunMetrics, path: Path) -> None:

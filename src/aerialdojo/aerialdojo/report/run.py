@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from aerialdojo.agents.vlm.usage import model_usage, usage_section
-from aerialdojo.errors import AerialDojoError, MetricsError
+from aerialdojo.documents import RECORD, DocumentError, load_json, write_atomic
+from aerialdojo.errors import AerialDojoError, ConfigError, MetricsError
 from aerialdojo.events import AgentRecord, EpisodeAssembler, SupersededAttempt
 from aerialdojo.metrics.aggregate import ExcludedEpisode, RunMetrics
 from aerialdojo.metrics.jsonl import load_trajectory_log, write_trajectory_log
@@ -42,6 +43,7 @@ from aerialdojo.report.markdown import (
     write_metrics_json,
 )
 from aerialdojo.report.plots import write_plots
+from aerialdojo.run_contract import run_id_problem
 from aerialdojo.runtime import NodeRecord, distribution_mismatch, platform_summary
 from aerialdojo.tasks.records import suite_identity
 from aerialdojo.tasks.suite import resolve_suite
@@ -56,6 +58,9 @@ STATUS_JSON = "run_status.json"
 #: The scored episodes' paths as a trajectory log (``aerialdojo metrics`` reads it back;
 #: ``aerialdojo compare`` overlays two runs' paths from it).
 TRAJECTORIES_JSONL = "trajectories.jsonl"
+#: Disk space the evaluator holds back for the run's records while it records
+#: (``documents.SpaceReserve``), removed before they are written.
+SPACE_RESERVE_FILE = ".space_reserve"
 #: Where bag bytes recorded outside any episode are counted.
 BETWEEN_EPISODES = "(between episodes)"
 
@@ -330,12 +335,15 @@ def write_run(
     suite: Path | None = None,
     record_suite: bool = True,
     maps_drawn: bool = False,
+    bag_digests: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> None:
-    """Write every file of a run into ``run_dir`` in one pass: when anything was scored,
-    the plots, a top-down map per episode and a contact sheet of the failures,
-    ``metrics.json``, ``episodes.csv``, ``trajectories.jsonl``, ``report.md`` (with the
-    benchmark's own sections, the model usage and the recording's) and ``report.html`` (the
-    same, every picture embedded); always the run notes and ``run_status.json``.
+    """Write every file of a run into ``run_dir`` in one pass, what matters most first, so
+    that a full disk or a crash takes the pictures, never the records: ``run_status.json``
+    (always) and, when anything was scored, ``metrics.json``, each written whole or not at
+    all; then ``episodes.csv``, ``trajectories.jsonl`` and the run notes (always); last the
+    plots, a top-down map per episode, a contact sheet of the failures, ``report.md`` (with
+    the benchmark's own sections, the model usage and the recording's) and ``report.html``
+    (the same, every picture embedded).
 
     Args:
         run_dir: created if missing.
@@ -355,66 +363,149 @@ def write_run(
             workers drew them): the report names the folder rather than every map, and its
             contact sheet shows the first ``CONTACT_SHEET_MAX`` failures, so that a run of
             any size is reported in seconds.
+        bag_digests: the bag's files (``bags.integrity.bag_digests``), recorded in
+            ``run_status.json`` so that ``evaluate-bag`` can tell a bag changed since.
 
     Raises:
         ConfigError: an unreadable transcript.
+        OSError: a file could not be written (the ones before it are whole).
     """
     run_dir.mkdir(parents=True, exist_ok=True)
     metrics, protocol = result.metrics, result.protocol
     notes = list(result.warnings)
-    if metrics is not None and protocol is not None:
-        images = write_plots(metrics, protocol, run_dir, result.traces, label=run_dir.name)
-        sections = [_accounting_section(result)]
-        sections += [_agents_section(result.agents)] if result.agents else []
-        sections += [_nodes_section(result.nodes)] if result.nodes else []
-        sections += protocol.report_sections(metrics)
-        context: dict[str, Any] = {}
-        if result.agents:
-            context["agents"] = [agent.to_dict() for agent in result.agents]
-        if result.nodes:
-            context.update(platform_summary(result.nodes))
-        suites = list(result.suites) or (_suite_of(suite, notes) if record_suite else [])
-        if suites:
-            context["suites"] = suites
-        usage = (
-            model_usage(transcripts_dir, [trace.episode_id for trace in result.traces])
-            if transcripts_dir is not None
-            else None
-        )
-        if usage:
-            sections.append(usage_section(usage))
-            context["model_usage"] = usage
-        sections.append(
-            _drawn_maps_section(run_dir, result)
-            if maps_drawn
-            else _maps_section(run_dir, result, _scenery(suite, notes))
-        )
-        if bag_bytes:
-            sections.append(_bag_section(bag_bytes))
-        scoring = result.scoring
-        assert scoring is not None
-        write_metrics_json(metrics, run_dir / METRICS_JSON, context, scoring.to_dict())
-        write_episodes_csv(metrics, run_dir / EPISODES_CSV)
-        write_trajectory_log(run_dir / TRAJECTORIES_JSONL, result.traces, result.excluded)
-        report = render_report_md(
-            metrics,
-            protocol,
-            images=images,
-            sections=sections,
-            notices=result.warnings,
-            run_name=run_dir.name,
-            scoring=_scoring_text(scoring, suites),
-        )
-        (run_dir / REPORT_MD).write_text(report, encoding="utf-8")
-        title = f"Run report: {protocol.title} ({run_dir.name})"
-        (run_dir / REPORT_HTML).write_text(
-            render_report_html(report, run_dir, title), encoding="utf-8"
-        )
-    notes = notes or [f"the run is complete: {result.accounting}"]
-    (run_dir / NOTES_FILE).write_text("".join(f"- {note}\n" for note in notes), encoding="utf-8")
-    (run_dir / STATUS_JSON).write_text(
-        json.dumps(result.status(), indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    status = result.status()
+    if bag_digests:
+        status["bag"] = {name: dict(digest) for name, digest in sorted(bag_digests.items())}
+    write_atomic(run_dir / STATUS_JSON, json.dumps(status, indent=2, sort_keys=True) + "\n")
+    if metrics is None or protocol is None:
+        _write_notes(run_dir, notes, result)
+        return
+    context: dict[str, Any] = {}
+    if result.agents:
+        context["agents"] = [agent.to_dict() for agent in result.agents]
+    if result.nodes:
+        context.update(platform_summary(result.nodes))
+    suites = list(result.suites) or (_suite_of(suite, notes) if record_suite else [])
+    if suites:
+        context["suites"] = suites
+    usage = (
+        model_usage(transcripts_dir, [trace.episode_id for trace in result.traces])
+        if transcripts_dir is not None
+        else None
     )
+    if usage:
+        context["model_usage"] = usage
+    scoring = result.scoring
+    assert scoring is not None
+    write_metrics_json(metrics, run_dir / METRICS_JSON, context, scoring.to_dict())
+    write_episodes_csv(metrics, run_dir / EPISODES_CSV)
+    write_trajectory_log(run_dir / TRAJECTORIES_JSONL, result.traces, result.excluded)
+    scenery = None if maps_drawn else _scenery(suite, notes)
+    _write_notes(run_dir, notes, result)
+    # The pictures and the report that shows them, last.
+    images = write_plots(metrics, protocol, run_dir, result.traces, label=run_dir.name)
+    sections = [_accounting_section(result)]
+    sections += [_agents_section(result.agents)] if result.agents else []
+    sections += [_nodes_section(result.nodes)] if result.nodes else []
+    sections += protocol.report_sections(metrics)
+    if usage:
+        sections.append(usage_section(usage))
+    sections.append(
+        _drawn_maps_section(run_dir, result)
+        if maps_drawn
+        else _maps_section(run_dir, result, scenery)
+    )
+    if bag_bytes:
+        sections.append(_bag_section(bag_bytes))
+    report = render_report_md(
+        metrics,
+        protocol,
+        images=images,
+        sections=sections,
+        notices=result.warnings,
+        run_name=run_dir.name,
+        scoring=_scoring_text(scoring, suites),
+    )
+    (run_dir / REPORT_MD).write_text(report, encoding="utf-8")
+    title = f"Run report: {protocol.title} ({run_dir.name})"
+    (run_dir / REPORT_HTML).write_text(render_report_html(report, run_dir, title), encoding="utf-8")
+
+
+def _write_notes(run_dir: Path, notes: Sequence[str], result: RunResult) -> None:
+    shown = list(notes) or [f"the run is complete: {result.accounting}"]
+    (run_dir / NOTES_FILE).write_text("".join(f"- {note}\n" for note in shown), encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class RunStatus:
+    """What ``run_status.json`` says of a run (``RunResult.status``), as ``aerialdojo rerun``
+    reads it.
+
+    Attributes:
+        complete: every selected episode was scored.
+        selected: the selection; empty where the record named none.
+        scored: the scored episodes.
+        reruns: the rerun directories (beside the run's) whose bags its accounting takes in.
+        document: the whole file.
+    """
+
+    complete: bool
+    selected: tuple[str, ...]
+    scored: frozenset[str]
+    reruns: tuple[str, ...]
+    document: dict[str, Any]
+
+
+def read_run_status(path: Path) -> RunStatus:
+    """Read a run's ``run_status.json``.
+
+    Raises:
+        ConfigError: unreadable, or a field missing or of the wrong type (named).
+    """
+    try:
+        document = load_json(path, RECORD)
+    except DocumentError as error:
+        raise ConfigError(f"{error}: not a readable run status") from None
+
+    def texts(name: str) -> tuple[str, ...]:
+        value = document.get(name, [])
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise ConfigError(f"{path}: {name}: expected a list of episode ids")
+        return tuple(value)
+
+    if not isinstance(document, dict):
+        raise ConfigError(f"{path}: expected a run status object, got {type(document).__name__}")
+    if not isinstance(document.get("complete"), bool):
+        raise ConfigError(f"{path}: complete: expected true or false")
+    reruns = texts("reruns")
+    bad = next((rerun for rerun in reruns if run_id_problem(rerun)), None)
+    if bad is not None:
+        raise ConfigError(f"{path}: reruns: {bad!r} {run_id_problem(bad)}")
+    return RunStatus(
+        complete=document["complete"],
+        selected=texts("selected"),
+        scored=frozenset(texts("scored")),
+        reruns=reruns,
+        document=document,
+    )
+
+
+def update_run_status(run_dir: Path, result: RunResult, reruns: Sequence[str]) -> None:
+    """Make ``run_dir``'s ``run_status.json`` the accounting of the run with its reruns
+    (``result``, scored from all their bags), naming the reruns; what it recorded of its own
+    bag is kept. A later ``aerialdojo rerun`` then runs only what is still missing, and none
+    once the run is complete.
+
+    Raises:
+        ConfigError: the run's status is unreadable.
+        OSError: it cannot be written (the old one is left whole).
+    """
+    path = run_dir / STATUS_JSON
+    before = read_run_status(path).document
+    status = result.status() | {"reruns": list(reruns)}
+    if "bag" in before:
+        status["bag"] = before["bag"]
+    write_atomic(path, json.dumps(status, indent=2, sort_keys=True) + "\n")
 
 
 def _scoring_text(scoring: ScoringRecord, suites: Sequence[Mapping[str, str]]) -> str:
@@ -451,7 +542,9 @@ def _scenery(suite: Path | None, notes: list[str]) -> SceneryLookup | None:
     try:
         return suite_scenery(suite)
     except AerialDojoError as error:
-        notes.append(f"maps drawn without reference paths or scenes: {error}")
+        problems = getattr(error, "problems", None) or [str(error)]
+        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        notes.append(f"maps drawn without reference paths or scenes: {problems[0]}{more}")
         return None
 
 

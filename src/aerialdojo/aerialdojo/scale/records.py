@@ -24,6 +24,7 @@ from typing import Any
 
 from aerialdojo.agents.vlm.transcript import IMAGES_DIR, TRANSCRIPTS_DIR
 from aerialdojo.collector import cyclic_gc_paused
+from aerialdojo.documents import LINE, RECORD, DocumentError, load_json, parse_json
 from aerialdojo.errors import ConfigError
 from aerialdojo.events import AgentRecord
 from aerialdojo.metrics.aggregate import ExcludedEpisode
@@ -94,17 +95,23 @@ def read_record(path: Path) -> EpisodeRecord:
         ConfigError: unreadable, or not an episode record.
     """
     try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise ConfigError(f"{path}: not a readable episode record: {error}") from error
-    return _parse_record(path, data)
+        document = load_json(path, RECORD)
+    except DocumentError as error:
+        raise ConfigError(f"{error}: not a readable episode record") from None
+    return _record_of(path, document)
 
 
 def _parse_record(path: Path | str, data: bytes) -> EpisodeRecord:
+    """A record of a sharded run's own worker, read in bulk: parsed without ``load_json``'s
+    depth scan (the writer bounds it), a damaged one still refused by name."""
     try:
         document = json.loads(data)
-    except ValueError as error:
-        raise ConfigError(f"{path}: not a readable episode record: {error}") from error
+    except (ValueError, RecursionError) as error:
+        raise ConfigError(f"{path}: not a readable episode record: {error}") from None
+    return _record_of(path, document)
+
+
+def _record_of(path: Path | str, document: Any) -> EpisodeRecord:
     if not isinstance(document, dict) or document.get("format") != RECORD_FORMAT:
         raise ConfigError(f"{path}: not an episode record (format {RECORD_FORMAT} expected)")
     return EpisodeRecord(
@@ -229,11 +236,11 @@ def merge_transcripts(run_dir: Path, records: Sequence[EpisodeRecord]) -> Path |
         for path in sorted(source.glob("*.jsonl")):
             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
                 try:
-                    record = json.loads(line)
-                except ValueError as error:
-                    raise ConfigError(
-                        f"{path}:{number}: not a transcript record: {error}"
-                    ) from error
+                    record = parse_json(line, LINE, f"{path}:{number}")
+                except DocumentError as error:
+                    raise ConfigError(f"{error}: not a transcript record") from None
+                if not isinstance(record, dict):
+                    raise ConfigError(f"{path}:{number}: not a transcript record")
                 if record.get("type") == "session":
                     sessions.setdefault(path.stem, line)
                 elif graph_of.get(str(record.get("episode_id"))) == graph:

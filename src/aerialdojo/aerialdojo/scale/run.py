@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from aerialdojo.documents import RECORD, DocumentError, load_json
 from aerialdojo.errors import ConfigError
 from aerialdojo.graph import config_of, default_run_id, run_dir_of
 from aerialdojo.metrics.aggregate import ExcludedEpisode
@@ -143,10 +144,10 @@ def resume_sharded(run_dir: Path, *, dry_run: bool, timeout_s: float) -> int:
     from aerialdojo.graph import run_specs  # noqa: PLC0415
 
     try:
-        sharding = json.loads((run_dir / SHARDING_FILE).read_text(encoding="utf-8"))
+        sharding = load_json(run_dir / SHARDING_FILE, RECORD)
         workers, address = int(sharding["workers"]), sharding["ray_address"]
         resources = WorkerResources.parse(str(sharding["resources"]))
-    except (OSError, ValueError, KeyError, TypeError) as error:
+    except (DocumentError, ValueError, KeyError, TypeError) as error:
         raise ConfigError(f"{run_dir / SHARDING_FILE}: not a readable sharding: {error}") from error
     specs = run_specs(run_dir / RUN_CONFIG, run_id=run_dir.name, output_dir=str(run_dir.parent))
     selection = run_selection(specs)

@@ -25,6 +25,14 @@ import jsonschema_rs
 import yaml
 from PIL import Image
 
+from aerialdojo.documents import (
+    SITE,
+    BoundedLoader,
+    DocumentError,
+    decode_text,
+    parse_yaml,
+    read_bytes,
+)
 from aerialdojo.errors import ConfigError, UnknownSceneError
 from aerialdojo.geofence import XY, Geofence, circle_polygon, polygon_problems
 from aerialdojo.geometry import Pose, wrap_angle
@@ -42,7 +50,7 @@ from aerialdojo.tasks.site_record import (
 from aerialdojo.tasks.validation import field_path
 
 #: The largest site file read: a site with thousands of obstacles stays far below it.
-MAX_SITE_BYTES = 2**20
+MAX_SITE_BYTES = SITE.max_bytes
 #: Reference photographs: the largest file and the most pixels decoded (a phone's 48 MP
 #: photograph fits; a decompression bomb does not).
 MAX_IMAGE_BYTES = 40 * 2**20
@@ -204,17 +212,9 @@ def _validator() -> jsonschema_rs.Draft202012Validator:
     return jsonschema_rs.Draft202012Validator(site_schema())
 
 
-class _SiteYamlLoader(yaml.SafeLoader):
-    """YAML as a survey is written: no aliases (a few lines of them expand to gigabytes),
-    and dates kept as the text written (``surveyed: 2026-11-30``)."""
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()  # type: ignore[no-untyped-call]
-            raise yaml.MarkedYAMLError(
-                "while reading the site", None, "aliases (*name) are not allowed", event.start_mark
-            )
-        return super().compose_node(parent, index)
+class _SiteYamlLoader(BoundedLoader):
+    """YAML as a survey is written: no aliases (``documents.SITE``: a few lines of them
+    expand to gigabytes), and dates kept as the text written (``surveyed: 2026-11-30``)."""
 
 
 _SiteYamlLoader.yaml_implicit_resolvers = {
@@ -226,30 +226,10 @@ _SiteYamlLoader.yaml_implicit_resolvers = {
 def _read(path: Path, source: str) -> tuple[Any, bytes, list[str]]:
     """The parsed document and the file's bytes, or the problems reading it."""
     try:
-        size = path.stat().st_size
-        if size > MAX_SITE_BYTES:
-            return (
-                None,
-                b"",
-                [
-                    f"{source}: {size / 2**20:.1f} MiB is larger than a site file can be "
-                    f"({MAX_SITE_BYTES // 2**20} MiB)"
-                ],
-            )
-        data = path.read_bytes()
-    except OSError as error:
-        return None, b"", [f"{source}: cannot read: {error.strerror or error}"]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        return None, data, [f"{source}: not a text file: byte {error.start} is not UTF-8"]
-    try:
-        document = yaml.load(text, Loader=_SiteYamlLoader)  # a SafeLoader
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"line {mark.line + 1} column {mark.column + 1}: " if mark else ""
-        problem = getattr(error, "problem", None) or str(error)
-        return None, data, [f"{source}: {where}not YAML: {problem}"]
+        data = read_bytes(path, SITE, source)
+        document = parse_yaml(decode_text(data, source), SITE, source, loader=_SiteYamlLoader)
+    except DocumentError as error:
+        return None, b"", [str(error)]
     if not isinstance(document, dict):
         return (
             None,

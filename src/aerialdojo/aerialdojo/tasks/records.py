@@ -4,12 +4,12 @@ name file, episode and field, and the lookup and filter every suite type offers.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from aerialdojo.documents import SUITE, DocumentError, parse_json, read_bytes
 from aerialdojo.errors import ConfigError, TaskFileError
 
 #: The largest suite file read: parsed JSON takes about 15 times its size in memory, and
@@ -156,9 +156,9 @@ def suite_identity(path: Path, name: str | None = None) -> dict[str, str]:
         TaskFileError: the file cannot be read, or holds no name.
     """
     try:
-        data = path.read_bytes()
+        data = read_bytes(path, SUITE)
         if name is None:
-            name = str(json.loads(data)["name"])
-    except (OSError, ValueError, KeyError, TypeError) as error:
+            name = str(parse_json(data, SUITE, str(path))["name"])
+    except (DocumentError, KeyError, TypeError) as error:
         raise TaskFileError(str(path), [f"{path}: no suite name to record: {error}"]) from error
     return {"name": name, "sha256": hashlib.sha256(data).hexdigest()}

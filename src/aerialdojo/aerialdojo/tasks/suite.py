@@ -9,6 +9,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from aerialdojo.documents import SUITE, DocumentError, load_json
 from aerialdojo.errors import ConfigError, TaskFileError
 from aerialdojo.sim.annotations import FAMILIES
 from aerialdojo.tasks.episode import ALL_REPRESENTATIONS, REPRESENTATION_SUFFIXES, Episode
@@ -229,17 +230,11 @@ def resolve_suite(name_or_path: str | Path) -> Path:
 def _read_document(path: Path, source: str) -> tuple[Any, list[str]]:
     try:
         check_suite_file(path, source)
-        text = path.read_text(encoding="utf-8")
+        return load_json(path, SUITE, source), []
     except TaskFileError as error:
         return None, list(error.problems)
-    except OSError as error:
-        return None, [f"{source}: cannot read: {error.strerror or error}"]
-    except UnicodeDecodeError as error:
-        return None, [f"{source}: not a text file: byte {error.start} is not UTF-8"]
-    try:
-        return json.loads(text), []
-    except json.JSONDecodeError as error:
-        return None, [f"{source}: line {error.lineno} column {error.colno}: not JSON: {error.msg}"]
+    except DocumentError as error:
+        return None, [str(error)]
 
 
 def _checked_document(path: Path, source: str) -> tuple[Any, list[str]]:

@@ -409,6 +409,8 @@ def _oversized_lists(raw_episodes: Any) -> list[str]:
                 for key, item in value.items()
                 if isinstance(item, dict | list)
             ]
+        elif not isinstance(value, list):
+            continue  # an episode that is not an object: the schema names it
         elif len(value) > MAX_EPISODE_LIST:
             found.append(f"{where}: {len(value)} items; at most {MAX_EPISODE_LIST}")
         else:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from aerialdojo.agents.vlm.chat import ChatReply, Message, ModelServerError
+from aerialdojo.documents import LINE, DocumentError, parse_json
 from aerialdojo.errors import ConfigError, PolicyFaultError
 
 TRANSCRIPTS_DIR = "transcripts"
@@ -117,9 +118,12 @@ def read_records(path: Path) -> Iterator[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            yield json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ConfigError(f"{path}:{number}: not a transcript record: {error}") from error
+            record = parse_json(line, LINE, f"{path}:{number}")
+        except DocumentError as error:
+            raise ConfigError(f"{error}: not a transcript record") from None
+        if not isinstance(record, dict):
+            raise ConfigError(f"{path}:{number}: not a transcript record (not a JSON object)")
+        yield record
 
 
 def final_attempts(records: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
