@@ -40,6 +40,8 @@ from aerialdojo.graph import (
     run_dir_of,
     run_specs,
 )
+from aerialdojo.nodes.domain_guard import check_domain_free
+from aerialdojo.runtime import RUN_DIR_ENV
 
 SHARE = Path(get_package_share_directory(PACKAGE))
 #: The checkout (or image workdir) holding backend venvs: install/aerialdojo/share/aerialdojo
@@ -68,11 +70,14 @@ def _nodes(context: LaunchContext) -> list:
 
     chosen = LaunchConfiguration("run_id").perform(context)
     specs = specs_of(chosen or default_run_id())
+    # Before the run directory is claimed: a run refused here leaves nothing behind.
+    check_domain_free()
     # Claimed before any node starts, as aerialdojo eval does: a run never writes into another.
     claimed = claim_run_dir(run_dir_of(specs), named=f"run_id:={chosen}" if chosen else None)
     if claimed != run_dir_of(specs).name:
         specs = specs_of(claimed)
-    actions = []
+    # Every node names its run in its NodeInfo, as under aerialdojo eval.
+    actions: list = [SetEnvironmentVariable(RUN_DIR_ENV, str(run_dir_of(specs)))]
     for spec in specs:
         interpreter = node_interpreter(spec, SOURCE_ROOT)
         node = Node(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -13,7 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from aerialdojo.errors import AerialDojoError, ConfigError, MetricsError, TaskFileError
+from aerialdojo.errors import (
+    AerialDojoError,
+    ConfigError,
+    DomainTakenError,
+    MetricsError,
+    TaskFileError,
+)
 from aerialdojo.run_contract import (
     EXIT_FAILED,
     EXIT_INCOMPLETE,
@@ -569,12 +576,11 @@ def _run_graph(
     """Run the graph of ``specs`` to its report; ``origin`` (the config and its command-line
     overrides) heads the run's saved config.yaml."""
     from aerialdojo.eval_progress import EvalProgress, console_for_progress  # noqa: PLC0415
-    from aerialdojo.graph import config_of, run_dir_of  # noqa: PLC0415
+    from aerialdojo.graph import run_dir_of  # noqa: PLC0415
     from aerialdojo.nodes.progress_monitor import ProgressMonitor  # noqa: PLC0415
     from aerialdojo.runner import (  # noqa: PLC0415
         log_tail,
         remove_dead_segments,
-        run_domain,
         shm_segments,
         start_graph,
         stop_graph,
@@ -584,24 +590,11 @@ def _run_graph(
     if live_port is not None:
         _await_live_view(specs)
     run_dir = run_dir_of(specs)
-    try:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        header = (
-            f"# aerialdojo eval: {origin}; every parameter as the nodes ran\n" if origin else ""
-        )
-        (run_dir / RUN_CONFIG).write_text(
-            header + yaml.safe_dump(config_of(specs), sort_keys=False), encoding="utf-8"
-        )
-    except OSError as error:
-        raise ConfigError(
-            f"evaluator.output_dir: cannot create the run directory {run_dir}: "
-            f"{error.strerror or error}"
-        ) from error
     console = console_for_progress()
-    # Held until the nodes have stopped: no other run on the host takes the domain meanwhile.
-    with run_domain(os.environ) as domain:
-        # Set before the monitor joins the graph: it must listen in the nodes' domain.
-        os.environ["ROS_DOMAIN_ID"] = domain
+    with contextlib.ExitStack() as held:
+        # Held until the nodes have stopped: no other run on the host takes the domain meanwhile.
+        domain = _enter_free_domain(held, run_dir)
+        _write_run_config(run_dir, specs, origin)
         console.print(
             f"[bold]aerialdojo eval[/]: {len(specs)} nodes on ROS_DOMAIN_ID={domain}, "
             f"run directory {run_dir}"
@@ -640,6 +633,50 @@ def _run_graph(
             console.print(log_tail(failed.log_path))
     code = _report_of(run_dir, _radii_of(specs), console)
     return EXIT_INTERRUPTED if interrupted else code
+
+
+def _enter_free_domain(stack: contextlib.ExitStack, run_dir: Path) -> str:
+    """Take the run's ROS domain on ``stack`` (``runner.run_domain``) and make sure no other
+    run is in it (``nodes.domain_guard``): returns the domain, exported for this process's
+    listeners and the nodes. A run refused leaves nothing: the directory claimed for it goes.
+
+    Raises:
+        DomainTakenError: another run holds or is in the domain; names it and the ways out.
+    """
+    from aerialdojo.nodes.domain_guard import check_domain_free  # noqa: PLC0415
+    from aerialdojo.runner import run_domain  # noqa: PLC0415
+
+    try:
+        domain = stack.enter_context(run_domain(os.environ, run_dir=run_dir))
+        # Set before any listener joins the graph: it must listen in the nodes' domain.
+        os.environ["ROS_DOMAIN_ID"] = domain
+        check_domain_free()
+    except DomainTakenError:
+        stack.close()
+        with contextlib.suppress(OSError):  # not empty: not only this run's, so it stays
+            run_dir.rmdir()
+        raise
+    return domain
+
+
+def _write_run_config(run_dir: Path, specs: list[NodeSpec], origin: str) -> None:
+    """The run's effective config, ``origin`` (the config and its command-line overrides)
+    heading it, where ``aerialdojo rerun`` reads it."""
+    from aerialdojo.graph import config_of  # noqa: PLC0415
+
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        header = (
+            f"# aerialdojo eval: {origin}; every parameter as the nodes ran\n" if origin else ""
+        )
+        (run_dir / RUN_CONFIG).write_text(
+            header + yaml.safe_dump(config_of(specs), sort_keys=False), encoding="utf-8"
+        )
+    except OSError as error:
+        raise ConfigError(
+            f"evaluator.output_dir: cannot create the run directory {run_dir}: "
+            f"{error.strerror or error}"
+        ) from error
 
 
 def _report_of(run_dir: Path, radii: list[float] | None, console: Console) -> int:

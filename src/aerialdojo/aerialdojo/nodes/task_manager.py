@@ -27,6 +27,7 @@ ground-truth facts go to the evaluator in its event's ``episode_json``.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -42,7 +43,7 @@ from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from std_msgs.msg import Header
 
-from aerialdojo.errors import AerialDojoError, ConfigError
+from aerialdojo.errors import AerialDojoError, ConfigError, DomainTakenError
 from aerialdojo.geometry import Pose
 from aerialdojo.graph import BRIDGE_NODE, NAMESPACES, UNWATCHED_TOPICS, selected_episodes
 from aerialdojo.nodes.common import (
@@ -53,6 +54,7 @@ from aerialdojo.nodes.common import (
     wait_for_future,
 )
 from aerialdojo.nodes.conversions import candidate_msg, pose_from_msg, pose_msg, task_spec_msg
+from aerialdojo.nodes.domain_guard import refuse_if_domain_taken
 from aerialdojo.nodes.qos import EVENTS_QOS, FAULTS_QOS, HANDOFF_QOS, SERVICE_QOS, TASK_QOS
 from aerialdojo.params import NODE_PARAMETERS
 from aerialdojo.protocols import EpisodeLike, load_suite
@@ -103,6 +105,9 @@ class TaskManager(Node):
 
     def __init__(self) -> None:
         super().__init__("task_manager")
+        # Before it serves or announces anything, which another run's agents, bridge and
+        # evaluator in the domain would take for their own run's.
+        refuse_if_domain_taken(self)
         declare_node_parameters(self, "task_manager")
         announce_node(self)
         suite_path = resolve_suite(param(self, "suite"))
@@ -606,7 +611,11 @@ def _facts_json(verdict: Verdict) -> str:
 
 def main(args: list[str] | None = None) -> None:
     with node_process(args):
-        node = TaskManager()
+        try:
+            node = TaskManager()
+        except DomainTakenError as error:
+            rclpy.logging.get_logger("task_manager").fatal(str(error))
+            sys.exit(1)
         executor = MultiThreadedExecutor(num_threads=4)
         executor.add_node(node)
         if param(node, "auto_run"):
