@@ -29,11 +29,12 @@ from launch.events import Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from aerialdojo.dds import transport_environment
+from aerialdojo.dds import run_environment
 from aerialdojo.graph import (
     PACKAGE,
     claim_run_dir,
     default_run_id,
+    discovery_of,
     is_override,
     node_interpreter,
     parse_overrides,
@@ -76,8 +77,15 @@ def _nodes(context: LaunchContext) -> list:
     claimed = claim_run_dir(run_dir_of(specs), named=f"run_id:={chosen}" if chosen else None)
     if claimed != run_dir_of(specs).name:
         specs = specs_of(claimed)
-    # Every node names its run in its NodeInfo, as under aerialdojo eval.
-    actions: list = [SetEnvironmentVariable(RUN_DIR_ENV, str(run_dir_of(specs)))]
+    # Every node names its run in its NodeInfo, and runs on the transport profile of the
+    # run's discovery setting, as under aerialdojo eval.
+    actions: list = [
+        SetEnvironmentVariable(RUN_DIR_ENV, str(run_dir_of(specs))),
+        *(
+            SetEnvironmentVariable(name, value)
+            for name, value in run_environment(discovery_of(specs)).items()
+        ),
+    ]
     for spec in specs:
         interpreter = node_interpreter(spec, SOURCE_ROOT)
         node = Node(
@@ -123,10 +131,6 @@ def generate_launch_description() -> LaunchDescription:
                 "run_id",
                 default_value="",
                 description="Name of the run directory (empty: a UTC timestamp)",
-            ),
-            *(
-                SetEnvironmentVariable(name, value)
-                for name, value in transport_environment().items()
             ),
             OpaqueFunction(function=_nodes),
         ]

@@ -30,9 +30,9 @@ from typing import IO
 
 import yaml
 
-from aerialdojo.dds import transport_environment
+from aerialdojo.dds import run_environment
 from aerialdojo.errors import ConfigError, DomainTakenError
-from aerialdojo.graph import NodeSpec, node_interpreter
+from aerialdojo.graph import NodeSpec, discovery_of, node_interpreter
 from aerialdojo.nodes.lifetime import LAUNCHER_PID_ENV
 from aerialdojo.runtime import RUN_DIR_ENV, RunSighting, domain_taken_message
 
@@ -255,13 +255,15 @@ def write_params_file(spec: NodeSpec, directory: Path) -> Path:
 def start_graph(
     specs: Sequence[NodeSpec], run_dir: Path, env: Mapping[str, str] | None = None
 ) -> list[NodeProcess]:
-    """Start every node with the shipped transport profile applied; logs go to
+    """Start every node with the shipped transport profile of the run's discovery setting
+    applied (``dds.run_environment``), its run directory named; logs go to
     ``run_dir/logs/<node>.log``, parameter files to ``run_dir/params``."""
     base_env = dict(os.environ if env is None else env)
-    # The shipped DDS transport profile, unless the user chose other settings.
+    # The shipped DDS transport profile the run's discovery setting names, unless the user
+    # chose other settings.
     child_env = {
         **base_env,
-        **transport_environment(environ=base_env),
+        **run_environment(discovery_of(specs), environ=base_env),
         LAUNCHER_PID_ENV: str(os.getpid()),
         RUN_DIR_ENV: str(run_dir),
     }
