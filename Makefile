@@ -7,7 +7,7 @@ EVAL_CONFIG ?= config/eval.yaml
 EVAL_ARGS ?=
 TEST_ARGS ?=
 
-.PHONY: eval test lint bootstrap backends browser check-pythons clean
+.PHONY: eval test lint bootstrap backends robot-msgs browser check-pythons clean
 
 bootstrap:
 	@tools/bootstrap.sh
@@ -16,6 +16,11 @@ bootstrap:
 backends: bootstrap
 	@tools/bootstrap_backend.sh projectairsim carla-air
 
+# The robot-side messages no registry serves (a px4_msgs subset, a mavros_msgs stand-in),
+# for the robot route's tests (docs/robots.md, "Simulated robot").
+robot-msgs: bootstrap
+	@tools/build_robot_msgs.sh
+
 # Headless Chromium for the test that opens report.html (it skips without one).
 browser:
 	@tools/install_browser.sh
@@ -23,7 +28,7 @@ browser:
 eval: bootstrap
 	@tools/run.sh aerialdojo eval --config $(EVAL_CONFIG) $(EVAL_ARGS)
 
-test: backends
+test: backends robot-msgs
 	@tools/run.sh python -m pytest tests --durations=15 $(TEST_ARGS)
 
 # The pins resolve on every Python the README names (pip dry runs against PyPI).
@@ -37,4 +42,4 @@ lint: bootstrap
 	@tools/run.sh codespell src tests benchmarks tools launch config README.md
 
 clean:
-	rm -rf build install log .venv .venv-projectairsim .venv-carla-air
+	rm -rf build install log .venv .venv-projectairsim .venv-carla-air .robot-msgs

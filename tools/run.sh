@@ -14,6 +14,12 @@ fi
 set +u
 # shellcheck source=/dev/null
 source "$root/install/setup.bash"
+# The robot test messages (px4_msgs subset, mavros_msgs stand-in), once built by
+# tools/build_robot_msgs.sh (make test does).
+if [[ -f "$root/.robot-msgs/install/setup.bash" ]]; then
+  # shellcheck source=/dev/null
+  source "$root/.robot-msgs/install/setup.bash"
+fi
 set -u
 # The shipped single-host transport profile unless the user chose otherwise
 # (config/transport/README.md; aerialdojo.transport.transport_environment sets the same).

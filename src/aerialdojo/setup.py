@@ -15,6 +15,9 @@ NODES = (
     "agos_uav_agent",
     "ugv_agent",
     "evaluator",
+    "safety_gate",
+    "sim_robot",
+    "operator_console",
 )
 
 

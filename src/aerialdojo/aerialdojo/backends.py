@@ -47,6 +47,11 @@ class BackendEntry:
             where the client is missing; None: nothing to check first.
         scenes: ``"module:callable"`` loading one of its scenes by name for maps and
             overviews (raises ``UnknownSceneError``); None: its scenes cannot be drawn here.
+        transport: ``"module:callable"`` in ``aerialdojo.nodes`` building, from the bridge's
+            node, the ROS half the backend reaches its world through (handed to it as
+            ``BackendOptions.transport``); None: the backend needs no ROS.
+        wall_clock: the backend's world runs in real time (a robot): no simulated clock is
+            published and every node of the graph runs on wall time.
         client_module: the module of the client that talks to its simulator server, which
             ``aerialdojo doctor`` checks; None: no server to check.
     """
@@ -57,6 +62,8 @@ class BackendEntry:
     venv: str | None = None
     check_parameters: str | None = None
     scenes: str | None = None
+    transport: str | None = None
+    wall_clock: bool = False
     client_module: str | None = None
 
 
@@ -100,6 +107,15 @@ BUILTIN_BACKENDS = (
         venv=".venv-carla-air",
         check_parameters="aerialdojo.sim.remote.settings:CarlaAirSettings.from_parameters",
         client_module="airsim",
+    ),
+    BackendEntry(
+        name="robot",
+        backend="aerialdojo.robot.backend:RobotBackend",
+        description="robots (or the simulated robot) through one safety gate per agent, "
+        "observations relayed from their drivers (docs/robots.md)",
+        check_parameters="aerialdojo.robot.settings:RobotSettings.from_parameters",
+        transport="aerialdojo.nodes.robot_link:RosVehicleTransport",
+        wall_clock=True,
     ),
 )
 
@@ -201,6 +217,23 @@ def camera_views(name: str, agents: Sequence[str]) -> dict[str, list[str]] | Non
     return {agent: [camera.name for camera in rig] for agent, rig in rigs.items()}
 
 
+def settings_problems(name: str, parameters: Mapping[str, Any]) -> list[str]:
+    """What is wrong with the bridge's ``parameters`` for backend ``name``, checked without
+    its client (its registry entry's ``check_parameters``): empty when nothing is.
+
+    Raises:
+        ConfigError: no backend of that name.
+    """
+    entry = backend_entry(name)
+    if entry.check_parameters is None:
+        return []
+    try:
+        cast("Callable[[Mapping[str, Any]], object]", _resolve(entry.check_parameters))(parameters)
+    except ConfigError as error:
+        return list(error.problems)
+    return []
+
+
 def create_backend(name: str, options: BackendOptions) -> SimulatorBackend:
     """Build the backend called ``name`` with its own camera rig for each of the options'
     agents.
@@ -216,6 +249,29 @@ def create_backend(name: str, options: BackendOptions) -> SimulatorBackend:
             options.parameters
         )
     return _backend_class(entry).from_options(options)
+
+
+def build_transport(name: str, host: object) -> object | None:
+    """The ROS half backend ``name`` reaches its world through, built on ``host`` (the
+    bridge's node), for ``BackendOptions.transport``; None for a backend that needs none.
+
+    Raises:
+        ConfigError: no backend of that name.
+    """
+    entry = backend_entry(name)
+    if entry.transport is None:
+        return None
+    return cast("Callable[[object], object]", _resolve(entry.transport))(host)
+
+
+def runs_on_wall_clock(name: str) -> bool:
+    """Whether backend ``name``'s world runs in real time (a robot): the graph then has no
+    simulated clock.
+
+    Raises:
+        ConfigError: no backend of that name.
+    """
+    return backend_entry(name).wall_clock
 
 
 def load_scene(scene: str) -> EmbeddedScene | None:

@@ -159,6 +159,23 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(handler=_cmd_eval)
 
+    console = commands.add_parser(
+        "console",
+        help="the operator's console of a robot run, in a terminal of its own: each episode "
+        "before it starts, placing, engaging and starting it, the dead-man heartbeat "
+        "(docs/robots.md)",
+        description="The operator's console of a robot run (the operator_console node, "
+        "interactive unless the config says otherwise), with the parameters the run's config "
+        "gives it: run it beside `aerialdojo eval --config config/robot_<vehicle>.yaml` or "
+        "`ros2 launch aerialdojo robot.launch.py`, in the same ROS_DOMAIN_ID. Closing it stops "
+        "the heartbeat, and the safety gates stop the robots.",
+    )
+    console.add_argument(
+        "overrides", nargs="*", metavar="NODE.PARAM=VALUE", help="as for aerialdojo eval"
+    )
+    console.add_argument("--config", type=Path, required=True, help="the robot run's config")
+    console.set_defaults(handler=_cmd_console)
+
     replay = commands.add_parser(
         "evaluate-bag",
         help="recompute a run's metrics from its bag alone, or score a robot's bag through a "
@@ -398,6 +415,9 @@ def _parser() -> argparse.ArgumentParser:
     from aerialdojo import doctor  # noqa: PLC0415 - light; its checks import what they need
 
     doctor.add_parser(commands)
+    from aerialdojo import preflight  # noqa: PLC0415 - light; reading MAVROS imports rclpy
+
+    preflight.add_parser(commands)
     _show_defaults(parser)
     return parser
 
@@ -407,6 +427,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         claim_run_dir,
         default_config,
         default_run_id,
+        drives_robots,
         parse_overrides,
         run_dir_of,
         run_specs,
@@ -443,6 +464,12 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             problems += _run_dir_problems(args.output / run_id, reused=args.run_id is not None)
     else:
         problems += _policy_problems(specs, config)
+        problems += _domain_problems(specs)
+        if sharded and drives_robots(specs):
+            problems.append(
+                "--workers: a robot flies one episode at a time, under its operator; run it "
+                "without --workers"
+            )
         # A sharded run's directory is where the same command resumes it (scale.run refuses
         # one that holds another run).
         if not sharded:
@@ -462,6 +489,35 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return _run_graph(
         specs, args.timeout, live_port=args.live_port if args.live else None, origin=echo
     )
+
+
+def _domain_problems(specs: list[NodeSpec]) -> list[str]:
+    """A graph that drives robots outside it must share their drivers' DDS domain, which
+    only the user knows; a private one would never reach them (docs/robots.md)."""
+    from aerialdojo.graph import needs_robot_domain  # noqa: PLC0415
+
+    if needs_robot_domain(specs) and not os.environ.get("ROS_DOMAIN_ID"):
+        return [
+            "ROS_DOMAIN_ID: this graph drives robots whose drivers run outside it; set "
+            "ROS_DOMAIN_ID to their domain (ROS's default is 0) so that it reaches them"
+        ]
+    return []
+
+
+def _cmd_console(args: argparse.Namespace) -> int:
+    import importlib  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+
+    from aerialdojo.graph import console_spec, parse_overrides  # noqa: PLC0415
+    from aerialdojo.runner import node_command, write_params_file  # noqa: PLC0415
+
+    spec = console_spec(args.config, parse_overrides(args.overrides))
+    with tempfile.TemporaryDirectory(prefix="aerialdojo-console-") as directory:
+        command = node_command(spec, write_params_file(spec, Path(directory)))
+        # In this process, in the foreground: the console reads the operator's terminal.
+        node = importlib.import_module(command[command.index("-m") + 1])
+        node.main(command[command.index("--ros-args") :])
+    return 0
 
 
 def _policy_problems(specs: list[NodeSpec], source: Path) -> list[str]:
@@ -520,6 +576,9 @@ def _cmd_rerun(args: argparse.Namespace) -> int:
     specs = run_specs(
         config_file, run_id=run_id, output_dir=str(args.run_dir.parent), episode_ids=missing
     )
+    problems = _domain_problems(specs)
+    if problems:
+        raise ConfigError(*problems)
     code = _run_graph(specs, args.timeout)
     bags = [directory / "bag" for directory in (args.run_dir, args.run_dir.parent / run_id)]
     if code == EXIT_INTERRUPTED or not all(bag.exists() for bag in bags):

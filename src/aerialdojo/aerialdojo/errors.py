@@ -60,6 +60,13 @@ class SimulatorFaultError(AerialDojoError):
     never scored against the agent."""
 
 
+class SafetyInterventionError(AerialDojoError):
+    """An operator or the robot's safety layer stopped the robot (an e-stop, the operator's
+    dead-man released, the pilot taking over, low battery, a fence breach): the attempt is
+    neither the agent's success nor its failure. It is counted and reported as an
+    operator/safety intervention, never scored, and rerun (``aerialdojo rerun``)."""
+
+
 class PolicyFaultError(AerialDojoError):
     """A policy could not decide for reasons outside it (its model server died, hangs or
     refuses every request; a replayed transcript diverged): an infrastructure failure of the

@@ -25,6 +25,7 @@ import numpy as np
 from aerialdojo.actions import STOP
 from aerialdojo.errors import MetricsError
 from aerialdojo.geometry import Pose
+from aerialdojo.metrics.aggregate import CAUSE_INFRASTRUCTURE, CAUSE_INTERVENTION
 from aerialdojo.metrics.trace import (
     POSITIONS_FROM_ACTIONS,
     POSITIONS_FROM_POSE_TRACK,
@@ -49,7 +50,14 @@ class EventKind(IntEnum):
     INFRA_FAILURE = 5
     RUN_FINISHED = 6
     RUN_STARTED = 7
+    INTERVENTION = 8
 
+
+#: The events that end an attempt without scoring it, and why.
+_EXCLUSIONS = {
+    EventKind.INFRA_FAILURE: CAUSE_INFRASTRUCTURE,
+    EventKind.INTERVENTION: CAUSE_INTERVENTION,
+}
 
 #: EventKind by value, looked up once per event of a bag.
 _KINDS = {int(kind): kind for kind in EventKind}
@@ -147,11 +155,14 @@ class AgentRecord:
 
 @dataclass(frozen=True)
 class InfraFailure:
-    """An attempt that ended for reasons outside the agent; never scored."""
+    """An attempt that ended for reasons outside the agent; never scored. ``cause`` says
+    whether the simulator, robot or harness failed or an operator or the robot's safety layer
+    stopped it (``metrics.aggregate.CAUSES``)."""
 
     episode_id: str
     attempt: int
     reason: str
+    cause: str = CAUSE_INFRASTRUCTURE
 
 
 @dataclass(frozen=True)
@@ -341,8 +352,10 @@ class EpisodeAssembler:
             builder = self.trace_builder(record["benchmark"])(record, event_position(event))
             self._open = _OpenEpisode(record, event.attempt, event_stamp_ns(event), builder)
             return None
-        if kind is EventKind.INFRA_FAILURE:
-            failure = InfraFailure(event.episode_id, event.attempt, event.message)
+        if kind in _EXCLUSIONS:
+            failure = InfraFailure(
+                event.episode_id, event.attempt, event.message, _EXCLUSIONS[kind]
+            )
             self.infra_failures.append(failure)
             if self._open is not None and self._open.record["episode_id"] == event.episode_id:
                 self._open = None

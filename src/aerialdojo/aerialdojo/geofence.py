@@ -75,6 +75,33 @@ class Geofence:
             )
         return None
 
+    def segment_violation(
+        self,
+        start: Sequence[float] | np.ndarray,
+        end: Sequence[float] | np.ndarray,
+        *,
+        margin: float | None = None,
+    ) -> str | None:
+        """Why the straight segment from ``start`` to ``end`` (x, y, z) is not inside the
+        fence at least ``margin`` (default: the fence's) from its edges, floor and ceiling,
+        or None if it is. The band is convex, so the ends decide the altitude; the polygon
+        need not be, so every edge is measured against the whole segment."""
+        keep = self.margin if margin is None else margin
+        fence = self if keep == self.margin else _with_margin(self, keep)
+        for point in (end, start):
+            reason = fence.violation(point)
+            if reason is not None:
+                return reason
+        a = np.asarray(start, dtype=np.float64)[:2]
+        b = np.asarray(end, dtype=np.float64)[:2]
+        clearance = segment_edge_distance(self.vertices, a, b)
+        if clearance < keep:
+            return (
+                f"the path from ({a[0]:.2f}, {a[1]:.2f}) to ({b[0]:.2f}, {b[1]:.2f}) passes "
+                f"{clearance:.2f} m from the geofence edge, inside its margin {keep:g} m"
+            )
+        return None
+
     def bounds(self) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
         """The box (min corner, max corner) every position the fence admits lies in."""
         low = self.vertices.min(axis=0) + self.margin
@@ -121,6 +148,34 @@ def polygon_edge_distance(vertices: np.ndarray, xy: Sequence[float] | np.ndarray
     )
     nearest = starts + along[:, None] * edges
     return float(np.min(np.linalg.norm(point - nearest, axis=1)))
+
+
+def _with_margin(fence: Geofence, margin: float) -> Geofence:
+    return Geofence(polygon=fence.polygon, min_z=fence.min_z, max_z=fence.max_z, margin=margin)
+
+
+def _point_segment_distance(point: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    edge = b - a
+    length = float(np.dot(edge, edge))
+    along = 0.0 if length == 0.0 else min(1.0, max(0.0, float(np.dot(point - a, edge)) / length))
+    return float(np.linalg.norm(point - (a + along * edge)))
+
+
+def segment_edge_distance(vertices: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    """Least distance between the segment ``ab`` and the polygon's boundary (0 where they
+    cross)."""
+    best = math.inf
+    for c, d in zip(vertices, np.roll(vertices, -1, axis=0), strict=True):
+        if segments_cross(a, b, c, d):
+            return 0.0
+        best = min(
+            best,
+            _point_segment_distance(a, c, d),
+            _point_segment_distance(b, c, d),
+            _point_segment_distance(c, a, b),
+            _point_segment_distance(d, a, b),
+        )
+    return best
 
 
 def signed_area(vertices: np.ndarray) -> float:

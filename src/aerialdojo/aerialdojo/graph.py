@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from aerialdojo.agents.vlm.transcript import TRANSCRIPTS_DIR
-from aerialdojo.backends import backend_venv, camera_views
+from aerialdojo.backends import (
+    backend_venv,
+    camera_views,
+    runs_on_wall_clock,
+    settings_problems,
+)
 from aerialdojo.errors import ConfigError
 from aerialdojo.params import NODE_PARAMETERS, ParamValue, validate_parameters
 
@@ -37,10 +42,18 @@ NAMESPACES = {
     "citynav_agent": "uav",
     "agos_uav_agent": "uav",
     "ugv_agent": "ugv",
+    # The robot route (docs/robots.md): the simulated robot speaks its drivers' absolute
+    # topics (/mavros/..., /fmu/..., /camera/...) as a real one does; the gate sits in the
+    # agent's namespace, the operator's console beside the task manager.
+    "sim_robot": "",
+    "safety_gate": "uav",
+    "operator_console": "",
 }
 
 #: Start order: the bridge and the task manager serve, the evaluator records, agents act.
 START_ORDER = (
+    "sim_robot",
+    "safety_gate",
     "sim_bridge",
     "task_manager",
     "evaluator",
@@ -48,6 +61,7 @@ START_ORDER = (
     "citynav_agent",
     "agos_uav_agent",
     "ugv_agent",
+    "operator_console",
 )
 
 #: The agent nodes that can run a model agent: their transcripts go into the run directory.
@@ -56,8 +70,16 @@ AGENT_NODES = ("uav_agent", "agos_uav_agent", "ugv_agent")
 #: The node that publishes the simulator's (or robot's) sensors.
 BRIDGE_NODE = "sim_bridge"
 
-#: The bridge owns the clock; every other node runs on simulation time.
+#: The bridge owns the clock; every other node runs on simulation time, unless the bridge's
+#: backend runs on the wall clock (a robot: ``backends.runs_on_wall_clock``).
 CLOCK_OWNER = BRIDGE_NODE
+
+#: Nodes that simulate a robot inside the graph: a graph with one needs no robot outside it.
+SIMULATED_ROBOT_NODES = ("sim_robot",)
+
+#: Nodes that read the task manager's suite (a site's geofence), set from it by
+#: ``node_specs`` unless their config names another.
+SUITE_READERS = ("evaluator", "sim_bridge", "safety_gate")
 
 #: Topics of the ROS machinery and the high-rate clock, which a viewer of the run leaves out.
 UNWATCHED_TOPICS = ("/rosout", "/parameter_events", "/clock")
@@ -194,12 +216,20 @@ def _name_problems(config: Mapping[str, Mapping[str, ParamValue]], source: str) 
     if problems:
         return problems
     backend = str(value("sim_bridge", "backend"))
+    # The bridge's settings as the bridge will read them: every default, the suite the task
+    # manager runs (node_specs gives it the same), the config's own values.
+    bridge = {
+        **{spec.name: spec.default for spec in NODE_PARAMETERS["sim_bridge"]},
+        "suite": value("task_manager", "suite"),
+        **config["sim_bridge"],
+    }
+    problems += [f"{source}: {problem}" for problem in settings_problems(backend, bridge)]
     try:
         views = camera_views(backend, bridged)
     except ConfigError as error:
-        return [f"{source}: sim_bridge.agents: {error}"]
+        return [*problems, f"{source}: sim_bridge.agents: {error}"]
     if views is None:
-        return []
+        return problems
     for (node, name), agent in _VIEW_LISTS.items():
         if node not in config:
             continue
@@ -231,6 +261,8 @@ def apply_overrides(
 def node_specs(config: Mapping[str, Mapping[str, ParamValue]]) -> list[NodeSpec]:
     """The processes of the graph, in start order, with their full parameter sets."""
     specs = []
+    backend = str(config["sim_bridge"].get("backend", _default("sim_bridge", "backend")))
+    wall_clock = runs_on_wall_clock(backend)
     for node in START_ORDER:
         if node not in config:
             continue
@@ -246,11 +278,16 @@ def node_specs(config: Mapping[str, Mapping[str, ParamValue]]) -> list[NodeSpec]
             declared["transcript_dir"] = (
                 str(Path(output_dir) / run_id / TRANSCRIPTS_DIR) if run_id else ""
             )
-        if node == "evaluator":
-            # The report's maps draw the reference paths of the suite the task manager runs.
+        if node in SUITE_READERS:
+            # The report's maps draw the reference paths of the suite the task manager runs;
+            # a robot's bridge and gate keep inside its site's geofence.
             declared["suite"] = config["task_manager"].get(
                 "suite", _default("task_manager", "suite")
             )
+        if node == "operator_console":
+            # The console shows the robots the bridge drives, where their odometry says.
+            for name, source in (("agents", "agents"), ("odometry_topic", "robot_odometry_topic")):
+                declared[name] = config["sim_bridge"].get(source, _default("sim_bridge", source))
         if node in ("uav_agent", "citynav_agent"):
             # The oracle replays the suite the task manager serves unless told another.
             declared["oracle_suite"] = config["task_manager"].get(
@@ -261,11 +298,44 @@ def node_specs(config: Mapping[str, Mapping[str, ParamValue]]) -> list[NodeSpec]
         parameters = {
             name: value for name, value in {**declared, **config[node]}.items() if value != []
         }
-        parameters["use_sim_time"] = node != CLOCK_OWNER
+        # A robot's world has no simulated clock: every node runs on the wall clock then.
+        parameters["use_sim_time"] = not wall_clock and node != CLOCK_OWNER
         specs.append(
             NodeSpec(executable=node, name=node, namespace=NAMESPACES[node], parameters=parameters)
         )
     return specs
+
+
+def drives_robots(specs: Sequence[NodeSpec]) -> bool:
+    """Whether the graph's bridge drives robots (its backend runs on the wall clock)."""
+    bridge = next((spec for spec in specs if spec.name == BRIDGE_NODE), None)
+    return bridge is not None and runs_on_wall_clock(str(bridge.parameters.get("backend", "")))
+
+
+def needs_robot_domain(specs: Sequence[NodeSpec]) -> bool:
+    """Whether the graph drives robots outside it (no simulated robot among its nodes): it
+    must join the DDS domain the robots' drivers use, never a private one."""
+    names = {spec.name for spec in specs}
+    return drives_robots(specs) and not names & set(SIMULATED_ROBOT_NODES)
+
+
+#: The operator's console of a robot run (``aerialdojo console``).
+CONSOLE_NODE = "operator_console"
+
+
+def console_spec(
+    config_path: Path, overrides: Mapping[str, Mapping[str, Any]] | None = None
+) -> NodeSpec:
+    """The operator's console of the run ``config_path`` describes, with the parameters the
+    graph would give it (its section of the config, where there is one).
+
+    Raises:
+        ConfigError: a bad config file or override.
+    """
+    config = load_config(config_path)
+    config.setdefault(CONSOLE_NODE, {})
+    config = apply_overrides(config, overrides or {}, "command line")
+    return next(spec for spec in node_specs(config) if spec.name == CONSOLE_NODE)
 
 
 def selected_episodes(suite: SuiteLike, task_manager: Mapping[str, ParamValue]) -> list[str]:

@@ -15,6 +15,18 @@ FORWARDED = {
 }
 
 
+#: The robot configs: ``config/robot_<vehicle>.yaml`` (robot.launch.py's ``vehicle``).
+ROBOT_CONFIG_PREFIX = "robot_"
+
+
+def robot_configs(config_dir: Path) -> dict[str, Path]:
+    """Each robot config of ``config_dir`` by its vehicle name."""
+    return {
+        path.stem.removeprefix(ROBOT_CONFIG_PREFIX): path
+        for path in sorted(config_dir.glob(f"{ROBOT_CONFIG_PREFIX}*.yaml"))
+    }
+
+
 def evaluation_with_config(launch_dir: Path, config: Path, benchmark: str) -> Any:
     """The ``LaunchDescription`` including ``launch_dir/eval.launch.py`` with ``config`` as
     the default of its ``config`` argument; ``benchmark`` names it in the description."""

@@ -26,6 +26,7 @@ from aerialdojo.agos.vocabulary import (
 from aerialdojo.backends import backend_names
 from aerialdojo.errors import ConfigError
 from aerialdojo.protocols.settings import OBSERVATIONS, PAPER_OBSERVATION, PAPER_ODOMETRY
+from aerialdojo.robot.vehicles import vehicle_names
 
 ParamValue = bool | int | float | str | list[str] | list[float] | list[int]
 
@@ -462,6 +463,181 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             description="Port of the traffic manager that drives that traffic (carla_air; "
             "auto_traffic.py's --tm-port)",
         ),
+        P(
+            name="suite",
+            default="",
+            description="Suite of the run, set by aerialdojo from the task manager's: a robot "
+            "backend flies only inside its site's geofence",
+        ),
+        P(
+            name="robot_speed_m_s",
+            default=1.0,
+            above=0.0,
+            maximum=20.0,
+            description="robot: speed asked of the safety gate for every goal, m/s (at most "
+            "its speed cap); the time allowance of an action is computed with it",
+        ),
+        P(
+            name="robot_yaw_rate_deg_s",
+            default=30.0,
+            above=0.0,
+            maximum=720.0,
+            description="robot: heading rate the vehicle turns at (PX4 MPC_YAWRAUTO_MAX), "
+            "deg/s, for the time allowance of a turn",
+        ),
+        P(
+            name="robot_allowance_factor",
+            default=1.5,
+            minimum=1.0,
+            maximum=20.0,
+            description="robot: margin on an action's motion time (distance / speed + turn / "
+            "yaw rate) for acceleration and tracking",
+        ),
+        P(
+            name="robot_settle_s",
+            default=3.0,
+            minimum=0.0,
+            maximum=60.0,
+            description="robot: time added to every allowance to settle within the "
+            "tolerances, seconds; a miss holds the robot and is an infrastructure failure",
+        ),
+        P(
+            name="robot_position_tolerance_m",
+            default=0.5,
+            above=0.0,
+            maximum=10.0,
+            description="robot: arrival position error below this, metres (PX4's goto "
+            "example: 0.5)",
+        ),
+        P(
+            name="robot_speed_tolerance_m_s",
+            default=0.3,
+            above=0.0,
+            maximum=5.0,
+            description="robot: arrival speed below this, m/s (PX4's goto example: 0.3)",
+        ),
+        P(
+            name="robot_yaw_tolerance_deg",
+            default=7.0,
+            above=0.0,
+            maximum=180.0,
+            description="robot: arrival heading error below this, degrees (PX4's goto example: 7)",
+        ),
+        P(
+            name="robot_planar",
+            default=False,
+            description="robot: ground robots: arrival judged on the horizontal position, "
+            "the episode's height kept for scoring",
+        ),
+        P(
+            name="robot_pass_radius_m",
+            default=1.0,
+            above=0.0,
+            maximum=20.0,
+            description="robot: how close an intermediate waypoint of a path (a road drive, a "
+            "split leg) must come before the next is sent, metres",
+        ),
+        P(
+            name="robot_max_leg_m",
+            default=5.0,
+            above=0.0,
+            maximum=100.0,
+            description="robot: goals farther apart than this are split (keep it within the "
+            "safety gate's step-size cap), metres",
+        ),
+        P(
+            name="robot_goal_service",
+            default="safety/goal",
+            description="robot: the safety gate's VehicleGoal service (relative names are in "
+            "each agent's namespace)",
+        ),
+        P(
+            name="robot_hold_service",
+            default="safety/hold",
+            description="robot: the safety gate's hold service (std_srvs/Trigger)",
+        ),
+        P(
+            name="robot_status_topic",
+            default="safety/status",
+            description="robot: the safety gate's SafetyStatus topic",
+        ),
+        P(
+            name="robot_odometry_topic",
+            default="vehicle/odom",
+            description="robot: the vehicle's nav_msgs/Odometry in the site frame (ENU, map): "
+            "MAVROS /mavros/local_position/odom, or the PX4 gate's vehicle/odom",
+        ),
+        P(
+            name="robot_odometry_timeout_s",
+            default=1.0,
+            above=0.0,
+            maximum=10.0,
+            description="robot: odometry older than this is stale (hold, infrastructure "
+            "failure), seconds",
+        ),
+        P(
+            name="robot_views",
+            default=["front"],
+            description="robot: the camera views relayed to the agent from the drivers' topics "
+            "(robot_image_topics, robot_depth_topics, robot_camera_info_topics: one each)",
+        ),
+        P(
+            name="robot_image_topics",
+            default=["/camera/color/image_raw"],
+            description="robot: each view's colour image topic (rgb8 or bgr8, best-effort "
+            "drivers welcome)",
+        ),
+        P(
+            name="robot_depth_topics",
+            default=["/camera/depth/image_rect_raw"],
+            description="robot: each view's depth topic, aligned to its colour image "
+            "(32FC1 metres or 16UC1 millimetres)",
+        ),
+        P(
+            name="robot_camera_info_topics",
+            default=["/camera/color/camera_info"],
+            description="robot: each view's colour camera_info topic",
+        ),
+        P(
+            name="robot_frame_timeout_s",
+            default=2.0,
+            above=0.0,
+            maximum=60.0,
+            description="robot: longest wait after an arrival for a fresh frame on every "
+            "camera topic, seconds (then an infrastructure failure)",
+        ),
+        P(
+            name="robot_contact_topic",
+            default="",
+            description="robot: a std_msgs/Bool contact sensor; true during a motion is a "
+            "collision; empty: none",
+        ),
+        P(
+            name="robot_proximity_m",
+            default=0.0,
+            minimum=0.0,
+            maximum=20.0,
+            description="robot: a valid depth closer than this in robot_proximity_view is a "
+            "collision, metres; 0: off",
+        ),
+        P(
+            name="robot_proximity_view",
+            default="front",
+            description="robot: the view whose depth robot_proximity_m watches",
+        ),
+        P(
+            name="robot_mark_topic",
+            default="operator/collision",
+            description="robot: the operator's collision mark (std_msgs/Empty, from the "
+            "console): the step in progress, or the next, collided",
+        ),
+        P(
+            name="robot_service_timeout_s",
+            default=2.0,
+            above=0.0,
+            maximum=60.0,
+            description="robot: longest wait for the safety gate to answer a goal or a hold",
+        ),
     ),
     "task_manager": (
         P(
@@ -565,6 +741,13 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             minimum=0,
             description="Actions allowed per episode, Stop included, where the benchmark "
             "leaves the budget to the run (CityNav); 0: each episode's own",
+        ),
+        P(
+            name="operator_gate",
+            default=False,
+            description="Robots: every attempt waits for the operator's console "
+            "(/aerialdojo/operator/prompt, /aerialdojo/operator/start): place, confirm, engage, "
+            "start; a refused start (a robot placed off its start) is announced and tried again",
         ),
         P(
             name="ready_timeout_s",
@@ -674,6 +857,71 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         "AGOS UGV policy acting on its front view, six-view ring, the candidates and the "
         "reference images"
     ),
+    "operator_console": (
+        P(
+            name="agents",
+            default=["uav"],
+            description="The robots the console shows and commands; set by aerialdojo from "
+            "the bridge's agents",
+        ),
+        P(
+            name="odometry_topic",
+            default="vehicle/odom",
+            description="Each robot's odometry (site frame), relative to its agent's namespace "
+            "unless absolute; set by aerialdojo from the bridge's robot_odometry_topic",
+        ),
+        P(
+            name="mode",
+            default="interactive",
+            choices=("interactive", "automatic"),
+            description="interactive: the operator types commands (aerialdojo console); "
+            "automatic: clear, engage, place and start alone (rehearsals on the simulated "
+            "robot and tests only, never a real robot)",
+        ),
+        P(
+            name="placement",
+            default="manual",
+            choices=("manual", "fly"),
+            description="How the automatic operator places a robot at its start: manual (it "
+            "must be there already) or fly (through its gate)",
+        ),
+        P(
+            name="deadman_rate_hz",
+            default=10.0,
+            minimum=1.0,
+            maximum=100.0,
+            description="Rate of the operator's heartbeat to every gate (safety/deadman), Hz",
+        ),
+        P(
+            name="fly_speed_m_s",
+            default=1.0,
+            above=0.0,
+            maximum=10.0,
+            description="Speed of a flight to a start, m/s (at most the gate's cap)",
+        ),
+        P(
+            name="transit_altitude_m",
+            default=0.0,
+            minimum=0.0,
+            maximum=500.0,
+            description="Height a flight to a start climbs to first, metres in the site frame; "
+            "0: straight there",
+        ),
+        P(
+            name="max_leg_m",
+            default=5.0,
+            above=0.0,
+            maximum=100.0,
+            description="Longest leg of a flight to a start (within the gate's step-size cap)",
+        ),
+        P(
+            name="service_timeout_s",
+            default=5.0,
+            above=0.0,
+            maximum=60.0,
+            description="Longest wait for a gate or the task manager to answer, seconds",
+        ),
+    ),
     "evaluator": (
         P(name="output_dir", default="runs", description="Directory that receives runs/<run_id>/"),
         P(
@@ -730,6 +978,292 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             default="",
             description="Suite of the run's episodes, for the report's maps (reference paths, "
             "scene overviews); empty: the task manager's",
+        ),
+    ),
+    "safety_gate": (
+        P(
+            name="vehicle",
+            default="mavros",
+            choices=vehicle_names(),
+            description='Vehicle adapter the gate commands (docs/robots.md, "Vehicles"): mavros '
+            "(pose setpoints to MAVROS or any REP-147-shaped driver), px4 (px4_msgs over "
+            "uXRCE-DDS), ugv (cmd_vel closed on odometry)",
+        ),
+        P(
+            name="suite",
+            default="",
+            description="Suite built from a site (aerialdojo tasks from-site) whose geofence the "
+            "gate enforces; set this or site",
+        ),
+        P(name="site", default="", description="Site file whose geofence the gate enforces"),
+        P(
+            name="rate_hz",
+            default=20.0,
+            above=2.0,
+            maximum=200.0,
+            description="Rate of the keep-alive and setpoint stream, Hz (PX4 and MAVROS need "
+            "more than 2 Hz)",
+        ),
+        P(
+            name="status_rate_hz",
+            default=5.0,
+            minimum=2.0,
+            maximum=100.0,
+            description="Rate of safety/status besides every change, Hz",
+        ),
+        P(
+            name="max_speed_m_s",
+            default=1.0,
+            above=0.0,
+            maximum=20.0,
+            description="Speed cap of every goal, m/s",
+        ),
+        P(
+            name="max_accel_m_s2",
+            default=1.0,
+            above=0.0,
+            maximum=20.0,
+            description="Acceleration and braking of the setpoint ramp, m/s^2; the a of the "
+            "stopping distance v^2/2a kept from the geofence",
+        ),
+        P(
+            name="max_step_m",
+            default=10.0,
+            above=0.0,
+            maximum=1000.0,
+            description="Longest straight move one goal may ask for, m",
+        ),
+        P(
+            name="max_yaw_rate_deg_s",
+            default=45.0,
+            above=0.0,
+            maximum=360.0,
+            description="Turn rate of the setpoint ramp, degrees/s",
+        ),
+        P(
+            name="require_deadman",
+            default=True,
+            description="Engaging and moving need the operator console's heartbeat on "
+            "safety/deadman",
+        ),
+        P(
+            name="deadman_timeout_s",
+            default=1.0,
+            above=0.0,
+            maximum=10.0,
+            description="Longest silence of the operator's heartbeat before a fault, s",
+        ),
+        P(
+            name="odometry_timeout_s",
+            default=0.5,
+            above=0.0,
+            maximum=10.0,
+            description="Oldest odometry the gate acts on before a fault, s",
+        ),
+        P(
+            name="vehicle_timeout_s",
+            default=3.0,
+            above=0.0,
+            maximum=30.0,
+            description="Longest silence of the autopilot's status (mavros/State, PX4 "
+            "vehicle_status) before a fault, s",
+        ),
+        P(
+            name="min_battery_fraction",
+            default=0.3,
+            minimum=0.0,
+            maximum=1.0,
+            description="Battery below which the robot is stopped (a safety intervention)",
+        ),
+        P(
+            name="tracking_error_m",
+            default=2.0,
+            above=0.0,
+            description="How far the vehicle may lag the streamed setpoint ...",
+        ),
+        P(
+            name="tracking_timeout_s",
+            default=3.0,
+            above=0.0,
+            description="... for how long before it counts as not following (a motor that "
+            "stops answering), s",
+        ),
+        P(
+            name="odom_topic",
+            default="",
+            description="The vehicle's own odometry (nav_msgs/Odometry, ENU, site frame); empty: "
+            "the vehicle's default (mavros: /mavros/local_position/odom, ugv: odom; px4 reads "
+            "vehicle_odometry and republishes it as odom)",
+        ),
+        P(
+            name="setpoint_topic",
+            default="/mavros/setpoint_position/local",
+            description="mavros: where the PoseStamped setpoints go",
+        ),
+        P(
+            name="state_topic",
+            default="/mavros/state",
+            description="mavros: the autopilot's mode and arming (mavros_msgs/State); empty: not "
+            "watched (no takeover detection by mode: docs/robots.md)",
+        ),
+        P(
+            name="battery_topic",
+            default="/mavros/battery",
+            description="mavros, ugv: sensor_msgs/BatteryState; empty: not watched",
+        ),
+        P(
+            name="controlled_modes",
+            default=["OFFBOARD", "GUIDED"],
+            description="mavros: the modes in which the vehicle obeys the gate (PX4 OFFBOARD, "
+            "ArduPilot GUIDED); leaving them is a takeover",
+        ),
+        P(
+            name="px4_namespace",
+            default="/fmu",
+            description="px4: the uXRCE-DDS topic prefix (/fmu, or /<ns>/fmu for a namespaced "
+            "client)",
+        ),
+        P(
+            name="px4_system_id",
+            default=1,
+            minimum=0,
+            maximum=255,
+            description="px4: MAV_SYS_ID of the vehicle, the target of its VehicleCommands",
+        ),
+        P(
+            name="px4_offboard_warmup_s",
+            default=1.5,
+            above=1.0,
+            maximum=10.0,
+            description="px4: keep-alive streamed this long before offboard is requested (PX4 "
+            "engages offboard only after more than 1 s of it)",
+        ),
+        P(
+            name="cmd_vel_topic",
+            default="cmd_vel",
+            description="ugv: where the velocity commands go",
+        ),
+        P(
+            name="cmd_vel_stamped",
+            default=False,
+            description="ugv: send geometry_msgs/TwistStamped (nav2 and diff_drive_controller on "
+            "Jazzy) instead of Twist",
+        ),
+        P(
+            name="max_angular_speed_deg_s",
+            default=45.0,
+            above=0.0,
+            maximum=720.0,
+            description="ugv: turn-rate cap of the velocity commands, degrees/s",
+        ),
+    ),
+    "sim_robot": (
+        P(
+            name="contract",
+            default="mavros",
+            choices=("mavros", "px4", "ugv"),
+            description='What the simulated robot speaks (docs/robots.md, "Simulated robot"): '
+            "mavros (MAVROS-shaped topics over a PX4-like autopilot), px4 (px4_msgs topics with "
+            "PX4's offboard and failsafe behaviour), ugv (cmd_vel and odom)",
+        ),
+        P(
+            name="start_position_m",
+            default=[0.0, 0.0, 2.0],
+            description="Where the robot starts (the operator placed it there), site frame ENU, m",
+        ),
+        P(name="start_yaw_deg", default=0.0, description="Its heading at start, CCW from east"),
+        P(
+            name="scene",
+            default="",
+            description="Embedded scene its cameras render (a rehearsal site's "
+            "embedded_scene); empty: no cameras",
+        ),
+        P(
+            name="image_width",
+            default=256,
+            minimum=1,
+            maximum=4096,
+            description="Camera image width, pixels",
+        ),
+        P(
+            name="image_height",
+            default=256,
+            minimum=1,
+            maximum=4096,
+            description="Camera image height, pixels",
+        ),
+        P(
+            name="fov_deg",
+            default=90.0,
+            minimum=1.0,
+            maximum=179.0,
+            description="Camera horizontal field of view, degrees",
+        ),
+        P(
+            name="camera_rate_hz",
+            default=2.0,
+            above=0.0,
+            maximum=60.0,
+            description="Rate of the rendered camera, depth and camera_info, Hz",
+        ),
+        P(
+            name="rate_hz",
+            default=50.0,
+            minimum=5.0,
+            maximum=500.0,
+            description="Rate of the dynamics and of the odometry, Hz",
+        ),
+        P(
+            name="time_constant_s",
+            default=0.3,
+            above=0.0,
+            maximum=10.0,
+            description="First-order time constant of the position and yaw response, s",
+        ),
+        P(
+            name="max_speed_m_s",
+            default=5.0,
+            above=0.0,
+            description="The vehicle's own speed limit (PX4 MPC_XY_VEL_MAX), m/s",
+        ),
+        P(
+            name="latency_s",
+            default=0.02,
+            minimum=0.0,
+            maximum=2.0,
+            description="Delay between a command's arrival and its effect, s",
+        ),
+        P(
+            name="odometry_noise_m",
+            default=0.01,
+            minimum=0.0,
+            description="Standard deviation of the odometry's position noise, m",
+        ),
+        P(name="seed", default=0, minimum=0, description="Seed of the odometry noise"),
+        P(
+            name="battery_drain_per_s",
+            default=0.0,
+            minimum=0.0,
+            maximum=1.0,
+            description="Battery fraction used per second (starts full)",
+        ),
+        P(
+            name="autopilot_parameters",
+            default=[],
+            description="NAME=VALUE overrides of the simulated autopilot's parameters (PX4's "
+            "defaults otherwise, e.g. COM_OBL_RC_ACT=5 COM_OF_LOSS_T=1.0), served to "
+            "aerialdojo preflight",
+        ),
+        P(
+            name="px4_namespace",
+            default="/fmu",
+            description="px4: the uXRCE-DDS topic prefix",
+        ),
+        P(
+            name="operator_offboard_switch",
+            default=True,
+            description="mavros: the simulated operator switches to OFFBOARD once setpoints have "
+            "streamed for more than a second (as a pilot does with the mode switch)",
         ),
     ),
 }

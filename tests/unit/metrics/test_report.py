@@ -52,7 +52,7 @@ def test_reports_are_written_and_agree(make_trace: Factory, tmp_path: Path) -> N
 
     report = (tmp_path / "report.md").read_text()
     assert "| Overall | 3 | 75.00 |" in report
-    assert "| u3 | 1 | simulator timed out |" in report
+    assert "| u3 | 1 | infrastructure | simulator timed out |" in report
     assert "### Setting: standard" in report
 
     with (tmp_path / "episodes.csv").open() as stream:

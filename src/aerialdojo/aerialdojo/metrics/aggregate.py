@@ -22,22 +22,46 @@ RULES = (RULE_MAP_FAMILY_EQUAL, RULE_EPISODE_POOLED)
 UNSTATED = "unstated"
 
 
+#: Why an excluded attempt is not scored: a failure of the simulator, robot or harness...
+CAUSE_INFRASTRUCTURE = "infrastructure"
+#: ...or an operator or the robot's safety layer stopping the robot (docs/robots.md).
+CAUSE_INTERVENTION = "intervention"
+CAUSES = (CAUSE_INFRASTRUCTURE, CAUSE_INTERVENTION)
+
+
 @dataclass(frozen=True, kw_only=True)
 class ExcludedEpisode:
-    """An attempt lost to an infrastructure failure: listed in reports, never scored.
+    """An attempt lost to an infrastructure failure or an operator/safety intervention:
+    listed in reports, never scored.
 
     Attributes:
         episode_id: the episode.
         attempt: 1-based attempt number.
         reason: what failed, e.g. ``"simulator timed out after 30 s"``.
+        cause: ``CAUSE_INFRASTRUCTURE`` or ``CAUSE_INTERVENTION``.
     """
 
     episode_id: str
     attempt: int
     reason: str
+    cause: str = CAUSE_INFRASTRUCTURE
+
+    @property
+    def intervention(self) -> bool:
+        """An operator or the robot's safety layer stopped the attempt."""
+        return self.cause == CAUSE_INTERVENTION
 
     def to_dict(self) -> dict[str, Any]:
-        return {"episode_id": self.episode_id, "attempt": self.attempt, "reason": self.reason}
+        """As metrics.json, run_status.json and trajectory logs hold it: ``cause`` only for an
+        intervention (absent: infrastructure, as files written before it existed)."""
+        entry: dict[str, Any] = {
+            "episode_id": self.episode_id,
+            "attempt": self.attempt,
+            "reason": self.reason,
+        }
+        if self.intervention:
+            entry["cause"] = self.cause
+        return entry
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,7 +13,7 @@ from typing import Any
 import jsonschema
 
 from aerialdojo.errors import MetricsError, TrajectoryLogError
-from aerialdojo.metrics.aggregate import ExcludedEpisode
+from aerialdojo.metrics.aggregate import CAUSE_INFRASTRUCTURE, ExcludedEpisode
 from aerialdojo.metrics.trace import (
     POSITIONS_FROM_ACTIONS,
     POSITIONS_FROM_POSE_TRACK,
@@ -334,6 +334,7 @@ class _LogReading:
                     episode_id=document["episode_id"],
                     attempt=document["attempt"],
                     reason=document["reason"],
+                    cause=document.get("cause", CAUSE_INFRASTRUCTURE),
                 )
             )
             self.excluded_line_of.setdefault(document["episode_id"], number)

@@ -33,7 +33,7 @@ def sensor_qos(*, reliable: bool = True, depth: int = 5) -> QoSProfile:
     """
     if reliable:
         return latched_qos(depth)
-    return _keep_last(depth, ReliabilityPolicy.BEST_EFFORT, DurabilityPolicy.VOLATILE)
+    return keep_last(depth, ReliabilityPolicy.BEST_EFFORT, DurabilityPolicy.VOLATILE)
 
 
 def latched_qos(depth: int = 1) -> QoSProfile:
@@ -43,12 +43,17 @@ def latched_qos(depth: int = 1) -> QoSProfile:
     Raises:
         ConfigError: ``depth`` is below 1.
     """
-    return _keep_last(depth, ReliabilityPolicy.RELIABLE, DurabilityPolicy.TRANSIENT_LOCAL)
+    return keep_last(depth, ReliabilityPolicy.RELIABLE, DurabilityPolicy.TRANSIENT_LOCAL)
 
 
-def _keep_last(
+def keep_last(
     depth: int, reliability: ReliabilityPolicy, durability: DurabilityPolicy
 ) -> QoSProfile:
+    """Keep the last ``depth`` messages with this reliability and durability.
+
+    Raises:
+        ConfigError: ``depth`` is below 1.
+    """
     if depth < 1:
         raise ConfigError(f"QoS depth={depth} must be at least 1")
     return QoSProfile(
@@ -104,4 +109,4 @@ SERVICE_QOS = QoSProfile(
 #: Agent faults (``/aerialdojo/agent_faults``: a policy's model server died or hangs):
 #: reliable, and volatile, so that a fault of one attempt can never reach a task manager
 #: that matches later as the fault of a rerun.
-FAULTS_QOS = _keep_last(10, ReliabilityPolicy.RELIABLE, DurabilityPolicy.VOLATILE)
+FAULTS_QOS = keep_last(10, ReliabilityPolicy.RELIABLE, DurabilityPolicy.VOLATILE)

@@ -7,19 +7,31 @@ Per agent ``<a>`` (topics relative to the node, e.g. ``/uav/...``):
   ``/sim/ground_truth/<a>/pose`` (map frame; evaluator only), ``/clock``, ``/tf`` (map -> <a>/odom
   -> <a>/base_link with every observation) and ``/tf_static`` (the camera mounts, once;
   ``aerialdojo.tf_tree``).
-Services for the task manager: ``/sim/reset`` (SimReset), ``/sim/execute`` (SimExecute).
+Services for the task manager: ``/sim/reset`` (SimReset), ``/sim/execute`` (SimExecute);
+faults the backend finds outside them go to ``/sim/faults`` (BackendFault).
 All views of one observation set carry the same stamp, the simulation time after the action.
+
+A backend whose registry entry names a ROS transport (a robot's: ``nodes.robot_link``) gets
+it built on this node; its callbacks then run on a multi-threaded executor beside the
+services, and the frames it relays from a robot's camera drivers are published here like
+rendered ones. A backend on the wall clock (a robot) has no simulated clock: no ``/clock``
+is published, and stamps are the ROS clock's (wall time; ``graph.node_specs`` runs every
+node of such a graph without ``use_sim_time``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import rclpy
+from aerialdojo_interfaces.msg import BackendFault as BackendFaultMsg
 from aerialdojo_interfaces.srv import SimExecute, SimReset
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.publisher import Publisher
 from rosgraph_msgs.msg import Clock
@@ -28,10 +40,11 @@ from std_msgs.msg import Header
 from tf2_msgs.msg import TFMessage
 
 from aerialdojo.actions import Action
-from aerialdojo.backends import create_backend
+from aerialdojo.backends import build_transport, create_backend, runs_on_wall_clock
 from aerialdojo.depth_cloud import depth_points
-from aerialdojo.errors import AerialDojoError, SimulatorFaultError
+from aerialdojo.errors import AerialDojoError, SafetyInterventionError, SimulatorFaultError
 from aerialdojo.geometry import Pose
+from aerialdojo.image_codec import image_to_array
 from aerialdojo.nodes.common import (
     announce_node,
     declare_node_parameters,
@@ -40,12 +53,18 @@ from aerialdojo.nodes.common import (
     time_msg,
     time_ns,
 )
-from aerialdojo.nodes.conversions import camera_info_msg, pose_from_msg, pose_msg, transform_msg
+from aerialdojo.nodes.conversions import (
+    camera_info_msg,
+    intrinsics_from_msg,
+    pose_from_msg,
+    pose_msg,
+    transform_msg,
+)
 from aerialdojo.nodes.frame_publisher import FramePublisher
 from aerialdojo.nodes.images import array_to_image, points_to_cloud
-from aerialdojo.nodes.qos import SENSOR_QOS, STATE_QOS, TASK_QOS
+from aerialdojo.nodes.qos import FAULTS_QOS, SENSOR_QOS, STATE_QOS, TASK_QOS
 from aerialdojo.params import NODE_PARAMETERS
-from aerialdojo.sim.backend import BackendOptions, Observation
+from aerialdojo.sim.backend import BackendFault, BackendOptions, Observation
 from aerialdojo.sim.clock import BridgeClock
 from aerialdojo.tf_tree import (
     MAP_FRAME,
@@ -55,6 +74,22 @@ from aerialdojo.tf_tree import (
     odom_frame,
     optical_frame,
 )
+
+
+class BridgeTransport(Protocol):
+    """What a transport a backend's registry entry names offers the bridge besides what it
+    offers the backend: the frames it relays from the drivers of ``agent``'s robot, by view
+    (none for views the backend renders)."""
+
+    def relayed_views(self, agent: str) -> dict[str, RelayedFrames]: ...
+
+
+class RelayedFrames(Protocol):
+    """One view's relayed frames (agents' encodings); the bridge stamps them."""
+
+    image: Image
+    depth: Image
+    camera_info: CameraInfo
 
 
 @dataclass
@@ -75,8 +110,15 @@ class SimBridge(Node):
         announce_node(self)
         self._agents: list[str] = list(param(self, "agents"))
         self._point_clouds = bool(param(self, "publish_point_clouds"))
+        backend = str(param(self, "backend"))
+        #: Services wait on a robot for seconds; the transport's callbacks must run meanwhile.
+        self._service_group = MutuallyExclusiveCallbackGroup()
+        self._transport: BridgeTransport | None = build_transport(backend, self)  # type: ignore[assignment]
+        self._wall_clock = runs_on_wall_clock(backend)
+        self._episode_id = ""
+        self._faults_pub = self.create_publisher(BackendFaultMsg, "/sim/faults", FAULTS_QOS)
         self._backend = create_backend(
-            param(self, "backend"),
+            backend,
             BackendOptions(
                 agents=self._agents,
                 image_width=param(self, "image_width"),
@@ -88,14 +130,19 @@ class SimBridge(Node):
                 parameters={
                     spec.name: param(self, spec.name) for spec in NODE_PARAMETERS["sim_bridge"]
                 },
+                transport=self._transport,
+                report_fault=self._report_fault,
             ),
         )
         self._episode_start: dict[str, Pose] = {}
-        self._clock = BridgeClock(step_s=float(param(self, "seconds_per_action")))
+        self._stamps = BridgeClock(step_s=float(param(self, "seconds_per_action")))
         self._frame_publisher = FramePublisher(
             on_failure=lambda error: self.get_logger().error(f"publishing frames failed: {error!r}")
         )
-        self._clock_pub = self.create_publisher(Clock, "/clock", STATE_QOS)
+        # A robot's world has no simulated clock to publish.
+        self._clock_pub = (
+            None if self._wall_clock else self.create_publisher(Clock, "/clock", STATE_QOS)
+        )
         self._views = {agent: self._make_view_publishers(agent) for agent in self._agents}
         self._odom_pubs = {
             agent: self.create_publisher(Odometry, f"{agent}/odom", STATE_QOS)
@@ -117,11 +164,35 @@ class SimBridge(Node):
                 ]
             )
         )
-        self.create_service(SimReset, "/sim/reset", self._on_reset)
-        self.create_service(SimExecute, "/sim/execute", self._on_execute)
+        self.create_service(
+            SimReset, "/sim/reset", self._on_reset, callback_group=self._service_group
+        )
+        self.create_service(
+            SimExecute, "/sim/execute", self._on_execute, callback_group=self._service_group
+        )
         self.get_logger().info(
             f"{param(self, 'backend')} backend ready; agents: {', '.join(self._agents)}; "
             f"{len(self._backend.scenes())} scenes"
+        )
+
+    @property
+    def needs_threads(self) -> bool:
+        """The backend reaches its world through ROS callbacks that must run while a service
+        waits (a robot's transport)."""
+        return self._transport is not None
+
+    def _report_fault(self, fault: BackendFault) -> None:
+        """Tell the task manager the backend failed (or its robot was stopped) outside a
+        request: it ends the attempt of the episode of the last reset."""
+        self.get_logger().error(f"{fault.agent}: {fault.reason}")
+        self._faults_pub.publish(
+            BackendFaultMsg(
+                header=Header(stamp=self.get_clock().now().to_msg()),
+                episode_id=self._episode_id,
+                agent=fault.agent,
+                intervention=fault.intervention,
+                reason=fault.reason,
+            )
         )
 
     def _make_view_publishers(self, agent: str) -> dict[str, _ViewPublishers]:
@@ -155,17 +226,20 @@ class SimBridge(Node):
             agent: pose_from_msg(msg)
             for agent, msg in zip(request.agents, request.poses, strict=True)
         }
+        self._episode_id = request.episode_id
         try:
             self._backend.reset(request.scene, poses)
-            stamp = self._publish_observations(
+            stamp, observations = self._publish_observations(
                 list(poses), reset=True, after_s=time_ns(request.after) / 1e9
             )
         except AerialDojoError as error:
+            response.intervention = isinstance(error, SafetyInterventionError)
             response.message = f"reset of {request.scene!r} failed: {error}"
             self.get_logger().error(response.message)
             return response
         response.success = True
         response.stamp = stamp
+        response.poses = [pose_msg(observations[agent].pose) for agent in request.agents]
         return response
 
     def _on_execute(
@@ -178,7 +252,12 @@ class SimBridge(Node):
             outcome = self._backend.execute(
                 request.agent, Action(request.action, request.magnitude), request.argument
             )
-            response.stamp = self._publish_observations([request.agent])
+            response.stamp, _ = self._publish_observations([request.agent])
+        except SafetyInterventionError as error:
+            response.intervention = True
+            response.message = str(error)
+            self.get_logger().error(response.message)
+            return response
         except SimulatorFaultError as error:
             response.message = f"simulator fault: {error}"
             self.get_logger().error(response.message)
@@ -195,14 +274,17 @@ class SimBridge(Node):
 
     def _publish_observations(
         self, agents: list[str], reset: bool = False, after_s: float = 0.0
-    ) -> Time:
+    ) -> tuple[Time, dict[str, Observation]]:
         """Render every view of ``agents`` and queue the messages for publishing; returns the
-        shared stamp. Publishing runs on the frame publisher's thread, so the service answers
-        without waiting for the images to be serialized (agents wait for them by stamp)."""
+        shared stamp and the observations. Publishing runs on the frame publisher's thread,
+        so the service answers without waiting for the images to be serialized (agents wait
+        for them by stamp)."""
         observations = {agent: self._backend.observe(agent) for agent in agents}
         sim_time = max(observation.sim_time_s for observation in observations.values())
-        stamp = time_msg(self._clock.stamp(sim_time, reset=reset, after_s=after_s))
-        batch: list[tuple[Publisher, object]] = [(self._clock_pub, Clock(clock=stamp))]
+        stamp = time_msg(self._stamps.stamp(sim_time, reset=reset, after_s=after_s))
+        batch: list[tuple[Publisher, object]] = []
+        if self._clock_pub is not None:
+            batch.append((self._clock_pub, Clock(clock=stamp)))
         transforms = []
         for agent, observation in observations.items():
             if reset:
@@ -216,7 +298,7 @@ class SimBridge(Node):
             ]
         batch.append((self._tf_pub, TFMessage(transforms=transforms)))
         self._frame_publisher.submit(batch)
-        return stamp
+        return stamp, observations
 
     def _agent_messages(
         self, agent: str, observation: Observation, stamp: Time
@@ -235,6 +317,8 @@ class SimBridge(Node):
             if view.points is not None:
                 points = depth_points(frame.depth, frame.spec.intrinsics())
                 messages.append((view.points, points_to_cloud(points, header)))
+        if self._transport is not None:
+            messages += self._relayed_messages(agent, stamp)
         if self._backend.global_localization:
             odom = Odometry(header=Header(stamp=stamp, frame_id=MAP_FRAME))
             odom.pose.pose = pose_msg(observation.pose)
@@ -246,6 +330,28 @@ class SimBridge(Node):
             header=Header(stamp=stamp, frame_id=MAP_FRAME), pose=pose_msg(observation.pose)
         )
         return [*messages, (self._odom_pubs[agent], odom), (self._truth_pubs[agent], truth)]
+
+    def _relayed_messages(self, agent: str, stamp: Time) -> list[tuple[Publisher, object]]:
+        """The frames the transport relays from ``agent``'s camera drivers, with the set's
+        stamp and the bridge's optical frames."""
+        assert self._transport is not None
+        messages: list[tuple[Publisher, object]] = []
+        for name, frames in self._transport.relayed_views(agent).items():
+            view = self._views[agent][name]
+            header = Header(stamp=stamp, frame_id=view.frame_id)
+            for message in (frames.image, frames.depth, frames.camera_info):
+                message.header = header
+            messages += [
+                (view.image, frames.image),
+                (view.depth, frames.depth),
+                (view.info, frames.camera_info),
+            ]
+            if view.points is not None:
+                points = depth_points(
+                    image_to_array(frames.depth), intrinsics_from_msg(frames.camera_info)
+                )
+                messages.append((view.points, points_to_cloud(points, header)))
+        return messages
 
     def destroy_node(self) -> None:
         # A constructor that failed (a bad parameter) left these unset; its own error is the
@@ -261,7 +367,12 @@ def main(args: list[str] | None = None) -> None:
     with node_process(args):
         node = SimBridge()
         try:
-            rclpy.spin(node)
+            if node.needs_threads:
+                executor = MultiThreadedExecutor(num_threads=4)
+                executor.add_node(node)
+                executor.spin()
+            else:
+                rclpy.spin(node)
         finally:
             # Stops the frame-publishing thread and closes the backend; without it the
             # process left its DDS participant undestroyed, and with it a 64 MB

@@ -14,6 +14,16 @@ requests are answered with a reason; every request is queued and answered (``SER
 In an automatic run, ``RUN_STARTED`` names the selection before the first episode, so that
 whoever scores the run can list the episodes that never started.
 
+On a robot (``operator_gate``), every attempt waits for the operator: the next episode is
+announced on ``/aerialdojo/operator/prompt`` (its starts and task), and starts when the
+operator's console calls ``/aerialdojo/operator/start``. Where the suite comes from a
+surveyed site, an attempt starts only where the bridge measured each agent within the
+site's start tolerance of its task's start; otherwise the prompt says how far off it is.
+A fault the bridge reports outside a request (``/sim/faults``: a robot's safety gate that
+stopped it while the agent thinks) ends the running attempt at once: an operator/safety
+intervention (``INTERVENTION``: counted and reported, never scored, not retried in the run;
+``aerialdojo rerun`` runs it) or an infrastructure failure.
+
 The rules are not here: the suite's benchmark protocol (``aerialdojo.protocols``) gives each
 episode a referee that plans every requested action (refusals use no budget) and applies
 what the simulator did; this node only carries requests, commands, events and messages.
@@ -27,6 +37,7 @@ ground-truth facts go to the evaluator in its event's ``episode_json``.
 from __future__ import annotations
 
 import json
+import math
 import sys
 import threading
 import time
@@ -34,7 +45,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import rclpy
-from aerialdojo_interfaces.msg import AgentMessage, Candidate, EpisodeEvent, TaskSpec
+from aerialdojo_interfaces.msg import (
+    AgentMessage,
+    BackendFault,
+    Candidate,
+    EpisodeEvent,
+    EpisodePrompt,
+    TaskSpec,
+)
 from aerialdojo_interfaces.srv import ListEpisodes, SimExecute, SimReset, StartEpisode, Step
 from builtin_interfaces.msg import Time
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
@@ -42,9 +60,10 @@ from rclpy.client import Client
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from std_msgs.msg import Header
+from std_srvs.srv import Trigger
 
 from aerialdojo.errors import AerialDojoError, ConfigError, DomainTakenError
-from aerialdojo.geometry import Pose
+from aerialdojo.geometry import Pose, wrap_angle
 from aerialdojo.graph import BRIDGE_NODE, NAMESPACES, UNWATCHED_TOPICS, selected_episodes
 from aerialdojo.nodes.common import (
     announce_node,
@@ -67,8 +86,10 @@ from aerialdojo.protocols.referee import (
     TeammateMessage,
     Verdict,
 )
+from aerialdojo.robot.console import task_line
 from aerialdojo.tasks.records import suite_identity
-from aerialdojo.tasks.suite import resolve_suite
+from aerialdojo.tasks.site_record import StartTolerance
+from aerialdojo.tasks.suite import Suite, resolve_suite
 from aerialdojo.tf_tree import MAP_FRAME
 
 _TERMINAL_NAMES = {
@@ -76,7 +97,10 @@ _TERMINAL_NAMES = {
     EpisodeEvent.COLLIDED: "collided",
     EpisodeEvent.BUDGET_EXHAUSTED: "budget exhausted",
     EpisodeEvent.INFRA_FAILURE: "infrastructure failure",
+    EpisodeEvent.INTERVENTION: "operator/safety intervention",
 }
+#: The endings of an attempt that are not the agent's: never scored.
+_EXCLUDED = (EpisodeEvent.INFRA_FAILURE, EpisodeEvent.INTERVENTION)
 
 
 @dataclass
@@ -129,6 +153,13 @@ class TaskManager(Node):
             for episode_id in self._selection
             for agent in self._suite.episode(episode_id).agents
         }
+        site = self._suite.site if isinstance(self._suite, Suite) else None
+        #: How far a robot may be placed from its task's start (suites of a surveyed site).
+        self._start_tolerance: StartTolerance | None = site.start_tolerance if site else None
+        self._operator_gate = bool(param(self, "operator_gate"))
+        self._operator_go = threading.Event()
+        #: The episode whose attempt waits for the operator's start; None: none waits.
+        self._awaiting_operator: str | None = None
         self._sim_timeout_s = float(param(self, "sim_timeout_s"))
         self._agent_timeout_s = float(param(self, "agent_timeout_s"))
         self._lock = threading.Lock()
@@ -162,6 +193,11 @@ class TaskManager(Node):
         self.create_subscription(
             AgentMessage, "/aerialdojo/agent_faults", self._on_agent_fault, FAULTS_QOS
         )
+        self.create_subscription(BackendFault, "/sim/faults", self._on_backend_fault, FAULTS_QOS)
+        self._prompt_pub = self.create_publisher(
+            EpisodePrompt, "/aerialdojo/operator/prompt", TASK_QOS
+        )
+        self.create_service(Trigger, "/aerialdojo/operator/start", self._on_operator_start)
         self.get_logger().info(
             f"suite {self._suite.name} ({self._protocol.title}): "
             f"{len(self._selection)} episodes selected"
@@ -218,26 +254,49 @@ class TaskManager(Node):
                 after=self._last_stamp,
             )
             result = self._call(self._reset_client, request)
-            if result is None or not result.success:
-                reason = "no answer from /sim/reset" if result is None else result.message
-                self._publish_event(
-                    _Attempt(episode, referee, attempt, index, count, Time()),
-                    EpisodeEvent.INFRA_FAILURE,
-                    message=reason,
+            refusal = "no answer from /sim/reset" if result is None else result.message
+            if result is not None and result.success:
+                self._last_stamp = result.stamp
+                placed = dict(zip(request.agents, map(pose_from_msg, result.poses), strict=False))
+                refusal = self._placement_refusal(referee.starts, placed)
+            if refusal:
+                if self._operator_gate:
+                    # Nothing started: the operator hears why and tries again.
+                    self._attempts[episode.episode_id] = attempt
+                    return None, refusal
+                kind = (
+                    EpisodeEvent.INTERVENTION
+                    if result is not None and result.intervention
+                    else EpisodeEvent.INFRA_FAILURE
                 )
-                return None, f"simulator reset failed: {reason}"
-            self._last_stamp = result.stamp
+                self._publish_event(
+                    _Attempt(episode, referee, attempt, index, count, Time()), kind, message=refusal
+                )
+                return None, f"the episode could not start: {refusal}"
             started = _Attempt(episode, referee, attempt, index, count, result.stamp)
             self._attempt = started
-            self._publish_event(
-                started, EpisodeEvent.STARTED, episode_json=json.dumps(referee.start_record())
-            )
+            record = referee.start_record()
+            placement = _placement_record(referee.starts, placed)
+            if placement:
+                record["placement"] = placement
+            self._publish_event(started, EpisodeEvent.STARTED, episode_json=json.dumps(record))
             self._task_pub.publish(self._task_msg(started))
             self._publish_turn(started)
             self.get_logger().info(
                 f"episode {index + 1}/{count} {episode.episode_id} started (attempt {attempt})"
             )
             return started, "started"
+
+    def _placement_refusal(self, starts: dict[str, Pose], placed: dict[str, Pose]) -> str:
+        """Why the agents the bridge placed may not start (a robot placed too far from its
+        start), or "" when they may."""
+        if self._start_tolerance is None:
+            return ""
+        refusals = [
+            self._start_tolerance.refusal(agent, starts[agent], pose)
+            for agent, pose in placed.items()
+        ]
+        return "; ".join(filter(None, refusals))
 
     def _task_msg(self, attempt: _Attempt) -> TaskSpec:
         task = self._rules.describe_task(attempt.episode, self._suite, self._settings)
@@ -305,8 +364,13 @@ class TaskManager(Node):
             )
             if result is None or not result.success:
                 reason = "no answer from /sim/execute" if result is None else result.message
-                self._finish(attempt, EpisodeEvent.INFRA_FAILURE, request, message=reason)
-                return EpisodeEvent.INFRA_FAILURE, reason
+                kind = (
+                    EpisodeEvent.INTERVENTION
+                    if result is not None and result.intervention
+                    else EpisodeEvent.INFRA_FAILURE
+                )
+                self._finish(attempt, kind, request, message=reason)
+                return kind, reason
             attempt.stamp = self._last_stamp = result.stamp
             outcome = SimOutcome(
                 pose=pose_from_msg(result.pose),
@@ -335,17 +399,28 @@ class TaskManager(Node):
     def _on_agent_fault(self, fault: AgentMessage) -> None:
         """An agent could not decide for reasons outside it (its model server died or hangs):
         the running attempt of that episode ends as an infrastructure failure and is rerun."""
+        self._end_running(
+            fault.episode_id, EpisodeEvent.INFRA_FAILURE, f"{fault.sender}: {fault.text}"
+        )
+
+    def _on_backend_fault(self, fault: BackendFault) -> None:
+        """The bridge found its simulator or robot failed, or a robot stopped by its operator
+        or safety layer, outside a request: the running attempt of that episode ends."""
+        kind = EpisodeEvent.INTERVENTION if fault.intervention else EpisodeEvent.INFRA_FAILURE
+        self._end_running(fault.episode_id, kind, f"{fault.agent}: {fault.reason}")
+
+    def _end_running(self, episode_id: str, kind: int, message: str) -> None:
+        """End the running attempt of ``episode_id`` as ``kind`` (none other: a fault of an
+        attempt that ended must not end the next)."""
         with self._lock:
             attempt = self._attempt
             if (
                 attempt is None
                 or attempt.termination is not None
-                or attempt.episode.episode_id != fault.episode_id
+                or attempt.episode.episode_id != episode_id
             ):
                 return
-            self._finish(
-                attempt, EpisodeEvent.INFRA_FAILURE, None, message=f"{fault.sender}: {fault.text}"
-            )
+            self._finish(attempt, kind, None, message=message)
 
     def _publish_turn(self, attempt: _Attempt) -> None:
         """Where agents take turns, announce whose decision comes next, with the candidate
@@ -483,10 +558,15 @@ class TaskManager(Node):
         for index, episode_id in enumerate(self._selection):
             episode = self._suite.episode(episode_id)
             for attempt_number in range(max_attempts):
-                attempt, reason = self.start(episode, index=index, count=len(self._selection))
+                attempt, reason = self._start_next(episode, index)
                 if attempt is not None:
                     self._wait_for_end(attempt)
-                    if attempt.termination != EpisodeEvent.INFRA_FAILURE:
+                    if attempt.termination not in _EXCLUDED:
+                        break
+                    if attempt.termination == EpisodeEvent.INTERVENTION:
+                        # A person or the safety layer stopped the robot: flying the episode
+                        # again is the team's decision (aerialdojo rerun), not the run's.
+                        failed.append(episode_id)
                         break
                     reason = "infrastructure failure during the episode"
                 self.get_logger().warning(
@@ -497,8 +577,67 @@ class TaskManager(Node):
                 failed.append(episode_id)
         self._publish_finished(
             f"{len(self._selection) - len(failed)} of {len(self._selection)} episodes ran"
-            + (f"; infrastructure failures: {', '.join(failed)}" if failed else "")
+            + (f"; not scored: {', '.join(failed)}" if failed else "")
         )
+
+    def _start_next(self, episode: EpisodeLike, index: int) -> tuple[_Attempt | None, str]:
+        """Start the next attempt of ``episode``; on a robot, once its operator says go, as
+        often as the operator tries (each refusal, such as a robot placed off its start, is
+        announced on the prompt)."""
+        count = len(self._selection)
+        if not self._operator_gate:
+            return self.start(episode, index=index, count=count)
+        status = ""
+        while rclpy.ok():
+            # A start given while nothing waited (a second keypress) must not start this.
+            self._operator_go.clear()
+            self._awaiting_operator = episode.episode_id
+            self._prompt(episode, index, status)
+            self._operator_go.wait()
+            self._awaiting_operator = None
+            attempt, status = self.start(episode, index=index, count=count)
+            if attempt is not None:
+                return attempt, status
+        return None, "the task manager is shutting down"
+
+    def _prompt(self, episode: EpisodeLike, index: int, status: str) -> None:
+        """Announce the attempt that waits for the operator, and why the last one did not
+        start."""
+        referee = self._rules.referee(episode, self._suite, self._settings)
+        task = self._rules.describe_task(episode, self._suite, self._settings)
+        tolerance = self._start_tolerance or StartTolerance()
+        self._prompt_pub.publish(
+            EpisodePrompt(
+                header=Header(stamp=self.get_clock().now().to_msg(), frame_id=MAP_FRAME),
+                episode_id=episode.episode_id,
+                attempt=self._attempts.get(episode.episode_id, 0),
+                episode_index=index,
+                episode_count=len(self._selection),
+                agents=list(referee.starts),
+                starts=[pose_msg(pose) for pose in referee.starts.values()],
+                task=task_line(task),
+                start_tolerance_m=tolerance.position_m,
+                start_tolerance_deg=math.degrees(tolerance.yaw_rad),
+                status=status,
+            )
+        )
+
+    def _on_operator_start(
+        self, request: Trigger.Request, response: Trigger.Response
+    ) -> Trigger.Response:
+        """The operator placed the robots and engaged their gates: start the waiting
+        attempt."""
+        if not self._operator_gate:
+            response.message = "this run does not wait for an operator (operator_gate is false)"
+            return response
+        awaiting = self._awaiting_operator
+        if awaiting is None:
+            response.message = "no episode waits for the operator (one is running or starting)"
+            return response
+        self._operator_go.set()
+        response.success = True
+        response.message = f"starting {awaiting}"
+        return response
 
     def _wait_for_end(self, attempt: _Attempt) -> None:
         """Wait until ``attempt`` ends; end it as an infrastructure failure when the agents
@@ -603,6 +742,27 @@ class TaskManager(Node):
             )
         )
         self.get_logger().info(f"run finished: {summary}")
+
+
+def _placement_record(starts: dict[str, Pose], placed: dict[str, Pose]) -> dict[str, Any]:
+    """Where the bridge measured each agent that was not at its start (a robot the operator
+    placed), for the STARTED record: the map-frame pose and its offset from the start."""
+    record = {}
+    for agent, pose in placed.items():
+        offset_m = pose.distance_to(starts[agent].position)
+        yaw_deg = math.degrees(wrap_angle(pose.yaw - starts[agent].yaw))
+        if offset_m > PLACEMENT_NOTED_M or abs(yaw_deg) > PLACEMENT_NOTED_DEG:
+            record[agent] = {
+                "pose_xyz_m_yaw_deg": [pose.x, pose.y, pose.z, math.degrees(pose.yaw)],
+                "offset_m": offset_m,
+                "yaw_offset_deg": yaw_deg,
+            }
+    return record
+
+
+#: A placement closer than this to its start is the start (a simulator's, up to rounding).
+PLACEMENT_NOTED_M = 1e-3
+PLACEMENT_NOTED_DEG = 1e-2
 
 
 def _facts_json(verdict: Verdict) -> str:

@@ -205,7 +205,9 @@ def render_report_md(
         *(["\n".join(f"> **Note**: {notice}" for notice in notices)] if notices else []),
         (
             f"- Episodes scored: {len(run.episodes)}; excluded (infrastructure failures): "
-            f"{len(run.excluded)}\n"
+            f"{sum(not entry.intervention for entry in run.excluded)}"
+            + _interventions_text(run)
+            + "\n"
             f"- Aggregation: {_RULE_TEXT[run.rule]}\n"
             f"- Success radii: {radii}"
             + (" (first is primary)" if len(run.radii) > 1 else "")
@@ -234,13 +236,19 @@ def render_report_md(
     parts.append("## Episodes\n\n" + markdown_table(episode_header, _episode_cells(run)))
     excluded = (
         markdown_table(
-            ["Episode", "Attempt", "Reason"],
-            ([entry.episode_id, str(entry.attempt), entry.reason] for entry in run.excluded),
+            ["Episode", "Attempt", "Cause", "Reason"],
+            (
+                [entry.episode_id, str(entry.attempt), entry.cause, entry.reason]
+                for entry in run.excluded
+            ),
         )
         if run.excluded
         else "None."
     )
-    parts.append("## Excluded episodes (infrastructure failures, not scored)\n\n" + excluded)
+    parts.append(
+        "## Excluded episodes (infrastructure failures and operator/safety interventions, "
+        "not scored)\n\n" + excluded
+    )
     parts += [section.strip("\n") for section in sections]
     return "\n\n".join(parts) + "\n"
 
@@ -283,3 +291,9 @@ def write_episodes_csv(run: RunMetrics, path: Path) -> None:
                 + [score.conditions.get(name, "") for name in conditions]
                 + ["" if value is None else repr(value) for value in values]
             )
+
+
+def _interventions_text(run: RunMetrics) -> str:
+    """The report's count of operator/safety interventions, where a robot run had any."""
+    interventions = sum(entry.intervention for entry in run.excluded)
+    return f"; operator/safety interventions: {interventions}" if interventions else ""

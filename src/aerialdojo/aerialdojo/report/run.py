@@ -107,9 +107,14 @@ class RunResult:
     def accounting(self) -> str:
         """One line: how many of the selected episodes were scored, excluded, not started."""
         total = len(self.selected) or len(self.traces) + len(self.excluded)
+        interventions = sum(entry.intervention for entry in self.excluded)
+        also = (
+            f", {interventions} excluded as operator/safety interventions" if interventions else ""
+        )
         return (
-            f"{total} episode(s) selected: {len(self.traces)} scored, {len(self.excluded)} "
-            f"excluded as infrastructure failures, {len(self.not_started)} not started"
+            f"{total} episode(s) selected: {len(self.traces)} scored, "
+            f"{len(self.excluded) - interventions} excluded as infrastructure failures{also}, "
+            f"{len(self.not_started)} not started"
         )
 
     def status(self) -> dict[str, Any]:
@@ -149,7 +154,8 @@ class RunResult:
         if not self.finished:
             notes.append("the run did not finish: only episodes that ended are scored")
         notes += [
-            f"episode {entry.episode_id} is excluded (attempt {entry.attempt}): {entry.reason}"
+            f"episode {entry.episode_id} is excluded (attempt {entry.attempt}"
+            f"{', an operator/safety intervention' if entry.intervention else ''}): {entry.reason}"
             for entry in self.excluded
         ]
         if self.not_started:
@@ -187,7 +193,9 @@ def score_assembled(
         notes: warnings about the record the events came from, passed on to the report.
     """
     excluded = tuple(
-        ExcludedEpisode(episode_id=f.episode_id, attempt=f.attempt + 1, reason=f.reason)
+        ExcludedEpisode(
+            episode_id=f.episode_id, attempt=f.attempt + 1, reason=f.reason, cause=f.cause
+        )
         for f in assembler.excluded()
     )
     protocol = run_protocol(assembler.traces) if assembler.traces else None
@@ -341,7 +349,8 @@ def write_run(
 
 def _accounting_section(result: RunResult) -> str:
     rows = "".join(
-        f"| {entry.episode_id} | excluded (attempt {entry.attempt}): {entry.reason} |\n"
+        f"| {entry.episode_id} | excluded (attempt {entry.attempt}"
+        f"{', operator/safety intervention' if entry.intervention else ''}): {entry.reason} |\n"
         for entry in result.excluded
     )
     rows += "".join(f"| {episode_id} | not started |\n" for episode_id in result.not_started)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -139,6 +139,23 @@ class Observation:
 
 
 @dataclass(frozen=True, kw_only=True)
+class BackendFault:
+    """A fault a backend found between or during steps, outside any call of the bridge's (a
+    robot's safety gate stopping it while the agent thinks): the running attempt ends.
+
+    Attributes:
+        agent: whose simulator or vehicle failed.
+        reason: what happened, naming the value and the limit.
+        intervention: an operator or the safety layer stopped the robot (an operator/safety
+            intervention) rather than a failure of the simulator or robot (infrastructure).
+    """
+
+    agent: str
+    reason: str
+    intervention: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
 class BackendOptions:
     """What the bridge hands a backend it builds: its own parameters, read once.
 
@@ -152,6 +169,11 @@ class BackendOptions:
         seconds_per_action: simulated time one action takes.
         parameters: every parameter of the bridge by name; backends with settings of their
             own (server address, ports, maps) read them from here.
+        transport: what the bridge offers a backend whose registry entry names a ROS
+            transport (``backends.BackendEntry.transport``), e.g. a robot's vehicle links;
+            None for every other backend. Opaque here: ``sim`` knows no ROS.
+        report_fault: where a backend reports a fault found outside the bridge's calls
+            (``BackendFault``); None where nobody listens.
     """
 
     agents: Sequence[str]
@@ -162,6 +184,8 @@ class BackendOptions:
     agent_radius_m: float = 0.25
     seconds_per_action: float = 1.0
     parameters: Mapping[str, Any] = field(default_factory=dict)
+    transport: object | None = None
+    report_fault: Callable[[BackendFault], None] | None = None
 
     def rigs(self, backend_class: type[SimulatorBackend]) -> dict[str, list[CameraSpec]]:
         """The camera rig of each agent on ``backend_class``.

@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass
 
 from aerialdojo.geofence import Geofence
+from aerialdojo.geometry import Pose, wrap_angle
 from aerialdojo.tasks.serialization import JsonObject, written_value
 
 #: The references were planned around the site's surveyed obstacles.
@@ -65,6 +66,20 @@ class StartTolerance:
 
     position_m: float = DEFAULT_START_TOLERANCE_M
     yaw_rad: float = math.radians(DEFAULT_START_TOLERANCE_DEG)
+
+    def refusal(self, agent: str, asked: Pose, placed: Pose) -> str:
+        """Why a robot placed at ``placed`` may not start a task that starts at ``asked``
+        (both map frame), or "" when it may; the message says how far off it is."""
+        offset_m = placed.distance_to(asked.position)
+        yaw_deg = abs(math.degrees(wrap_angle(placed.yaw - asked.yaw)))
+        if offset_m <= self.position_m and yaw_deg <= math.degrees(self.yaw_rad):
+            return ""
+        return (
+            f"the {agent} is placed {offset_m:.2f} m and {yaw_deg:.1f} deg from its start "
+            f"({asked.x:.2f}, {asked.y:.2f}, {asked.z:.2f}, yaw "
+            f"{math.degrees(asked.yaw):.1f} deg); the site allows {self.position_m:g} m and "
+            f"{math.degrees(self.yaw_rad):g} deg"
+        )
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,0 +1,1 @@
+"""Vehicle adapters behind the safety gate (``aerialdojo.robot.vehicles`` registers them)."""
