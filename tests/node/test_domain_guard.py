@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,7 @@ from aerialdojo_interfaces.srv import ListEpisodes
 from rostest import RosClient, running, specs_for
 
 from aerialdojo.nodes.qos import NODES_QOS
+from aerialdojo.run_contract import EXIT_USAGE
 from aerialdojo.runtime import NODES_TOPIC
 
 pytestmark = pytest.mark.ros
@@ -51,3 +55,34 @@ def test_a_second_task_manager_in_the_domain_refuses_and_names_the_first(
             assert [message.pid for message in heard] == [first.process.pid]
     finally:
         client.close()
+
+
+def test_aerialdojo_eval_refuses_a_domain_whose_run_holds_no_lock(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A run started without the CLI (``ros2 launch``, by hand, another host) holds no lock
+    on this host: ``aerialdojo eval`` finds its task manager on the ROS graph instead, before
+    any node of its own starts."""
+    specs = specs_for({"task_manager": {"auto_run": False}})
+    held = tmp_path / "held"
+    with running(specs, held) as (task_manager,):
+        log = held / "logs" / "task_manager.log"
+        deadline = time.monotonic() + 60
+        while "episodes selected" not in log.read_text():  # announced, after its own check
+            assert time.monotonic() < deadline and task_manager.process.poll() is None
+            time.sleep(0.1)
+        refused = subprocess.run(
+            [
+                sys.executable, "-m", "aerialdojo.cli", "eval", "--config",
+                str(repo / "config" / "oracle.yaml"), "--output", str(tmp_path),
+                "--run-id", "second",
+            ],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert task_manager.process.poll() is None  # undisturbed
+    assert refused.returncode == EXIT_USAGE, refused.stderr[-3000:]
+    assert "is in use by another aerialdojo run" in refused.stderr
+    assert f"run {held} (host {socket.gethostname()}, pid {task_manager.process.pid})" in (
+        refused.stderr
+    )
+    assert not (tmp_path / "second").exists()

@@ -148,7 +148,7 @@ class RunSighting:
         elif place:
             run = "a run started by hand (no run directory)"
         else:
-            return "a run whose task manager has not announced itself yet"
+            return "a run that has not announced itself yet"
         return f"{run} ({place})" if place else run
 
 
