@@ -18,7 +18,7 @@ from rostest import RosClient, running, specs_for
 
 from aerialdojo.nodes.qos import NODES_QOS
 from aerialdojo.run_contract import EXIT_USAGE
-from aerialdojo.runtime import NODES_TOPIC
+from aerialdojo.runtime import DOMAIN_CHECKED_ENV, NODES_TOPIC
 
 pytestmark = pytest.mark.ros
 
@@ -28,6 +28,7 @@ def test_a_second_task_manager_in_the_domain_refuses_and_names_the_first(
 ) -> None:
     specs = specs_for({"task_manager": {"auto_run": False}})
     first_dir, second_dir = tmp_path / "first", tmp_path / "second"
+    unchecked = {k: v for k, v in os.environ.items() if k != DOMAIN_CHECKED_ENV}
     client = RosClient()
     try:
         heard = client.collect(NodeInfo, NODES_TOPIC, NODES_QOS)
@@ -40,7 +41,7 @@ def test_a_second_task_manager_in_the_domain_refuses_and_names_the_first(
             environ = Path(f"/proc/{first.process.pid}/environ").read_bytes().split(b"\0")
             assert b"ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST" in environ
 
-            with running(specs, second_dir) as (second,):
+            with running(specs, second_dir, unchecked) as (second,):
                 # Listening meanwhile: an announcement of the second would be heard.
                 assert client.spin_until(lambda: second.process.poll() is not None, 60.0)
                 assert second.process.returncode == 1

@@ -704,12 +704,15 @@ def _enter_free_domain(stack: contextlib.ExitStack, run_dir: Path) -> str:
     """
     from aerialdojo.nodes.domain_guard import check_domain_free  # noqa: PLC0415
     from aerialdojo.runner import run_domain  # noqa: PLC0415
+    from aerialdojo.runtime import DOMAIN_CHECKED_ENV  # noqa: PLC0415
 
     try:
         domain = stack.enter_context(run_domain(os.environ, run_dir=run_dir))
         # Set before any listener joins the graph: it must listen in the nodes' domain.
         os.environ["ROS_DOMAIN_ID"] = domain
         check_domain_free()
+        # Held and looked at: the task manager need not look again before it serves.
+        os.environ[DOMAIN_CHECKED_ENV] = domain
     except DomainTakenError:
         stack.close()
         with contextlib.suppress(OSError):  # not empty: not only this run's, so it stays

@@ -17,6 +17,9 @@ NODES_TOPIC = "/aerialdojo/nodes"
 #: Set in each node's environment by its launcher (``runner.start_graph``, the launch file): the
 #: run directory it was started for, which its ``NodeInfo`` names.
 RUN_DIR_ENV = "AERIALDOJO_RUN_DIR"
+#: Set in its nodes' environment by a launcher that holds the run's ROS domain on this host
+#: and has looked for other runs in it (``aerialdojo eval``): the value is that domain.
+DOMAIN_CHECKED_ENV = "AERIALDOJO_DOMAIN_CHECKED"
 #: The node that serves a run's episodes: one per run, so two in a domain are two runs.
 TASK_MANAGER_NODE = "task_manager"
 #: What a node reports when neither a sourced installation nor the wheels name a distribution.
@@ -160,9 +163,9 @@ def domain_taken_message(domain: str, others: Sequence[RunSighting]) -> str:
     listed = "; ".join(sighting.describe() for sighting in others)
     shown = domain or "0 (ROS_DOMAIN_ID unset)"
     return (
-        f"ROS_DOMAIN_ID={shown} is in use by another aerialdojo run: the task manager of "
-        f"{listed}. Two runs in one domain answer each other's requests and both are scored "
-        "wrong, so this run did not start. Run it in another domain (export another "
+        f"ROS_DOMAIN_ID={shown} is in use by another aerialdojo run: {listed}. Two runs in "
+        "one domain answer each other's requests and both are scored wrong, so this run did "
+        "not start. Run it in another domain (export another "
         "ROS_DOMAIN_ID between 0 and 101, or unset ROS_DOMAIN_ID and `aerialdojo eval` "
         "claims a free one), or wait until that run ends."
     )

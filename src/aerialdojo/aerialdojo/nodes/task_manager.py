@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 import threading
 import time
@@ -87,6 +88,7 @@ from aerialdojo.protocols.referee import (
     Verdict,
 )
 from aerialdojo.robot.console import task_line
+from aerialdojo.runtime import DOMAIN_CHECKED_ENV
 from aerialdojo.tasks.records import suite_identity
 from aerialdojo.tasks.site_record import StartTolerance
 from aerialdojo.tasks.suite import Suite, resolve_suite
@@ -130,8 +132,12 @@ class TaskManager(Node):
     def __init__(self) -> None:
         super().__init__("task_manager")
         # Before it serves or announces anything, which another run's agents, bridge and
-        # evaluator in the domain would take for their own run's.
-        refuse_if_domain_taken(self)
+        # evaluator in the domain would take for their own run's; unless its launcher holds
+        # the domain and has looked already (a run started beside it is refused by the
+        # other run's own checks).
+        domain = os.environ.get("ROS_DOMAIN_ID", "")
+        if not domain or os.environ.get(DOMAIN_CHECKED_ENV) != domain:
+            refuse_if_domain_taken(self)
         declare_node_parameters(self, "task_manager")
         announce_node(self)
         suite_path = resolve_suite(param(self, "suite"))
