@@ -39,7 +39,13 @@ def _graph() -> list:
                 "image_width": 48,
                 "image_height": 48,
             },
-            "task_manager": {"suite": "agos_mini", "auto_run": False, "sim_timeout_s": 30.0},
+            # Refusals in a row are checked one by one below, not ended as invalid_action.
+            "task_manager": {
+                "suite": "agos_mini",
+                "auto_run": False,
+                "sim_timeout_s": 30.0,
+                "refusals_allowed": 10,
+            },
         }
     )
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+from collections.abc import Callable
 from hashlib import sha256
 from pathlib import Path
 
@@ -34,11 +35,11 @@ pytestmark = pytest.mark.ros
 BRIDGE = {"image_width": 48, "image_height": 48}
 
 
-def _graph(sim_timeout_s: float = 30.0) -> list:
+def _graph(sim_timeout_s: float = 30.0, **task_manager: object) -> list:
     return specs_for(
         {
             "sim_bridge": BRIDGE,
-            "task_manager": {"auto_run": False, "sim_timeout_s": sim_timeout_s},
+            "task_manager": {"auto_run": False, "sim_timeout_s": sim_timeout_s, **task_manager},
         }
     )
 
@@ -291,7 +292,8 @@ def test_every_one_of_200_concurrent_steps_is_answered(client: RosClient, tmp_pa
     # was logged (the service kept the last ten requests). Also row 3: starting an episode
     # that ended is its next attempt, which supersedes the first.
     events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
-    with running(_graph(), tmp_path):
+    # Nine refusals in a row between accepted steps: allowed here, so the episode goes on.
+    with running(_graph(refusals_allowed=9), tmp_path):
         episode_id = _first_episode()
         started = client.call(
             StartEpisode, "/aerialdojo/start_episode", StartEpisode.Request(episode_id=episode_id)
@@ -323,37 +325,113 @@ def test_every_one_of_200_concurrent_steps_is_answered(client: RosClient, tmp_pa
         assert [e.attempt for e in events if e.kind == EpisodeEvent.STARTED] == [0, 1]
 
 
-def test_an_agent_that_never_acts_ends_the_attempt_which_is_rerun(tmp_path: Path) -> None:
-    # Issue 15, row 1: an agent that never acted (it had ignored the rerun's task) held the
-    # run until the CLI's one-hour timeout.
-    client = RosClient(namespace="uav")  # listens to the task and never steps
-    events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
-    client.stand_in_for_agent()
-    episode_id = _first_episode()
-    graph = specs_for(
+def _three_second_agent_timeout(episode_id: str) -> list:
+    """A run of ``episode_id`` whose agents may be silent 3 s, with one rerun."""
+    return specs_for(
         {
             "sim_bridge": BRIDGE,
             "task_manager": {"episodes": [episode_id], "agent_timeout_s": 3.0, "max_attempts": 2},
         }
     )
+
+
+def _ended(events: list[EpisodeEvent], kind: int) -> Callable[[], bool]:
+    return lambda: any(e.kind == kind for e in events)
+
+
+def test_an_agent_that_never_acts_fails_its_episode_which_is_scored(tmp_path: Path) -> None:
+    # Issue 15, row 1: an agent that never acted (it had ignored the rerun's task) held the
+    # run until the CLI's one-hour timeout. Issue 25: its silence is its own failure, scored
+    # (it was an infrastructure failure, rerun and then dropped from the score).
+    client = RosClient(namespace="uav")  # listens to the task and never steps
+    events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
+    client.stand_in_for_agent()
+    episode_id = _first_episode()
+    graph = _three_second_agent_timeout(episode_id)
     with running(graph, tmp_path):
-        assert client.spin_until(
-            lambda: any(e.kind == EpisodeEvent.RUN_FINISHED for e in events), timeout_s=120.0
-        ), (tmp_path / "logs" / "task_manager.log").read_text()
+        assert client.spin_until(_ended(events, EpisodeEvent.RUN_FINISHED), timeout_s=120.0), (
+            tmp_path / "logs" / "task_manager.log"
+        ).read_text()
     client.close()
     kinds = [(e.kind, e.attempt) for e in events]
     assert kinds == [
         (EpisodeEvent.RUN_STARTED, 0),
+        (EpisodeEvent.STARTED, 0),
+        (EpisodeEvent.AGENT_TIMEOUT, 0),
+        (EpisodeEvent.RUN_FINISHED, 0),
+    ]
+    assert events[2].message == "no action from the agents for 3 s"
+    # The run names its selection and the suite it serves (name and digest of the file).
+    mini = resolve_suite("aerialdojo_mini")
+    # And the settings that change its numbers (issue 25, versioned scoring).
+    assert json.loads(events[0].episode_json) == {
+        "selection": [episode_id],
+        "suite": {"name": "aerialdojo_mini", "sha256": sha256(mini.read_bytes()).hexdigest()},
+        "settings": {
+            "refusals_allowed": 2,
+            "agent_timeout_s": 3.0,
+            "observation": "front",
+            "odometry": False,
+        },
+    }
+
+
+def test_an_agent_node_that_leaves_mid_episode_is_an_infrastructure_failure(
+    tmp_path: Path,
+) -> None:
+    # Silence is the agent's only while its node is there: one that is gone (its process
+    # died) is the harness's failure, and the attempt is rerun.
+    agent = RosClient(namespace="uav")
+    agent.stand_in_for_agent()
+    watcher = RosClient()
+    events = watcher.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
+    episode_id = _first_episode()
+    graph = _three_second_agent_timeout(episode_id)
+    with running(graph, tmp_path):
+        assert watcher.spin_until(_ended(events, EpisodeEvent.STARTED), timeout_s=120.0), (
+            tmp_path / "logs" / "task_manager.log"
+        ).read_text()
+        agent.close()
+        assert watcher.spin_until(_ended(events, EpisodeEvent.RUN_FINISHED), timeout_s=120.0), (
+            tmp_path / "logs" / "task_manager.log"
+        ).read_text()
+    watcher.close()
+    kinds = [(e.kind, e.attempt) for e in events]
+    assert kinds[1:] == [
         (EpisodeEvent.STARTED, 0),
         (EpisodeEvent.INFRA_FAILURE, 0),
         (EpisodeEvent.STARTED, 1),
         (EpisodeEvent.INFRA_FAILURE, 1),
         (EpisodeEvent.RUN_FINISHED, 0),
     ]
-    assert events[2].message == "no action from the agents for 3 s"
-    # The run names its selection and the suite it serves (name and digest of the file).
-    mini = resolve_suite("aerialdojo_mini")
-    assert json.loads(events[0].episode_json) == {
-        "selection": [episode_id],
-        "suite": {"name": "aerialdojo_mini", "sha256": sha256(mini.read_bytes()).hexdigest()},
-    }
+    assert events[2].message == "no action from the agents for 3 s: no agent node left in /uav"
+
+
+def test_refused_steps_go_back_with_the_reason_until_the_agent_fails(
+    client: RosClient, tmp_path: Path
+) -> None:
+    events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
+    illegal = Step.Request(agent="uav", action="MoveForward", magnitude=2.0)
+    with running(_graph(refusals_allowed=2), tmp_path):
+        episode_id = _first_episode()
+        started = client.call(
+            StartEpisode, "/aerialdojo/start_episode", StartEpisode.Request(episode_id=episode_id)
+        )
+        assert started.success, started.message
+        for _ in range(2):  # refused, with the reason, twice in a row: the agent may go on
+            refused = client.call(Step, "/aerialdojo/step", illegal)
+            assert not refused.accepted and not refused.done
+            assert "does not take magnitude 2" in refused.message
+        # An accepted step starts the count again.
+        turned = client.call(
+            Step, "/aerialdojo/step", Step.Request(agent="uav", action="TurnLeft", magnitude=15.0)
+        )
+        assert turned.accepted and not turned.done
+        answers = [client.call(Step, "/aerialdojo/step", illegal) for _ in range(3)]
+        assert [(a.accepted, a.done) for a in answers] == [(False, False)] * 2 + [(False, True)]
+        ended = answers[-1]
+        assert ended.termination == EpisodeEvent.INVALID_ACTION and ended.steps_used == 1
+        assert ended.message.startswith("invalid action: uav: 3 refused steps in a row; the last:")
+        assert client.spin_until(_ended(events, EpisodeEvent.INVALID_ACTION), timeout_s=10.0)
+    ending = next(e for e in events if e.kind == EpisodeEvent.INVALID_ACTION)
+    assert (ending.episode_id, ending.step, ending.action) == (episode_id, 1, "MoveForward")

@@ -811,7 +811,7 @@ def _summary_section(report_md: str) -> str:
 def _cmd_evaluate_bag(args: argparse.Namespace) -> int:
     from aerialdojo.agents.vlm.transcript import TRANSCRIPTS_DIR  # noqa: PLC0415
     from aerialdojo.bags.replay import assemble_bags, read_pose_track  # noqa: PLC0415
-    from aerialdojo.report.run import score_assembled, write_run  # noqa: PLC0415
+    from aerialdojo.report.run import rescoring_lines, score_assembled, write_run  # noqa: PLC0415
 
     records = None
     if args.task_file is not None:
@@ -842,6 +842,8 @@ def _cmd_evaluate_bag(args: argparse.Namespace) -> int:
         write_run(args.out, result, transcripts_dir=transcripts, suite=args.task_file)
     print(result.summary_table)
     print(result.accounting)
+    for line in rescoring_lines(result, args.bags):
+        print(line)
     if result.metrics is None:
         return EXIT_FAILED
     return 0 if result.complete else EXIT_INCOMPLETE

@@ -29,8 +29,10 @@ from aerialdojo.metrics.aggregate import CAUSE_INFRASTRUCTURE, CAUSE_INTERVENTIO
 from aerialdojo.metrics.trace import (
     POSITIONS_FROM_ACTIONS,
     POSITIONS_FROM_POSE_TRACK,
+    TERMINATION_AGENT_TIMEOUT,
     TERMINATION_BUDGET_EXHAUSTED,
     TERMINATION_COLLIDED,
+    TERMINATION_INVALID_ACTION,
     TERMINATION_STOPPED,
     EpisodeTrace,
     Point3,
@@ -51,6 +53,8 @@ class EventKind(IntEnum):
     RUN_FINISHED = 6
     RUN_STARTED = 7
     INTERVENTION = 8
+    INVALID_ACTION = 9
+    AGENT_TIMEOUT = 10
 
 
 #: The events that end an attempt without scoring it, and why.
@@ -66,6 +70,21 @@ _TERMINATIONS = {
     EventKind.STOPPED: TERMINATION_STOPPED,
     EventKind.COLLIDED: TERMINATION_COLLIDED,
     EventKind.BUDGET_EXHAUSTED: TERMINATION_BUDGET_EXHAUSTED,
+    EventKind.INVALID_ACTION: TERMINATION_INVALID_ACTION,
+    EventKind.AGENT_TIMEOUT: TERMINATION_AGENT_TIMEOUT,
+}
+#: Endings that are the agent's failure to act (legally, or at all): their event carries no
+#: executed action, so the trace takes nothing from it.
+AGENT_FAILURES = frozenset({EventKind.INVALID_ACTION, EventKind.AGENT_TIMEOUT})
+#: How logs and progress lines name each ending of an attempt.
+ENDING_NAMES = {
+    EventKind.STOPPED: "stopped",
+    EventKind.COLLIDED: "collided",
+    EventKind.BUDGET_EXHAUSTED: "budget exhausted",
+    EventKind.INVALID_ACTION: "invalid action",
+    EventKind.AGENT_TIMEOUT: "agent timeout",
+    EventKind.INFRA_FAILURE: "infrastructure failure",
+    EventKind.INTERVENTION: "operator/safety intervention",
 }
 
 
@@ -256,6 +275,8 @@ class EpisodeAssembler:
             folded one after another (a run and its reruns) select their union.
         suites: the suites the run's RUN_STARTED events name (name and SHA-256 of the
             file), each once; a record without one (a robot's bag) names none.
+        settings: the protocol settings the run's RUN_STARTED events name (the task
+            manager parameters that change the numbers), each distinct set once.
         run_summary: the RUN_FINISHED message, once it arrived.
         track: where positions come from instead of the events' poses, if given.
         agents: who acted for each agent (``add_agent_info``), by agent name.
@@ -270,6 +291,7 @@ class EpisodeAssembler:
     superseded: list[SupersededAttempt] = field(default_factory=list)
     selection: list[str] = field(default_factory=list)
     suites: list[dict[str, str]] = field(default_factory=list)
+    settings: list[dict[str, Any]] = field(default_factory=list)
     run_summary: str | None = None
     agents: dict[str, AgentRecord] = field(default_factory=dict)
     nodes: dict[str, NodeRecord] = field(default_factory=dict)
@@ -342,6 +364,9 @@ class EpisodeAssembler:
             suite = started.get("suite")
             if suite is not None and suite not in self.suites:
                 self.suites.append(suite)
+            settings = started.get("settings")
+            if settings is not None and settings not in self.settings:
+                self.settings.append(settings)
             return None
         if kind is EventKind.STARTED:
             record = self._record(event)
@@ -369,7 +394,8 @@ class EpisodeAssembler:
                 f"event {kind.name} of episode {event.episode_id!r} step {event.step} "
                 "arrived without its STARTED event"
             )
-        current.builder.add(event)
+        if kind not in AGENT_FAILURES:
+            current.builder.add(event)
         if kind is EventKind.STEP:
             return None
         self._open = None

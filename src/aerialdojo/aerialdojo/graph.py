@@ -288,6 +288,11 @@ def node_specs(config: Mapping[str, Mapping[str, ParamValue]]) -> list[NodeSpec]
             # The console shows the robots the bridge drives, where their odometry says.
             for name, source in (("agents", "agents"), ("odometry_topic", "robot_odometry_topic")):
                 declared[name] = config["sim_bridge"].get(source, _default("sim_bridge", source))
+        if node == "uav_agent" and "sim_bridge" in config:
+            # The prompt states the collision radius the bridge simulates, not a constant.
+            declared["collision_radius_m"] = config["sim_bridge"].get(
+                "agent_radius_m", _default("sim_bridge", "agent_radius_m")
+            )
         if node in ("uav_agent", "citynav_agent"):
             # The oracle replays the suite the task manager serves unless told another.
             declared["oracle_suite"] = config["task_manager"].get(

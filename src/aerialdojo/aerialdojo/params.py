@@ -25,6 +25,7 @@ from aerialdojo.agos.vocabulary import (
 )
 from aerialdojo.backends import backend_names
 from aerialdojo.errors import ConfigError
+from aerialdojo.protocols.referee import REFUSALS_ALLOWED
 from aerialdojo.protocols.settings import OBSERVATIONS, PAPER_OBSERVATION, PAPER_ODOMETRY
 from aerialdojo.robot.vehicles import vehicle_names
 
@@ -678,8 +679,19 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             name="agent_timeout_s",
             default=300.0,
             minimum=1.0,
-            description="Longest wait for the agents' next action, wall seconds, before the "
-            "attempt ends as an infrastructure failure and is rerun",
+            description="Longest wait for the agents' next action, wall seconds: then the "
+            "episode ends as the agent's failure (termination agent_timeout, scored), or as "
+            "an infrastructure failure, rerun, where an agent reported a fault of its own "
+            "services (/aerialdojo/agent_faults) or its node is gone",
+        ),
+        P(
+            name="refusals_allowed",
+            default=REFUSALS_ALLOWED,
+            minimum=0,
+            description="Refused steps in a row an agent may follow with another request "
+            "(each refusal goes back to it with the referee's reason and uses no budget); the "
+            "next refusal ends the episode as the agent's failure (termination "
+            "invalid_action, scored: docs/protocols/)",
         ),
         P(
             name="max_attempts",
@@ -803,6 +815,15 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             default=60.0,
             minimum=0.1,
             description="Longest wait for the observation set a step produced, seconds",
+        ),
+        P(
+            name="collision_radius_m",
+            default=0.25,
+            minimum=0.01,
+            maximum=5.0,
+            description="The agent's collision radius as the run uses it, metres, which the "
+            "model agent's prompt states (AerialDojo-200K, appendix A); aerialdojo eval and "
+            "the launch files fill it from sim_bridge.agent_radius_m",
         ),
         *_vlm_parameters("Stop"),
     ),

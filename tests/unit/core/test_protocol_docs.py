@@ -40,10 +40,15 @@ def _resolve(dotted: str) -> object:
     raise ModuleNotFoundError(dotted)
 
 
-@pytest.mark.parametrize("document", ["aerialdojo.md", "agos.md"])
+#: Each protocol document and the fewest rules it may hold (so that a table that stopped
+#: parsing fails here rather than passing empty).
+DOCUMENTS = {"aerialdojo.md": 30, "agos.md": 30, "citynav.md": 20}
+
+
+@pytest.mark.parametrize("document", sorted(DOCUMENTS))
 def test_every_rule_has_a_status_and_names_code_that_exists(document: str) -> None:
     rules = _rules(DOCS / document)
-    assert len(rules) >= 30
+    assert len(rules) >= DOCUMENTS[document]
     identifiers = [identifier for identifier, _ in rules]
     assert len(set(identifiers)) == len(identifiers), "a rule id repeats"
     for identifier, cells in rules:

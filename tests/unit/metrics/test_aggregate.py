@@ -149,3 +149,34 @@ def test_score_run_uses_the_benchmark_defaults(make_trace: Callable[..., Episode
     assert run.radii == (3.0, 5.0)
     assert run.rule == RULE_MAP_FAMILY_EQUAL
     assert run.overall.values["sr_3m"] == 1.0
+
+
+def test_a_per_setting_headline_pools_no_settings() -> None:
+    # AerialDojo-200K reports each setting in a table of its own (Tables 4-5) and asks that
+    # the aggregation rule be stated (appendix B): no figure of a run pools Base with Standard.
+    scores = [
+        *UNEQUAL,
+        _score("d1", "Mall_0", "urban", 1.0, setting="standard"),
+        _score("d2", "Mountain_0", "natural", 1.0, setting="standard"),
+    ]
+    run = aggregate(
+        scores, [SR], rule=RULE_MAP_FAMILY_EQUAL, radii=(3.0,), headline_by_setting=True
+    )
+    assert run.pools_settings
+    assert run.by_setting["base"].values["sr"] == pytest.approx(1.0 / 3.0)
+    assert run.task_weighted_by_setting["base"].values["sr"] == pytest.approx(0.4)
+    assert run.task_weighted_by_setting["standard"].values["sr"] == 1.0
+    for withheld in (run.overall, run.task_weighted, run.by_family["urban"]):
+        assert (withheld.values["sr"], withheld.support["sr"], withheld.episodes) == (
+            None,
+            0,
+            withheld.episodes,
+        )
+    assert run.overall.episodes == 7
+    assert run.to_dict()["headline"] == "by_setting"
+    # One setting pools nothing: its run-wide figures are that setting's.
+    single = aggregate(
+        UNEQUAL, [SR], rule=RULE_MAP_FAMILY_EQUAL, radii=(3.0,), headline_by_setting=True
+    )
+    assert not single.pools_settings
+    assert single.overall.values["sr"] == single.by_setting["base"].values["sr"]

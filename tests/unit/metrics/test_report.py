@@ -44,14 +44,26 @@ def test_reports_are_written_and_agree(make_trace: Factory, tmp_path: Path) -> N
 
     data = json.loads((tmp_path / "metrics.json").read_text())
     assert data["benchmark"] == "aerialdojo"
-    # urban: Mall_0 (1 + 0) / 2 = 0.5; natural 1; overall (0.5 + 1) / 2; task-weighted 2/3.
-    assert data["overall"]["values"]["sr_3m"] == 0.75
-    assert data["task_weighted"]["values"]["sr_3m"] == pytest.approx(2.0 / 3.0)
+    # Base: urban Mall_0 (1 + 0) / 2 = 0.5; Standard: natural 1. AerialDojo-200K reports
+    # each setting apart (issue 25): the run-wide mean, (0.5 + 1) / 2 = 0.75 before (and
+    # 2/3 task-weighted), pools Base and Standard and is withheld.
+    assert data["headline"] == "by_setting"
+    assert data["by_setting"]["base"]["values"]["sr_3m"] == 0.5
+    assert data["by_setting"]["standard"]["values"]["sr_3m"] == 1.0
+    assert data["task_weighted_by_setting"]["base"]["values"]["sr_3m"] == 0.5
+    assert data["overall"]["values"]["sr_3m"] is None
+    assert data["overall"]["episodes"] == 3 and data["overall"]["support"]["sr_3m"] == 0
+    assert data["task_weighted"]["values"]["sr_3m"] is None
+    # A family within one setting pools nothing and is kept.
+    assert data["by_family"]["urban"]["values"]["sr_3m"] == 0.5
     assert data["excluded"] == [{"attempt": 1, "episode_id": "u3", "reason": "simulator timed out"}]
     assert [episode["episode_id"] for episode in data["episodes"]] == ["n1", "u1", "u2"]
 
     report = (tmp_path / "report.md").read_text()
-    assert "| Overall | 3 | 75.00 |" in report
+    assert "| setting: base | 2 | 50.00 |" in report
+    assert "| setting: standard (task-weighted) | 1 | 100.00 |" in report
+    assert "| Overall | 3 |" not in report  # each setting table keeps its own "Overall"
+    assert "the headline is per setting" in report and "no figure pools settings" in report
     assert "| u3 | 1 | infrastructure | simulator timed out |" in report
     assert "### Setting: standard" in report
 
@@ -78,14 +90,16 @@ def test_compare_reports_signed_deltas(make_trace: Factory, tmp_path: Path) -> N
     write_report(score_run(improved), tmp_path / "b")
 
     rows = {(row.scope, row.key): row for row in compare(tmp_path / "a", tmp_path / "b")}
-    overall_sr = rows[("overall", "sr_3m")]
-    assert (overall_sr.value_a, overall_sr.value_b) == (75.0, 100.0)
-    assert (overall_sr.delta, overall_sr.better, overall_sr.unit) == (25.0, "b", "%")
+    base_sr = rows[("setting: base", "sr_3m")]
+    assert (base_sr.value_a, base_sr.value_b) == (50.0, 100.0)
+    assert (base_sr.delta, base_sr.better, base_sr.unit) == (50.0, "b", "%")
+    # The run-wide scope pools Base and Standard: withheld in both runs (issue 25).
+    assert (rows[("overall", "sr_3m")].value_a, rows[("overall", "sr_3m")].delta) == (None, None)
     dts = rows[("family: urban", "dts_m")]
     assert (dts.delta, dts.better) == (-3.0, "b")  # 7 m -> 1 m on u2; lower is better
     assert rows[("setting: standard", "sr_3m")].better == ""
     table = comparison_table(list(rows.values()), "old", "new")
-    assert "| overall | SR@3m (%) | 75.00 | 100.00 | +25.00 | new |" in table
+    assert "| setting: base | SR@3m (%) | 50.00 | 100.00 | +50.00 | new |" in table
 
 
 def test_compare_refuses_missing_and_foreign_runs(make_trace: Factory, tmp_path: Path) -> None:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from aerialdojo.metrics.aggregate import RunMetrics
 from aerialdojo.metrics.trace import EpisodeTrace
@@ -11,13 +12,20 @@ from aerialdojo.protocols import protocol
 from aerialdojo.report.run import RunResult, write_run
 
 
-def write_report(run: RunMetrics, out_dir: Path, traces: Sequence[EpisodeTrace] = ()) -> None:
-    """Every file of a finished run of ``run``'s metrics in ``out_dir``."""
+def write_report(
+    run: RunMetrics,
+    out_dir: Path,
+    traces: Sequence[EpisodeTrace] = (),
+    settings: Sequence[Mapping[str, Any]] = (),
+) -> None:
+    """Every file of a finished run of ``run``'s metrics in ``out_dir``; ``settings``: the
+    protocol settings its record names (``RunResult.settings``)."""
     result = RunResult(
         metrics=run,
         finished=True,
         excluded=run.excluded,
         traces=tuple(traces),
         protocol=protocol(run.benchmark),
+        settings=tuple(dict(entry) for entry in settings),
     )
     write_run(out_dir, result)

@@ -19,6 +19,7 @@ from aerialdojo.sim.embedded.annotate import (
 )
 from aerialdojo.sim.embedded.catalogue import CATEGORIES
 from aerialdojo.sim.embedded.scenes import SCENE_TYPES, load_scene, scene_names
+from aerialdojo.tasks.episode import stated_distance
 
 RADIUS = 0.25
 #: Generous budgets per scene (typical: < 1.5 CPU-s, < 120 MB of numpy and Python
@@ -90,6 +91,8 @@ def test_every_scene_has_objects_landmarks_and_a_sensible_size(
         width = np.subtract(annotations.bounds_max, annotations.bounds_min)[:2]
         assert np.all((width >= 120.0) & (width <= 250.0)), name
         assert len({obj.description for obj in annotations.objects}) == len(annotations.objects)
+        stated = [d for obj in annotations.objects if stated_distance(d := obj.description)]
+        assert not stated, (name, stated)
 
 
 def test_every_anchor_is_free_and_one_metre_out(generated: dict[str, Generated]) -> None:

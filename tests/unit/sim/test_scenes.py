@@ -16,6 +16,7 @@ from aerialdojo.sim.embedded.annotate import (
 )
 from aerialdojo.sim.embedded.scenes import SCENE_TYPES, load_scene, parse_scene_name, scene_names
 from aerialdojo.sim.embedded.world import EmbeddedScene
+from aerialdojo.tasks.episode import stated_distance
 
 RADIUS = 0.25
 
@@ -64,6 +65,8 @@ def test_descriptions_tell_every_object_apart(scene: EmbeddedScene) -> None:
     assert len(set(descriptions)) == len(descriptions)
     for obj in scene.annotations.objects:
         assert obj.name in obj.description and obj.colour in obj.name
+        # Issue 25: appearance and relations, never a range (AerialDojo-200K, section 3.2).
+        assert stated_distance(obj.description) is None, obj.description
 
 
 def test_generation_is_deterministic_and_seed_dependent() -> None:

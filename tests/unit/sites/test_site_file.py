@@ -13,7 +13,8 @@ from site_files import SiteWriter, write_photo
 
 from aerialdojo.cli import main
 from aerialdojo.errors import ConfigError
-from aerialdojo.sites.site import MAX_SITE_BYTES, description_distance, load_site
+from aerialdojo.sites.site import MAX_SITE_BYTES, load_site
+from aerialdojo.tasks.episode import stated_distance
 from aerialdojo.tasks.site_record import FREE_SPACE_MAP, FREE_SPACE_UNMAPPED
 
 REPO = Path(__file__).resolve().parents[3]
@@ -224,7 +225,7 @@ def test_unreadable_files_are_refused_before_parsing(tmp_path: Path) -> None:
     ],
 )
 def test_descriptions_state_no_distance(text: str, found: str | None) -> None:
-    assert description_distance(text) == found
+    assert stated_distance(text) == found
 
 
 def test_tasks_validate_checks_a_site_file(

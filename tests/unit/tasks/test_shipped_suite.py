@@ -4,6 +4,7 @@ and that its recorded command writes it again."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from aerialdojo.sim.annotations import FAMILIES
 from aerialdojo.sim.backend import aerialdojo_uav_rig
 from aerialdojo.sim.embedded.backend import EmbeddedBackend
 from aerialdojo.tasks.embedded import generate_suite
+from aerialdojo.tasks.episode import stated_distance
 from aerialdojo.tasks.settings import SETTINGS, SPLIT_PERCENTAGES
 from aerialdojo.tasks.suite import Suite, load_suite, resolve_suite, validate_suite
 
@@ -29,6 +31,15 @@ def mini() -> Suite:
 
 def test_shipped_suite_validates() -> None:
     assert validate_suite(resolve_suite(SHIPPED)) == []
+
+
+@pytest.mark.parametrize("name", [SHIPPED, "alley_rehearsal"])
+def test_no_shipped_description_states_a_distance(name: str) -> None:
+    # Issue 25: AerialDojo-200K's goal gives a landmark and a coarse direction, never a range.
+    descriptions = [e.goal.description for e in load_suite(resolve_suite(name)).episodes]
+    assert descriptions
+    stated = [d for d in descriptions if stated_distance(d) or re.search(r"\d\s*m\b", d)]
+    assert not stated, stated
 
 
 def test_covers_every_family_setting_goal_type_and_distribution(mini: Suite) -> None:

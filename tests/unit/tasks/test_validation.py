@@ -190,3 +190,26 @@ def test_the_reference_length_is_what_its_actions_translate(
         "reference.length_m",
         f"the reference actions translate {moved:g} m",
     )
+
+
+def test_a_description_that_states_a_distance_is_refused(
+    yard_suite_path: Path, tmp_path: Path
+) -> None:
+    # AerialDojo-200K, section 3.2: the goal names a landmark and a coarse direction; the
+    # description tells the instance by its look, never by a range (issue 25).
+    path, document = _copy(yard_suite_path, tmp_path)
+    episode = document["episodes"][0]
+    twin = _by_id(
+        document,
+        episode["episode_id"][:-3] + ("img" if episode["episode_id"].endswith("sem") else "sem"),
+    )
+    for entry in (episode, twin):
+        entry["goal"]["description"] += ", about 20 m north of the tower"
+    path.write_text(json.dumps(document))
+    _problem(
+        validate_suite(path),
+        path,
+        episode["episode_id"],
+        "goal.description",
+        "states a distance ('20 m'): the goal gives a landmark and a coarse direction",
+    )

@@ -286,6 +286,34 @@ def test_an_annotation_beyond_the_budget_is_not_offered(episode: AgosEpisode) ->
     assert ANNOTATE_CANDIDATE not in after.split("Available Actions: ")[1]
 
 
+def test_a_decision_the_referee_refuses_is_undone_and_asked_again_with_the_reason(
+    episode: AgosEpisode,
+) -> None:
+    # AGOS-Bench, eq. 5: the decision executed is a legal one; one the referee refuses was
+    # not executed, so it uses none of the annotation budget and leaves no memory.
+    script = Script.sequence(
+        [
+            Reply(text='{"action": "ANNOTATE_CANDIDATE", "argument": "C3"}'),
+            Reply(text='{"action": "ANNOTATE_CANDIDATE", "argument": "C4"}'),
+        ]
+    )
+    with ChatServer(script) as server:
+        policy = _policy(server, UAV)
+        policy.reset(_task(episode, UAV, annotation_budget=1))
+        views = _uav_views()
+        first = policy.act(AgosObservation(pose=episode.uav_start, views=views))
+        policy.refused("candidate cell C3 projects outside the region")
+        second = policy.act(AgosObservation(pose=episode.uav_start, views=views))
+    assert (first.argument, second.argument) == ("C3", "C4")
+    before, after = _texts(server)
+    assert "annotations used 0/1" in before and "annotations used 0/1" in after
+    told = [p["text"] for p in server.received[1].body["messages"][1]["content"] if "text" in p]
+    assert any(
+        "the referee refused ANNOTATE_CANDIDATE C3: candidate cell C3 projects" in text
+        for text in told
+    )
+
+
 def test_a_decision_not_legal_now_is_repaired_then_falls_back_to_wait(
     episode: AgosEpisode,
 ) -> None:

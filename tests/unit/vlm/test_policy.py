@@ -4,9 +4,11 @@ counted as decisions, the fallback, transcripts, their replay and the usage they
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import observation
 from fakes.chat_server import ChatServer, Reply, Script
@@ -76,6 +78,46 @@ def test_the_prompt_shows_the_views_and_odometry_the_task_gives(goal: GoalDescri
         assert ("- Odometry:" in system["content"]) is odometry
         shown = "Odometry: x 1.0 m forward, y 2.0 m left, z 3.0 m up" in user["content"][0]["text"]
         assert shown is odometry
+
+
+def test_the_prompt_states_the_field_of_view_and_collision_radius_the_run_uses(
+    goal: GoalDescription,
+) -> None:
+    # Issue 25: both were constants (90 degrees, 250 mm) whatever the run simulated.
+    size = 64
+    narrow = observation(size)
+    front = narrow.views["front"]
+    focal = (size / 2) / math.tan(math.radians(30.0))  # a 60-degree camera
+    intrinsics = np.array([[focal, 0, size / 2], [0, focal, size / 2], [0, 0, 1.0]])
+    narrow = replace(narrow, views={"front": replace(front, intrinsics=intrinsics)})
+    with ChatServer(Script.sequence([Reply(text='{"action": "Stop"}')])) as server:
+        policy = uav_policy(
+            _parameters(vlm_base_url=server.base_url, collision_radius_m=0.4), "uav_agent"
+        )
+        policy.reset(goal)
+        policy.act(narrow)
+    system = server.received[0].body["messages"][0]["content"]
+    assert "60-degree horizontal field of view" in system
+    assert "collision radius 400 mm" in system and "90-degree" not in system
+
+
+def test_a_refused_action_goes_back_with_the_referees_reason(goal: GoalDescription) -> None:
+    replies = [
+        Reply(text='{"action": "MoveForward", "magnitude": 5}'),
+        Reply(text='{"action": "TurnLeft", "magnitude": 15}'),
+    ]
+    with ChatServer(Script.sequence(replies)) as server:
+        policy = uav_policy(_parameters(vlm_base_url=server.base_url), "uav_agent")
+        policy.reset(goal)
+        assert policy.act(observation()) == Action("MoveForward", 5.0)
+        policy.refused("held at the edge of the scene")
+        assert policy.act(observation()) == Action("TurnLeft", 15.0)
+    first, second = (request.body["messages"][1]["content"] for request in server.received)
+    texts = [part["text"] for part in second if part["type"] == "text"]
+    assert "the referee refused MoveForward 5: held at the edge of the scene" in texts[1]
+    assert not any("the referee refused" in p.get("text", "") for p in first)
+    # The refused action was not executed: it is not in the history, and the step is the same.
+    assert "Step 1 of 90" in texts[0] and "(none)" in texts[0]
 
 
 def test_malformed_and_illegal_replies_get_repair_turns_then_the_fallback(

@@ -63,10 +63,23 @@ class GoalDescription:
 
 
 class Policy(Protocol):
-    """What an agent node runs: reset per episode, one action per observation set."""
+    """What an agent node runs: reset per episode, one action per observation set.
+
+    A policy may also have ``refused(reason: str) -> None``: the referee refused the action
+    it returned last, for ``reason``, and the node's next ``act`` asks again on the same
+    observation set (``tell_refused``). Without it the policy is simply asked again.
+    """
 
     def reset(self, goal: GoalDescription) -> None:
         """Start a new episode with ``goal``."""
 
     def act(self, observation: AgentObservation) -> Action:
         """The next action, from this observation set and the policy's own memory."""
+
+
+def tell_refused(policy: object, reason: str) -> None:
+    """Hand the referee's refusal of ``policy``'s last action to it, where it takes it (an
+    optional ``refused(reason)`` method, ``Policy`` and ``agos.policies.AgosPolicy``)."""
+    refused = getattr(policy, "refused", None)
+    if callable(refused):
+        refused(reason)

@@ -314,7 +314,9 @@ class AgosObservation:
 class AgosPolicy(Protocol):
     """What an AGOS agent node runs: reset per episode, one decision per turn. A policy may
     raise ``errors.PolicyFaultError`` when a service it needs fails (an infrastructure
-    failure: the attempt is rerun)."""
+    failure: the attempt is rerun). It may also have ``refused(reason: str) -> None``: the
+    referee refused its last decision for ``reason`` and the node's next ``act`` asks again
+    in the same turn (``agents.observation.tell_refused``)."""
 
     def reset(self, task: AgosTask) -> None:
         """Start a new episode (or a rerun of one) with ``task``."""

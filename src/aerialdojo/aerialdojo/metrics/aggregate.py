@@ -138,6 +138,13 @@ class RunMetrics:
         group_keys: the conditions ``groups`` combine, in the benchmark's order.
         groups: one per combination of ``group_keys`` values present, in sorted order.
         excluded: infrastructure failures, listed and never scored.
+        headline_by_setting: the benchmark reports each setting apart (AerialDojo-200K:
+            Base, Standard and Long-Horizon in tables of their own): ``by_setting`` is the
+            headline, and where the run holds several settings every scope that would pool
+            them (``overall``, ``task_weighted``, ``by_family``, ``by_condition``, each
+            group's ``overall``) is withheld: N/A, with its episode count.
+        task_weighted_by_setting: the mean over the episodes of each setting, beside the
+            headline rule's (AerialDojo-200K, appendix B).
     """
 
     benchmark: str
@@ -155,6 +162,14 @@ class RunMetrics:
     group_keys: tuple[str, ...] = ()
     groups: tuple[ConditionGroup, ...] = ()
     excluded: tuple[ExcludedEpisode, ...] = field(default=())
+    headline_by_setting: bool = False
+    task_weighted_by_setting: Mapping[str, GroupMetrics] = field(default_factory=dict)
+
+    @property
+    def pools_settings(self) -> bool:
+        """The run-wide scopes are withheld because they would pool settings the benchmark
+        reports apart."""
+        return self.headline_by_setting and len(self.by_setting) > 1
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready form; ``report.write_metrics_json`` writes it with sorted keys."""
@@ -177,6 +192,10 @@ class RunMetrics:
             "task_weighted": self.task_weighted.to_dict(),
             "by_family": {name: group.to_dict() for name, group in self.by_family.items()},
             "by_setting": {name: group.to_dict() for name, group in self.by_setting.items()},
+            "headline": "by_setting" if self.headline_by_setting else "overall",
+            "task_weighted_by_setting": {
+                name: group.to_dict() for name, group in self.task_weighted_by_setting.items()
+            },
             "by_scene": {name: group.to_dict() for name, group in self.by_scene.items()},
             "by_setting_family": {
                 setting: {family: group.to_dict() for family, group in families.items()}
@@ -288,6 +307,16 @@ def aggregate_group(
     )
 
 
+def withheld(group: GroupMetrics) -> GroupMetrics:
+    """``group`` with every value N/A and no support: a scope a benchmark does not report
+    (one that would pool its settings), its episode count kept."""
+    return GroupMetrics(
+        episodes=group.episodes,
+        values=dict.fromkeys(group.values),
+        support=dict.fromkeys(group.support, 0),
+    )
+
+
 def aggregate(
     scores: Iterable[EpisodeScore],
     specs: Sequence[MetricSpec],
@@ -296,6 +325,7 @@ def aggregate(
     radii: Sequence[float],
     excluded: Sequence[ExcludedEpisode] = (),
     group_keys: Sequence[str] = (),
+    headline_by_setting: bool = False,
 ) -> RunMetrics:
     """Aggregate a run's episode scores into every group its report shows.
 
@@ -307,6 +337,9 @@ def aggregate(
         excluded: infrastructure failures to list.
         group_keys: conditions whose value combinations get a group of their own
             (the benchmark's ``group_keys``).
+        headline_by_setting: the benchmark reports each setting apart
+            (``RunMetrics.headline_by_setting``): no scope of a run of several settings
+            pools them.
 
     Raises:
         MetricsError: no scores, mixed benchmarks, a repeated episode id, or an unknown rule.
@@ -323,15 +356,25 @@ def aggregate(
     if repeated:
         raise MetricsError(f"episode ids scored more than once: {', '.join(repeated)}")
 
+    settings = _grouped(ordered, lambda s: s.setting)
+    pooled_withheld = headline_by_setting and len(settings) > 1
+
     def group(members: Sequence[EpisodeScore], group_rule: str = rule) -> GroupMetrics:
         return aggregate_group(members, specs, group_rule)
+
+    def pooled(members: Sequence[EpisodeScore], group_rule: str = rule) -> GroupMetrics:
+        """A scope over every setting of ``members``: withheld where it pools settings."""
+        found = group(members, group_rule)
+        if pooled_withheld and len({score.setting for score in members}) > 1:
+            return withheld(found)
+        return found
 
     def condition(score: EpisodeScore, name: str) -> str:
         return score.conditions.get(name, UNSTATED)
 
     def by_value(name: str) -> dict[str, GroupMetrics]:
         values = _grouped(ordered, lambda score: condition(score, name))
-        return {value: group(members) for value, members in values.items()}
+        return {value: pooled(members) for value, members in values.items()}
 
     def by_setting_family(
         members: Sequence[EpisodeScore],
@@ -353,14 +396,12 @@ def aggregate(
         radii=tuple(float(radius) for radius in radii),
         specs=tuple(specs),
         episodes=tuple(ordered),
-        overall=group(ordered),
-        task_weighted=group(ordered, RULE_EPISODE_POOLED),
+        overall=pooled(ordered),
+        task_weighted=pooled(ordered, RULE_EPISODE_POOLED),
         by_family={
-            name: group(members) for name, members in _grouped(ordered, lambda s: s.family).items()
+            name: pooled(members) for name, members in _grouped(ordered, lambda s: s.family).items()
         },
-        by_setting={
-            name: group(members) for name, members in _grouped(ordered, lambda s: s.setting).items()
-        },
+        by_setting={name: group(members) for name, members in settings.items()},
         by_scene={
             name: group(members, RULE_EPISODE_POOLED)
             for name, members in _grouped(ordered, lambda s: s.scene).items()
@@ -371,7 +412,7 @@ def aggregate(
         groups=tuple(
             ConditionGroup(
                 conditions={name: condition(members[0], name) for name in keys},
-                overall=group(members),
+                overall=pooled(members),
                 by_setting={
                     name: group(setting_members)
                     for name, setting_members in _grouped(members, lambda s: s.setting).items()
@@ -383,4 +424,8 @@ def aggregate(
         if keys
         else (),
         excluded=tuple(excluded),
+        headline_by_setting=headline_by_setting,
+        task_weighted_by_setting={
+            name: group(members, RULE_EPISODE_POOLED) for name, members in settings.items()
+        },
     )

@@ -47,7 +47,11 @@ def score_episode(trace: EpisodeTrace, radii: Sequence[float] = DEFAULT_RADII) -
       sets no Stop or collision condition, so none is added; inclusive, 3D.
     - OSR_i = 1 if "at least one point during navigation meets the success criteria",
       checked along every executed segment with the same 3D distance as SR.
-    - SPL_i = SR_i * L_i / max(L_i, l_i), the formula of AerialDojo-200K eq. 4 that CityNav cites.
+    - SPL_i = SR_i * L_i / max(L_i, l_i): "SR weighted by the ratio of the optimal path
+      length to the actual path taken" (CityNav, section 3.2, after its reference [1] on
+      evaluating embodied navigation agents). L_i is the episode's reference length: the
+      shortest path over the six actions to within 10 m of the goal (``citynav.reference``;
+      docs/protocols/citynav.md, C11).
 
     Args:
         trace: a CityNav episode.

@@ -15,9 +15,22 @@ from aerialdojo.errors import MetricsError
 TERMINATION_STOPPED = "stopped"
 TERMINATION_COLLIDED = "collided"
 TERMINATION_BUDGET_EXHAUSTED = "budget_exhausted"
-#: How an episode can end (AerialDojo-200K, section 3.2 "Task execution": Stop, collision or
-#: budget).
-TERMINATIONS = (TERMINATION_STOPPED, TERMINATION_COLLIDED, TERMINATION_BUDGET_EXHAUSTED)
+#: The agent's steps were refused more times in a row than the run allows (an illegal
+#: action, asked again and again): its decision failure where the paper names no rule for it.
+TERMINATION_INVALID_ACTION = "invalid_action"
+#: The agent sent no action for the run's agent timeout and reported no fault of its own
+#: services: its failure, scored.
+TERMINATION_AGENT_TIMEOUT = "agent_timeout"
+#: How an episode can end: the papers' Stop, collision or budget (AerialDojo-200K, section
+#: 3.2 "Task execution"), and the agent's failures to act legally or at all
+#: (docs/protocols/, issue 25).
+TERMINATIONS = (
+    TERMINATION_STOPPED,
+    TERMINATION_COLLIDED,
+    TERMINATION_BUDGET_EXHAUSTED,
+    TERMINATION_INVALID_ACTION,
+    TERMINATION_AGENT_TIMEOUT,
+)
 POSITIONS_FROM_ACTIONS = "actions"
 POSITIONS_FROM_POSE_TRACK = "pose_track"
 POSITIONS_SOURCES = (POSITIONS_FROM_ACTIONS, POSITIONS_FROM_POSE_TRACK)

@@ -15,6 +15,11 @@ A policy that cannot decide for reasons outside it (``errors.PolicyFaultError``:
 server died or hangs) does not fail the agent: the node says so on
 ``/aerialdojo/agent_faults`` and the task manager ends the attempt as an infrastructure
 failure and reruns the episode.
+
+A step the referee refuses goes back to the policy with the reason (its optional
+``refused(reason)``, ``agents.observation.tell_refused``) and the node asks it again on the
+same observation set; the task manager ends the episode as the agent's ``invalid_action``
+after ``refusals_allowed`` refusals in a row, and answers the last one ``done``.
 """
 
 from __future__ import annotations
@@ -126,6 +131,11 @@ class AgentNode(Node):
     def stepped(self, request: StepRequest, pose: Pose) -> None:
         """``request``, decided at ``pose``, was accepted and executed."""
 
+    def refused(self, request: StepRequest, reason: str) -> None:
+        """The referee refused ``request`` for ``reason``; the node asks the policy again on
+        the same observation set next. A subclass hands the reason to its policy
+        (``agents.observation.tell_refused``)."""
+
     def waiting_for(self, waited_s: float) -> str:
         """What the agent waits for besides its observation set, once it waited
         ``waited_s`` ("" when nothing); logged as a warning past the timeout."""
@@ -201,7 +211,11 @@ class AgentNode(Node):
             self.get_logger().warning(
                 f"{request.action} {request.argument or ''} refused: {response.message}"
             )
-            self._expected_ns = None
+            if response.done:  # the refusal after the allowed ones ended the episode
+                self._expected_ns = None
+                return
+            self.refused(request, response.message)
+            self.try_act()  # asked again, on the same observation set
             return
         self.stepped(request, pose)
         if response.done:

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from aerialdojo_interfaces.msg import AgentMessage, Candidate, TaskSpec
 from std_msgs.msg import Header
 
-from aerialdojo.agents.observation import ViewData
+from aerialdojo.agents.observation import ViewData, tell_refused
 from aerialdojo.agents.plugins import agos_policy, policy_identity
 from aerialdojo.agos.episodes import parse_task_text
 from aerialdojo.agos.grid import Region
@@ -190,6 +190,13 @@ class AgosAgentNode(AgentNode):
         if self.step_pending and not was_pending:
             self._turn_episode = ""  # the turn is used
             self._decided += 1
+
+    def refused(self, request: StepRequest, reason: str) -> None:
+        """The referee refused this agent's decision: its turn is still its own, and the
+        policy, told why, decides again (AGOS-Bench's parser-validator hands it back)."""
+        self._turn_episode = self.episode_id
+        self._decided -= 1
+        tell_refused(self.policy, reason)
 
     def waiting_for(self, waited_s: float) -> str:
         if self._turn_episode != self.episode_id:

@@ -30,7 +30,7 @@ from builtin_interfaces.msg import Time
 from nav_msgs.msg import MapMetaData, OccupancyGrid
 from std_msgs.msg import Header
 
-from aerialdojo.agents.observation import AgentObservation, ViewData
+from aerialdojo.agents.observation import AgentObservation, ViewData, tell_refused
 from aerialdojo.agents.plugins import citynav_policy, policy_identity
 from aerialdojo.citynav.city import load_city_map
 from aerialdojo.citynav.gsm import LAYERS, GeoSemanticMap
@@ -90,6 +90,9 @@ class CityNavAgent(AgentNode):
             assert self._search is not None
             action = self._search.act(pose)
         return StepRequest(agent=self.agent, action=action.name, magnitude=action.magnitude)
+
+    def refused(self, request: StepRequest, reason: str) -> None:
+        tell_refused(self._policy if self._policy is not None else self._search, reason)
 
     def _publish_gsm(self) -> None:
         assert self._gsm is not None

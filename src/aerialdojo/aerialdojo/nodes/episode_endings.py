@@ -7,15 +7,11 @@ from collections.abc import Callable
 
 from aerialdojo_interfaces.msg import EpisodeEvent
 
+from aerialdojo.events import ENDING_NAMES
 from aerialdojo.nodes.background import BackgroundNode
 from aerialdojo.nodes.qos import EVENTS_QOS
 
-_ENDINGS = {
-    EpisodeEvent.STOPPED: "stopped",
-    EpisodeEvent.COLLIDED: "collided",
-    EpisodeEvent.BUDGET_EXHAUSTED: "budget exhausted",
-    EpisodeEvent.INFRA_FAILURE: "infrastructure failure",
-}
+_ENDINGS = {int(kind): name for kind, name in ENDING_NAMES.items()}
 
 
 class EpisodeEndings:

@@ -7,15 +7,11 @@ from collections.abc import Callable
 from aerialdojo_interfaces.msg import EpisodeEvent
 
 from aerialdojo.eval_progress import EpisodeProgress
+from aerialdojo.events import ENDING_NAMES
 from aerialdojo.nodes.background import BackgroundNode
 from aerialdojo.nodes.qos import EVENTS_QOS
 
-_TERMINAL = {
-    EpisodeEvent.STOPPED: "stopped",
-    EpisodeEvent.COLLIDED: "collided",
-    EpisodeEvent.BUDGET_EXHAUSTED: "budget exhausted",
-    EpisodeEvent.INFRA_FAILURE: "infrastructure failure",
-}
+_TERMINAL = {int(kind): name for kind, name in ENDING_NAMES.items()}
 
 
 class ProgressMonitor:

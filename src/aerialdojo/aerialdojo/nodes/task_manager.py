@@ -5,9 +5,12 @@ Topics: ``/aerialdojo/task`` (TaskSpec, latched) and ``/aerialdojo/episode_event
 (EpisodeEvent, evaluator only). It enforces the action set, the budget and termination
 (Stop, collision, budget) on top of the bridge's ``/sim/reset`` and ``/sim/execute``. A bridge
 that fails or does not answer ends the attempt as an infrastructure failure, which is rerun,
-never scored against the agent; so do agents that send no action for ``agent_timeout_s``,
-and an agent reporting on ``/aerialdojo/agent_faults`` that its policy's own service failed
-(a model server). A second attempt of an episode (a rerun, or ``start_episode`` of an
+never scored against the agent; so does an agent reporting on ``/aerialdojo/agent_faults``
+that its policy's own service failed (a model server), and agents whose node is gone.
+What the agent does is its own and scored (issue 25): a refused step goes back to it with the
+reason, and more than ``refusals_allowed`` refusals in a row end the episode as
+``INVALID_ACTION``; agents that send no action for ``agent_timeout_s`` end it as
+``AGENT_TIMEOUT``. A second attempt of an episode (a rerun, or ``start_episode`` of an
 episode that ended) carries the next attempt number and supersedes the first. Invalid
 requests are answered with a reason; every request is queued and answered (``SERVICE_QOS``).
 
@@ -64,6 +67,7 @@ from std_msgs.msg import Header
 from std_srvs.srv import Trigger
 
 from aerialdojo.errors import AerialDojoError, ConfigError, DomainTakenError
+from aerialdojo.events import ENDING_NAMES
 from aerialdojo.geometry import Pose, wrap_angle
 from aerialdojo.graph import BRIDGE_NODE, NAMESPACES, UNWATCHED_TOPICS, selected_episodes
 from aerialdojo.nodes.common import (
@@ -82,6 +86,7 @@ from aerialdojo.protocols.referee import (
     HandoffCandidate,
     PlannedStep,
     Referee,
+    RefusalCount,
     SimOutcome,
     StepRequest,
     TeammateMessage,
@@ -94,13 +99,7 @@ from aerialdojo.tasks.site_record import StartTolerance
 from aerialdojo.tasks.suite import Suite, resolve_suite
 from aerialdojo.tf_tree import MAP_FRAME
 
-_TERMINAL_NAMES = {
-    EpisodeEvent.STOPPED: "stopped",
-    EpisodeEvent.COLLIDED: "collided",
-    EpisodeEvent.BUDGET_EXHAUSTED: "budget exhausted",
-    EpisodeEvent.INFRA_FAILURE: "infrastructure failure",
-    EpisodeEvent.INTERVENTION: "operator/safety intervention",
-}
+_TERMINAL_NAMES = {int(kind): name for kind, name in ENDING_NAMES.items()}
 #: The endings of an attempt that are not the agent's: never scored.
 _EXCLUDED = (EpisodeEvent.INFRA_FAILURE, EpisodeEvent.INTERVENTION)
 
@@ -115,6 +114,7 @@ class _Attempt:
     index: int
     count: int
     stamp: Time
+    refusals: RefusalCount = field(default_factory=RefusalCount)
     termination: int | None = None
     finished: threading.Event = field(default_factory=threading.Event)
     #: When the agents last asked for a step or got an answer (monotonic seconds).
@@ -168,6 +168,7 @@ class TaskManager(Node):
         self._awaiting_operator: str | None = None
         self._sim_timeout_s = float(param(self, "sim_timeout_s"))
         self._agent_timeout_s = float(param(self, "agent_timeout_s"))
+        self._refusals_allowed = int(param(self, "refusals_allowed"))
         self._lock = threading.Lock()
         self._attempt: _Attempt | None = None
         self._attempts: dict[str, int] = {}  # attempts so far, by episode id
@@ -279,7 +280,15 @@ class TaskManager(Node):
                     _Attempt(episode, referee, attempt, index, count, Time()), kind, message=refusal
                 )
                 return None, f"the episode could not start: {refusal}"
-            started = _Attempt(episode, referee, attempt, index, count, result.stamp)
+            started = _Attempt(
+                episode,
+                referee,
+                attempt,
+                index,
+                count,
+                result.stamp,
+                RefusalCount(self._refusals_allowed),
+            )
             self._attempt = started
             record = referee.start_record()
             placement = _placement_record(referee.starts, placed)
@@ -339,7 +348,10 @@ class TaskManager(Node):
             response.message = str(error)
             response.steps_used = referee.steps_used
             response.steps_left = referee.steps_left
+            if request.agent in attempt.episode.agents and attempt.refusals.refused(request.agent):
+                self._end_invalid(attempt, request, str(error), response)
             return response
+        attempt.refusals.accepted(request.agent)
         response.accepted = True
         kind, reason = self._execute(attempt, request, planned)
         response.collided = kind == EpisodeEvent.COLLIDED
@@ -350,6 +362,20 @@ class TaskManager(Node):
         response.stamp = attempt.stamp
         response.message = ": ".join(filter(None, (_TERMINAL_NAMES.get(kind, ""), reason)))
         return response
+
+    def _end_invalid(
+        self, attempt: _Attempt, request: Step.Request, reason: str, response: Step.Response
+    ) -> None:
+        """The refusal after ``refusals_allowed`` in a row: the episode ends as the agent's
+        decision failure, scored (docs/protocols/: where the paper names no rule for an
+        illegal action, the episode fails with termination ``invalid_action``)."""
+        refused = attempt.refusals.in_a_row(request.agent)
+        message = f"{request.agent}: {refused} refused steps in a row; the last: {reason}"
+        self._finish(attempt, EpisodeEvent.INVALID_ACTION, request, message=message)
+        response.done = True
+        response.termination = EpisodeEvent.INVALID_ACTION
+        response.stamp = attempt.stamp
+        response.message = f"{_TERMINAL_NAMES[EpisodeEvent.INVALID_ACTION]}: {message}"
 
     def _execute(
         self, attempt: _Attempt, request: Step.Request, planned: PlannedStep
@@ -548,7 +574,11 @@ class TaskManager(Node):
                 kind=EpisodeEvent.RUN_STARTED,
                 episode_count=len(self._selection),
                 episode_json=json.dumps(
-                    {"selection": self._selection, "suite": self._suite_identity}
+                    {
+                        "selection": self._selection,
+                        "suite": self._suite_identity,
+                        "settings": self._protocol.settings_of(self._settings),
+                    }
                 ),
             )
         )
@@ -646,20 +676,27 @@ class TaskManager(Node):
         return response
 
     def _wait_for_end(self, attempt: _Attempt) -> None:
-        """Wait until ``attempt`` ends; end it as an infrastructure failure when the agents
-        send no action for ``agent_timeout_s`` (wall time: a stalled agent stops no clock)."""
+        """Wait until ``attempt`` ends; when the agents send no action for
+        ``agent_timeout_s`` (wall time: a stalled agent stops no clock), end it as theirs
+        (``AGENT_TIMEOUT``, scored), or as an infrastructure failure where an agent's node
+        is gone from the graph (an agent that reports a fault ends the attempt at once)."""
         while not attempt.finished.wait(timeout=1.0):
-            idle_s = time.monotonic() - attempt.last_activity
-            if idle_s < self._agent_timeout_s:
-                continue
             with self._lock:
-                if attempt.termination is None:
+                idle_s = time.monotonic() - attempt.last_activity
+                if attempt.termination is not None or idle_s < self._agent_timeout_s:
+                    continue
+                silent = f"no action from the agents for {self._agent_timeout_s:g} s"
+                gone = self._agents_not_listening(set(attempt.episode.agents))
+                if gone:
+                    nodes = ", ".join(f"/{agent}" for agent in gone)
                     self._finish(
                         attempt,
                         EpisodeEvent.INFRA_FAILURE,
                         None,
-                        message=f"no action from the agents for {self._agent_timeout_s:g} s",
+                        message=f"{silent}: no agent node left in {nodes}",
                     )
+                else:
+                    self._finish(attempt, EpisodeEvent.AGENT_TIMEOUT, None, message=silent)
 
     def _wait_until_ready(self, timeout_s: float) -> list[str]:
         """Wait until the bridge, the evaluator, the agents and the awaited viewers are
@@ -688,14 +725,15 @@ class TaskManager(Node):
             missing.append(f"viewer {', '.join(viewers)} watching the task and the bridge's topics")
         return missing
 
-    def _agents_not_listening(self) -> list[str]:
-        """The agents of the selection without a node in their namespace (``/uav``, ``/ugv``)
-        subscribed to the task topic and a node there with a client of the step service.
+    def _agents_not_listening(self, agents: set[str] | None = None) -> list[str]:
+        """The agents of the selection (or of ``agents``) without a node in their namespace
+        (``/uav``, ``/ugv``) subscribed to the task topic and a node there with a client of
+        the step service.
         Other subscribers (the evaluator's recorder, a viewer) do not count: an agent that is
         not listening yet would miss its first frames. And a step request reaches this node
         only from a client it has discovered: one sent earlier is lost, and the agent would
         wait for its answer until the attempt timed out."""
-        needed = self._selection_agents
+        needed = self._selection_agents if agents is None else agents
         listening = {
             info.node_namespace.strip("/")
             for info in self.get_subscriptions_info_by_topic("/aerialdojo/task")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from aerialdojo_interfaces.msg import TaskSpec
 
-from aerialdojo.agents.observation import AgentObservation, Policy, ViewData
+from aerialdojo.agents.observation import AgentObservation, Policy, ViewData, tell_refused
 from aerialdojo.agents.plugins import policy_identity, uav_policy
 from aerialdojo.errors import ConfigError
 from aerialdojo.geometry import Pose
@@ -75,6 +75,9 @@ class UavAgent(AgentNode):
         observation = AgentObservation(views=views, odometry=pose if self._odometry else None)
         action = self._policy.act(observation)
         return StepRequest(agent=self.agent, action=action.name, magnitude=action.magnitude)
+
+    def refused(self, request: StepRequest, reason: str) -> None:
+        tell_refused(self._policy, reason)
 
 
 def main(args: list[str] | None = None) -> None:

@@ -45,6 +45,10 @@ if TYPE_CHECKING:
 BUILTIN_PROTOCOLS = ("aerialdojo", "agos", "citynav")
 #: Entry-point group through which other packages register benchmarks.
 ENTRY_POINT_GROUP = "aerialdojo.protocols"
+#: Task manager parameters that change every benchmark's numbers: how many refused steps in
+#: a row end an episode as the agent's ``invalid_action``, and how long the agents may stay
+#: silent before the episode ends as their ``agent_timeout``.
+COMMON_SCORING_SETTINGS = ("refusals_allowed", "agent_timeout_s")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -123,6 +127,17 @@ class BenchmarkProtocol:
             (e.g. ``goal``: ``semantic`` -> ``SemanticOGS``); values not listed print as is.
         condition_titles: how reports name the conditions themselves (e.g.
             ``distribution`` -> ``split family``); names not listed print as is.
+        scoring_version: the version of the benchmark's scoring rules: raised whenever a
+            rule change moves a number a run reports (the benchmark's protocol document,
+            "Scoring versions", says which rule moved which number). Results are
+            comparable only at one version (``aerialdojo compare``).
+        scoring_settings: the task manager parameters of this benchmark that change its
+            numbers (AerialDojo: what the agent observes; AGOS: mode, ablation, budgets);
+            recorded with every run (``COMMON_SCORING_SETTINGS`` too) and digested in
+            ``metrics.json``.
+        headline_by_setting: the paper reports each setting apart (AerialDojo-200K,
+            Tables 4-5): the headline is per setting, and no figure pools settings
+            (``metrics.aggregate.aggregate``).
     """
 
     name: str
@@ -140,6 +155,16 @@ class BenchmarkProtocol:
     group_keys: tuple[str, ...] = ()
     condition_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     condition_titles: Mapping[str, str] = field(default_factory=dict)
+    scoring_version: int = 1
+    scoring_settings: tuple[str, ...] = ()
+    headline_by_setting: bool = False
+
+    def settings_of(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
+        """The parameters of ``parameters`` (the task manager's) that change this
+        benchmark's numbers, by name: ``COMMON_SCORING_SETTINGS`` and
+        ``scoring_settings``, where given."""
+        names = (*COMMON_SCORING_SETTINGS, *self.scoring_settings)
+        return {name: parameters[name] for name in names if name in parameters}
 
     def condition_label(self, name: str, value: str) -> str:
         """How reports print value ``value`` of condition ``name``."""
@@ -218,6 +243,7 @@ class BenchmarkProtocol:
             radii=chosen,
             excluded=excluded,
             group_keys=self.group_keys,
+            headline_by_setting=self.headline_by_setting,
         )
 
 

@@ -204,6 +204,7 @@ PROTOCOL = register(
         score_episode=metrics.score_episode,
         trace_builder=PoseTraceBuilder,
         radar_chart=True,
+        headline_by_setting=True,
         group_keys=("distribution", "goal"),
         condition_labels={
             "distribution": {"id": "ID", "ood": "OOD"},
@@ -211,6 +212,9 @@ PROTOCOL = register(
             "observation": {"front": "front view", "four_views": "four views"},
         },
         condition_titles={"distribution": "split family", "goal": "goal type"},
+        # docs/protocols/aerialdojo.md, "Scoring versions": which rule moved which number.
+        scoring_version=2,
+        scoring_settings=("observation", "odometry"),
         episodes=EpisodeRules(
             load_suite=load_suite,
             validate_suite=validate_suite,

@@ -367,6 +367,9 @@ PROTOCOL = register(
         paper_table=paper_tables,
         group_keys=("mode", "ablation"),
         condition_labels={"mode": MODE_LABELS, "ablation": {NO_TOOLS: "–"}},
+        # docs/protocols/agos.md, "Scoring versions": which rule moved which number.
+        scoring_version=2,
+        scoring_settings=tuple(run_settings({})),
         episodes=EpisodeRules(
             load_suite=load_agos_suite,
             validate_suite=problems_when_loaded(load_agos_suite),

@@ -244,6 +244,9 @@ PROTOCOL = register(
         trace_builder=PoseTraceBuilder,
         report_sections=_report_sections,
         paper_table=table2,
+        # docs/protocols/citynav.md, "Scoring versions": which rule moved which number.
+        scoring_version=2,
+        scoring_settings=("action_budget",),
         episodes=EpisodeRules(
             load_suite=load_citynav_suite,
             validate_suite=problems_when_loaded(load_citynav_suite),

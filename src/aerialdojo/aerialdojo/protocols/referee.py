@@ -1,19 +1,21 @@
 """What every benchmark's referee does with one requested action, ROS-free.
 
 The task manager owns no rules: for each ``step`` request it asks the episode's referee to
-``plan`` it (a refusal raises and uses no budget), has the simulator execute the planned
-command when there is one, and hands the outcome to ``apply``, which accounts the action and
-returns the verdict: whether the episode goes on or how it ended, why, and the ground-truth
-facts the evaluator scores with. One step path serves every benchmark; each benchmark's
-rules live in its referee (``protocols.aerialdojo.AerialDojoReferee``,
-``agos.protocol.AgosReferee``) and are unit-tested without ROS.
+``plan`` it (a refusal raises, uses no budget and goes back to the agent with the reason;
+too many in a row end the episode as the agent's ``invalid_action``, ``RefusalCount``), has
+the simulator execute the planned command when there is one, and hands the outcome to
+``apply``, which accounts the action and returns the verdict: whether the episode goes on
+or how it ended, why, and the ground-truth facts the evaluator scores with. One step path
+serves every benchmark; each benchmark's rules live in its referee
+(``protocols.aerialdojo.AerialDojoReferee``, ``agos.protocol.AgosReferee``) and are
+unit-tested without ROS.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from aerialdojo.errors import InvalidActionError
@@ -110,7 +112,8 @@ class Verdict:
 
     Attributes:
         kind: ``EventKind.STEP`` while the episode goes on, else the ending
-            (``STOPPED``, ``COLLIDED`` or ``BUDGET_EXHAUSTED``).
+            (``STOPPED``, ``COLLIDED`` or ``BUDGET_EXHAUSTED``; the task manager adds the
+            agent's ``INVALID_ACTION`` and ``AGENT_TIMEOUT``, which no applied step gives).
         reason: why it ended, or what limited a motion; "" otherwise.
         facts: ground-truth facts of this step for the evaluator (the event's
             ``episode_json``); None where the event's pose says all.
@@ -204,6 +207,43 @@ class Referee(Protocol):
     def turn(self) -> Turn | None:
         """The next turn where agents take turns; None where they do not."""
         ...
+
+
+#: Refused steps in a row an agent may follow with another request before the next refusal
+#: ends its episode (``task_manager.refusals_allowed``): as many as the model agents' repair
+#: turns (``vlm_repair_turns``).
+REFUSALS_ALLOWED = 2
+
+
+@dataclass
+class RefusalCount:
+    """The referee's refusals of each agent's steps in a row, in one attempt.
+
+    A refused step goes back to the agent with the reason and uses no budget; an agent may
+    ask again ``allowed`` times in a row; the refusal after those ends the episode as the
+    agent's decision failure (``EventKind.INVALID_ACTION``, scored, never an infrastructure
+    failure: issue 25). An accepted step starts the count again.
+
+    Args:
+        allowed: refusals in a row an agent may follow with another request.
+    """
+
+    allowed: int = REFUSALS_ALLOWED
+    _in_a_row: dict[str, int] = field(default_factory=dict)
+
+    def refused(self, agent: str) -> bool:
+        """Count a refusal of ``agent``'s step; True when it ends the episode."""
+        count = self._in_a_row.get(agent, 0) + 1
+        self._in_a_row[agent] = count
+        return count > self.allowed
+
+    def accepted(self, agent: str) -> None:
+        """``agent``'s step was accepted."""
+        self._in_a_row.pop(agent, None)
+
+    def in_a_row(self, agent: str) -> int:
+        """Refusals of ``agent``'s steps since its last accepted one."""
+        return self._in_a_row.get(agent, 0)
 
 
 def refuse_message(request: StepRequest) -> None:

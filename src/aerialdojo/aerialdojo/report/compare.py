@@ -14,6 +14,11 @@ from aerialdojo.errors import MetricsError
 from aerialdojo.metrics.jsonl import load_trajectory_log
 from aerialdojo.metrics.scores import KIND_RATE, MetricSpec, radius_key
 from aerialdojo.protocols import protocol
+from aerialdojo.protocols.scoring import (
+    UNVERSIONED,
+    recorded_settings_sha256,
+    recorded_version,
+)
 from aerialdojo.report.maps import SceneryLookup, plot_overlay
 from aerialdojo.report.markdown import NOT_AVAILABLE, markdown_table
 from aerialdojo.report.run import METRICS_JSON, TRAJECTORIES_JSONL
@@ -139,8 +144,41 @@ def _sample(ids: Sequence[str]) -> str:
     return shown + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
 
 
-def _warnings(data_a: Mapping[str, Any], data_b: Mapping[str, Any]) -> list[str]:
+def scoring_differences(runs: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """What makes runs (label -> ``metrics.json``) incomparable as scored: different scoring
+    versions, different protocol settings (where both record theirs: a trajectory log or a
+    robot's own bag records none), or a result written before scoring was versioned."""
     notes = []
+    versions = {label: recorded_version(data) for label, data in runs.items()}
+    if len(set(versions.values())) > 1:
+        listing = ", ".join(f"{label} version {version}" for label, version in versions.items())
+        notes.append(
+            f"SCORING VERSIONS DIFFER ({listing}): the runs were scored under different rules "
+            "and their numbers are not comparable; rescore the older bags with `aerialdojo "
+            "evaluate-bag` (docs/protocols/, 'Scoring versions', says which numbers moved)"
+        )
+    digests = {label: recorded_settings_sha256(data) for label, data in runs.items()}
+    known = {digest for digest in digests.values() if digest is not None}
+    if len(known) > 1:
+        listing = ", ".join(
+            f"{label} {digest[:12]}" for label, digest in digests.items() if digest is not None
+        )
+        notes.append(
+            f"PROTOCOL SETTINGS DIFFER (settings sha256: {listing}; `scoring` in each "
+            "metrics.json lists them): the runs observed, or were refereed, under different "
+            "settings"
+        )
+    unversioned = [label for label, data in runs.items() if "scoring" not in data]
+    if unversioned and len(unversioned) < len(runs):
+        notes.append(
+            f"{', '.join(unversioned)} written before scoring was versioned (version "
+            f"{UNVERSIONED}): settings cannot be checked"
+        )
+    return notes
+
+
+def _warnings(data_a: Mapping[str, Any], data_b: Mapping[str, Any]) -> list[str]:
+    notes = scoring_differences({"A": data_a, "B": data_b})
     episodes_a = [episode["episode_id"] for episode in data_a["episodes"]]
     episodes_b = [episode["episode_id"] for episode in data_b["episodes"]]
     if len(episodes_a) != len(episodes_b):
@@ -384,10 +422,29 @@ def paper_table(conditions: Mapping[str, Path]) -> str:
     if not conditions:
         raise MetricsError("no runs to lay out")
     runs = {name: read_metrics(directory) for name, directory in conditions.items()}
+    benchmark = one_benchmark_and_version(runs)
+    layout = protocol(benchmark).paper_table
+    if layout is None:
+        raise MetricsError(f"{benchmark} has no results-table layout; compare two runs instead")
+    return layout(runs)
+
+
+def one_benchmark_and_version(runs: Mapping[str, Mapping[str, Any]]) -> str:
+    """The one benchmark of runs (label -> ``metrics.json``) scored under one scoring
+    version, as a table of them or a rank correlation across them needs.
+
+    Raises:
+        MetricsError: runs of different benchmarks, or of different scoring versions (named
+            per run: the older bags are to be rescored with ``aerialdojo evaluate-bag``).
+    """
     benchmarks = sorted({str(run["benchmark"]) for run in runs.values()})
     if len(benchmarks) > 1:
         raise MetricsError(f"the runs hold different benchmarks: {', '.join(benchmarks)}")
-    layout = protocol(benchmarks[0]).paper_table
-    if layout is None:
-        raise MetricsError(f"{benchmarks[0]} has no results-table layout; compare two runs instead")
-    return layout(runs)
+    versions = {label: recorded_version(run) for label, run in runs.items()}
+    if len(set(versions.values())) > 1:
+        listing = ", ".join(f"{label}: version {version}" for label, version in versions.items())
+        raise MetricsError(
+            f"the runs were scored under different scoring versions ({listing}): rescore the "
+            "older bags with `aerialdojo evaluate-bag` so that every run follows one set of rules"
+        )
+    return benchmarks[0]

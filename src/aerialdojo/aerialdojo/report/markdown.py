@@ -87,9 +87,18 @@ def _group_cells(specs: Sequence[MetricSpec], group: GroupMetrics) -> list[str]:
 
 
 def summary_rows(run: RunMetrics, protocol: BenchmarkProtocol) -> list[tuple[str, GroupMetrics]]:
-    """The summary's scopes in order: overall, task-weighted (where it differs), families,
+    """The summary's scopes in order: the headline (overall, or each setting where the
+    benchmark reports settings apart), task-weighted (where it differs), families,
     settings, then every condition whose episodes hold more than one value (ID and OOD,
-    SemanticOGS and ImageOGS), named as the run's ``protocol`` names them."""
+    SemanticOGS and ImageOGS), named as the run's ``protocol`` names them. A run of several
+    settings of a benchmark that reports them apart shows each setting and its task-weighted
+    mean, and no scope that pools settings (those are in the setting x family tables)."""
+    if run.pools_settings:
+        rows = []
+        for name, group in run.by_setting.items():
+            rows.append((f"setting: {name}", group))
+            rows.append((f"setting: {name} (task-weighted)", run.task_weighted_by_setting[name]))
+        return rows
     rows = [("Overall", run.overall)]
     if run.rule != RULE_EPISODE_POOLED:
         rows.append(("Overall (task-weighted)", run.task_weighted))
@@ -129,6 +138,20 @@ def summary_table(run: RunMetrics, protocol: BenchmarkProtocol) -> str:
     )
 
 
+def _headline_text(run: RunMetrics) -> str:
+    """How the report's headline is formed, where settings are reported apart."""
+    if not run.headline_by_setting:
+        return ""
+    text = (
+        "; the headline is per setting, as the paper reports each setting in its own table "
+        "(AerialDojo-200K, section 4.1, Tables 4-5; appendix B asks that the rule be stated), "
+        "with the task-weighted mean beside it"
+    )
+    if run.pools_settings:
+        text += "; no figure pools settings: run-wide, per-family and per-condition scopes are N/A"
+    return text
+
+
 def _setting_family_tables(run: RunMetrics) -> list[str]:
     sections = []
     for setting, families in run.by_setting_family.items():
@@ -145,7 +168,9 @@ def _group_tables(run: RunMetrics, protocol: BenchmarkProtocol) -> list[str]:
     """One table per condition group: the group, each setting, each setting's families."""
     sections = []
     for group in run.groups:
-        rows = [["all", "all", *_group_cells(run.specs, group.overall)]]
+        rows = (
+            [] if run.pools_settings else [["all", "all", *_group_cells(run.specs, group.overall)]]
+        )
         for setting, families in group.by_setting_family.items():
             rows.append([setting, "all", *_group_cells(run.specs, group.by_setting[setting])])
             rows += [
@@ -185,6 +210,7 @@ def render_report_md(
     sections: Sequence[str] = (),
     notices: Sequence[str] = (),
     run_name: str = "",
+    scoring: str = "",
 ) -> str:
     """The Markdown report of a run.
 
@@ -197,6 +223,8 @@ def render_report_md(
         notices: what a reader must know before the numbers (a privileged policy, a run cut
             short), quoted under the title.
         run_name: the run's name (its directory), after the benchmark in the title.
+        scoring: the scoring version, settings and suite digests
+            (``protocols.scoring.ScoringRecord``), listed first; "" where unknown.
     """
     radii = ", ".join(f"{radius:g} m" for radius in run.radii) or "none (checker verdict)"
     conditions = conditions_text(run, protocol)
@@ -204,11 +232,12 @@ def render_report_md(
         f"# Run report: {protocol.title}" + (f", run {run_name}" if run_name else ""),
         *(["\n".join(f"> **Note**: {notice}" for notice in notices)] if notices else []),
         (
-            f"- Episodes scored: {len(run.episodes)}; excluded (infrastructure failures): "
+            (f"- Scoring: {scoring}\n" if scoring else "")
+            + f"- Episodes scored: {len(run.episodes)}; excluded (infrastructure failures): "
             f"{sum(not entry.intervention for entry in run.excluded)}"
             + _interventions_text(run)
             + "\n"
-            f"- Aggregation: {_RULE_TEXT[run.rule]}\n"
+            f"- Aggregation: {_RULE_TEXT[run.rule]}{_headline_text(run)}\n"
             f"- Success radii: {radii}"
             + (" (first is primary)" if len(run.radii) > 1 else "")
             + (f"\n- Conditions: {conditions} (docs/protocols/)" if conditions else "")
@@ -253,7 +282,11 @@ def render_report_md(
     return "\n\n".join(parts) + "\n"
 
 
-def metrics_json_text(run: RunMetrics, context: Mapping[str, Any] | None = None) -> str:
+def metrics_json_text(
+    run: RunMetrics,
+    context: Mapping[str, Any] | None = None,
+    scoring: Mapping[str, Any] | None = None,
+) -> str:
     """``metrics.json`` content: sorted keys, plain numbers, no NaN, so that two runs with the
     same episodes give byte-identical files (live metrics are tested equal to bag metrics).
 
@@ -261,18 +294,26 @@ def metrics_json_text(run: RunMetrics, context: Mapping[str, Any] | None = None)
         run: the aggregated run.
         context: facts about the run beside its metrics (e.g. who acted), under ``"run"``;
             left out when empty.
+        scoring: the scoring version and protocol settings
+            (``protocols.scoring.ScoringRecord.to_dict``), under ``"scoring"``; left out
+            when None.
     """
     document = run.to_dict()
     if context:
         document["run"] = dict(context)
+    if scoring is not None:
+        document["scoring"] = dict(scoring)
     return dumps_sorted_indented(document) + "\n"
 
 
 def write_metrics_json(
-    run: RunMetrics, path: Path, context: Mapping[str, Any] | None = None
+    run: RunMetrics,
+    path: Path,
+    context: Mapping[str, Any] | None = None,
+    scoring: Mapping[str, Any] | None = None,
 ) -> None:
-    """Write ``metrics_json_text(run, context)`` to ``path``."""
-    path.write_text(metrics_json_text(run, context), encoding="utf-8")
+    """Write ``metrics_json_text(run, context, scoring)`` to ``path``."""
+    path.write_text(metrics_json_text(run, context, scoring), encoding="utf-8")
 
 
 def write_episodes_csv(run: RunMetrics, path: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -205,15 +205,19 @@ def radius_sweep(
 
 
 def plot_radius_sweep(
-    points: Sequence[SweepPoint], path: Path, primary_radius_m: float | None = None
+    series: Mapping[str, Sequence[SweepPoint]], path: Path, primary_radius_m: float | None = None
 ) -> None:
-    """SR and OSR (%) against the success radius, with the primary radius marked."""
+    """SR and OSR (%) against the success radius, one pair of lines per series (a run, or
+    each setting of a run whose benchmark reports settings apart), with the primary radius
+    marked."""
     figure = Figure(figsize=(6.0, 4.0), layout="constrained")
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
-    radii = [point.radius_m for point in points]
-    axes.plot(radii, [100.0 * point.sr for point in points], marker="o", label="SR")
-    axes.plot(radii, [100.0 * point.osr for point in points], marker="s", label="OSR")
+    for name, points in series.items():
+        radii = [point.radius_m for point in points]
+        prefix = f"{name}: " if name else ""
+        axes.plot(radii, [100.0 * point.sr for point in points], marker="o", label=f"{prefix}SR")
+        axes.plot(radii, [100.0 * point.osr for point in points], marker="s", label=f"{prefix}OSR")
     if primary_radius_m is not None:
         axes.axvline(primary_radius_m, color="grey", linestyle="--", linewidth=1)
     axes.set_xlabel("success radius (m)")
@@ -244,10 +248,27 @@ def write_plots(
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     if protocol.radar_chart:
-        plot_radar({label: run}, out_dir / RADAR_PNG, ranges)
+        # A run of several settings its benchmark reports apart: a curve per setting.
+        curves = (
+            {
+                f"{label}: {setting}": replace(run, by_family=families)
+                for setting, families in run.by_setting_family.items()
+            }
+            if run.pools_settings
+            else {label: run}
+        )
+        plot_radar(curves, out_dir / RADAR_PNG, ranges)
         written.append(RADAR_PNG)
     if traces and protocol.uses_radii:
         primary = run.radii[0] if run.radii else None
-        plot_radius_sweep(radius_sweep(traces, protocol), out_dir / RADIUS_SWEEP_PNG, primary)
+        by_setting: dict[str, list[EpisodeTrace]] = {}
+        for trace in traces:
+            by_setting.setdefault(trace.setting, []).append(trace)
+        series = (
+            {name: radius_sweep(members, protocol) for name, members in sorted(by_setting.items())}
+            if run.pools_settings
+            else {"": radius_sweep(traces, protocol)}
+        )
+        plot_radius_sweep(series, out_dir / RADIUS_SWEEP_PNG, primary)
         written.append(RADIUS_SWEEP_PNG)
     return written

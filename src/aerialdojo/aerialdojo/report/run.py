@@ -5,6 +5,7 @@ written in one pass: shared by the evaluator node (live), ``aerialdojo evaluate-
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,9 +17,14 @@ from aerialdojo.events import AgentRecord, EpisodeAssembler, SupersededAttempt
 from aerialdojo.metrics.aggregate import ExcludedEpisode, RunMetrics
 from aerialdojo.metrics.jsonl import load_trajectory_log, write_trajectory_log
 from aerialdojo.metrics.scores import radius_key
-from aerialdojo.metrics.trace import EpisodeTrace
+from aerialdojo.metrics.trace import TERMINATIONS, EpisodeTrace
 from aerialdojo.protocols import BenchmarkProtocol
-from aerialdojo.protocols.scoring import run_protocol
+from aerialdojo.protocols.scoring import (
+    ScoringRecord,
+    recorded_version,
+    run_protocol,
+    scoring_record,
+)
 from aerialdojo.report.html import REPORT_HTML, render_report_html
 from aerialdojo.report.maps import (
     FAILURES_PNG,
@@ -79,6 +85,9 @@ class RunResult:
         suites: the suite(s) the run's episodes came from, each its name and the SHA-256
             of its file (``tasks.records.suite_identity``); empty where the record does
             not say (a trajectory log).
+        settings: the protocol settings the run ran under (the task manager parameters
+            that change the numbers, ``BenchmarkProtocol.settings_of``), each distinct set
+            once; empty where the record does not say.
     """
 
     metrics: RunMetrics | None
@@ -92,6 +101,7 @@ class RunResult:
     agents: tuple[AgentRecord, ...] = ()
     nodes: tuple[NodeRecord, ...] = ()
     suites: tuple[dict[str, str], ...] = ()
+    settings: tuple[dict[str, Any], ...] = ()
     protocol: BenchmarkProtocol | None = None
 
     def __post_init__(self) -> None:
@@ -104,17 +114,30 @@ class RunResult:
         return bool(self.traces) and not self.excluded and not self.not_started
 
     @property
+    def endings(self) -> dict[str, int]:
+        """How the scored episodes ended, termination -> count (``TERMINATIONS`` order,
+        those that occurred): the papers' Stop, collision and budget, and the agent's
+        invalid actions and silences, which are scored as its failures."""
+        counts = Counter(trace.termination for trace in self.traces)
+        return {name: counts[name] for name in TERMINATIONS if counts[name]}
+
+    @property
     def accounting(self) -> str:
-        """One line: how many of the selected episodes were scored, excluded, not started."""
+        """One line: how many of the selected episodes were scored, excluded, not started,
+        and how the scored ones ended."""
         total = len(self.selected) or len(self.traces) + len(self.excluded)
         interventions = sum(entry.intervention for entry in self.excluded)
         also = (
             f", {interventions} excluded as operator/safety interventions" if interventions else ""
         )
+        ended = ", ".join(
+            f"{name.replace('_', ' ')} {count}" for name, count in self.endings.items()
+        )
         return (
             f"{total} episode(s) selected: {len(self.traces)} scored, "
             f"{len(self.excluded) - interventions} excluded as infrastructure failures{also}, "
             f"{len(self.not_started)} not started"
+            + (f"; the scored ones ended: {ended}" if ended else "")
         )
 
     def status(self) -> dict[str, Any]:
@@ -125,6 +148,7 @@ class RunResult:
             "finished": self.finished,
             "selected": list(self.selected),
             "scored": sorted(trace.episode_id for trace in self.traces),
+            "endings": self.endings,
             "excluded": [entry.to_dict() for entry in self.excluded],
             "not_started": list(self.not_started),
             "superseded": [
@@ -132,6 +156,14 @@ class RunResult:
                 for s in self.superseded
             ],
         }
+
+    @property
+    def scoring(self) -> ScoringRecord | None:
+        """Under which rules and settings the numbers were computed; None when nothing was
+        scored."""
+        if self.metrics is None or self.protocol is None:
+            return None
+        return scoring_record(self.protocol, self.metrics, self.settings)
 
     @property
     def privileged(self) -> list[AgentRecord]:
@@ -151,6 +183,11 @@ class RunResult:
         if len(self.suites) > 1:
             names = ", ".join(f"{s['name']} ({s['sha256'][:12]})" for s in self.suites)
             notes.append(f"the run's episodes come from {len(self.suites)} suites: {names}")
+        if len(self.settings) > 1:
+            notes.append(
+                f"the run's parts ran under {len(self.settings)} different protocol settings: "
+                "its numbers pool episodes scored under different rules"
+            )
         if not self.finished:
             notes.append("the run did not finish: only episodes that ended are scored")
         notes += [
@@ -216,6 +253,7 @@ def score_assembled(
         agents=tuple(assembler.agents[name] for name in sorted(assembler.agents)),
         nodes=tuple(assembler.nodes[name] for name in sorted(assembler.nodes)),
         suites=tuple(assembler.suites),
+        settings=tuple(assembler.settings),
         protocol=protocol,
     )
 
@@ -240,6 +278,35 @@ def score_trajectory_log(path: Path, radii: Sequence[float] | None = None) -> Ru
         traces=tuple(log.traces),
         source_notes=(f"scored from the trajectory log {path}",),
     )
+
+
+def rescoring_lines(result: RunResult, bags: Sequence[Path]) -> list[str]:
+    """What ``evaluate-bag`` says of the rules it scored ``bags`` under: the scoring version
+    now, and the one each bag's run directory was scored under where it holds a
+    ``metrics.json`` (the bag's parent)."""
+    scoring = result.scoring
+    if scoring is None:
+        return []
+    lines = [f"scored now under {scoring.text()}"]
+    for bag in bags:
+        written = bag.resolve().parent / METRICS_JSON
+        try:
+            document = json.loads(written.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        then = recorded_version(document) if isinstance(document, dict) else None
+        if then is None:
+            continue
+        lines.append(
+            f"{written} was scored under version {then}"
+            + (
+                ""
+                if then == scoring.version
+                else ": the rules changed since (docs/protocols/, 'Scoring versions'); "
+                "its numbers and these differ where a changed rule applies"
+            )
+        )
+    return lines
 
 
 def headline(result: RunResult, source: Path) -> str:
@@ -324,7 +391,9 @@ def write_run(
         )
         if bag_bytes:
             sections.append(_bag_section(bag_bytes))
-        write_metrics_json(metrics, run_dir / METRICS_JSON, context)
+        scoring = result.scoring
+        assert scoring is not None
+        write_metrics_json(metrics, run_dir / METRICS_JSON, context, scoring.to_dict())
         write_episodes_csv(metrics, run_dir / EPISODES_CSV)
         write_trajectory_log(run_dir / TRAJECTORIES_JSONL, result.traces, result.excluded)
         report = render_report_md(
@@ -334,6 +403,7 @@ def write_run(
             sections=sections,
             notices=result.warnings,
             run_name=run_dir.name,
+            scoring=_scoring_text(scoring, suites),
         )
         (run_dir / REPORT_MD).write_text(report, encoding="utf-8")
         title = f"Run report: {protocol.title} ({run_dir.name})"
@@ -345,6 +415,12 @@ def write_run(
     (run_dir / STATUS_JSON).write_text(
         json.dumps(result.status(), indent=2, sort_keys=True) + "\n", encoding="utf-8"
     )
+
+
+def _scoring_text(scoring: ScoringRecord, suites: Sequence[Mapping[str, str]]) -> str:
+    """The report's "Scoring" line: version, settings digest and the suite(s)' digests."""
+    named = ", ".join(f"{s['name']} (sha256 {s['sha256'][:12]})" for s in suites)
+    return f"{scoring.text()}; suite: {named or 'not recorded'}"
 
 
 def _accounting_section(result: RunResult) -> str:

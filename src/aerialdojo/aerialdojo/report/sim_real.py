@@ -11,7 +11,9 @@ the robot, not when the numbers are equal.
 Runs of different suites are refused, with the suites named: each run's ``metrics.json``
 records the suite it ran (``run.suites``: name and SHA-256 of the file); for a run that
 records none (scored from a trajectory log), the episodes' scene, setting and reference
-length are compared instead.
+length are compared instead. Runs scored under different scoring versions are refused too
+(their numbers follow different rules: rescore the older bags); different protocol settings
+are warned about.
 """
 
 from __future__ import annotations
@@ -28,7 +30,11 @@ from scipy import stats
 from aerialdojo.errors import MetricsError
 from aerialdojo.metrics.aggregate import mean_or_none
 from aerialdojo.metrics.scores import KIND_COUNT, KIND_DISTANCE, KIND_RATE, MetricSpec
-from aerialdojo.report.compare import read_metrics
+from aerialdojo.report.compare import (
+    one_benchmark_and_version,
+    read_metrics,
+    scoring_differences,
+)
 from aerialdojo.report.markdown import NOT_AVAILABLE, format_value, markdown_table
 
 SIM = "sim"
@@ -298,8 +304,8 @@ def compare_sim_real(sim: Mapping[str, Path], real: Mapping[str, Path]) -> SimRe
 
     Raises:
         MetricsError: no runs; an agent with a run in one world only; a missing or
-            malformed ``metrics.json``; runs of different benchmarks or different suites
-            (named, with their suites).
+            malformed ``metrics.json``; runs of different benchmarks, different suites
+            (named, with their suites) or different scoring versions.
     """
     if not sim:
         raise MetricsError("no runs to compare: give --sim NAME=RUN_DIR and --real NAME=RUN_DIR")
@@ -314,10 +320,9 @@ def compare_sim_real(sim: Mapping[str, Path], real: Mapping[str, Path]) -> SimRe
         for world, dirs in ((SIM, sim), (REAL, real))
         for agent, directory in dirs.items()
     }
-    benchmarks = sorted({str(data["benchmark"]) for data in runs.values()})
-    if len(benchmarks) > 1:
-        raise MetricsError(f"the runs hold different benchmarks: {', '.join(benchmarks)}")
+    benchmark = one_benchmark_and_version(runs)
     suites, notes = _check_suites(runs)
+    notes += scoring_differences(runs)
     specs, radius_notes = _shared_specs(runs)
     notes += radius_notes
     agents = tuple(
@@ -346,7 +351,7 @@ def compare_sim_real(sim: Mapping[str, Path], real: Mapping[str, Path]) -> SimRe
             _correlation(spec.key, [s for s, _ in defined], [r for _, r in defined])
         )
     return SimRealComparison(
-        benchmark=benchmarks[0],
+        benchmark=benchmark,
         suites=suites,
         specs=specs,
         agents=agents,

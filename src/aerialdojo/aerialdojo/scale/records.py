@@ -161,6 +161,7 @@ def merged_result(
     radii: Sequence[float] | None,
     *,
     finished: bool,
+    settings: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """The run as one: every selected episode scored (its record), excluded (``excluded``,
     what this invocation lost) or not started; independent of which worker ran what and in
@@ -172,6 +173,8 @@ def merged_result(
         excluded: episodes this invocation lost to infrastructure failures, by id.
         radii: success radii; None for the benchmark's.
         finished: the invocation ran to its end (not interrupted).
+        settings: the protocol settings every worker graph's task manager ran under
+            (``BenchmarkProtocol.settings_of``); None: not known.
 
     Raises:
         MetricsError: records of mixed benchmarks.
@@ -198,6 +201,7 @@ def merged_result(
         selected=tuple(selection),
         agents=tuple(agents[name] for name in sorted(agents)),
         nodes=tuple(nodes[name] for name in sorted(nodes)),
+        settings=(dict(settings),) if settings is not None else (),
     )
 
 

@@ -167,6 +167,16 @@ def resume_sharded(run_dir: Path, *, dry_run: bool, timeout_s: float) -> int:
     )
 
 
+def run_settings(specs: Sequence[NodeSpec]) -> dict[str, Any]:
+    """The protocol settings the run's task manager runs under (what its ``RUN_STARTED``
+    records), as every worker graph's does."""
+    from aerialdojo.protocols import suite_protocol  # noqa: PLC0415
+    from aerialdojo.tasks.suite import resolve_suite  # noqa: PLC0415
+
+    task_manager = next(spec for spec in specs if spec.name == "task_manager").parameters
+    return suite_protocol(resolve_suite(str(task_manager["suite"]))).settings_of(task_manager)
+
+
 def run_selection(specs: Sequence[NodeSpec]) -> list[str]:
     """The episodes the run's task manager selects, in order."""
     from aerialdojo.graph import selected_episodes  # noqa: PLC0415
@@ -256,7 +266,9 @@ def run_sharded(
         excluded.pop(episode_id, None)
     radii = [float(r) for r in evaluator.get("success_radii_m") or []] or None  # type: ignore[union-attr]
     records = read_records(run_dir, selection)
-    result = merged_result(records, selection, excluded, radii, finished=not interrupted)
+    result = merged_result(
+        records, selection, excluded, radii, finished=not interrupted, settings=run_settings(specs)
+    )
     suite = str(evaluator.get("suite", ""))
     write_run(
         run_dir,

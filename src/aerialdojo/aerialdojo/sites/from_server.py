@@ -28,7 +28,7 @@ from PIL import Image
 
 from aerialdojo.errors import ConfigError
 from aerialdojo.geometry import Pose
-from aerialdojo.sites.site import description_distance
+from aerialdojo.tasks.episode import stated_distance
 
 #: Clearance between a target's box and its anchor (AerialDojo-200K, section 3.1: about 1 m).
 ANCHOR_CLEARANCE_M = 1.0
@@ -119,7 +119,7 @@ def survey_server(backend: SurveyedBackend, scene: str, out: Path, options: Surv
         Image.fromarray(next(iter(observation.frames.values())).rgb).save(photo)
         noun = (item.kind or "object").lower()
         description = f"the {noun} the level calls {item.name}"
-        if description_distance(description) is not None:
+        if stated_distance(description) is not None:
             description = f"a {noun} of the level"
         targets.append(
             {

@@ -15,7 +15,6 @@ import hashlib
 import itertools
 import json
 import math
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -30,6 +29,7 @@ from aerialdojo.errors import ConfigError, UnknownSceneError
 from aerialdojo.geofence import XY, Geofence, circle_polygon, polygon_problems
 from aerialdojo.geometry import Pose, wrap_angle
 from aerialdojo.sim.annotations import Landmark, TargetObject
+from aerialdojo.tasks.episode import stated_distance
 from aerialdojo.tasks.site_record import (
     FREE_SPACE_EMBEDDED_SCENE,
     FREE_SPACE_MAP,
@@ -55,20 +55,6 @@ DEFAULT_GEOFENCE_MARGIN_M = 0.5
 _GROUND_BELOW_M = 1000.0
 #: Sides of the polygon that stands for a round obstacle (it contains the circle).
 _ROUND_SIDES = 16
-
-# A length in figures or words followed by a unit: descriptions say what a target looks
-# like and what it is near, never how far (the goal's landmark and direction locate it).
-_DISTANCE_IN_FIGURES = re.compile(
-    r"\b\d+(?:[.,]\d+)?\s*(?:m|km|cm|metres?|meters?|kilomet(?:re|er)s?|ft|feet|foot|yards?|yds?|"
-    r"mi|miles?)\b",
-    re.IGNORECASE,
-)
-_DISTANCE_IN_WORDS = re.compile(
-    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
-    r"thirty|forty|fifty|hundred|a few|several|a couple of)\s+"
-    r"(?:metres?|meters?|kilomet(?:re|er)s?|feet|foot|yards?|miles?)\b",
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -306,12 +292,6 @@ def _pose(position: list[float], yaw_deg: float) -> Pose:
     return Pose(*_xyz(position), wrap_angle(math.radians(yaw_deg)))
 
 
-def description_distance(text: str) -> str | None:
-    """The first distance a description states (``about 15 m``), or None."""
-    found = _DISTANCE_IN_FIGURES.search(text) or _DISTANCE_IN_WORDS.search(text)
-    return found.group(0) if found else None
-
-
 def image_problem(path: Path) -> str | None:
     """Why ``path`` is not a usable reference photograph (JPEG or PNG, at most
     ``MAX_IMAGE_BYTES`` and ``MAX_IMAGE_PIXELS``, decoding whole), or None."""
@@ -432,7 +412,7 @@ class _Checker:
                 landmark = min(
                     landmarks, key=lambda mark: math.dist(mark.position[:2], position[:2])
                 )
-            distance = description_distance(raw["description"])
+            distance = stated_distance(raw["description"])
             if distance is not None:
                 self.problem(
                     f"{where}.description",

@@ -19,6 +19,29 @@ EPISODE_ID_PATTERN = re.compile(
 )
 
 
+# A length in figures or words followed by a unit: a goal's description says what the target
+# looks like and what it is near, never how far (AerialDojo-200K, section 3.2: the landmark
+# and a coarse direction locate it).
+_DISTANCE_IN_FIGURES = re.compile(
+    r"\b\d+(?:[.,]\d+)?\s*(?:m|km|cm|metres?|meters?|kilomet(?:re|er)s?|ft|feet|foot|yards?|yds?|"
+    r"mi|miles?)\b",
+    re.IGNORECASE,
+)
+_DISTANCE_IN_WORDS = re.compile(
+    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
+    r"thirty|forty|fifty|hundred|a few|several|a couple of)\s+"
+    r"(?:metres?|meters?|kilomet(?:re|er)s?|feet|foot|yards?|miles?)\b",
+    re.IGNORECASE,
+)
+
+
+def stated_distance(text: str) -> str | None:
+    """The first distance a goal description states (``about 15 m``), or None: what suites
+    (``tasks.validation``) and site files (``sites.site``) both refuse."""
+    found = _DISTANCE_IN_FIGURES.search(text) or _DISTANCE_IN_WORDS.search(text)
+    return found.group(0) if found else None
+
+
 def make_episode_id(scene: str, setting: str, index: int, representation: str) -> str:
     """The stable, readable id of one twin of navigation task ``index`` of a scene and setting.
 

@@ -21,7 +21,12 @@ from aerialdojo.actions import STOP, check_action, target_pose, translational_le
 from aerialdojo.errors import InvalidActionError
 from aerialdojo.geofence import Geofence
 from aerialdojo.geometry import Pose
-from aerialdojo.tasks.episode import EPISODE_ID_PATTERN, REPRESENTATION_SUFFIXES, Episode
+from aerialdojo.tasks.episode import (
+    EPISODE_ID_PATTERN,
+    REPRESENTATION_SUFFIXES,
+    Episode,
+    stated_distance,
+)
 from aerialdojo.tasks.planner import path_length
 from aerialdojo.tasks.serialization import JsonObject, episode_from_json
 from aerialdojo.tasks.settings import (
@@ -121,7 +126,8 @@ def episode_problems(episode: Episode, *, goal_tolerance_m: float) -> list[tuple
     reference length, the paper's filters, the recorded statistics, that the reference
     starts at the start, is produced by legal actions (``actions.target_pose``), fits the
     budget and ends within ``goal_tolerance_m`` of the target anchor, the split against the
-    distribution, and the representation against the reference image. A reference without
+    distribution, the representation against the reference image, and that the description
+    states no distance (``tasks.episode.stated_distance``). A reference without
     actions (an unmapped site's) must be the start alone with L = d_E, and is exempt from
     the detour filter.
 
@@ -215,6 +221,15 @@ def episode_problems(episode: Episode, *, goal_tolerance_m: float) -> list[tuple
             problems.append(("goal.reference_image", f"{image!r} is not a .png"))
     elif image:
         problems.append(("goal.reference_image", f"a semantic goal has no image, got {image!r}"))
+    distance = stated_distance(episode.goal.description)
+    if distance is not None:
+        problems.append(
+            (
+                "goal.description",
+                f"states a distance ({distance!r}): the goal gives a landmark and a coarse "
+                "direction, never a range (AerialDojo-200K, section 3.2); regenerate the suite",
+            )
+        )
     return problems
 
 

@@ -12,7 +12,7 @@ from functools import partial
 from typing import Any
 
 from aerialdojo.actions import AERIALDOJO_ACTIONS, Action, ActionType
-from aerialdojo.agents.observation import AgentObservation, GoalDescription
+from aerialdojo.agents.observation import AgentObservation, GoalDescription, ViewData
 from aerialdojo.agents.vlm.chat import Message
 from aerialdojo.agents.vlm.config import VlmSettings
 from aerialdojo.agents.vlm.images import (
@@ -28,9 +28,12 @@ from aerialdojo.agents.vlm.session import ModelSession
 from aerialdojo.errors import ConfigError
 from aerialdojo.geometry import Pose
 
-#: The embodiment the prompt states (AerialDojo-200K, section 3.1, "Aerial embodiment").
+#: The paper's wheelbase, which the prompt states (AerialDojo-200K, section 3.1, "Aerial
+#: embodiment"); no simulator here models it. The collision radius and the field of view
+#: the prompt states are the run's own (``collision_radius_m``, the camera intrinsics).
 WHEELBASE_MM = 250
-COLLISION_RADIUS_MM = 250
+#: The paper's collision radius, where the run does not say its own.
+COLLISION_RADIUS_M = 0.25
 #: The prompt's radius when the task does not say (section 3.2: Stop within 3 m).
 DEFAULT_RADIUS_M = 3.0
 #: The views shown when the goal does not name them (appendix A: the front view).
@@ -121,6 +124,8 @@ class VlmAerialDojoPolicy:
         history: previous actions shown (the interaction history's window).
         fallback: the action taken when no reply is legal within the repair turns.
         description: the model and server, as the agent node announces them.
+        collision_radius_m: the collision radius the run uses (the bridge's
+            ``agent_radius_m``), as the prompt states it.
     """
 
     session: ModelSession
@@ -130,32 +135,24 @@ class VlmAerialDojoPolicy:
     history: int = 8
     fallback: Action = field(default_factory=lambda: Action("Stop"))
     description: str = ""
+    collision_radius_m: float = COLLISION_RADIUS_M
     _goal: GoalDescription | None = None
     _views: tuple[str, ...] = DEFAULT_VIEWS
     _actions: list[str] = field(default_factory=list)
     _references: list[EncodedImage] = field(default_factory=list)
     _system: str = ""
+    _refusal: str = ""
 
     def reset(self, goal: GoalDescription) -> None:
-        """Start a new episode (or a rerun of one) with ``goal``."""
+        """Start a new episode (or a rerun of one) with ``goal``; the system prompt follows
+        with the first observation, whose cameras say the field of view."""
         self._goal = goal
         self._views = goal.views or DEFAULT_VIEWS
         self._actions = []
+        self._refusal = ""
         self._references = [encode_rgb(image, self.image_format) for image in goal.reference_images]
         self.session.start_episode(goal.episode_id)
-        self._system = self.prompts.render(
-            "system",
-            {
-                "inputs": self._inputs(goal),
-                "depth_max_m": f"{self.depth_max_m:g}",
-                "action_list": action_list(),
-                "wheelbase_mm": WHEELBASE_MM,
-                "collision_radius_mm": COLLISION_RADIUS_MM,
-                "budget": goal.action_budget or "the assigned number of",
-                "success_radius_m": f"{goal.success_radius_m or DEFAULT_RADIUS_M:g}",
-                "reply_format": REPLY_FORMAT,
-            },
-        )
+        self._system = ""
 
     def act(self, observation: AgentObservation) -> Action:
         """Ask the model for the next action.
@@ -179,7 +176,17 @@ class VlmAerialDojoPolicy:
         note = " (fallback: no legal reply)" if outcome.fallback else ""
         magnitude = f" {action.magnitude:g}" if action.name != "Stop" else ""
         self._actions.append(f"{action.name}{magnitude}{note}")
+        self._refusal = ""
         return action
+
+    def refused(self, reason: str) -> None:
+        """The referee refused the last action: it leaves the history (it was not
+        executed) and the next request, on the same observation, says why."""
+        last = self._actions.pop() if self._actions else "your last action"
+        self._refusal = self.prompts.render(
+            "repair",
+            {"error": f"the referee refused {last}: {reason}", "reply_format": REPLY_FORMAT},
+        )
 
     def messages(self, observation: AgentObservation) -> list[Message]:
         """The request of one decision: system prompt, user prompt, images."""
@@ -206,6 +213,8 @@ class VlmAerialDojoPolicy:
             },
         )
         content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+        if self._refusal:
+            content.append({"type": "text", "text": self._refusal})
         for index, image in enumerate(self._references, start=1):
             content += labelled_image(f"Reference image {index} of the target:", image)
         views = []
@@ -227,16 +236,37 @@ class VlmAerialDojoPolicy:
         for index, (name, _) in enumerate(views):
             content += labelled_image(f"{name} view, RGB:", encoded[2 * index])
             content += labelled_image(f"{name} view, depth:", encoded[2 * index + 1])
+        if not self._system:
+            self._system = self._system_prompt(goal, observation)
         return [
             {"role": "system", "content": self._system},
             {"role": "user", "content": content},
         ]
 
-    def _inputs(self, goal: GoalDescription) -> str:
-        """The system prompt's list of inputs: the views, and odometry where given."""
+    def _system_prompt(self, goal: GoalDescription, observation: AgentObservation) -> str:
+        """The system prompt, with the field of view of the cameras that took
+        ``observation`` and the run's collision radius (appendix A lists both)."""
+        return self.prompts.render(
+            "system",
+            {
+                "inputs": self._inputs(goal, observation),
+                "depth_max_m": f"{self.depth_max_m:g}",
+                "action_list": action_list(),
+                "wheelbase_mm": WHEELBASE_MM,
+                "collision_radius_mm": f"{1000.0 * self.collision_radius_m:g}",
+                "budget": goal.action_budget or "the assigned number of",
+                "success_radius_m": f"{goal.success_radius_m or DEFAULT_RADIUS_M:g}",
+                "reply_format": REPLY_FORMAT,
+            },
+        )
+
+    def _inputs(self, goal: GoalDescription, observation: AgentObservation) -> str:
+        """The system prompt's list of inputs: the views with their field of view, and
+        odometry where given."""
+        fov = sorted({f"{horizontal_fov_deg(observation.views[name]):.0f}" for name in self._views})
         lines = [
-            f"- RGB and depth images from your {', '.join(self._views)} camera(s): 90-degree "
-            "field of view, taken after your last action."
+            f"- RGB and depth images from your {', '.join(self._views)} camera(s): "
+            f"{' / '.join(fov)}-degree horizontal field of view, taken after your last action."
         ]
         if goal.odometry:
             lines.append(
@@ -244,6 +274,13 @@ class VlmAerialDojoPolicy:
                 "(x forward, y left, z up of the start)."
             )
         return "\n".join(lines)
+
+
+def horizontal_fov_deg(view: ViewData) -> float:
+    """The horizontal field of view of the camera that took ``view``, degrees, from its
+    intrinsics and image width."""
+    width = view.rgb.shape[1]
+    return math.degrees(2.0 * math.atan2(width / 2.0, float(view.intrinsics[0, 0])))
 
 
 def _odometry(pose: Pose | None) -> str:
@@ -278,4 +315,5 @@ def vlm_aerialdojo_policy(values: Mapping[str, Any], where: str) -> VlmAerialDoj
         history=settings.history,
         fallback=fallback,
         description=settings.description,
+        collision_radius_m=float(values.get("collision_radius_m", COLLISION_RADIUS_M)),
     )

@@ -226,6 +226,10 @@ class VlmAgosPolicy:
     _waits_here: int = 0
     _arrived_at: str = ""
     _used: dict[str, int] = field(default_factory=dict)
+    #: The memory before the last decision, restored when the referee refuses it.
+    _before: tuple[Any, ...] = ()
+    #: The repair text of the referee's refusal of the last decision ("" none).
+    _refusal: str = ""
 
     @property
     def baseline(self) -> bool:
@@ -240,6 +244,7 @@ class VlmAgosPolicy:
         self._memory, self._noted, self._visited = [], set(), set()
         self._decisions, self._last, self._waits_here, self._arrived_at = 0, None, 0, ""
         self._used = {}
+        self._before, self._refusal = (), ""
         self._references = []
         for index, image in enumerate(task.reference_images, start=1):
             self._references += labelled_image(
@@ -278,8 +283,44 @@ class VlmAgosPolicy:
             fallback,
             describe_decision,
         )
+        self._before = self._memory_state()
         self._account(observation, outcome.value)
+        self._refusal = ""
         return outcome.value
+
+    def refused(self, reason: str) -> None:
+        """The referee refused the last decision: it was not executed, so the memory
+        returns to before it, and the next request (the same turn) says why."""
+        last = self._last
+        if self._before:
+            (
+                self._decisions,
+                self._used,
+                self._visited,
+                self._waits_here,
+                self._arrived_at,
+                self._memory,
+                self._last,
+            ) = self._before
+        refused = f"{last.action} {last.argument}".rstrip() if last else "your last decision"
+        self._refusal = self.prompts.render(
+            "repair",
+            {
+                "error": f"the referee refused {refused}: {reason}",
+                "reply_format": self._reply_format(),
+            },
+        )
+
+    def _memory_state(self) -> tuple[Any, ...]:
+        return (
+            self._decisions,
+            dict(self._used),
+            set(self._visited),
+            self._waits_here,
+            self._arrived_at,
+            list(self._memory),
+            self._last,
+        )
 
     def request(
         self, observation: AgosObservation
@@ -291,6 +332,8 @@ class VlmAgosPolicy:
             content = self._uav_content(observation, options)
         else:
             content = self._ugv_content(observation, options)
+        if self._refusal:
+            content = [*content, {"type": "text", "text": self._refusal}]
         return [
             {"role": "system", "content": self._system},
             {"role": "user", "content": content},

@@ -111,32 +111,57 @@ class DescribedObject:
 
 
 def describe(objects: Sequence[DescribedObject], landmarks: Sequence[Landmark]) -> dict[str, str]:
-    """A description per object id that no other object of the scene shares.
+    """A description per object id that no other object of the scene shares, stating no
+    distance (AerialDojo-200K, section 3.2: the goal names the landmark and a coarse
+    direction; the representation tells the instance apart by its appearance).
 
-    Each says what the object is, its attributes, where it lies relative to its nearest
-    landmark and what its nearest neighbour is; ties left after that are broken by naming the
-    instance's rank from west to east among its look-alikes.
+    Each says what the object is and its attributes, the compass direction from its nearest
+    landmark and what its nearest neighbour is. Look-alikes left with the same words are
+    told apart by their two nearest neighbours, and, where those match too, by their order
+    from west to east among themselves.
     """
-    descriptions: dict[str, str] = {}
-    for item in objects:
-        position = np.asarray(item.centroid)
-        landmark = min(landmarks, key=lambda mark: float(np.linalg.norm(position - mark.position)))
-        distance = float(np.linalg.norm((position - landmark.position)[:2]))
-        direction = _DIRECTION_WORDS[compass_direction(np.asarray(landmark.position), position)]
-        others = [other for other in objects if other.object_id != item.object_id]
-        neighbour = min(others, key=lambda other: float(np.linalg.norm(position - other.centroid)))
-        traits = f" ({', '.join(item.attributes)})" if item.attributes else ""
-        descriptions[item.object_id] = (
-            f"the {item.name}{traits}, about {5 * round(distance / 5)} m {direction} of "
-            f"{landmark.name}, nearest to a {neighbour.name}"
-        )
+    placed = {item.object_id: _placement(item, objects, landmarks) for item in objects}
+    descriptions = {
+        item.object_id: f"{placed[item.object_id][0]}, nearest to a {placed[item.object_id][1]}"
+        for item in objects
+    }
+    for twins in _alike(objects, descriptions):
+        for item in twins:
+            first, second = placed[item.object_id][1:]
+            if second is not None:
+                descriptions[item.object_id] = (
+                    f"{placed[item.object_id][0]}, between a {first} and a {second}"
+                )
+    for twins in _alike(objects, descriptions):
+        for rank, item in enumerate(sorted(twins, key=lambda twin: twin.centroid[0]), start=1):
+            descriptions[item.object_id] += (
+                f"; number {rank} of {len(twins)} counting from the west"
+            )
+    return descriptions
+
+
+def _placement(
+    item: DescribedObject, objects: Sequence[DescribedObject], landmarks: Sequence[Landmark]
+) -> tuple[str, str, str | None]:
+    """The object's look with its direction from the nearest landmark, and the names of its
+    nearest and second-nearest neighbours (None where it has one neighbour only)."""
+    position = np.asarray(item.centroid)
+    landmark = min(landmarks, key=lambda mark: float(np.linalg.norm(position - mark.position)))
+    direction = _DIRECTION_WORDS[compass_direction(np.asarray(landmark.position), position)]
+    others = sorted(
+        (other for other in objects if other.object_id != item.object_id),
+        key=lambda other: float(np.linalg.norm(position - other.centroid)),
+    )
+    traits = f" ({', '.join(item.attributes)})" if item.attributes else ""
+    look = f"the {item.name}{traits}, {direction} of {landmark.name}"
+    return look, others[0].name, others[1].name if len(others) > 1 else None
+
+
+def _alike(
+    objects: Sequence[DescribedObject], descriptions: dict[str, str]
+) -> list[list[DescribedObject]]:
+    """The groups of objects that share a description."""
     groups: dict[str, list[DescribedObject]] = defaultdict(list)
     for item in objects:
         groups[descriptions[item.object_id]].append(item)
-    for text, twins in groups.items():
-        if len(twins) > 1:
-            for rank, item in enumerate(sorted(twins, key=lambda twin: twin.centroid[0]), start=1):
-                descriptions[item.object_id] = (
-                    f"{text}; number {rank} of {len(twins)} counting from the west"
-                )
-    return descriptions
+    return [twins for twins in groups.values() if len(twins) > 1]
