@@ -29,12 +29,13 @@ from launch.events import Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from aerialdojo.dds import transport_environment
+from aerialdojo.dds import run_environment
 from aerialdojo.errors import ConfigError
 from aerialdojo.graph import (
     PACKAGE,
     claim_run_dir,
     default_run_id,
+    discovery_of,
     is_override,
     node_interpreter,
     parse_overrides,
@@ -42,7 +43,9 @@ from aerialdojo.graph import (
     run_specs,
     write_run_config,
 )
+from aerialdojo.nodes.domain_guard import check_domain_free
 from aerialdojo.runner import shm_segments, start_segment_cleaner
+from aerialdojo.runtime import RUN_DIR_ENV
 
 #: Seconds launch waits, once it has stopped the evaluator with SIGINT, before SIGTERM, and
 #: then before SIGKILL (``ExecuteProcess``'s sigterm_timeout and sigkill_timeout).
@@ -80,6 +83,8 @@ def _nodes(context: LaunchContext) -> list:
 
     chosen = LaunchConfiguration("run_id").perform(context)
     specs = specs_of(chosen or default_run_id())
+    # Before the run directory is claimed: a run refused here leaves nothing behind.
+    check_domain_free()
     # Claimed before any node starts, as aerialdojo eval does: a run never writes into another.
     claimed = claim_run_dir(run_dir_of(specs), named=f"run_id:={chosen}" if chosen else None)
     if claimed != run_dir_of(specs).name:
@@ -92,8 +97,15 @@ def _nodes(context: LaunchContext) -> list:
     # Whatever ends the launch (a Ctrl-C, a kill), the shared memory of its dead nodes goes:
     # aerialdojo eval's clean-up, by a process that outlives the launch.
     segments_before = shm_segments()
+    # Every node names its run in its NodeInfo, and runs on the transport profile of the
+    # run's discovery setting, as under aerialdojo eval.
     actions: list = [
-        OpaqueFunction(function=lambda _context: start_segment_cleaner(segments_before))
+        OpaqueFunction(function=lambda _context: start_segment_cleaner(segments_before)),
+        SetEnvironmentVariable(RUN_DIR_ENV, str(run_dir_of(specs))),
+        *(
+            SetEnvironmentVariable(name, value)
+            for name, value in run_environment(discovery_of(specs)).items()
+        ),
     ]
     for spec in specs:
         interpreter = node_interpreter(spec, SOURCE_ROOT)
@@ -143,10 +155,6 @@ def generate_launch_description() -> LaunchDescription:
                 "run_id",
                 default_value="",
                 description="Name of the run directory (empty: a UTC timestamp)",
-            ),
-            *(
-                SetEnvironmentVariable(name, value)
-                for name, value in transport_environment().items()
             ),
             OpaqueFunction(function=_nodes),
         ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +19,7 @@ from aerialdojo.graph import NodeSpec, node_specs
 from aerialdojo.nodes.qos import TASK_QOS
 from aerialdojo.params import validate_parameters
 from aerialdojo.runner import NodeProcess, start_graph, stop_graph
+from aerialdojo.runtime import DOMAIN_CHECKED_ENV
 
 
 def specs_for(nodes: dict[str, dict[str, Any]]) -> list[NodeSpec]:
@@ -34,7 +36,13 @@ def running(
     specs: list[NodeSpec], run_dir: Path, env: Mapping[str, str] | None = None
 ) -> Iterator[list[NodeProcess]]:
     """Node processes (in ``env``, default this process's environment) that are stopped, and
-    their logs closed, at the end."""
+    their logs closed, at the end.
+
+    By default a task manager does not look for other runs in the domain first (5 s): the
+    test session's domain is its own (tests/conftest.py), as an ``aerialdojo eval`` run's is.
+    """
+    if env is None:
+        env = {**os.environ, DOMAIN_CHECKED_ENV: os.environ.get("ROS_DOMAIN_ID", "")}
     processes = start_graph(specs, run_dir, env)
     try:
         yield processes

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
 from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
+from rostest import running, specs_for
 
-from aerialdojo.dds import TRANSPORT_PROFILES, transport_environment, transport_profile_path
+from aerialdojo.dds import (
+    TRANSPORT_PROFILES,
+    run_environment,
+    transport_environment,
+    transport_profile_path,
+)
 from aerialdojo.errors import ConfigError
 from aerialdojo.nodes.frame_publisher import FramePublisher
 from aerialdojo.nodes.qos import latched_qos, sensor_qos
@@ -121,3 +129,35 @@ def test_qos_helpers() -> None:
 def test_sizes_below_one_are_refused(make: object) -> None:
     with pytest.raises(ConfigError, match="=0 must be at least 1"):
         make()  # type: ignore[operator]
+
+
+def test_a_run_keeps_to_this_host_unless_its_config_opts_out() -> None:
+    inherited = {"ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}  # as tools/run.sh exports
+    assert run_environment("localhost", environ={})["ROS_AUTOMATIC_DISCOVERY_RANGE"] == (
+        "LOCALHOST"
+    )
+    assert "ROS_AUTOMATIC_DISCOVERY_RANGE" not in run_environment("localhost", environ=inherited)
+    subnet = run_environment("subnet", environ=inherited)
+    assert subnet["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "SUBNET"  # the config's choice wins
+    assert subnet["FASTRTPS_DEFAULT_PROFILES_FILE"].endswith("fastdds_multi_host.xml")
+    with pytest.raises(ConfigError, match=r"task_manager\.discovery: 'lan' is not one of"):
+        run_environment("lan")
+
+
+@pytest.mark.parametrize(
+    ("discovery", "expected"), [("localhost", "LOCALHOST"), ("subnet", "SUBNET")]
+)
+def test_the_nodes_environment_carries_the_runs_discovery_range(
+    tmp_path: Path, discovery: str, expected: str
+) -> None:
+    specs = specs_for({"task_manager": {"discovery": discovery, "auto_run": False}})
+    environ = {k: v for k, v in os.environ.items() if k != "ROS_AUTOMATIC_DISCOVERY_RANGE"}
+    environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"  # inherited, as from tools/run.sh
+    with running(specs, tmp_path, environ) as (task_manager,):
+        started = task_manager.env  # what the process was started with
+    assert started["ROS_AUTOMATIC_DISCOVERY_RANGE"] == expected
+
+
+def test_a_bad_discovery_setting_is_named_before_anything_starts(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"test: task_manager.discovery: 'lan' is not one of"):
+        specs_for({"task_manager": {"discovery": "lan"}})

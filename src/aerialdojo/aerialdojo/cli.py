@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -12,7 +13,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aerialdojo.errors import AerialDojoError, ConfigError, MetricsError, TaskFileError
+from aerialdojo.errors import (
+    AerialDojoError,
+    ConfigError,
+    DomainTakenError,
+    MetricsError,
+    TaskFileError,
+)
 from aerialdojo.run_contract import (
     EXIT_FAILED,
     EXIT_INCOMPLETE,
@@ -680,7 +687,6 @@ def _run_graph(
     from aerialdojo.runner import (  # noqa: PLC0415
         log_tail,
         remove_dead_segments,
-        run_domain,
         shm_segments,
         start_graph,
         stop_graph,
@@ -690,13 +696,12 @@ def _run_graph(
     if live_port is not None:
         _await_live_view(specs)
     run_dir = run_dir_of(specs)
-    write_run_config(run_dir, specs, f"aerialdojo eval: {origin}" if origin else "")
     console = console_for_progress()
-    _warn_of_disk_space(specs, run_dir, console)
-    # Held until the nodes have stopped: no other run on the host takes the domain meanwhile.
-    with run_domain(os.environ) as domain:
-        # Set before the monitor joins the graph: it must listen in the nodes' domain.
-        os.environ["ROS_DOMAIN_ID"] = domain
+    with contextlib.ExitStack() as held:
+        # Held until the nodes have stopped: no other run on the host takes the domain meanwhile.
+        domain = _enter_free_domain(held, run_dir)
+        write_run_config(run_dir, specs, f"aerialdojo eval: {origin}" if origin else "")
+        _warn_of_disk_space(specs, run_dir, console)
         console.print(
             f"[bold]aerialdojo eval[/]: {len(specs)} nodes on ROS_DOMAIN_ID={domain}, "
             f"run directory {run_dir}"
@@ -751,6 +756,33 @@ def _warn_of_disk_space(specs: list[NodeSpec], run_dir: Path, console: Console) 
             f"take about {expected / 1e6:.0f} MB. A full disk ends the run with the report of "
             "what ended, and `aerialdojo rerun` runs the rest once there is room."
         )
+
+
+def _enter_free_domain(stack: contextlib.ExitStack, run_dir: Path) -> str:
+    """Take the run's ROS domain on ``stack`` (``runner.run_domain``) and make sure no other
+    run is in it (``nodes.domain_guard``): returns the domain, exported for this process's
+    listeners and the nodes. A run refused leaves nothing: the directory claimed for it goes.
+
+    Raises:
+        DomainTakenError: another run holds or is in the domain; names it and the ways out.
+    """
+    from aerialdojo.nodes.domain_guard import check_domain_free  # noqa: PLC0415
+    from aerialdojo.runner import run_domain  # noqa: PLC0415
+    from aerialdojo.runtime import DOMAIN_CHECKED_ENV  # noqa: PLC0415
+
+    try:
+        domain = stack.enter_context(run_domain(os.environ, run_dir=run_dir))
+        # Set before any listener joins the graph: it must listen in the nodes' domain.
+        os.environ["ROS_DOMAIN_ID"] = domain
+        check_domain_free()
+        # Held and looked at: the task manager need not look again before it serves.
+        os.environ[DOMAIN_CHECKED_ENV] = domain
+    except DomainTakenError:
+        stack.close()
+        with contextlib.suppress(OSError):  # not empty: not only this run's, so it stays
+            run_dir.rmdir()
+        raise
+    return domain
 
 
 def _report_of(run_dir: Path, radii: list[float] | None, console: Console) -> int:

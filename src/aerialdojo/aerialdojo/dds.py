@@ -19,6 +19,10 @@ TRANSPORT_PROFILES: Final[Mapping[str, tuple[str, str]]] = {
 }
 
 
+#: A run's ``task_manager.discovery`` -> the transport profile its nodes use.
+DISCOVERY_PROFILES: Final[Mapping[str, str]] = {"localhost": "single_host", "subnet": "multi_host"}
+
+
 #: Where Fast DDS looks for its XML profile: ``FASTDDS_...`` from Fast DDS 3 on (Kilted),
 #: ``FASTRTPS_...`` before (Fast DDS 2: Humble, Jazzy). Each version ignores the other's, and a
 #: profile that is not read leaves the default transports, whose 512 KB shared-memory segment
@@ -89,3 +93,24 @@ def transport_environment(
         "ROS_AUTOMATIC_DISCOVERY_RANGE": TRANSPORT_PROFILES[profile][1],
     }
     return {name: value for name, value in wanted.items() if not current.get(name)}
+
+
+def run_environment(discovery: str, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``transport_environment`` for a run whose config chose ``discovery``.
+
+    ``localhost``, the default, leaves a range the user exported alone. ``subnet`` is a
+    config's explicit opt-out (a robot's driver or an agent on another host must be found),
+    so it beats an inherited ``LOCALHOST`` (``tools/run.sh`` exports one).
+
+    Raises:
+        ConfigError: ``discovery`` is not a key of ``DISCOVERY_PROFILES``.
+    """
+    if discovery not in DISCOVERY_PROFILES:
+        raise ConfigError(
+            f"task_manager.discovery: {discovery!r} is not one of {', '.join(DISCOVERY_PROFILES)}"
+        )
+    profile = DISCOVERY_PROFILES[discovery]
+    wanted = transport_environment(profile, environ)
+    if discovery == "subnet":
+        wanted["ROS_AUTOMATIC_DISCOVERY_RANGE"] = TRANSPORT_PROFILES[profile][1]
+    return wanted

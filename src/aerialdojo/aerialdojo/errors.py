@@ -24,6 +24,11 @@ class ConfigError(AerialDojoError):
             super().__init__(f"{len(problems)} problems:\n{listing}")
 
 
+class DomainTakenError(AerialDojoError):
+    """Another aerialdojo run is in this run's ROS domain; the message names it and the ways
+    out."""
+
+
 class TaskFileError(AerialDojoError):
     """A task suite file failed validation.
 

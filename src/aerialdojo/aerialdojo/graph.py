@@ -449,6 +449,13 @@ def default_run_id() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
 
 
+def discovery_of(specs: Sequence[NodeSpec]) -> str:
+    """Where the nodes of ``specs`` find each other (``task_manager.discovery``; the default
+    for part of a graph without its task manager)."""
+    chosen = [spec.parameters.get("discovery") for spec in specs if spec.name == "task_manager"]
+    return str(chosen[0] if chosen and chosen[0] else _default("task_manager", "discovery"))
+
+
 def run_dir_of(specs: Sequence[NodeSpec]) -> Path:
     """The directory the evaluator of ``specs`` writes the run into."""
     evaluator = next(spec for spec in specs if spec.name == "evaluator").parameters

@@ -782,6 +782,15 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             "frame; aerialdojo eval --live adds its live view. Only for viewers that subscribe "
             "to topics as they appear (foxglove_bridge waits for a client)",
         ),
+        P(
+            name="discovery",
+            default="localhost",
+            choices=("localhost", "subnet"),
+            description="Where the run's nodes find each other. localhost (default): its DDS "
+            "traffic stays on this host (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST, unless the "
+            "environment names another range). subnet: a robot or multi-host run opts out, "
+            "with SUBNET discovery and the multi-host transport profile (config/transport/)",
+        ),
     ),
     "uav_agent": (
         P(

@@ -10,7 +10,9 @@ is removed.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import json
 import os
 import random
 import re
@@ -28,10 +30,11 @@ from typing import IO
 
 import yaml
 
-from aerialdojo.dds import transport_environment
-from aerialdojo.errors import ConfigError
-from aerialdojo.graph import NodeSpec, node_interpreter
+from aerialdojo.dds import run_environment
+from aerialdojo.errors import ConfigError, DomainTakenError
+from aerialdojo.graph import NodeSpec, discovery_of, node_interpreter
 from aerialdojo.nodes.lifetime import LAUNCHER_PID_ENV
+from aerialdojo.runtime import RUN_DIR_ENV, RunSighting, domain_taken_message
 
 #: The node whose exit means the run is over (it exits after writing the report).
 FINISHING_NODE = "evaluator"
@@ -102,7 +105,7 @@ DOMAIN_LOCKS = Path(tempfile.gettempdir()) / "aerialdojo-domains"
 
 
 @contextmanager
-def claimed_domain(locks: Path = DOMAIN_LOCKS) -> Iterator[int]:
+def claimed_domain(locks: Path = DOMAIN_LOCKS, run_dir: Path | None = None) -> Iterator[int]:
     """A ``ROS_DOMAIN_ID`` of ``PRIVATE_DOMAINS`` that no other graph on this host holds,
     held until the block ends. Every user's runs share ``locks``, as they share /tmp.
 
@@ -113,23 +116,11 @@ def claimed_domain(locks: Path = DOMAIN_LOCKS) -> Iterator[int]:
     domains = list(PRIVATE_DOMAINS)
     random.SystemRandom().shuffle(domains)  # two runs starting together rarely collide
     for domain in domains:
-        lock = locks / f"{domain}.lock"
-        try:
-            # Read-only is enough for flock, and opens another user's lock file too.
-            descriptor = os.open(lock, os.O_RDONLY | os.O_CREAT, 0o644)
-        except PermissionError as error:
-            if lock.exists():
-                continue  # another user's, unreadable: taken as far as this run can tell
-            raise ConfigError(
-                f"cannot claim a ROS domain: no lock can be made in {locks} "
-                f"({error.strerror}); set ROS_DOMAIN_ID to choose one"
-            ) from error
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(descriptor)
+        descriptor = _locked(locks, domain)
+        if descriptor is None:
             continue
         try:
+            _write_holder(locks, domain, run_dir)
             yield domain
         finally:
             os.close(descriptor)
@@ -138,6 +129,71 @@ def claimed_domain(locks: Path = DOMAIN_LOCKS) -> Iterator[int]:
         f"every private ROS domain ({PRIVATE_DOMAINS.start}-{PRIVATE_DOMAINS.stop - 1}) is "
         f"taken on {socket.gethostname()}: fewer runs or workers per host"
     )
+
+
+@contextmanager
+def held_domain(
+    domain: str, locks: Path = DOMAIN_LOCKS, run_dir: Path | None = None
+) -> Iterator[str]:
+    """The domain the user chose, held against every other run on this host for the block.
+
+    Raises:
+        DomainTakenError: another run on this host holds it (named, with the ways out).
+        ConfigError: ``locks`` admits no new lock.
+    """
+    _make_shared_directory(locks)
+    descriptor = _locked(locks, domain)
+    if descriptor is None:
+        raise DomainTakenError(domain_taken_message(domain, [_holder(locks, domain)]))
+    try:
+        _write_holder(locks, domain, run_dir)
+        yield domain
+    finally:
+        os.close(descriptor)
+
+
+def _locked(locks: Path, domain: int | str) -> int | None:
+    """A descriptor holding the exclusive lock of ``domain``, or None where another process
+    holds it (or another user's lock file cannot be opened).
+
+    Raises:
+        ConfigError: no lock file can be made in ``locks``.
+    """
+    lock = locks / f"{domain}.lock"
+    try:
+        # Read-only is enough for flock, and opens another user's lock file too.
+        descriptor = os.open(lock, os.O_RDONLY | os.O_CREAT, 0o644)
+    except PermissionError as error:
+        if lock.exists():
+            return None  # another user's, unreadable: taken as far as this run can tell
+        raise ConfigError(
+            f"cannot claim a ROS domain: no lock can be made in {locks} "
+            f"({error.strerror}); set ROS_DOMAIN_ID to choose one"
+        ) from error
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(descriptor)
+        return None
+    return descriptor
+
+
+def _write_holder(locks: Path, domain: int | str, run_dir: Path | None) -> None:
+    """Say which run holds ``domain`` beside its lock, for a run refused it to name."""
+    holder = {"run_dir": str(run_dir or ""), "host": socket.gethostname(), "pid": os.getpid()}
+    path = locks / f"{domain}.holder.json"
+    with contextlib.suppress(OSError):  # another user's file: the refusal names less
+        path.unlink(missing_ok=True)
+        path.write_text(json.dumps(holder), encoding="utf-8")
+
+
+def _holder(locks: Path, domain: int | str) -> RunSighting:
+    """The run that holds ``domain``, as far as its holder file says."""
+    try:
+        holder = json.loads((locks / f"{domain}.holder.json").read_text(encoding="utf-8"))
+        return RunSighting(str(holder["run_dir"]), str(holder["host"]), int(holder["pid"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return RunSighting()
 
 
 def _make_shared_directory(path: Path) -> None:
@@ -150,19 +206,26 @@ def _make_shared_directory(path: Path) -> None:
 
 
 @contextmanager
-def run_domain(environ: Mapping[str, str], locks: Path = DOMAIN_LOCKS) -> Iterator[str]:
+def run_domain(
+    environ: Mapping[str, str], locks: Path = DOMAIN_LOCKS, run_dir: Path | None = None
+) -> Iterator[str]:
     """The DDS domain of a run, for the block: the user's ``ROS_DOMAIN_ID``, or a private one
-    claimed from every other run and worker on the host.
+    claimed from every other run and worker on the host; either is held against every other
+    run on the host, and its holder file names ``run_dir``.
 
     Nodes only meet within a domain, so two runs on one host (two users, a test next to a
     demo) must not share one, where their task managers and bridges would answer each other's
     requests.
+
+    Raises:
+        DomainTakenError: another run on this host holds the domain the user chose.
     """
     chosen = environ.get("ROS_DOMAIN_ID", "")
     if chosen:
-        yield chosen
+        with held_domain(chosen, locks, run_dir):
+            yield chosen
         return
-    with claimed_domain(locks) as domain:
+    with claimed_domain(locks, run_dir) as domain:
         yield str(domain)
 
 
@@ -192,14 +255,17 @@ def write_params_file(spec: NodeSpec, directory: Path) -> Path:
 def start_graph(
     specs: Sequence[NodeSpec], run_dir: Path, env: Mapping[str, str] | None = None
 ) -> list[NodeProcess]:
-    """Start every node with the shipped transport profile applied; logs go to
+    """Start every node with the shipped transport profile of the run's discovery setting
+    applied (``dds.run_environment``), its run directory named; logs go to
     ``run_dir/logs/<node>.log``, parameter files to ``run_dir/params``."""
     base_env = dict(os.environ if env is None else env)
-    # The shipped DDS transport profile, unless the user chose other settings.
+    # The shipped DDS transport profile the run's discovery setting names, unless the user
+    # chose other settings.
     child_env = {
         **base_env,
-        **transport_environment(environ=base_env),
+        **run_environment(discovery_of(specs), environ=base_env),
         LAUNCHER_PID_ENV: str(os.getpid()),
+        RUN_DIR_ENV: str(run_dir),
     }
     (run_dir / "logs").mkdir(parents=True, exist_ok=True)
     (run_dir / "params").mkdir(parents=True, exist_ok=True)

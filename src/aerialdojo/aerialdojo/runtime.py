@@ -1,5 +1,6 @@
-"""What a node runs on (its ROS 2 distribution and Python), and the rule that one graph runs one
-distribution: ROS 2 does not support traffic between distributions. ROS-free."""
+"""What a node runs on (its ROS 2 distribution and Python) and which run it belongs to; the rule
+that one graph runs one distribution (ROS 2 does not support traffic between distributions), and
+the rule that one ROS domain holds one run. ROS-free."""
 
 from __future__ import annotations
 
@@ -13,6 +14,14 @@ from typing import Any
 
 #: Where every node publishes what it runs on (``NodeInfo``, latched).
 NODES_TOPIC = "/aerialdojo/nodes"
+#: Set in each node's environment by its launcher (``runner.start_graph``, the launch file): the
+#: run directory it was started for, which its ``NodeInfo`` names.
+RUN_DIR_ENV = "AERIALDOJO_RUN_DIR"
+#: Set in its nodes' environment by a launcher that holds the run's ROS domain on this host
+#: and has looked for other runs in it (``aerialdojo eval``): the value is that domain.
+DOMAIN_CHECKED_ENV = "AERIALDOJO_DOMAIN_CHECKED"
+#: The node that serves a run's episodes: one per run, so two in a domain are two runs.
+TASK_MANAGER_NODE = "task_manager"
 #: What a node reports when neither a sourced installation nor the wheels name a distribution.
 UNKNOWN = "unknown"
 #: The wheels route's meta package of rclpy, e.g. ``ros_jazzy_rclpy-7.1.6.dist-info``.
@@ -105,3 +114,58 @@ def platform_summary(nodes: Sequence[NodeRecord]) -> dict[str, str]:
         "ros_distro": ", ".join(sorted({record.ros_distro for record in nodes})),
         "python_version": ", ".join(sorted({record.python_version for record in nodes})),
     }
+
+
+@dataclass(frozen=True)
+class RunSighting:
+    """Another run's task manager seen in this run's ROS domain (from its ``NodeInfo``, or
+    from the ROS graph alone when it announced nothing yet: then the fields are empty).
+
+    Attributes:
+        run_dir: the run directory its launcher named ("" when unknown or started by hand).
+        host: the host it runs on ("" when unknown).
+        pid: its process id on that host (0 when unknown).
+    """
+
+    run_dir: str = ""
+    host: str = ""
+    pid: int = 0
+
+    @classmethod
+    def of(cls, info: Any) -> RunSighting:
+        """The sighting of a ``NodeInfo`` message (duck-typed)."""
+        return cls(str(info.run_dir), str(info.host), int(info.pid))
+
+    def describe(self) -> str:
+        """E.g. ``run runs/20261203-144000 (host lab-3, pid 4242)``."""
+        place = ", ".join(
+            part
+            for part in (
+                f"host {self.host}" if self.host else "",
+                f"pid {self.pid}" if self.pid else "",
+            )
+            if part
+        )
+        if self.run_dir:
+            run = f"run {self.run_dir}"
+        elif place:
+            run = "a run started by hand (no run directory)"
+        else:
+            return "a run that has not announced itself yet"
+        return f"{run} ({place})" if place else run
+
+
+def domain_taken_message(domain: str, others: Sequence[RunSighting]) -> str:
+    """Why a run refuses to start in ``domain`` where ``others`` run, and the ways out.
+
+    Nodes only meet within a domain: two runs in one would answer each other's requests and
+    record each other's episodes, and both would be scored wrong."""
+    listed = "; ".join(sighting.describe() for sighting in others)
+    shown = domain or "0 (ROS_DOMAIN_ID unset)"
+    return (
+        f"ROS_DOMAIN_ID={shown} is in use by another aerialdojo run: {listed}. Two runs in "
+        "one domain answer each other's requests and both are scored wrong, so this run did "
+        "not start. Run it in another domain (export another "
+        "ROS_DOMAIN_ID between 0 and 101, or unset ROS_DOMAIN_ID and `aerialdojo eval` "
+        "claims a free one), or wait until that run ends."
+    )

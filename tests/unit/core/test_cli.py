@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,7 @@ import yaml
 from eventstream import event, straight_episode
 
 from aerialdojo.cli import EXIT_USAGE, main
+from aerialdojo.errors import DomainTakenError
 from aerialdojo.events import EpisodeAssembler, EventKind
 from aerialdojo.graph import config_of, run_specs
 from aerialdojo.metrics.jsonl import write_trajectory_log
@@ -135,6 +138,27 @@ def test_a_run_keeps_the_users_domain_or_claims_a_private_one(tmp_path: Path) ->
         assert {first, second} <= {str(domain) for domain in PRIVATE_DOMAINS}
         with claimed_domain(tmp_path) as worker:  # nor does a sharded run's worker
             assert str(worker) not in {first, second}
+
+
+def test_a_chosen_domain_another_run_holds_is_refused_naming_that_run(tmp_path: Path) -> None:
+    chosen = {"ROS_DOMAIN_ID": "7"}
+    first = run_domain(chosen, tmp_path, run_dir=Path("runs/first"))
+    with first, pytest.raises(DomainTakenError) as refused, run_domain(chosen, tmp_path):
+        pass
+    message = str(refused.value)
+    assert message.startswith("ROS_DOMAIN_ID=7 is in use by another aerialdojo run")
+    assert f"run runs/first (host {socket.gethostname()}, pid {os.getpid()})" in message
+    assert "another domain" in message and "wait until that run ends" in message
+    with run_domain(chosen, tmp_path) as again:  # released with the first run
+        assert again == "7"
+    # A domain a run claimed for itself is held the same way.
+    with run_domain({}, tmp_path, run_dir=Path("runs/auto")) as claimed:
+        taken = f"ROS_DOMAIN_ID={claimed} .* run runs/auto"
+        with (
+            pytest.raises(DomainTakenError, match=taken),
+            run_domain({"ROS_DOMAIN_ID": claimed}, tmp_path),
+        ):
+            pass
 
 
 def test_tasks_stats_and_validate_on_the_shipped_suite(

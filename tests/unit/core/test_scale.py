@@ -110,7 +110,13 @@ def _node_info() -> object:
         stamp=types["builtin_interfaces/msg/Time"](sec=0, nanosec=0), frame_id=""
     )
     return types[NODE_INFO](
-        header=header, node="/uav/uav_agent", ros_distro="humble", python_version="3.10.12"
+        header=header,
+        node="/uav/uav_agent",
+        ros_distro="humble",
+        python_version="3.10.12",
+        run_dir="runs/r1",
+        host="lab-3",
+        pid=4242,
     )
 
 

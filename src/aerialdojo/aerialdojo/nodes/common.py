@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
+import socket
 import sys
 import threading
 import time
@@ -31,7 +33,7 @@ from aerialdojo.errors import ConfigError
 from aerialdojo.nodes.lifetime import exit_with_launcher
 from aerialdojo.nodes.qos import NODES_QOS
 from aerialdojo.params import NODE_PARAMETERS, ParamSpec
-from aerialdojo.runtime import NODES_TOPIC, python_version, ros_distro
+from aerialdojo.runtime import NODES_TOPIC, RUN_DIR_ENV, python_version, ros_distro
 
 
 @contextlib.contextmanager
@@ -86,9 +88,11 @@ def _end_on_thread_failure(
 
 
 def announce_node(node: Node) -> Publisher:
-    """Publish what ``node`` runs on, its ROS 2 distribution and Python, latched on
-    ``/aerialdojo/nodes``: the evaluator records it with the run and warns when the graph's
-    nodes run different distributions. Every aerialdojo node calls it once, at start."""
+    """Publish what ``node`` runs on, its ROS 2 distribution and Python, and the run, host
+    and process it belongs to, latched on ``/aerialdojo/nodes``: the evaluator records it
+    with the run and warns when the graph's nodes run different distributions, and a run
+    starting in the same domain names this one (``nodes.domain_guard``). Every aerialdojo
+    node calls it once, at start."""
     publisher = node.create_publisher(NodeInfo, NODES_TOPIC, NODES_QOS)
     publisher.publish(
         NodeInfo(
@@ -96,6 +100,9 @@ def announce_node(node: Node) -> Publisher:
             node=node.get_fully_qualified_name(),
             ros_distro=ros_distro(),
             python_version=python_version(),
+            run_dir=os.environ.get(RUN_DIR_ENV, ""),
+            host=socket.gethostname(),
+            pid=os.getpid(),
         )
     )
     return publisher

@@ -41,6 +41,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -65,7 +67,7 @@ from rclpy.node import Node
 from std_msgs.msg import Header
 from std_srvs.srv import Trigger
 
-from aerialdojo.errors import AerialDojoError, ConfigError
+from aerialdojo.errors import AerialDojoError, ConfigError, DomainTakenError
 from aerialdojo.events import ENDING_NAMES
 from aerialdojo.geometry import Pose, wrap_angle
 from aerialdojo.graph import BRIDGE_NODE, NAMESPACES, UNWATCHED_TOPICS, selected_episodes
@@ -84,6 +86,7 @@ from aerialdojo.nodes.conversions import (
     task_spec_msg,
     turn_msg,
 )
+from aerialdojo.nodes.domain_guard import refuse_if_domain_taken
 from aerialdojo.nodes.qos import EVENTS_QOS, FAULTS_QOS, HANDOFF_QOS, SERVICE_QOS, TASK_QOS
 from aerialdojo.params import NODE_PARAMETERS
 from aerialdojo.protocols import EpisodeLike, load_suite
@@ -98,6 +101,7 @@ from aerialdojo.protocols.referee import (
     Verdict,
 )
 from aerialdojo.robot.console import task_line
+from aerialdojo.runtime import DOMAIN_CHECKED_ENV
 from aerialdojo.tasks.records import suite_identity
 from aerialdojo.tasks.site_record import StartTolerance
 from aerialdojo.tasks.suite import Suite, resolve_suite
@@ -135,6 +139,13 @@ class TaskManager(Node):
 
     def __init__(self) -> None:
         super().__init__("task_manager")
+        # Before it serves or announces anything, which another run's agents, bridge and
+        # evaluator in the domain would take for their own run's; unless its launcher holds
+        # the domain and has looked already (a run started beside it is refused by the
+        # other run's own checks).
+        domain = os.environ.get("ROS_DOMAIN_ID", "")
+        if not domain or os.environ.get(DOMAIN_CHECKED_ENV) != domain:
+            refuse_if_domain_taken(self)
         declare_node_parameters(self, "task_manager")
         announce_node(self)
         suite_path = resolve_suite(param(self, "suite"))
@@ -807,7 +818,11 @@ def _facts_json(verdict: Verdict) -> str:
 
 def main(args: list[str] | None = None) -> None:
     with node_process(args):
-        node = TaskManager()
+        try:
+            node = TaskManager()
+        except DomainTakenError as error:
+            rclpy.logging.get_logger("task_manager").fatal(str(error))
+            sys.exit(1)
         executor = MultiThreadedExecutor(num_threads=4)
         executor.add_node(node)
         if param(node, "auto_run"):
