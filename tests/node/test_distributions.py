@@ -27,7 +27,9 @@ def test_a_node_on_another_distribution_is_flagged_live_and_from_the_bag(tmp_pat
     run_dir = runs / "mixed"
     nodes = {
         "sim_bridge": {"image_width": 48, "image_height": 48},
-        "task_manager": {"max_episodes": 1},
+        # Two episodes: one can end before a node's announcement was discovered (Fast DDS
+        # announces a participant again after about 3 s), and the notes would miss it.
+        "task_manager": {"max_episodes": 2},
         "evaluator": {"output_dir": str(runs), "run_id": "mixed"},
         "uav_agent": {"policy": "oracle"},
     }
