@@ -37,11 +37,13 @@ def test_a_node_on_another_distribution_is_flagged_live_and_from_the_bag(tmp_pat
     harness = [spec for spec in specs if spec.name != "uav_agent"]
     agent = [spec for spec in specs if spec.name == "uav_agent"]
     with (
-        running(harness, tmp_path / "harness"),
+        running(harness, tmp_path / "harness") as harness_nodes,
         running(agent, tmp_path / "agent", env={**os.environ, "ROS_DISTRO": "humble"}),
     ):
+        # The evaluator exits once its report is written (run_status.json comes first).
+        evaluator = next(node for node in harness_nodes if node.spec.name == "evaluator")
         deadline = time.monotonic() + 180
-        while not (run_dir / "run_status.json").is_file():
+        while evaluator.process.poll() is None:
             assert time.monotonic() < deadline, "\n".join(
                 log.read_text()[-2000:] for log in sorted(tmp_path.glob("*/logs/*.log"))
             )
