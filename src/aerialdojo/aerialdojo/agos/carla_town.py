@@ -23,13 +23,12 @@ import numpy as np
 
 from aerialdojo.agos.grid import build_uav_grid
 from aerialdojo.agos.roads import Street, build_lane_network
-from aerialdojo.agos.town import TownMap
+from aerialdojo.agos.town import TownMap, vehicle_named
 from aerialdojo.carla_maps import CARLA_MAPS, load_road_map
 from aerialdojo.errors import UnknownSceneError
 from aerialdojo.geometry import Pose
 from aerialdojo.sim.annotations import TargetObject
 from aerialdojo.sim.backend import CameraSpec
-from aerialdojo.sim.embedded.renderer import camera_origin, camera_rotation
 from aerialdojo.spawns import SpawnedObject
 
 #: The CARLA maps AGOS episodes can be made on.
@@ -104,24 +103,10 @@ class FrustumOracle:
         target: TargetObject,
         max_range_m: float = math.inf,
     ) -> bool:
-        from aerialdojo.agos.oracle import sample_points  # noqa: PLC0415 - Embree-free
+        from aerialdojo.agos.oracle import in_frustum, sample_points  # noqa: PLC0415 - Embree-free
 
         points = sample_points(target)
-        for spec in cameras:
-            origin = camera_origin(pose, spec)
-            local = (points - origin) @ camera_rotation(pose, spec)
-            half_width = math.tan(math.radians(spec.fov_deg) / 2.0)
-            half_height = half_width * spec.height / spec.width
-            forward = local[:, 0]
-            inside = (
-                (forward > 0.1)
-                & (np.abs(local[:, 1]) <= half_width * forward)
-                & (np.abs(local[:, 2]) <= half_height * forward)
-                & (np.linalg.norm(points - origin, axis=1) <= max_range_m)
-            )
-            if inside.any():
-                return True
-        return False
+        return any(in_frustum(points, pose, spec, max_range_m)[1].any() for spec in cameras)
 
     def line_of_sight(self, eye: Sequence[float] | np.ndarray, target: TargetObject) -> bool:
         """Always: the map file holds nothing that could stand between ``eye`` and ``target``
@@ -143,10 +128,7 @@ class CarlaTown:
         Raises:
             KeyError: no such vehicle; ``args[0]`` names it.
         """
-        for vehicle in self.vehicles:
-            if vehicle.object_id == object_id:
-                return vehicle
-        raise KeyError(f"town {self.map.name}: no vehicle {object_id!r}")
+        return vehicle_named(self.vehicles, object_id, self.map.name)
 
     def oracle(self) -> FrustumOracle:
         return FrustumOracle()

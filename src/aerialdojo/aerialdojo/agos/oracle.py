@@ -28,6 +28,25 @@ def sample_points(target: TargetObject) -> np.ndarray:
     return np.asarray(points, dtype=np.float64)
 
 
+def in_frustum(
+    points: np.ndarray, pose: Pose, spec: CameraSpec, max_range_m: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The camera's origin, and which of ``points`` lie in its frustum: at least 0.1 m ahead,
+    within ``max_range_m`` (occlusion is the caller's)."""
+    origin = camera_origin(pose, spec)
+    local = (points - origin) @ camera_rotation(pose, spec)  # rows: (fwd, left, up)
+    half_width = math.tan(math.radians(spec.fov_deg) / 2.0)
+    half_height = half_width * spec.height / spec.width
+    forward = local[:, 0]
+    inside = (
+        (forward > 0.1)
+        & (np.abs(local[:, 1]) <= half_width * forward)
+        & (np.abs(local[:, 2]) <= half_height * forward)
+        & (np.linalg.norm(points - origin, axis=1) <= max_range_m)
+    )
+    return origin, inside
+
+
 class TownOracle:
     """Answers visibility questions by ray casting against the town's own geometry.
 
@@ -68,17 +87,7 @@ class TownOracle:
         some sample point inside a view's frustum, unobstructed, within ``max_range_m``."""
         points = sample_points(target)
         for spec in cameras:
-            origin = camera_origin(pose, spec)
-            local = (points - origin) @ camera_rotation(pose, spec)  # rows: (fwd, left, up)
-            half_width = math.tan(math.radians(spec.fov_deg) / 2.0)
-            half_height = half_width * spec.height / spec.width
-            forward = local[:, 0]
-            inside = (
-                (forward > 0.1)
-                & (np.abs(local[:, 1]) <= half_width * forward)
-                & (np.abs(local[:, 2]) <= half_height * forward)
-                & (np.linalg.norm(points - origin, axis=1) <= max_range_m)
-            )
+            origin, inside = in_frustum(points, pose, spec, max_range_m)
             if np.any(inside & self.unobstructed(origin, target)):
                 return True
         return False

@@ -13,6 +13,7 @@ import itertools
 import math
 import time
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -90,6 +91,18 @@ class TownMap:
     road_width_m: float = ROAD_WIDTH_M
 
 
+def vehicle_named(vehicles: Sequence[TargetObject], object_id: str, town_name: str) -> TargetObject:
+    """The vehicle called ``object_id`` among a town's ``vehicles``.
+
+    Raises:
+        KeyError: no such vehicle; ``args[0]`` names it and the town.
+    """
+    for vehicle in vehicles:
+        if vehicle.object_id == object_id:
+            return vehicle
+    raise KeyError(f"town {town_name}: no vehicle {object_id!r}")
+
+
 @dataclass(frozen=True)
 class Town:
     """A loaded town: its map, its scene and its parked vehicles (ground truth)."""
@@ -104,10 +117,7 @@ class Town:
         Raises:
             KeyError: no such vehicle; ``args[0]`` names it.
         """
-        for vehicle in self.vehicles:
-            if vehicle.object_id == object_id:
-                return vehicle
-        raise KeyError(f"town {self.map.name}: no vehicle {object_id!r}")
+        return vehicle_named(self.vehicles, object_id, self.map.name)
 
     def oracle(self) -> TownOracle:
         """Visibility judged against the town's own geometry."""
