@@ -16,6 +16,7 @@ from aerialdojo_interfaces.msg import NodeInfo
 from aerialdojo_interfaces.srv import ListEpisodes
 from rostest import RosClient, running, specs_for
 
+from aerialdojo.nodes.domain_guard import WINDOW_ENV
 from aerialdojo.nodes.qos import NODES_QOS
 from aerialdojo.run_contract import EXIT_USAGE
 from aerialdojo.runtime import DOMAIN_CHECKED_ENV, NODES_TOPIC
@@ -28,7 +29,7 @@ def test_a_second_task_manager_in_the_domain_refuses_and_names_the_first(
 ) -> None:
     specs = specs_for({"task_manager": {"auto_run": False}})
     first_dir, second_dir = tmp_path / "first", tmp_path / "second"
-    unchecked = {k: v for k, v in os.environ.items() if k != DOMAIN_CHECKED_ENV}
+    unchecked = {k: v for k, v in os.environ.items() if k not in (DOMAIN_CHECKED_ENV, WINDOW_ENV)}
     client = RosClient()
     try:
         heard = client.collect(NodeInfo, NODES_TOPIC, NODES_QOS)
@@ -79,6 +80,7 @@ def test_aerialdojo_eval_refuses_a_domain_whose_run_holds_no_lock(
                 "--run-id", "second",
             ],
             capture_output=True, text=True, timeout=120, check=False,
+            env={k: v for k, v in os.environ.items() if k != WINDOW_ENV},
         )  # fmt: skip
         assert task_manager.process.poll() is None  # undisturbed
     assert refused.returncode == EXIT_USAGE, refused.stderr[-3000:]

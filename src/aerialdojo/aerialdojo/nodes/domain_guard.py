@@ -20,7 +20,7 @@ from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 
-from aerialdojo.errors import DomainTakenError
+from aerialdojo.errors import ConfigError, DomainTakenError
 from aerialdojo.nodes.qos import NODES_QOS
 from aerialdojo.runtime import NODES_TOPIC, TASK_MANAGER_NODE, RunSighting, domain_taken_message
 
@@ -29,6 +29,28 @@ from aerialdojo.runtime import NODES_TOPIC, TASK_MANAGER_NODE, RunSighting, doma
 #: DDS's next one (every 3 s by default): 0.13-3.08 s measured at load 4-6 on two cores
 #: (benchmarks/domain_guard.py). The window covers one announcement period and a margin.
 DISCOVERY_WINDOW_S = 5.0
+#: Overrides the window, in seconds (0: do not look): for a host whose domains only its own
+#: runs use, such as a test session's private domain.
+WINDOW_ENV = "AERIALDOJO_DOMAIN_WINDOW_S"
+
+
+def discovery_window_s() -> float:
+    """The window a starting run listens in: ``WINDOW_ENV`` if set, else
+    ``DISCOVERY_WINDOW_S``.
+
+    Raises:
+        ConfigError: ``WINDOW_ENV`` is not a number of seconds, 0 or more.
+    """
+    text = os.environ.get(WINDOW_ENV, "")
+    if not text:
+        return DISCOVERY_WINDOW_S
+    try:
+        window = float(text)
+    except ValueError:
+        window = -1.0
+    if not window >= 0:
+        raise ConfigError(f"environment: {WINDOW_ENV}={text!r} is not a number of seconds >= 0")
+    return window
 
 
 def other_runs(node: Node, window_s: float = DISCOVERY_WINDOW_S) -> list[RunSighting]:
@@ -68,18 +90,22 @@ def other_runs(node: Node, window_s: float = DISCOVERY_WINDOW_S) -> list[RunSigh
     return [*heard.values(), *[RunSighting()] * unannounced]
 
 
-def refuse_if_domain_taken(node: Node, window_s: float = DISCOVERY_WINDOW_S) -> None:
-    """Raise when another run's task manager is in ``node``'s domain.
+def refuse_if_domain_taken(node: Node, window_s: float | None = None) -> None:
+    """Raise when another run's task manager is in ``node``'s domain, listening for
+    ``window_s`` (default ``discovery_window_s()``).
 
     Raises:
         DomainTakenError: naming the other run(s) and the ways out.
     """
+    window_s = discovery_window_s() if window_s is None else window_s
+    if window_s == 0:
+        return
     others = other_runs(node, window_s)
     if others:
         raise DomainTakenError(domain_taken_message(os.environ.get("ROS_DOMAIN_ID", ""), others))
 
 
-def check_domain_free(window_s: float = DISCOVERY_WINDOW_S) -> None:
+def check_domain_free(window_s: float | None = None) -> None:
     """``refuse_if_domain_taken`` from a launcher, before any node of its run starts: a
     listener of its own joins the domain of ``ROS_DOMAIN_ID`` and leaves it.
 
