@@ -121,7 +121,11 @@ class GateClient(RosClient):
         self.spin_until(lambda: False, seconds)
 
     def wait_for(self, predicate: Callable[[], bool], timeout_s: float, what: str) -> None:
-        assert self.spin_until(predicate, timeout_s), f"{what} within {timeout_s} s"
+        if self.spin_until(predicate, timeout_s):
+            return
+        last = self.status[-1] if self.status else None
+        said = f"state {last.state}, fault {last.fault!r}: {last.detail}" if last else "nothing"
+        raise AssertionError(f"{what} within {timeout_s} s; the gate's last status: {said}")
 
     def engage(self, timeout_s: float = 60.0) -> None:
         """Engage once the gate has what it needs (odometry, a heartbeat) and say READY."""
