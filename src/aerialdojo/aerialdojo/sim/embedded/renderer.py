@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -53,12 +54,15 @@ class _ViewConstants:
     Attributes:
         rays: (N, 3) directions in a body frame of yaw 0 (forward component 1 in the camera).
         lengths: (N,) their lengths.
-        sky: (N, 3) sky colour in [0, 255] plus 0.5 for rounding.
+        sky: (3, N) uint8 the sky's colour per channel as written into the image (what a
+            miss shows).
+        haze: (3, 1) the haze colour per channel in [0, 255] plus 0.5 for rounding.
     """
 
     rays: np.ndarray
     lengths: np.ndarray
     sky: np.ndarray
+    haze: np.ndarray
 
 
 @lru_cache(maxsize=32)
@@ -70,7 +74,49 @@ def _view_constants(spec: CameraSpec, lighting: Lighting) -> _ViewConstants:
     horizon = haze_colour(lighting)
     zenith = np.asarray(lighting.sky_zenith, dtype=np.float32) * np.float32(255.0) + 0.5
     sky = horizon + (zenith - horizon) * elevation[:, None]
-    return _ViewConstants(rays, lengths.astype(np.float32), sky.astype(np.float32))
+    # Truncated as the shaded pixels are: a miss blends the sky by a haze factor of 0.
+    return _ViewConstants(
+        rays,
+        lengths.astype(np.float32),
+        np.ascontiguousarray(sky.astype(np.float32).astype(np.uint8).T),
+        horizon[:, None],
+    )
+
+
+@lru_cache(maxsize=8)
+def _yawed_rays(spec: CameraSpec, lighting: Lighting, yaw: float) -> np.ndarray:
+    """A view's ray directions in the map frame for a body at ``yaw``: computed once per
+    heading (an agent keeps its heading for most steps), read-only."""
+    body = _view_constants(spec, lighting).rays
+    c, s = np.float32(math.cos(yaw)), np.float32(math.sin(yaw))
+    directions = np.empty_like(body)
+    directions[:, 0] = c * body[:, 0] - s * body[:, 1]
+    directions[:, 1] = s * body[:, 0] + c * body[:, 1]
+    directions[:, 2] = body[:, 2]
+    directions.setflags(write=False)
+    return directions
+
+
+class _Scratch(threading.local):
+    """Per-thread work buffers of the shading, kept between frames: the render threads shade
+    every step's chunks into the same memory instead of allocating it again."""
+
+    def __init__(self) -> None:
+        self.capacity = 0
+
+    def buffers(self, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(3, count) float32 colour planes, (count,) float32 haze, uint8 patterns and bool
+        misses, each contiguous."""
+        if count > self.capacity:
+            self.capacity = max(count, CHUNK_RAYS)
+            self.colour = np.empty((3, self.capacity), dtype=np.float32)
+            self.haze = np.empty(self.capacity, dtype=np.float32)
+            self.pattern = np.empty(self.capacity, dtype=np.uint8)
+            self.miss = np.empty(self.capacity, dtype=np.bool_)
+        return self.colour[:, :count], self.haze[:count], self.pattern[:count], self.miss[:count]
+
+
+_SCRATCH = _Scratch()
 
 
 def haze_colour(lighting: Lighting) -> np.ndarray:
@@ -126,61 +172,73 @@ def render_views(
         for spec in specs
         for start in range(0, spec.width * spec.height, CHUNK_RAYS)
     ]
+    # Looked up here, once per view, not by every chunk's thread.
+    directions = {spec.name: _yawed_rays(spec, scene.lighting, pose.yaw) for spec in specs}
 
     def trace(job: tuple[CameraSpec, slice]) -> None:
         spec, pixels = job
-        _render_chunk(scene, pose, spec, pixels, frames[spec.name])
+        _render_chunk(scene, pose, spec, directions[spec.name][pixels], pixels, frames[spec.name])
 
     run_in_pool(trace, jobs)
     return frames
 
 
 def _render_chunk(
-    scene: EmbeddedScene, pose: Pose, spec: CameraSpec, pixels: slice, frame: CameraFrame
+    scene: EmbeddedScene,
+    pose: Pose,
+    spec: CameraSpec,
+    directions: np.ndarray,
+    pixels: slice,
+    frame: CameraFrame,
 ) -> None:
     """Trace and shade one run of pixels of one view into ``frame``."""
     light = scene.lighting
     constants = _view_constants(spec, light)
-    body = constants.rays[pixels]
-    c, s = np.float32(math.cos(pose.yaw)), np.float32(math.sin(pose.yaw))
-    directions = np.empty_like(body)
-    directions[:, 0] = c * body[:, 0] - s * body[:, 1]
-    directions[:, 1] = s * body[:, 0] + c * body[:, 1]
-    directions[:, 2] = body[:, 2]
     origin = camera_origin(pose, spec).astype(np.float32)
     primitive, distance, _ = scene.caster.cast(
         np.broadcast_to(origin, directions.shape), directions
     )
-    hit = primitive >= 0
-    # Gathered straight by primitive: the tables' last row (index -1) is a miss's.
-    colour = np.take(scene.lit_colour, primitive, axis=0)
-    pattern = np.take(scene.pattern_or_miss, primitive)
+    colour, haze, pattern, miss = _SCRATCH.buffers(len(primitive))
+    # Shaded as three channel planes, so that every numpy pass runs along the pixels (on
+    # interleaved RGB a per-channel operand makes numpy loop over rows of three). Gathered
+    # straight by primitive: the tables' last entry (index -1, which mode "wrap" takes as
+    # it is) is a miss's.
+    for channel in range(3):
+        np.take(scene.lit_channels[channel], primitive, out=colour[channel], mode="wrap")
+    np.take(scene.pattern_or_miss, primitive, out=pattern, mode="wrap")
     patterned = np.flatnonzero(pattern)
     if len(patterned):
         faces = primitive[patterned]
-        colour[patterned] = _apply_patterns(
-            colour[patterned],
+        colour[:, patterned] = _apply_patterns(
+            colour[:, patterned].T,
             pattern[patterned],
             origin + directions[patterned] * distance[patterned, None],
             scene.face_normal[faces],
-        )
+        ).T
     with np.errstate(over="ignore"):
-        haze = distance * constants.lengths[pixels]
+        np.multiply(distance, constants.lengths[pixels], out=haze)
         haze *= np.float32(-1.0 / light.haze_distance_m)
         np.exp(haze, out=haze)
-    # Misses have colour 0 and haze 0, so blending towards the background leaves the sky.
-    background = np.where(hit[:, None], haze_colour(light), constants.sky[pixels])
-    colour -= background
-    colour *= haze[:, None]
-    colour += background
-    # Written into the frame in place; the casts are astype's.
-    np.copyto(frame.rgb.reshape(-1, 3)[pixels], colour, casting="unsafe")
+    # Every pixel blends towards the haze colour in place; a miss's haze factor is 0, so
+    # its pixel is then the sky's, written over it below.
+    colour -= constants.haze
+    colour *= haze
+    colour += constants.haze
+    np.less(primitive, 0, out=miss)
+    rgb = frame.rgb.reshape(-1, 3)[pixels]
+    for channel in range(3):
+        # Written into the frame in place; the casts are astype's.
+        np.copyto(rgb[:, channel], colour[channel], casting="unsafe")
+        np.copyto(rgb[:, channel], constants.sky[channel, pixels], where=miss)
     depth = frame.depth.reshape(-1)[pixels]
-    depth.fill(np.inf)
-    np.copyto(depth, distance, where=hit)
+    np.copyto(depth, distance)
+    np.copyto(depth, np.float32(np.inf), where=miss)
     if frame.instance_ids is not None and frame.semantic_ids is not None:
-        np.take(scene.instance_or_miss, primitive, out=frame.instance_ids.reshape(-1)[pixels])
-        np.take(scene.semantic_or_miss, primitive, out=frame.semantic_ids.reshape(-1)[pixels])
+        for table, image in (
+            (scene.instance_or_miss, frame.instance_ids),
+            (scene.semantic_or_miss, frame.semantic_ids),
+        ):
+            np.take(table, primitive, out=image.reshape(-1)[pixels], mode="wrap")
 
 
 def _apply_patterns(

@@ -51,9 +51,10 @@ class EmbeddedScene:
         face_semantic: (T,) int32 semantic id per triangle (``catalogue.SEMANTIC_IDS``).
         lighting: sun, sky and haze.
         generation_seconds: wall time spent generating the scene.
-        lit_colour: (T + 1, 3) float32 sunlit colour in [0, 255] of each triangle's outward
-            side, and a last row of zeros that a miss (primitive -1) picks: the sun is fixed,
-            so Lambert shading is per face. Solids are closed and sheets (terrain, water,
+        lit_channels: (3, T + 1) float32 sunlit colour in [0, 255] of each triangle's
+            outward side, one row per channel (the renderer shades channel planes), and a last
+            column of zeros that a miss (primitive -1) picks: the sun is fixed, so Lambert
+            shading is per face. Solids are closed and sheets (terrain, water,
             roads) face up, so no legal viewpoint sees a back face.
         pattern_or_miss, instance_or_miss, semantic_or_miss: ``face_pattern``,
             ``face_instance`` and ``face_semantic`` with a last 0 that a miss picks, so the
@@ -70,7 +71,7 @@ class EmbeddedScene:
     face_semantic: np.ndarray
     lighting: Lighting
     generation_seconds: float = 0.0
-    lit_colour: np.ndarray = field(init=False, repr=False)
+    lit_channels: np.ndarray = field(init=False, repr=False)
     pattern_or_miss: np.ndarray = field(init=False, repr=False)
     instance_or_miss: np.ndarray = field(init=False, repr=False)
     semantic_or_miss: np.ndarray = field(init=False, repr=False)
@@ -80,7 +81,8 @@ class EmbeddedScene:
         lambert = np.maximum(self.face_normal @ sun, 0.0)
         brightness = self.lighting.ambient + (1.0 - self.lighting.ambient) * lambert
         lit = self.face_colour * brightness[:, None] * np.float32(255.0)
-        self.lit_colour = np.concatenate((lit, np.zeros((1, 3)))).astype(np.float32)
+        lit_and_miss = np.concatenate((lit, np.zeros((1, 3))))
+        self.lit_channels = np.ascontiguousarray(lit_and_miss.T, dtype=np.float32)
         self.pattern_or_miss = np.append(self.face_pattern, 0).astype(self.face_pattern.dtype)
         self.instance_or_miss = np.append(self.face_instance, 0).astype(np.int32)
         self.semantic_or_miss = np.append(self.face_semantic, 0).astype(np.int32)
