@@ -174,10 +174,13 @@ def render_views(
     ]
     # Looked up here, once per view, not by every chunk's thread.
     directions = {spec.name: _yawed_rays(spec, scene.lighting, pose.yaw) for spec in specs}
+    origins = {spec.name: camera_origin(pose, spec).astype(np.float32) for spec in specs}
 
     def trace(job: tuple[CameraSpec, slice]) -> None:
         spec, pixels = job
-        _render_chunk(scene, pose, spec, directions[spec.name][pixels], pixels, frames[spec.name])
+        _render_chunk(
+            scene, frames[spec.name], pixels, directions[spec.name][pixels], origins[spec.name]
+        )
 
     run_in_pool(trace, jobs)
     return frames
@@ -185,16 +188,15 @@ def render_views(
 
 def _render_chunk(
     scene: EmbeddedScene,
-    pose: Pose,
-    spec: CameraSpec,
-    directions: np.ndarray,
-    pixels: slice,
     frame: CameraFrame,
+    pixels: slice,
+    directions: np.ndarray,
+    origin: np.ndarray,
 ) -> None:
-    """Trace and shade one run of pixels of one view into ``frame``."""
+    """Trace and shade one run of pixels of one view into ``frame``, casting ``directions``
+    (those pixels' rays in the map frame) from ``origin``."""
     light = scene.lighting
-    constants = _view_constants(spec, light)
-    origin = camera_origin(pose, spec).astype(np.float32)
+    constants = _view_constants(frame.spec, light)
     primitive, distance, _ = scene.caster.cast(
         np.broadcast_to(origin, directions.shape), directions
     )
