@@ -28,6 +28,16 @@ def test_airsim_depth_floats_keep_their_metres() -> None:
     assert depth.dtype == np.float32 and depth.shape == (2, 3) and depth[0, 1] == 2.5
 
 
+def test_airsim_depth_floats_round_to_the_nearest_float32_like_a_c_cast() -> None:
+    # Values float32 cannot hold exactly, an integer (msgpack packs integral floats so on
+    # some servers), a subnormal, and the no-hit infinity.
+    values = [0.1, 1.0 / 3.0, 123.456789, 7, 1e-45, float("inf")]
+    depth = depth_from_floats(values, 3, 2, "down")
+    expected = np.fromiter(values, dtype=np.float32, count=len(values)).reshape(2, 3)
+    assert depth.tobytes() == expected.tobytes()
+    assert depth.flags.c_contiguous
+
+
 def test_carla_bgra_colour_and_24_bit_depth() -> None:
     bgra = np.zeros((2, 3, 4), dtype=np.uint8)
     bgra[:, :, :3] = RGB[:, :, ::-1]
