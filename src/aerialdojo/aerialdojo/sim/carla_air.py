@@ -104,8 +104,14 @@ UAV, UGV = "uav", "ugv"
 #: Client releases this backend was written and tested against.
 TESTED_CARLA_VERSION = "0.9.16"
 TESTED_AIRSIM_VERSION = "1.8.1"
-#: How long to wait for images between two ticks, seconds of wall time.
+#: How long to wait for the UAV's images before the first tick (time for the request to
+#: reach the server, so that the tick renders them) and between looks at the UGV's camera
+#: frames, seconds of wall time.
 _TICK_WAIT_S = 0.01
+#: How long to wait for images after a tick before ticking again, seconds of wall time: the
+#: images that tick rendered are still being packed and sent, and a tick too many costs a
+#: frame of wall time (ticking again after 10 ms made two ticks per observation set at 256²).
+_REPLY_WAIT_S = 0.05
 #: Role names of the actors this backend spawns: the UGV (``<role>``, ``<role>/<view>``) and
 #: an episode's objects (``<role>/<object id>``); every actor whose role starts with
 #: ``aerialdojo/`` is this backend's, and an earlier connection's is destroyed.
@@ -912,8 +918,9 @@ class CarlaAirBackend(SimulatorBackend):
     def _tick_until(self, result: concurrent.futures.Future[T], what: str) -> T:
         """Keep ticking the world until ``result`` is ready (CARLA-Air renders on ticks)."""
         deadline = time.monotonic() + self.settings.frame_timeout_s
+        wait_s = _TICK_WAIT_S
         while True:
-            done, _ = concurrent.futures.wait([result], timeout=_TICK_WAIT_S)
+            done, _ = concurrent.futures.wait([result], timeout=wait_s)
             if done:
                 try:
                     return result.result()
@@ -926,6 +933,7 @@ class CarlaAirBackend(SimulatorBackend):
                     f"{self.airsim_endpoint}: no {what} within {self.settings.frame_timeout_s:g} s"
                 )
             self._tick(1)
+            wait_s = _REPLY_WAIT_S
 
     def _observe_ugv(self, ground: _Ground) -> Observation:
         rig = self._rigs[UGV]
