@@ -1,10 +1,11 @@
-"""``aerialdojo eval --config config/carla_air.yaml --episodes 1`` end to end against the CARLA-Air
-fakes: the shipped config runs one episode of the shipped suite of Town10HD
-(``carla_air_town10hd``), the bridge in .venv-carla-air driving the real airsim client against
-the fake AirSim server over msgpack-rpc and the CARLA stand-in world (CARLA's client cannot be
-faked at the wire; ``fakes/inject/sitecustomize.py`` puts the stand-in where the client is, in
-the bridge's process). The episode's target is spawned by blueprint at reset and destroyed when
-the bridge closes: the stand-in's journal lists both. Image size is overridden to 32x32 to keep
+"""``aerialdojo eval --config config/carla_air.yaml --episodes 1`` (and ``carla_air_agos.yaml``)
+end to end against the CARLA-Air fakes: each shipped config runs one episode of its shipped
+suite of Town10HD (``carla_air_town10hd``, ``carla_air_agos_town10hd``), the bridge in
+.venv-carla-air driving the real airsim client against the fake AirSim server over
+msgpack-rpc and the CARLA stand-in world (CARLA's client cannot be faked at the wire;
+``fakes/inject/sitecustomize.py`` puts the stand-in where the client is, in the bridge's
+process). The episode's objects are spawned by blueprint at reset and destroyed when the bridge
+closes, and the AGOS UGV's cameras are CARLA sensors: the stand-in's journal lists them. Image size is overridden to 32x32 to keep
 the run short.
 
 Needs .venv-carla-air (tools/bootstrap_backend.sh carla-air); skipped without it.
@@ -21,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from aerialdojo.agos.sensors import RING_VIEWS
+from aerialdojo.protocols import load_suite as load_any_suite
 from aerialdojo.tasks.suite import load_suite, resolve_suite
 
 pytestmark = [pytest.mark.ros, pytest.mark.e2e]
@@ -87,3 +90,65 @@ def test_the_shipped_carla_air_config_runs_an_episode_of_its_shipped_suite(tmp_p
     destroyed = {(e["type_id"], e["role_name"]) for e in objects if e["event"] == "destroyed"}
     assert spawned == wanted, (events, logs)
     assert destroyed == wanted, (events, run.stdout[-2000:], logs)
+
+
+@pytest.mark.skipif(not VENV.exists(), reason="needs .venv-carla-air: tools/bootstrap_backend.sh")
+def test_the_shipped_carla_air_agos_config_runs_an_episode_of_its_shipped_suite(
+    tmp_path: Path,
+) -> None:
+    """``config/carla_air_agos.yaml``: the AGOS UAV and UGV agents, unchanged, get the nadir
+    view from AirSim and the UGV's front view and ring from CARLA cameras; the episode is
+    scored, and its vehicles are spawned at reset and destroyed at the end."""
+    port = _free_port()
+    journal = tmp_path / "actors.jsonl"
+    world = {
+        "airsim_port": port,
+        "width": SIZE,
+        "height": SIZE,
+        "benchmark": "agos",
+        "journal": str(journal),
+    }
+    inject = os.pathsep.join([str(REPO / "tests" / "fakes" / "inject"), str(REPO / "tests")])
+    env = {
+        **os.environ,
+        "AERIALDOJO_ROOT": str(REPO),
+        "AERIALDOJO_FAKE_CARLA_AIR": json.dumps(world),
+        "PYTHONPATH": os.pathsep.join([inject, os.environ.get("PYTHONPATH", "")]),
+    }
+    run = _aerialdojo(
+        "eval", "--config", REPO / "config" / "carla_air_agos.yaml", "--episodes", 1,
+        "--output", tmp_path / "runs", "--run-id", "carla_air_agos",
+        f"sim_bridge.airsim_port={port}", f"sim_bridge.image_width={SIZE}",
+        f"sim_bridge.image_height={SIZE}", env=env,
+    )  # fmt: skip
+    run_dir = tmp_path / "runs" / "carla_air_agos"
+    logs = "".join(p.read_text()[-1500:] for p in sorted((run_dir / "logs").glob("*.log")))
+    events = [json.loads(line) for line in journal.read_text().splitlines()]
+    assert run.returncode == 0, run.stderr[-3000:] + logs
+    status = json.loads((run_dir / "run_status.json").read_text())
+    assert status["complete"] and status["scored"] == status["selected"], (status, logs)
+    assert len(status["scored"]) == 1, status
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert [e["scene"] for e in metrics["episodes"]] == ["Town10HD"]
+    # The UGV carried its fourteen cameras (RGB and depth per AGOS view) and its collision
+    # sensor; every actor of the run is gone at its end.
+    ugv_views = {
+        e["role_name"].rsplit("/", 1)[-1]
+        for e in events
+        if e["event"] == "spawned" and e["type_id"].startswith("sensor.camera.")
+        and e["role_name"].startswith("aerialdojo/ugv/")
+    }  # fmt: skip
+    assert ugv_views == {"front", *RING_VIEWS}, events
+    _protocol, suite = load_any_suite(resolve_suite("carla_air_agos_town10hd"))
+    episode = next(e for e in suite.episodes if e.episode_id == status["scored"][0])
+    wanted = {(s.blueprint, f"aerialdojo/object/{s.object_id}") for s in episode.spawns}
+    objects = [e for e in events if e["role_name"].startswith("aerialdojo/object/")]
+    spawned = {(e["type_id"], e["role_name"]) for e in objects if e["event"] == "spawned"}
+    destroyed = {(e["type_id"], e["role_name"]) for e in objects if e["event"] == "destroyed"}
+    assert spawned == wanted, (events, logs)
+    assert destroyed == wanted, (events, run.stdout[-2000:], logs)
+    ours = [e for e in events if e["role_name"].startswith("aerialdojo/")]
+    alive = {e["id"] for e in ours if e["event"] == "spawned"} - {
+        e["id"] for e in ours if e["event"] == "destroyed"
+    }
+    assert not alive, (alive, events)
