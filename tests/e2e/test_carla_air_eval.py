@@ -5,8 +5,8 @@ suite of Town10HD (``carla_air_town10hd``, ``carla_air_agos_town10hd``), the bri
 msgpack-rpc and the CARLA stand-in world (CARLA's client cannot be faked at the wire;
 ``fakes/inject/sitecustomize.py`` puts the stand-in where the client is, in the bridge's
 process). The episode's objects are spawned by blueprint at reset and destroyed when the bridge
-closes, and the AGOS UGV's cameras are CARLA sensors: the stand-in's journal lists them. Image size is overridden to 32x32 to keep
-the run short.
+closes, and the AGOS UGV's cameras are CARLA sensors: the stand-in's journal lists them. Image
+size is overridden to 32x32 to keep the run short.
 
 Needs .venv-carla-air (tools/bootstrap_backend.sh carla-air); skipped without it.
 """

@@ -180,6 +180,8 @@ def atof(text: str) -> float:
     number, 0.0 where there is none."""
     number = re.match(r"\s*([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)", text)
     return float(number.group(1)) if number else 0.0
+
+
 _VEHICLE_ATTRIBUTES = ("color", "role_name", "sticky_control")
 #: Half extents (x, y, z) of the blueprints' boxes: approximate, from CARLA's meshes.
 VEHICLES: dict[str, tuple[float, float, float]] = {

@@ -71,6 +71,7 @@ from aerialdojo.errors import (
     UnknownSceneError,
 )
 from aerialdojo.geometry import Pose
+from aerialdojo.robot.motions import MotionWorld, plan_motion
 from aerialdojo.sim.backend import (
     BackendOptions,
     CameraFrame,
@@ -92,14 +93,13 @@ from aerialdojo.sim.remote.frames import (
     carla_to_map,
     map_to_carla,
 )
-from aerialdojo.robot.motions import MotionWorld, plan_motion
-from aerialdojo.sim.remote.rigs import benchmark_rigs
 from aerialdojo.sim.remote.images import (
     depth_from_carla_bgra,
     depth_from_floats,
     rgb_from_bgr_bytes,
     rgb_from_carla_bgra,
 )
+from aerialdojo.sim.remote.rigs import benchmark_rigs
 from aerialdojo.sim.remote.settings import CarlaAirSettings
 from aerialdojo.spawns import SpawnedObject
 

@@ -13,7 +13,9 @@ from aerialdojo.sim.backend import CameraSpec, SimulatorBackend
 RigBuilder = Callable[[Sequence[str], int, int, float], dict[str, list[CameraSpec]]]
 
 
-def _agos(agents: Sequence[str], width: int, height: int, fov_deg: float) -> dict[str, list[CameraSpec]]:
+def _agos(
+    agents: Sequence[str], width: int, height: int, fov_deg: float
+) -> dict[str, list[CameraSpec]]:
     del fov_deg  # AGOS-Bench fixes each camera's own
     return agos_rigs(agents, width, height)
 
