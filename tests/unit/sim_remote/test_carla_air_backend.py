@@ -947,7 +947,7 @@ def test_agos_decisions_are_refused_on_an_aerialdojo_run(
     backend = _backend(fake, world, {"uav": UAV_RIG, "ugv": UGV_RIG})
     try:
         backend.reset("Town10HD", {"ugv": UGV_START})
-        with pytest.raises(InvalidActionError, match="carla_air_benchmark: agos"):
+        with pytest.raises(InvalidActionError, match="not a motion of the AerialDojo action set"):
             backend.execute("ugv", Action("STOP_OBSERVE"))
     finally:
         backend.close()

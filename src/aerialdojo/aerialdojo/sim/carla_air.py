@@ -61,9 +61,7 @@ import carla
 from msgpackrpc.error import RPCError
 
 from aerialdojo.actions import STOP, Action, target_pose
-from aerialdojo.agos.planning import UGV_HEIGHT_M
 from aerialdojo.agos.sensors import current_views
-from aerialdojo.agos.vocabulary import STOP_OBSERVE, UAV_ACTIONS, UGV_ACTIONS
 from aerialdojo.errors import (
     ConfigError,
     InvalidActionError,
@@ -99,7 +97,7 @@ from aerialdojo.sim.remote.images import (
     rgb_from_bgr_bytes,
     rgb_from_carla_bgra,
 )
-from aerialdojo.sim.remote.rigs import benchmark_rigs
+from aerialdojo.sim.remote.rigs import benchmark_rigs, remote_benchmark
 from aerialdojo.sim.remote.settings import CarlaAirSettings
 from aerialdojo.spawns import SpawnedObject
 
@@ -135,9 +133,6 @@ _LAUNCHER_ROLE = "autopilot"
 #: was moved by something else.
 _DRIFT_TOLERANCE_M = 0.05
 _RELEASE = re.compile(r"^\d+(\.\d+)+$")
-#: The AGOS decisions (with ``carla_air_benchmark: agos``); any other action is an AerialDojo
-#: motion.
-_AGOS_ACTIONS = frozenset((*UAV_ACTIONS, *UGV_ACTIONS))
 #: A smoke test's UAV start: high above the map origin, clear of buildings.
 SMOKE_TEST_UAV_START = Pose(0.0, 0.0, 100.0, 0.0)
 
@@ -267,17 +262,19 @@ class CarlaAirBackend(SimulatorBackend):
         self._tick_time_s = 0.0
         self._ugv_cameras: dict[str, ServerCamera] = {}
         self._uav_sizes: dict[str, tuple[int, int]] = {}
-        agos = settings.benchmark == "agos"
-        #: AGOS runs in the map frame (AGOS-Bench, "Sensors": global localisation).
-        self.global_localization = agos
-        #: What shows each agent the views its first observation leaves out (the doctor
-        #: checks them too): the UGV's ring comes after STOP_OBSERVE.
-        self.reveal_actions = {UGV: Action(STOP_OBSERVE)} if agos and UGV in rigs else {}
-        self._agos = agos
-        #: An AGOS UGV's pose is its body frame, its cameras' height above the road
-        #: (``agos.planning.UGV_HEIGHT_M``); its vehicle stands on the road below it.
-        self._ugv_mount_m = UGV_HEIGHT_M if agos else 0.0
-        self._ring_next: set[str] = set()
+        benchmark = remote_benchmark(settings.benchmark)
+        self.global_localization = benchmark.global_localization
+        #: What shows each agent the views its first observation leaves out (an AGOS UGV's
+        #: ring comes after STOP_OBSERVE); the doctor checks those views too.
+        self.reveal_actions = {
+            agent: action for agent, action in benchmark.reveal_actions.items() if agent in rigs
+        }
+        self._decisions = benchmark.decisions
+        #: The UGV's pose (and its cameras) this far above its vehicle, which stands on the
+        #: road: an AGOS UGV's body frame is at camera height, as in the embedded towns.
+        self._ugv_mount_m = benchmark.ugv_body_height_m
+        #: Agents whose next observation shows the views their reveal action brings.
+        self._revealed: set[str] = set()
         self._motion_world = MotionWorld(settings.map_name)
 
     # -- connection ----------------------------------------------------------------------
@@ -595,7 +592,7 @@ class CarlaAirBackend(SimulatorBackend):
         self._check_rigged(poses)
         if self._world is None:
             self._connect()
-        self._ring_next = set()
+        self._revealed = set()
         if UAV in poses:
             self._place_uav(poses[UAV], ignore_collision=True)
         if UGV in poses:
@@ -744,19 +741,19 @@ class CarlaAirBackend(SimulatorBackend):
     # -- actions -------------------------------------------------------------------------
 
     def execute(self, agent: str, action: Action, argument: str = "") -> MotionOutcome:
-        """Execute one action of ``agent`` over whole ticks: an AGOS decision (with
-        ``carla_air_benchmark: agos``; ``argument`` names its waypoint or anchor), or an
-        AerialDojo motion (``argument`` unused; the doctor's probe step in either).
+        """Execute one action of ``agent`` over whole ticks: a decision of the run's benchmark
+        (AGOS's; ``argument`` names its waypoint or anchor), or an AerialDojo motion
+        (``argument`` unused; the doctor's probe step in either).
 
         Raises:
-            InvalidActionError: a vertical motion of the UGV, an AGOS decision outside an
-                AGOS run, or one whose argument names no waypoint or reachable anchor.
+            InvalidActionError: a vertical motion of the UGV, an action that is neither, or a
+                decision whose argument names no waypoint or reachable anchor.
             SimulatorFaultError: a server failed, or the agent was not placed by ``reset``.
         """
         self._require_connection(agent)
-        if action.name in _AGOS_ACTIONS:
-            return self._execute_agos(agent, action, argument)
-        self._ring_next.discard(agent)
+        if action.name in self._decisions:
+            return self._execute_decision(agent, action, argument)
+        self._revealed.discard(agent)
         if agent == UGV:
             return self._execute_ugv(action)
         pose = self._uav_pose()
@@ -764,23 +761,19 @@ class CarlaAirBackend(SimulatorBackend):
             return MotionOutcome(pose=pose)
         return self._fly_uav(target_pose(pose, action))
 
-    def _execute_agos(self, agent: str, action: Action, argument: str) -> MotionOutcome:
+    def _execute_decision(self, agent: str, action: Action, argument: str) -> MotionOutcome:
         """One AGOS decision, planned as a robot's (``robot.motions``: the UAV to a grid
         waypoint at its altitude, the UGV through every fine node of its road drive, heading
         along the road; the other decisions move nothing) on the map's road graph and UAV
         grid; every decision takes one action's ticks."""
-        if not self._agos:
-            raise InvalidActionError(
-                f"{action.name} is an AGOS decision; this run bridges "
-                f"{self.settings.benchmark!r} (sim_bridge.carla_air_benchmark: agos)"
-            )
         ground = self._require_ground() if agent == UGV else None
         start = self._uav_pose() if ground is None else self._ugv_pose(ground)
         plan = plan_motion(start, action, argument, self._motion_world)
-        if action.name == STOP_OBSERVE:
-            self._ring_next.add(agent)
+        revealing = self.reveal_actions.get(agent)
+        if revealing is not None and action.name == revealing.name:
+            self._revealed.add(agent)
         else:
-            self._ring_next.discard(agent)
+            self._revealed.discard(agent)
         if plan.target is None:
             self._tick(self._ticks_per_action)
             return MotionOutcome(pose=start if ground is None else self._ugv_pose(ground))
@@ -955,7 +948,7 @@ class CarlaAirBackend(SimulatorBackend):
         """
         self._require_connection(agent)
         if agent == UGV:
-            views = current_views(self._rigs[UGV], ring=UGV in self._ring_next)
+            views = current_views(self._rigs[UGV], ring=UGV in self._revealed)
             return self._observe_ugv(self._require_ground(), views)
         requests = [
             request
