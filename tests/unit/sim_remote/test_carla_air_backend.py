@@ -874,6 +874,8 @@ def test_the_agos_rig_rides_on_carla_cameras_and_the_ring_follows_stop_observe(
     try:
         backend.reset("Town10HD", starts)
         assert backend.global_localization
+        # The doctor's default start stands the vehicle on the lane, its body 1.6 m up.
+        assert backend.start_pose("Town10HD", "ugv").z == pytest.approx(UGV_HEIGHT_M)
         # Fourteen CARLA cameras on the vehicle: an RGB and a depth one per AGOS view, at the
         # config's size and each view's own FOV, mounted at the body's height and heading
         # (CARLA's yaw turns clockwise: the map's left is CARLA's negative yaw).

@@ -486,7 +486,7 @@ class CarlaAirBackend(SimulatorBackend):
 
     def start_pose(self, scene: str, agent: str) -> Pose:
         """A free start for a smoke test: the UAV high above the map origin, the UGV on the
-        first lane waypoint, heading along its lane.
+        first lane waypoint (its body at its mount height), heading along its lane.
 
         Raises:
             SimulatorFaultError: CARLA failed, or the backend is not connected.
@@ -496,7 +496,8 @@ class CarlaAirBackend(SimulatorBackend):
         graph = self.road_graph()
         start, ahead = graph.edges[0]
         (x0, y0, z0), (x1, y1, _) = graph.nodes[start], graph.nodes[ahead]
-        return Pose(x0, y0, z0, math.atan2(y1 - y0, x1 - x0))
+        # The UGV's body is its mount height above the lane (its vehicle on the road).
+        return Pose(x0, y0, z0 + self._ugv_mount_m, math.atan2(y1 - y0, x1 - x0))
 
     def place_objects(self, scene: str, objects: Sequence[SpawnedObject]) -> None:
         """Destroy the previous episode's objects and spawn ``objects`` by blueprint, each
