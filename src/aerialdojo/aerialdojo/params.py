@@ -436,6 +436,15 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             description="Blueprint of the ground vehicle spawned for the ugv agent (carla_air)",
         ),
         P(
+            name="carla_air_benchmark",
+            default="aerialdojo",
+            choices=("aerialdojo", "agos"),
+            description="Whose rigs and actions the agents get on CARLA-Air (carla_air): "
+            "aerialdojo, the four AerialDojo views and its motions; agos, AGOS-Bench's UAV "
+            "nadir camera, the UGV's front view and six-view ring as CARLA sensors, and the "
+            "AGOS decisions on the map's road graph and UAV grid",
+        ),
+        P(
             name="pointcloud_dir",
             default="",
             description="Directory searched (recursively) for <scene>.ply point clouds "
