@@ -148,7 +148,9 @@ def read_records(
         run_dir: the run directory.
         selection: the episodes to read.
         processes: reader processes (1: none, read in this process); None:
-            ``reader_processes()`` for ``PARALLEL_MIN_RECORDS`` or more, else 1.
+            ``reader_processes()`` for ``PARALLEL_MIN_RECORDS`` or more, else 1. Readers
+            are spawned, and spawning imports the calling script again: a script that may
+            start them guards its top level with ``if __name__ == "__main__"``.
 
     Raises:
         ConfigError: a damaged record.
