@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -986,7 +986,10 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         P(
             name="record_image_views",
             default=["front"],
-            description="Camera views whose RGB images go into the bag",
+            description=(
+                "Camera views whose RGB images go into the bag: a view of every recorded "
+                "agent, or agent/view for one agent's (AGOS: uav/down, ugv/front)"
+            ),
         ),
         P(
             name="image_decimation",
@@ -1306,6 +1309,16 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         ),
     ),
 }
+
+
+def recorded_views(entries: Sequence[str], agents: Sequence[str]) -> list[tuple[str, str]]:
+    """The (agent, view) pairs that ``evaluator.record_image_views`` names among ``agents``:
+    an ``agent/view`` entry names that agent's view, a bare view every agent's."""
+    pairs = []
+    for entry in entries:
+        agent, _, view = entry.rpartition("/")
+        pairs += [(owner, view) for owner in agents if agent in ("", owner)]
+    return list(dict.fromkeys(pairs))
 
 
 def validate_parameters(node: str, values: Mapping[str, Any], source: str) -> dict[str, ParamValue]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from aerialdojo.agos.vocabulary import STOP_OBSERVE
 from aerialdojo.errors import ConfigError
 from aerialdojo.sim.backend import CameraSpec
 
@@ -70,3 +71,10 @@ def current_views(rig: Sequence[CameraSpec], *, ring: bool) -> list[CameraSpec]:
     if any(spec.name in RING_VIEWS for spec in rig):
         return [spec for spec in rig if spec.name == UGV_FRONT_VIEW]
     return list(rig)
+
+
+def observes_view(view: str, action: str) -> bool:
+    """Whether an AGOS agent's observation right after ``action`` ("" after a reset) holds
+    ``view``: the ring's views right after STOP_OBSERVE, every other view after anything
+    else (as ``current_views`` picks them)."""
+    return (view in RING_VIEWS) == (action == STOP_OBSERVE)
