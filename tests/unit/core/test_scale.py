@@ -18,6 +18,7 @@ from aerialdojo.bags.replay import AGENTS_TOPIC, EVENTS_TOPIC, assemble_bags, re
 from aerialdojo.errors import BagError, ConfigError
 from aerialdojo.events import AgentRecord, EpisodeAssembler, EventKind
 from aerialdojo.metrics.aggregate import ExcludedEpisode
+from aerialdojo.metrics.trace import EpisodeTrace
 from aerialdojo.protocols import trace_builder
 from aerialdojo.report.markdown import metrics_json_text
 from aerialdojo.runner import PRIVATE_DOMAINS, claimed_domain
@@ -224,6 +225,57 @@ def test_a_damaged_record_is_named(tmp_path: Path) -> None:
     record.write_text('{"format": "something else"}')
     with pytest.raises(ConfigError, match=f"{record}: not an episode record"):
         read_records(tmp_path / "run", ["a"])
+
+
+def _varied_records(run_dir: Path, count: int) -> list[str]:
+    """``count`` records over scenes, families, settings and conditions, ending every way."""
+    agents = (AgentRecord(agent="uav", policy="colour_seeker", privileged=False, description=""),)
+    ids = []
+    for index in range(count):
+        steps = 3 + index % 11
+        collided = index % 5 == 0
+        stopped = not collided and index % 3 != 0
+        trace = EpisodeTrace(
+            episode_id=f"e{index:04d}",
+            benchmark="aerialdojo",
+            scene=f"Scene{index % 7}",
+            family=("urban", "natural", "disaster")[index % 7 % 3],
+            setting=("base", "standard")[index % 2],
+            split="test",
+            positions=[(0.5 * s, 0.1 * (index % 4), 5.0 - 0.01 * s) for s in range(steps + 1)],
+            stop_called=stopped,
+            collided=collided,
+            collision_step=steps if collided else None,
+            steps_used=steps + stopped,
+            action_budget=20,
+            target=(0.5 * steps + index % 4, 1.0, 5.0),
+            reference_length_m=0.4 * steps + 1.0,
+            termination="collided" if collided else "stopped" if stopped else "budget_exhausted",
+            conditions={"distribution": ("id", "ood")[index % 2], "goal": "semantic"},
+        )
+        write_record(run_dir, EpisodeRecord(trace=trace, agents=agents, graph=f"g{index // 20}"))
+        ids.append(trace.episode_id)
+    return ids
+
+
+def test_reader_processes_merge_exactly_what_one_process_reads(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    selection = [*reversed(_varied_records(run_dir, 300)), "never-started"]
+    alone = read_records(run_dir, selection, processes=1)
+    shared = read_records(run_dir, selection, processes=2)  # 8 chunks, in episode id order
+    assert [record.trace for record in shared] == [record.trace for record in alone]
+    assert [record.graph for record in shared] == [record.graph for record in alone]
+    assert not shared[0].trace.position_array.flags.writeable
+    first, second = (merged_result(r, selection, {}, None, finished=True) for r in (alone, shared))
+    assert first.metrics is not None and second.metrics is not None
+    assert metrics_json_text(first.metrics) == metrics_json_text(second.metrics)
+    assert first.status() == second.status()
+    assert second.not_started == ("never-started",)
+
+    damaged = run_dir / "episodes" / "e0123" / "episode.json"
+    damaged.write_text("{")
+    with pytest.raises(ConfigError, match=f"{damaged}: not a readable episode record"):
+        read_records(run_dir, selection, processes=2)
 
 
 def test_transcripts_of_scored_episodes_are_gathered_from_the_graph_that_scored_them(

@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Any
+from typing import Any, TypeVar
 
 from aerialdojo.errors import MetricsError
 from aerialdojo.metrics.scores import EpisodeScore, MetricSpec
@@ -27,6 +27,8 @@ CAUSE_INFRASTRUCTURE = "infrastructure"
 #: ...or an operator or the robot's safety layer stopping the robot (docs/robots.md).
 CAUSE_INTERVENTION = "intervention"
 CAUSES = (CAUSE_INFRASTRUCTURE, CAUSE_INTERVENTION)
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -218,12 +220,10 @@ def mean_or_none(values: Iterable[float | None]) -> float | None:
     return math.fsum(defined) / len(defined) if defined else None
 
 
-def _grouped(
-    scores: Iterable[EpisodeScore], key: Callable[[EpisodeScore], str]
-) -> dict[str, list[EpisodeScore]]:
-    groups: dict[str, list[EpisodeScore]] = defaultdict(list)
-    for score in scores:
-        groups[key(score)].append(score)
+def _grouped(items: Iterable[_T], key: Callable[[_T], str]) -> dict[str, list[_T]]:
+    groups: dict[str, list[_T]] = defaultdict(list)
+    for item in items:
+        groups[key(item)].append(item)
     return dict(sorted(groups.items()))
 
 
@@ -232,26 +232,63 @@ def _grouped(
 _Columns = dict[str, list[float | None]]
 
 
-def _columns(scores: Sequence[EpisodeScore], keys: Sequence[str]) -> _Columns:
-    return {key: [score.values[key] for score in scores] for key in keys}
+class _Table:
+    """A run's metric values in columns, one per key, with each episode's family and scene:
+    a group picks its rows by index, where reading every score again for each of the ~100
+    groups of a large run cost as much as scoring it.
+
+    Raises:
+        MetricsError: a score missing a metric.
+    """
+
+    def __init__(self, scores: Sequence[EpisodeScore], keys: Sequence[str]) -> None:
+        wanted = set(keys)
+        for score in scores:
+            if not wanted <= score.values.keys():
+                missing = [key for key in keys if key not in score.values]
+                raise MetricsError(
+                    f"episode {score.episode_id!r}: no value for {', '.join(missing)}"
+                )
+        self.rows = len(scores)
+        self.columns: _Columns = {key: [score.values[key] for score in scores] for key in keys}
+        self.families = [score.family for score in scores]
+        self.scenes = [score.scene for score in scores]
+
+    def group(self, rows: Sequence[int], rule: str) -> GroupMetrics:
+        """The aggregate of the episodes at ``rows`` (in order) under ``rule`` (checked)."""
+        if len(rows) == self.rows:  # the whole run: its columns as they are
+            columns, families, scenes = self.columns, self.families, self.scenes
+        else:
+            columns = {
+                key: list(map(column.__getitem__, rows)) for key, column in self.columns.items()
+            }
+            families = list(map(self.families.__getitem__, rows))
+            scenes = list(map(self.scenes.__getitem__, rows))
+        return GroupMetrics(
+            episodes=len(rows),
+            values=_RULE_VALUES[rule](columns, families, scenes),
+            support={key: len(column) - column.count(None) for key, column in columns.items()},
+        )
 
 
-def _pooled_values(scores: Sequence[EpisodeScore], columns: _Columns) -> dict[str, float | None]:
+def _pooled_values(
+    columns: _Columns, _families: Sequence[str], _scenes: Sequence[str]
+) -> dict[str, float | None]:
     return {key: mean_or_none(column) for key, column in columns.items()}
 
 
 def _map_family_equal_values(
-    scores: Sequence[EpisodeScore], columns: _Columns
+    columns: _Columns, families: Sequence[str], scenes: Sequence[str]
 ) -> dict[str, float | None]:
     """(1/F) sum_f (1/M_f) sum_m mean_{i in m} x_i over families and maps with support, per
     key; the episodes are grouped once for every key (a run of 200,000 has ~60 groups), by
     their positions in the columns."""
-    families: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
-    for index, score in enumerate(scores):
-        families[score.family][score.scene].append(index)
+    grouped: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for index, (family, scene) in enumerate(zip(families, scenes, strict=True)):
+        grouped[family][scene].append(index)
     pickers = [
         [itemgetter(*indices) if len(indices) > 1 else _single(indices[0]) for indices in maps]
-        for maps in (family.values() for family in families.values())
+        for maps in (family.values() for family in grouped.values())
     ]
     return {
         key: mean_or_none(
@@ -269,6 +306,11 @@ _RULE_VALUES = {
     RULE_MAP_FAMILY_EQUAL: _map_family_equal_values,
     RULE_EPISODE_POOLED: _pooled_values,
 }
+
+
+def _check_rule(rule: str) -> None:
+    if rule not in _RULE_VALUES:
+        raise MetricsError(f"aggregation rule {rule!r} is not one of {', '.join(RULES)}")
 
 
 def aggregate_group(
@@ -290,21 +332,8 @@ def aggregate_group(
     Raises:
         MetricsError: unknown rule, or a score missing a metric.
     """
-    values_of = _RULE_VALUES.get(rule)
-    if values_of is None:
-        raise MetricsError(f"aggregation rule {rule!r} is not one of {', '.join(RULES)}")
-    keys = [spec.key for spec in specs]
-    wanted = set(keys)
-    for score in scores:
-        if not wanted <= score.values.keys():
-            missing = [key for key in keys if key not in score.values]
-            raise MetricsError(f"episode {score.episode_id!r}: no value for {', '.join(missing)}")
-    columns = _columns(scores, keys)
-    return GroupMetrics(
-        episodes=len(scores),
-        values=values_of(scores, columns),
-        support={key: len(column) - column.count(None) for key, column in columns.items()},
-    )
+    _check_rule(rule)
+    return _Table(scores, [spec.key for spec in specs]).group(range(len(scores)), rule)
 
 
 def withheld(group: GroupMetrics) -> GroupMetrics:
@@ -356,57 +385,61 @@ def aggregate(
     if repeated:
         raise MetricsError(f"episode ids scored more than once: {', '.join(repeated)}")
 
-    settings = _grouped(ordered, lambda s: s.setting)
+    _check_rule(rule)
+    table = _Table(ordered, [spec.key for spec in specs])
+    every = range(len(ordered))
+    settings = _grouped(every, lambda i: ordered[i].setting)
     pooled_withheld = headline_by_setting and len(settings) > 1
 
-    def group(members: Sequence[EpisodeScore], group_rule: str = rule) -> GroupMetrics:
-        return aggregate_group(members, specs, group_rule)
+    def group(members: Sequence[int], group_rule: str = rule) -> GroupMetrics:
+        return table.group(members, group_rule)
 
-    def pooled(members: Sequence[EpisodeScore], group_rule: str = rule) -> GroupMetrics:
+    def pooled(members: Sequence[int], group_rule: str = rule) -> GroupMetrics:
         """A scope over every setting of ``members``: withheld where it pools settings."""
         found = group(members, group_rule)
-        if pooled_withheld and len({score.setting for score in members}) > 1:
+        if pooled_withheld and len({ordered[i].setting for i in members}) > 1:
             return withheld(found)
         return found
 
-    def condition(score: EpisodeScore, name: str) -> str:
-        return score.conditions.get(name, UNSTATED)
+    def condition(index: int, name: str) -> str:
+        return ordered[index].conditions.get(name, UNSTATED)
 
     def by_value(name: str) -> dict[str, GroupMetrics]:
-        values = _grouped(ordered, lambda score: condition(score, name))
+        values = _grouped(every, lambda i: condition(i, name))
         return {value: pooled(members) for value, members in values.items()}
 
-    def by_setting_family(
-        members: Sequence[EpisodeScore],
-    ) -> dict[str, dict[str, GroupMetrics]]:
+    def by_setting_family(members: Sequence[int]) -> dict[str, dict[str, GroupMetrics]]:
         return {
             setting: {
                 family: group(family_members)
-                for family, family_members in _grouped(setting_members, lambda s: s.family).items()
+                for family, family_members in _grouped(
+                    setting_members, lambda i: ordered[i].family
+                ).items()
             }
-            for setting, setting_members in _grouped(members, lambda s: s.setting).items()
+            for setting, setting_members in _grouped(members, lambda i: ordered[i].setting).items()
         }
 
     names = sorted({name for score in ordered for name in score.conditions})
     keys = tuple(group_keys)
-    combinations = _grouped(ordered, lambda s: "\x1f".join(condition(s, name) for name in keys))
+    combinations = _grouped(every, lambda i: "\x1f".join(condition(i, name) for name in keys))
     return RunMetrics(
         benchmark=benchmarks[0],
         rule=rule,
         radii=tuple(float(radius) for radius in radii),
         specs=tuple(specs),
         episodes=tuple(ordered),
-        overall=pooled(ordered),
-        task_weighted=pooled(ordered, RULE_EPISODE_POOLED),
+        overall=pooled(every),
+        task_weighted=pooled(every, RULE_EPISODE_POOLED),
         by_family={
-            name: pooled(members) for name, members in _grouped(ordered, lambda s: s.family).items()
+            name: pooled(members)
+            for name, members in _grouped(every, lambda i: ordered[i].family).items()
         },
         by_setting={name: group(members) for name, members in settings.items()},
         by_scene={
             name: group(members, RULE_EPISODE_POOLED)
-            for name, members in _grouped(ordered, lambda s: s.scene).items()
+            for name, members in _grouped(every, lambda i: ordered[i].scene).items()
         },
-        by_setting_family=by_setting_family(ordered),
+        by_setting_family=by_setting_family(every),
         by_condition={name: by_value(name) for name in names},
         group_keys=keys,
         groups=tuple(
@@ -415,7 +448,9 @@ def aggregate(
                 overall=pooled(members),
                 by_setting={
                     name: group(setting_members)
-                    for name, setting_members in _grouped(members, lambda s: s.setting).items()
+                    for name, setting_members in _grouped(
+                        members, lambda i: ordered[i].setting
+                    ).items()
                 },
                 by_setting_family=by_setting_family(members),
             )

@@ -79,14 +79,26 @@ class PathFacts:
 
     @classmethod
     def of(cls, trace: EpisodeTrace) -> PathFacts:
-        """The facts of ``trace``'s executed positions and target."""
-        return cls(
-            final_distance_m=final_distance(trace),
-            closest_approach_m=spatial.closest_approach(
-                trace.target, trace.path, position_array=trace.position_array
-            ),
-            executed_length_m=spatial.path_length(trace.path),
-        )
+        """The facts of ``trace``'s executed positions and target, measured once per trace
+        and kept with it (pickled with it, too): a merge's reader processes measure the
+        paths they read, and a report's radius sweep asks again at every radius."""
+        facts: PathFacts | None = trace.__dict__.get(_FACTS_KEY)
+        if facts is None:
+            facts = cls(
+                final_distance_m=final_distance(trace),
+                closest_approach_m=spatial.closest_approach(
+                    trace.target, trace.path, position_array=trace.position_array
+                ),
+                executed_length_m=spatial.path_length(trace.path),
+            )
+            # The trace is frozen and its path and target never change: the facts cannot
+            # go stale.
+            trace.__dict__[_FACTS_KEY] = facts
+        return facts
+
+
+#: Where ``PathFacts.of`` keeps a trace's facts.
+_FACTS_KEY = "_path_facts"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -259,6 +259,14 @@ class EpisodeTrace:
                 f"[1, steps_used={self.steps_used}]"
             )
 
+    def __setstate__(self, state: dict[str, object]) -> None:
+        """Unpickled (a merge's reader processes send their traces): the positions array
+        stays read-only, as ``__post_init__`` left it."""
+        self.__dict__.update(state)
+        rows = state.get("_position_rows")
+        if isinstance(rows, np.ndarray):
+            rows.setflags(write=False)
+
     @property
     def path(self) -> tuple[Point3, ...]:
         """The executed positions as float triples (``positions`` after normalisation)."""
