@@ -11,12 +11,13 @@ messages are its adapter's (``aerialdojo.robot.vehicles``).
 Executors: the command timer, the e-stop service and the lock topic are this node's only
 entities, spun by a single-threaded executor on a thread of their own, so an e-stop is
 never interleaved with a keep-alive, no keep-alive follows it, and no flood of other
-callbacks queues it (rclpy's multi-threaded executor serves ready callbacks first come,
-first served, whatever their callback group). Odometry, the autopilot's state and the
-operator's heartbeat (a reentrant group) and goal and operator requests (a mutually
-exclusive one) live on a second node, ``<name>_io``, on a multi-threaded executor beside
-it. One lock guards the core, held briefly: a goal's limits are checked outside it.
-``benchmarks/safety.py`` measures the stop latency under such a flood.
+callbacks queues it. Odometry, the autopilot's state, the operator's heartbeat and the
+goal and operator requests live on a second node, ``<name>_io``, on a single-threaded
+executor beside it: its callbacks all take the core's lock anyway, and rclpy's
+multi-threaded executor would run hot beside the e-stop's thread
+(``aerialdojo.nodes.spinning.run_with_realtime_thread``). One lock guards the core, held
+briefly: a goal's limits are checked outside it. ``benchmarks/safety.py`` measures the
+stop latency under a flood of those inputs.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from collections.abc import Callable
 
 from aerialdojo_interfaces.msg import SafetyStatus
 from aerialdojo_interfaces.srv import VehicleGoal
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from std_msgs.msg import Bool, Empty
 from std_srvs.srv import Trigger
@@ -76,8 +76,7 @@ class SafetyGate(Node):
             context=self.context,
             use_global_arguments=False,  # the launcher's __node:= names this node only
         )
-        inputs = ReentrantCallbackGroup()
-        requests = MutuallyExclusiveCallbackGroup()
+        callbacks = self.io.default_callback_group
         sink = VehicleSink(
             odometry=self._locked(self._on_odometry),
             vehicle=self._locked(self._on_vehicle),
@@ -85,28 +84,20 @@ class SafetyGate(Node):
             clock=time.monotonic,
         )
         self._status_pub = self.create_publisher(SafetyStatus, "safety/status", STATUS_QOS)
-        self._adapter = adapter_class(str(values["vehicle"]))(self.io, values, sink, inputs)
+        self._adapter = adapter_class(str(values["vehicle"]))(self.io, values, sink, callbacks)
         self._core = SafetyCore(limits, reports_vehicle=self._adapter.reports_vehicle)
         self._limits = limits
-        self.io.create_service(
-            VehicleGoal, "safety/goal", self._on_goal, qos_profile=SERVICE_QOS,
-            callback_group=requests,
-        )  # fmt: skip
+        self.io.create_service(VehicleGoal, "safety/goal", self._on_goal, qos_profile=SERVICE_QOS)
         for name, handler in (
             ("safety/hold", self._on_hold),
             ("safety/clear", self._on_clear),
             ("safety/engage", self._on_engage),
         ):
-            self.io.create_service(
-                Trigger, name, handler, qos_profile=SERVICE_QOS, callback_group=requests
-            )
-        self.io.create_subscription(
-            Empty, "safety/deadman", self._on_deadman, 10, callback_group=inputs
-        )
+            self.io.create_service(Trigger, name, handler, qos_profile=SERVICE_QOS)
+        self.io.create_subscription(Empty, "safety/deadman", self._on_deadman, 10)
         self.io.create_timer(
-            1.0 / float(values["status_rate_hz"]), self._on_status_timer, inputs,
-            clock=steady_clock(),
-        )  # fmt: skip
+            1.0 / float(values["status_rate_hz"]), self._on_status_timer, clock=steady_clock()
+        )
         self.create_service(Trigger, "safety/estop", self._on_estop, qos_profile=SERVICE_QOS)
         self.create_subscription(Bool, "safety/estop_lock", self._on_estop_lock, latched_qos(1))
         self.create_timer(1.0 / float(values["rate_hz"]), self._on_tick, clock=steady_clock())
@@ -271,7 +262,7 @@ def main(args: list[str] | None = None) -> None:
         gate = SafetyGate()
         return gate, [gate.io]
 
-    run_with_realtime_thread(make_nodes, threads=3, args=args)
+    run_with_realtime_thread(make_nodes, args=args)
 
 
 if __name__ == "__main__":

@@ -357,7 +357,9 @@ def main(args: list[str] | None = None) -> None:
         robot = SimRobot()
         return [robot, *robot.extra_nodes()]
 
-    run_nodes(make_nodes, threads=2, args=args)
+    # One thread: no callback here waits for another, and rclpy's multi-threaded executor
+    # would run hot on the cores the safety gate needs (aerialdojo.nodes.spinning).
+    run_nodes(make_nodes, threads=1, args=args)
 
 
 if __name__ == "__main__":

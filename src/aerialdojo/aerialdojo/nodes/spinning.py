@@ -4,6 +4,7 @@ executor and a thread of its own; only calls Humble's rclpy has (robots run Humb
 from __future__ import annotations
 
 import contextlib
+import gc
 import threading
 from collections.abc import Callable, Sequence
 
@@ -28,16 +29,20 @@ def steady_clock() -> Clock:
 def run_nodes(
     make_nodes: Callable[[], Sequence[Node]], *, threads: int, args: list[str] | None
 ) -> None:
-    """Build the nodes and spin them on one multi-threaded executor until shut down.
+    """Build the nodes and spin them on one executor until shut down.
 
     Args:
         make_nodes: builds the nodes (after ``rclpy.init``).
-        threads: the executor's threads (its callback groups decide what runs in parallel).
+        threads: the executor's threads (its callback groups decide what runs in parallel);
+            1 spins a single-threaded executor, for nodes whose callbacks never wait on
+            each other (see ``run_with_realtime_thread`` for why that matters).
         args: command-line arguments for rclpy.
     """
     with node_process(args):
         nodes = make_nodes()
-        executor = MultiThreadedExecutor(num_threads=threads)
+        executor = (
+            SingleThreadedExecutor() if threads == 1 else MultiThreadedExecutor(num_threads=threads)
+        )
         for node in nodes:
             executor.add_node(node)
         try:
@@ -49,29 +54,35 @@ def run_nodes(
 
 
 def run_with_realtime_thread(
-    make_nodes: Callable[[], tuple[Node, Sequence[Node]]],
-    *,
-    threads: int,
-    args: list[str] | None,
+    make_nodes: Callable[[], tuple[Node, Sequence[Node]]], *, args: list[str] | None
 ) -> None:
     """Spin a realtime node on an executor and a thread of its own, the other nodes on a
-    multi-threaded executor beside it.
+    single-threaded executor beside it: two threads, each asleep in ``rcl_wait`` until
+    its own work is ready.
 
-    rclpy's multi-threaded executor hands every ready callback to one thread pool in
-    arrival order: a flood of subscription callbacks queues a time-critical one behind
-    them, whatever its callback group. A node alone on its own executor is served the
-    moment its work is ready (the GIL and the OS scheduler permitting).
+    Not rclpy's multi-threaded executor, for either. It hands every ready callback to
+    one thread pool in arrival order, so a flood queues a time-critical callback behind
+    it whatever its callback group; and up to Jazzy it hands a callback that waits in the
+    pool to the pool again and again without waiting (ros2/rclpy#1452, fixed upstream by
+    #1547, not in the rclpy 7.1.6 wheels installed here): its spin thread then runs hot,
+    holding a core and the GIL the realtime thread needs, and queues duplicates in front
+    of real work.
 
     Args:
         make_nodes: builds (the realtime node, the other nodes) after ``rclpy.init``.
-        threads: the threads of the other nodes' executor.
         args: command-line arguments for rclpy.
     """
     with node_process(args):
         realtime, others = make_nodes()
+        # A full collection stops every thread, the realtime one too, for as long as it
+        # walks the heap: 55-167 ms measured in the safety gate, most of it the modules
+        # and nodes built at start, which live as long as the process. Frozen, they are
+        # never walked again; what the callbacks allocate is still collected.
+        gc.collect()
+        gc.freeze()
         realtime_executor = SingleThreadedExecutor()
         realtime_executor.add_node(realtime)
-        executor = MultiThreadedExecutor(num_threads=threads)
+        executor = SingleThreadedExecutor()
         for node in others:
             executor.add_node(node)
 
