@@ -108,6 +108,12 @@ def announce_node(node: Node) -> Publisher:
     return publisher
 
 
+def process_name(host: str | None = None, pid: int | None = None) -> str:
+    """``<host>:<pid>`` of a process (default: this one), as ``NodeInfo`` names it: tells a
+    restarted node from the one it replaced."""
+    return f"{socket.gethostname() if host is None else host}:{os.getpid() if pid is None else pid}"
+
+
 def declare_node_parameters(node: Node, table: str) -> None:
     """Declare every parameter of ``NODE_PARAMETERS[table]`` with its descriptor.
 
