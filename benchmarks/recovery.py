@@ -10,7 +10,7 @@ undisturbed run of the same episodes, measured first in the same invocation. Iss
 that no single fault costs more than ``sim_timeout_s`` plus one episode (the undisturbed run's
 longest, from its task manager's log), and each run says whether it held.
 
-    tools/run.sh python benchmarks/recovery.py [--runs 20] [--seed 0]
+    tools/run.sh python benchmarks/recovery.py [--runs 20] [--seed 0] [--targets sim_bridge,cli]
 
 Baseline: 1.0, every interrupted run recovered (issue 15's aim). The worst fault's cost against
 the aim, then, last, the recovered fraction:
@@ -110,14 +110,14 @@ def _undisturbed_run(config: Path, runs: Path) -> tuple[float, float]:
 
 
 def _interrupted_run(
-    rng: random.Random, config: Path, runs: Path, run_id: str
+    rng: random.Random, targets: list[str], config: Path, runs: Path, run_id: str
 ) -> tuple[str, float]:
     """Run, interrupt and (where needed) rerun; returns ``recovered`` or why not, and the
     wall time it all took."""
     began = time.monotonic()
     cli = _eval(config, runs, run_id)
     run_dir = runs / run_id
-    target, name = rng.choice(TARGETS), rng.choice(SIGNALS)
+    target, name = rng.choice(targets), rng.choice(SIGNALS)
     moment_s = rng.uniform(0.0, 5.0)  # within the first episodes
     log = run_dir / "logs" / "task_manager.log"
     deadline = time.monotonic() + 600
@@ -163,7 +163,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--targets",
+        default=",".join(TARGETS),
+        help=f"the processes a fault may hit, comma-separated (default: {','.join(TARGETS)})",
+    )
     args = parser.parse_args()
+    targets = args.targets.split(",")
+    if unknown := set(targets) - set(TARGETS):
+        parser.error(f"--targets: no process {sorted(unknown)}; choose from {TARGETS}")
     rng = random.Random(args.seed)
     recovered = 0
     costs: list[float] = []
@@ -179,7 +187,7 @@ def main() -> None:
             flush=True,
         )
         for index in range(args.runs):
-            outcome, took_s = _interrupted_run(rng, config, runs, f"run{index}")
+            outcome, took_s = _interrupted_run(rng, targets, config, runs, f"run{index}")
             recovered += "recovered" in outcome
             cost_s = took_s - undisturbed_s
             costs.append(cost_s)
