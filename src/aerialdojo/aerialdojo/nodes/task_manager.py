@@ -79,6 +79,7 @@ from aerialdojo.events import ENDING_NAMES
 from aerialdojo.geometry import Pose, wrap_angle
 from aerialdojo.graph import BRIDGE_NODE, NAMESPACES, UNWATCHED_TOPICS, selected_episodes
 from aerialdojo.nodes.common import (
+    RunFilter,
     announce_node,
     declare_node_parameters,
     node_process,
@@ -174,6 +175,7 @@ class TaskManager(Node):
             refuse_if_domain_taken(self)
         declare_node_parameters(self, "task_manager")
         announce_node(self)
+        self._run = RunFilter(self)
         suite_path = resolve_suite(param(self, "suite"))
         self._protocol, self._suite = load_suite(suite_path)
         #: Named in RUN_STARTED, so that a run's record says which suite it ran.
@@ -275,6 +277,9 @@ class TaskManager(Node):
     def _on_start(
         self, request: StartEpisode.Request, response: StartEpisode.Response
     ) -> StartEpisode.Response:
+        if self._run.foreign(request.run_id, "a start_episode request"):
+            response.message = _foreign_refusal(request.run_id, self._run.run_id)
+            return response
         try:
             episode = self._suite.episode(request.episode_id)
         except KeyError as error:
@@ -368,11 +373,18 @@ class TaskManager(Node):
 
     def _task_msg(self, attempt: _Attempt) -> TaskSpec:
         task = self._rules.describe_task(attempt.episode, self._suite, self._settings)
-        return task_spec_msg(task, Header(stamp=attempt.stamp, frame_id=MAP_FRAME))
+        message = task_spec_msg(task, Header(stamp=attempt.stamp, frame_id=MAP_FRAME))
+        message.run_id = self._run.run_id
+        return message
 
     # -- stepping ----------------------------------------------------------------------
 
     def _on_step(self, request: Step.Request, response: Step.Response) -> Step.Response:
+        if self._run.foreign(request.run_id, "a step request"):
+            # Answered (a service answers every request), and nothing else: no budget, no
+            # refusal counted, no event.
+            response.message = _foreign_refusal(request.run_id, self._run.run_id)
+            return response
         with self._lock:
             attempt = self._attempt
             if attempt is None or attempt.termination is not None:
@@ -485,6 +497,8 @@ class TaskManager(Node):
     def _on_agent_fault(self, fault: AgentMessage) -> None:
         """An agent could not decide for reasons outside it (its model server died or hangs):
         the running attempt of that episode ends as an infrastructure failure and is rerun."""
+        if self._run.foreign(fault.run_id, "an agent's fault report"):
+            return
         self._end_running(
             fault.episode_id, EpisodeEvent.INFRA_FAILURE, f"{fault.sender}: {fault.text}"
         )
@@ -522,6 +536,7 @@ class TaskManager(Node):
         self._messages_pub.publish(
             AgentMessage(
                 header=Header(stamp=attempt.stamp, frame_id=MAP_FRAME),
+                run_id=self._run.run_id,
                 episode_id=attempt.episode.episode_id,
                 sender=message.sender,
                 receiver=message.receiver,
@@ -575,18 +590,37 @@ class TaskManager(Node):
         """Call a bridge service: its answer, or None and why, naming the limit that ran out
         (a limit set too short for the simulator fails every attempt, and must say so).
         A call for ``attempt`` gives up as soon as the bridge that reset it is gone or
-        replaced: neither will answer. ``before`` completes the request once the service is
-        served (the bridge's topics are known then)."""
+        replaced: neither will answer. A call for no attempt yet (a reset) is sent again, with
+        the limit afresh, when a new bridge process announces itself while it waits: it may
+        have gone to a bridge that died (killed outright, it stays in the graph for a while),
+        and the new one answers the copy (an answer to the first is dropped). ``before``
+        completes the request once the service is served (the bridge's topics are known
+        then)."""
         limit = f"task_manager.sim_timeout_s = {self._sim_timeout_s:g} s"
         deadline = time.monotonic() + self._sim_timeout_s
         answered = threading.Event()
         future = None
+        announced = len(self._bridge_announcements)
         while not (reason := self._bridge_lost(attempt) if attempt is not None else ""):
+            if (
+                attempt is None
+                and future is not None
+                and len(self._bridge_announcements) > announced
+            ):
+                self.get_logger().warning(
+                    f"a new simulator bridge announced itself while {client.srv_name} waited; "
+                    "asking it again"
+                )
+                client.remove_pending_request(future)
+                future = None
+                deadline = time.monotonic() + self._sim_timeout_s
             if future is None and client.service_is_ready():
                 if before is not None:
                     before(request)
+                announced = len(self._bridge_announcements)
+                answered = threading.Event()
                 future = client.call_async(request)
-                future.add_done_callback(lambda _: answered.set())
+                future.add_done_callback(lambda _, done=answered: done.set())
             if answered.wait(_CALL_POLL_S) and future is not None:
                 return future.result(), ""
             if time.monotonic() >= deadline or not self.context.ok():
@@ -927,6 +961,13 @@ def _placement_record(starts: dict[str, Pose], placed: dict[str, Pose]) -> dict[
 #: A placement closer than this to its start is the start (a simulator's, up to rounding).
 PLACEMENT_NOTED_M = 1e-3
 PLACEMENT_NOTED_DEG = 1e-2
+
+
+def _foreign_refusal(theirs: str, ours: str) -> str:
+    return (
+        f"ignored: the request belongs to run {theirs!r}, and this task manager serves run "
+        f"{ours!r} (two runs share a ROS domain)"
+    )
 
 
 def _facts_json(verdict: Verdict) -> str:
