@@ -118,7 +118,6 @@ class SimBridge(Node):
     def __init__(self) -> None:
         super().__init__("sim_bridge")
         declare_node_parameters(self, "sim_bridge")
-        announce_node(self)
         self._agents: list[str] = list(param(self, "agents"))
         self._point_clouds = bool(param(self, "publish_point_clouds"))
         backend = str(param(self, "backend"))
@@ -199,6 +198,10 @@ class SimBridge(Node):
         self.create_service(
             SimExecute, "/sim/execute", self._on_execute, callback_group=self._service_group
         )
+        # Last, once its services are up: a task manager that hears a restarted bridge announce
+        # itself sends the rerun's reset at once, and a bridge killed outright still shows
+        # its old service in the graph for a while.
+        announce_node(self)
         self.get_logger().info(
             f"{param(self, 'backend')} backend ready; agents: {', '.join(self._agents)}; "
             f"{len(self._backend.scenes())} scenes"

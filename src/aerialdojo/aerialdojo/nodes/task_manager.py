@@ -602,10 +602,12 @@ class TaskManager(Node):
         future = None
         announced = len(self._bridge_announcements)
         while not (reason := self._bridge_lost(attempt) if attempt is not None else ""):
+            # A process after one the call may have gone to: the first announcement of the
+            # run names the bridge that a first reset goes to.
             if (
                 attempt is None
                 and future is not None
-                and len(self._bridge_announcements) > announced
+                and len(self._bridge_announcements) > max(announced, 1)
             ):
                 self.get_logger().warning(
                     f"a new simulator bridge announced itself while {client.srv_name} waited; "
