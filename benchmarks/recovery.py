@@ -40,6 +40,8 @@ REPO = Path(__file__).resolve().parents[1]
 TARGETS = ("sim_bridge", "task_manager", "evaluator", "uav_agent", "cli")
 SIGNALS = ("SIGINT", "SIGTERM", "SIGKILL", "SIGSTOP")
 SIM_TIMEOUT_S = 5.0
+#: How long a SIGSTOP holds its process: past the simulator timeout. Part of that fault's cost.
+STOP_HELD_S = SIM_TIMEOUT_S + 2.0
 
 
 def _config(directory: Path) -> Path:
@@ -131,7 +133,7 @@ def _interrupted_run(
         try:
             os.kill(pid, getattr(signal, name))
             if name == "SIGSTOP":
-                time.sleep(SIM_TIMEOUT_S + 2.0)
+                time.sleep(STOP_HELD_S)
                 os.kill(pid, signal.SIGCONT)
         except ProcessLookupError:
             pass
@@ -143,7 +145,8 @@ def _interrupted_run(
     took_s = time.monotonic() - began
     time.sleep(2.0)  # a CLI killed outright: its nodes finish the report on their own
     status = _accounted(run_dir)
-    what = f"{name} to {target} after {moment_s:.1f} s (exit {cli.returncode})"
+    held = f", held {STOP_HELD_S:g} s" if name == "SIGSTOP" else ""
+    what = f"{name} to {target} after {moment_s:.1f} s{held} (exit {cli.returncode})"
     if status is None:
         return f"{what}: the episodes are not all accounted for", math.inf
     if status["complete"]:
