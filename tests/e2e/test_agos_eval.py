@@ -27,6 +27,8 @@ def _config(repo: Path, tmp_path: Path, condition: str) -> Path:
     config = yaml.safe_load((repo / "config" / "agos.yaml").read_text())
     settings = {"mode": "baseline"} if condition == "baseline" else {"ablation": condition}
     config["task_manager"]["ros__parameters"].update(settings)
+    # A ring view too: the UGV publishes it only right after STOP_OBSERVE.
+    config["evaluator"]["ros__parameters"]["record_image_views"].append("ugv/ring_back")
     path = tmp_path / f"agos_{condition}.yaml"
     path.write_text(yaml.safe_dump(config))
     return path
@@ -75,6 +77,11 @@ def test_easy_mid_and_hard_episodes_run_with_both_agents(full_run: Path, tmp_pat
     assert 0.0 < overall["values"]["ds"] <= 80.0
     for node in ("agos_uav_agent", "ugv_agent", "task_manager", "sim_bridge", "evaluator"):
         assert (run_dir / "logs" / f"{node}.log").stat().st_size > 0
+    # Each recorded view is one its agent publishes, and is owed only after the actions
+    # that bring it (the ring after STOP_OBSERVE): nothing is waited for in vain or
+    # counted lost.
+    assert "no publisher of" not in (run_dir / "logs" / "evaluator.log").read_text()
+    assert "the recorder lost" not in (run_dir / "run_notes.md").read_text()
     for episode in metrics["episodes"]:
         assert episode["values"]["ds"] == episode["values"]["ds_uav"] + episode["values"]["ds_ugv"]
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import carla
 
-from aerialdojo.sim.backend import aerialdojo_uav_rig
 from aerialdojo.sim.remote.airsim_settings import settings_for_rig
+from aerialdojo.sim.remote.rigs import benchmark_rigs
 from fakes import carla_standin
 from fakes.airsim_server import FakeAirSim
 
@@ -29,10 +29,18 @@ _SERVED: list[Any] = []  # keeps the fake AirSim server alive with the process
 
 def install(spec: str) -> None:
     """Start the world described by ``spec`` (JSON: ``airsim_port``, ``width``, ``height``,
-    ``fov_deg``; ``journal``: a file to list the actors spawned and destroyed) and let
+    ``fov_deg``; ``benchmark``: whose UAV rig AirSim's settings serve, ``aerialdojo`` by
+    default; ``journal``: a file to list the actors spawned and destroyed) and let
     ``carla.Client`` serve it."""
     options = json.loads(spec)
-    rig = aerialdojo_uav_rig(options["width"], options["height"], options.get("fov_deg", 90.0))
+    rigs = benchmark_rigs(
+        options.get("benchmark", "aerialdojo"),
+        ["uav"],
+        options["width"],
+        options["height"],
+        options.get("fov_deg", 90.0),
+    )
+    rig = rigs["uav"]
     airsim = FakeAirSim(settings_for_rig(rig), ground_down=GROUND_DOWN)
     airsim.start(port=int(options["airsim_port"]))
     journal = Path(options["journal"]) if options.get("journal") else None

@@ -28,6 +28,19 @@ Modelled on CARLA 0.9.16 as CARLA-Air v0.1.7 builds it; each behaviour names its
   ``ActorSpawnResult.cpp``), ``try_spawn_actor`` answers None instead (``World.cpp``
   ``TrySpawnActor`` catches every exception). Boxes are the catalogue's approximate
   extents (the real server uses each mesh's bounds).
+- cameras (``sensor.camera.rgb``/``depth``) take the attributes ``MakeCameraDefinition``
+  declares (``Carla/Actor/ActorBlueprintFunctionLibrary.cpp``), with its defaults (800x600,
+  90 deg); ``set_attribute`` validates a value as its type (``LibCarla/source/carla/client/
+  ActorAttribute.cpp`` ``Set``/``Validate``: an Int is read with ``atoi`` and never refused, a
+  Float with ``atof`` and refused only on overflow, a Bool must be true or false), and the
+  server reads them the same way.
+- a sensor spawned with ``attach_to`` is attached rigidly: it moves with its parent, and its
+  images carry its own world transform (``carla.Image.transform``), width, height and fov; a
+  parent that no longer exists is refused with RuntimeError "unable to attach actor: parent
+  actor not found", the sensor left spawned and unattached (``Carla/Server/CarlaServer.cpp``
+  ``spawn_actor_with_parent``: it spawns, then looks the parent up).
+- a listening camera calls back once per tick with that tick's frame (synchronous mode), on
+  the client's streaming thread in the real client (here, in ``tick``).
 - actors and attached sensors persist until destroyed; destroying a vehicle leaves its sensors
   (CARLA's synchronous-mode docs: actors outlive the client that spawned them).
 - the server version of a CARLA-Air build is its source commit (``Util/BuildTools/Setup.sh``
@@ -56,6 +69,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -119,8 +133,55 @@ class LabelledPoint:
 
 
 #: Modifiable attributes per blueprint family (Docs/bp_library.md); props also carry a
-#: read-only ``size``.
-_CAMERA_ATTRIBUTES = ("fov", "image_size_x", "image_size_y", "role_name", "sensor_tick")
+#: read-only ``size``. A camera's are those ``MakeCameraDefinition`` declares
+#: (``Carla/Actor/ActorBlueprintFunctionLibrary.cpp``; the post-processing ones left out).
+_CAMERA_ATTRIBUTES = (
+    "fov",
+    "image_size_x",
+    "image_size_y",
+    "role_name",
+    "sensor_tick",
+    "lens_circle_falloff",
+    "lens_circle_multiplier",
+    "lens_k",
+    "lens_kcube",
+    "lens_x_size",
+    "lens_y_size",
+)
+#: Attribute types (``MakeCameraDefinition``: fov and sensor_tick Float, the image size Int;
+#: ``FillIdAndTags``: role_name String); an attribute not listed is a String.
+_ATTRIBUTE_TYPES = {
+    "fov": "Float",
+    "sensor_tick": "Float",
+    "image_size_x": "Int",
+    "image_size_y": "Int",
+    "lens_circle_falloff": "Float",
+    "lens_circle_multiplier": "Float",
+    "lens_k": "Float",
+    "lens_kcube": "Float",
+    "lens_x_size": "Float",
+    "lens_y_size": "Float",
+    "sticky_control": "Bool",
+    "is_invincible": "Bool",
+}
+#: A camera's defaults, its ``RecommendedValues[0]`` (``MakeCameraDefinition``).
+_CAMERA_DEFAULTS = {"fov": "90.0", "image_size_x": "800", "image_size_y": "600"}
+
+
+def atoi(text: str) -> int:
+    """C's ``std::atoi``, as LibCarla reads an Int attribute (``ActorAttribute.cpp``
+    ``As<int>``): the leading integer, 0 where there is none; it never fails."""
+    digits = re.match(r"\s*([+-]?\d+)", text)
+    return int(digits.group(1)) if digits else 0
+
+
+def atof(text: str) -> float:
+    """C's ``std::atof``, as LibCarla reads a Float attribute (``As<float>``): the leading
+    number, 0.0 where there is none."""
+    number = re.match(r"\s*([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)", text)
+    return float(number.group(1)) if number else 0.0
+
+
 _VEHICLE_ATTRIBUTES = ("color", "role_name", "sticky_control")
 #: Half extents (x, y, z) of the blueprints' boxes: approximate, from CARLA's meshes.
 VEHICLES: dict[str, tuple[float, float, float]] = {
@@ -161,13 +222,19 @@ class Blueprint:
     attributes: dict[str, str] = field(default_factory=dict)
 
     def set_attribute(self, name: str, value: str) -> None:
+        # ActorAttribute.cpp Set, then Validate: the value must read as the attribute's type.
         if name not in self.modifiable and name != "size":
             raise IndexError(f"attribute '{name}' not found")
         if name not in self.modifiable:
             raise ValueError(f"{name}: read-only attribute")
         if name == "color" and len(value.split(",")) != 3:
             raise ValueError(f"{name}: colors must have 3 channels (R,G,B)")
-        self.attributes[name] = value
+        kind = _ATTRIBUTE_TYPES.get(name, "String")
+        if kind == "Bool" and value.lower() not in ("true", "false"):
+            raise ValueError(f"{name}: invalid bool: {value}")
+        if kind == "Float" and abs(atof(value)) > float(np.finfo(np.float32).max):
+            raise ValueError(f"{name}: float overflow")
+        self.attributes[name] = value.lower() if kind == "Bool" else value
 
     @property
     def extent(self) -> tuple[float, float, float] | None:
@@ -180,6 +247,8 @@ class BlueprintLibrary:
             return Blueprint(blueprint_id, _VEHICLE_ATTRIBUTES)
         if blueprint_id in PROPS:
             return Blueprint(blueprint_id, ("role_name",), {"size": "medium"})
+        if blueprint_id in OTHERS and blueprint_id.startswith("sensor.camera."):
+            return Blueprint(blueprint_id, OTHERS[blueprint_id], dict(_CAMERA_DEFAULTS))
         if blueprint_id in OTHERS:
             return Blueprint(blueprint_id, OTHERS[blueprint_id])
         raise IndexError(f"blueprint '{blueprint_id}' not found")
@@ -277,11 +346,26 @@ def expected_ground_rgb(transform: carla.Transform, view: str) -> tuple[int, int
 
 
 class Sensor(Actor):
+    """A sensor attached rigidly to its parent; its transform is relative to the parent's."""
+
     def __init__(
         self, world: World, blueprint: Blueprint, transform: carla.Transform, parent: Actor
     ) -> None:
         super().__init__(world, blueprint, transform, parent)
         self.callback: Callable[[Any], None] | None = None
+
+    def world_transform(self) -> carla.Transform:
+        """Where the sensor is: its mount carried by its parent (a rigid attachment)."""
+        assert self.parent is not None
+        body, mount = self.parent.get_transform(), self._transform
+        return carla.Transform(
+            body.transform(mount.location),
+            carla.Rotation(
+                pitch=body.rotation.pitch + mount.rotation.pitch,
+                yaw=body.rotation.yaw + mount.rotation.yaw,
+                roll=body.rotation.roll + mount.rotation.roll,
+            ),
+        )
 
     def listen(self, callback: Callable[[Any], None]) -> None:
         self.callback = callback
@@ -297,9 +381,9 @@ class Sensor(Actor):
             return  # the streaming port is blocked: LibCarla never receives the data
         if self.type_id == "sensor.other.collision":
             return  # set_transform never collides; physics contacts are not simulated
-        # A camera blueprint's defaults: 800x600, 90 deg (CARLA's sensor blueprints).
-        width = int(self.attributes.get("image_size_x", 800))
-        height = int(self.attributes.get("image_size_y", 600))
+        # The server reads the attributes as LibCarla does (atoi, atof).
+        width = atoi(self.attributes["image_size_x"])
+        height = atoi(self.attributes["image_size_y"])
         view = self.attributes["role_name"].rsplit("/", 1)[-1]
         bgra = np.zeros((height, width, 4), dtype=np.uint8)
         if self.type_id == "sensor.camera.depth":
@@ -314,15 +398,17 @@ class Sensor(Actor):
             bgra[:, :, 2::-1] = expected_ground_rgb(parent.get_transform(), view)
             texture = bgra[height // 2 :, ::2, :3]
             texture[:] = 255 - texture  # a rendered street is never one colour
+            if view in self.world.washed_out_views:
+                bgra[:, :, :3] = 255
         self.callback(
             Image(
                 snapshot.frame,
                 snapshot.timestamp.elapsed_seconds,
                 width,
                 height,
-                float(self.attributes.get("fov", 90.0)),
+                atof(self.attributes["fov"]),
                 bgra.tobytes(),
-                parent.get_transform(),
+                self.world_transform(),
             )
         )
 
@@ -406,6 +492,9 @@ class World:
         frame_s: wall time one tick takes (the server renders a frame per synchronous tick).
         streaming: whether sensor data reaches the client (its streaming port is open).
         traffic_role: role name of the traffic's cars (auto_traffic.py: ``autopilot``).
+        washed_out_views: views (the last part of a camera's role name) whose RGB images
+            come whole white, as CARLA's cameras sometimes render at ``-quality-level=Low``
+            or with the GPU's memory full (carla-simulator/carla issues #6434, #7409).
         journal: a file that gets a JSON line per actor spawned or destroyed, for tests
             that run the world in another process.
     """
@@ -420,8 +509,10 @@ class World:
         streaming: bool = True,
         traffic_role: str = "autopilot",
         journal: Path | None = None,
+        washed_out_views: tuple[str, ...] = (),
     ) -> None:
         self.journal = journal
+        self.washed_out_views = washed_out_views
         self.map = Map(map_name)
         self.streaming = streaming
         self.airsim = airsim
@@ -512,6 +603,11 @@ class World:
         self, blueprint: Blueprint, transform: carla.Transform, attach_to: Actor | None = None
     ) -> Actor:
         if attach_to is not None:
+            if not attach_to.is_alive:
+                # CarlaServer.cpp spawn_actor_with_parent: the actor is spawned first, then
+                # the parent looked up; it stays in the world, unattached.
+                self._add(Actor(self, blueprint, transform))
+                raise RuntimeError("unable to attach actor: parent actor not found")
             return self._add(Sensor(self, blueprint, transform, attach_to))
         kind = Vehicle if blueprint.id in VEHICLES else Prop if blueprint.id in PROPS else None
         if kind is None:

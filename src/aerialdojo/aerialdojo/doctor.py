@@ -5,7 +5,8 @@ on some server (tests/unit/sim_remote show a misconfigured fake for each): the c
 a protocol round trip (ProjectAirSim: a topic answer, naming a client/server protocol
 mismatch), a CARLA round trip (spawn, tick, a sensor frame, destroy), the reset, every scene of
 the configured suite on the server and in the running level, every blueprint the suite spawns
-and its attributes on the server, each camera's size, effective
+and its attributes on the server, each camera's size (views an agent sees only after an action,
+an AGOS UGV's ring after STOP_OBSERVE, after that action), effective
 field of view (where the server reports it) and encodings, frames that show something (not
 one colour), the depth units (the down camera's median depth against the altitude), one
 action per agent with the pose the frames (ProjectAirSim: the camera pose each frame carries)
@@ -173,18 +174,28 @@ def diagnose(
         checks.append(_scenes_check(backend, suite_scenes))
     if suite_spawns:
         checks.append(_spawns_check(backend, suite_spawns))
-    before: dict[str, Observation] = {}
+    from aerialdojo.sim.backend import Observation  # noqa: PLC0415 - numpy, only here
+
+    reveal_actions: Mapping[str, Action] = getattr(backend, "reveal_actions", {})
     for agent in agents:
         try:
-            before[agent] = backend.observe(agent)
+            seen = backend.observe(agent)
+            frames = dict(seen.frames)
+            reveal = reveal_actions.get(agent)
+            if reveal is not None:
+                # Views the first observation leaves out (an AGOS UGV's ring) come after
+                # this action, as the agent gets them.
+                backend.execute(agent, reveal)
+                frames.update(backend.observe(agent).frames)
             delivered = backend.server_cameras(agent)
         except AerialDojoError as error:
             return [*checks, _failed(f"{agent} cameras", error, backend.camera_fix)]
+        every_view = Observation(sim_time_s=seen.sim_time_s, pose=seen.pose, frames=frames)
         checks += [
-            _camera_check(agent, spec, before[agent], delivered.get(spec.name), backend)
+            _camera_check(agent, spec, every_view, delivered.get(spec.name), backend)
             for spec in backend.cameras(agent)
         ]
-        checks += _depth_checks(agent, backend.cameras(agent), before[agent], ground_z)
+        checks += _depth_checks(agent, backend.cameras(agent), every_view, ground_z)
     for agent in agents:
         checks += _step_checks(backend, agent, seconds_per_action)
     return checks
@@ -557,14 +568,13 @@ def _agents(bridge: NodeSpec) -> list[str]:
 
 
 def _rig(bridge: NodeSpec) -> list[CameraSpec]:
-    """The UAV rig a remote backend carries (``SimulatorBackend.camera_rigs``, which the
-    remote backends do not override), without importing their clients."""
-    from aerialdojo.sim.backend import SimulatorBackend  # noqa: PLC0415
+    """The UAV rig a remote backend carries (the run's benchmark's, ``sim.remote.rigs``),
+    without importing their clients."""
+    from aerialdojo.sim.remote.rigs import benchmark_rigs  # noqa: PLC0415
 
     width, height = _number(bridge, "image_width"), _number(bridge, "image_height")
-    rigs = SimulatorBackend.camera_rigs(
-        ["uav"], int(width), int(height), _number(bridge, "fov_deg")
-    )
+    benchmark = str(bridge.parameters["carla_air_benchmark"])
+    rigs = benchmark_rigs(benchmark, ["uav"], int(width), int(height), _number(bridge, "fov_deg"))
     return rigs["uav"]
 
 

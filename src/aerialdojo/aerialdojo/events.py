@@ -283,6 +283,7 @@ class EpisodeAssembler:
         nodes: what each node runs on (``add_node_info``), by node name.
         gaps: why events are missing, once per ``gap`` (a damaged chunk of a bag, events the
             recorder lost).
+        benchmark: the benchmark of the latest episode that started, once one did.
     """
 
     trace_builder: Callable[[str], TraceBuilderFactory]
@@ -298,6 +299,7 @@ class EpisodeAssembler:
     agents: dict[str, AgentRecord] = field(default_factory=dict)
     nodes: dict[str, NodeRecord] = field(default_factory=dict)
     gaps: list[str] = field(default_factory=list)
+    benchmark: str | None = None
     _open: _OpenEpisode | None = None
     _outcomes: dict[str, tuple[int, EpisodeTrace | InfraFailure]] = field(default_factory=dict)
 
@@ -381,6 +383,7 @@ class EpisodeAssembler:
                 self._conclude(InfraFailure(cut.record["episode_id"], cut.attempt, CUT_OFF))
             self._supersede(record["episode_id"])
             builder = self.trace_builder(record["benchmark"])(record, event_position(event))
+            self.benchmark = record["benchmark"]
             self._open = _OpenEpisode(record, event.attempt, event_stamp_ns(event), builder)
             return None
         if kind in _EXCLUSIONS:

@@ -26,7 +26,7 @@ from aerialdojo.backends import (
 )
 from aerialdojo.documents import CONFIG, DocumentError, load_yaml, parse_yaml, write_atomic
 from aerialdojo.errors import ConfigError
-from aerialdojo.params import NODE_PARAMETERS, ParamValue, validate_parameters
+from aerialdojo.params import NODE_PARAMETERS, ParamValue, recorded_views, validate_parameters
 from aerialdojo.run_contract import RUN_CONFIG
 
 if TYPE_CHECKING:
@@ -194,7 +194,7 @@ def _validated(
 #: Agents with nodes in this harness: a name outside these would never act or be recorded.
 AGENTS = tuple(sorted(set(NAMESPACES.values()) - {""}))
 #: The agent whose camera views each node's view list names.
-_VIEW_LISTS = {("uav_agent", "views"): "uav", ("evaluator", "record_image_views"): None}
+_VIEW_LISTS = {("uav_agent", "views"): "uav"}
 
 
 def _name_problems(config: Mapping[str, Mapping[str, ParamValue]], source: str) -> list[str]:
@@ -231,14 +231,46 @@ def _name_problems(config: Mapping[str, Mapping[str, ParamValue]], source: str) 
     for (node, name), agent in _VIEW_LISTS.items():
         if node not in config:
             continue
-        owners = [agent] if agent else bridged
-        known = sorted({view for owner in owners for view in views.get(owner, [])})
+        known = sorted(views.get(agent, []))
         problems += [
             f"{source}: {node}.{name}: {view!r} is not a view of the "
-            f"{' or '.join(owners)} on the {backend} backend ({', '.join(known)})"
+            f"{agent} on the {backend} backend ({', '.join(known)})"
             for view in value(node, name)
             if view not in known
         ]
+    if "evaluator" in config:
+        # The evaluator records the bridge's agents unless told otherwise (node_specs).
+        recorded = [str(agent) for agent in config["evaluator"].get("agents", bridged)]  # type: ignore[union-attr]
+        problems += [
+            f"{source}: {problem}"
+            for problem in _recorded_view_problems(
+                value("evaluator", "record_image_views"), recorded, views, backend
+            )
+        ]
+    return problems
+
+
+def _recorded_view_problems(
+    entries: Sequence[str], agents: Sequence[str], views: Mapping[str, list[str]], backend: str
+) -> list[str]:
+    """Each recorded view must be one its agents publish: a topic no bridge publishes would
+    hold the recording's start back and be counted lost at every step."""
+    problems = []
+    for entry in entries:
+        owner, _, view = entry.rpartition("/")
+        if owner and owner not in agents:
+            problems.append(
+                f"evaluator.record_image_views: {entry!r} names the {owner}, which "
+                f"evaluator.agents does not record ({', '.join(agents)})"
+            )
+            continue
+        for agent in [owner] if owner else agents:
+            if view not in views.get(agent, []):
+                hint = "" if owner else "; name one agent's view as agent/view"
+                problems.append(
+                    f"evaluator.record_image_views: {view!r} is not a view of the {agent} on "
+                    f"the {backend} backend ({', '.join(sorted(views.get(agent, [])))}){hint}"
+                )
     return problems
 
 
@@ -624,10 +656,12 @@ def estimated_bag_bytes(specs: Sequence[NodeSpec], episodes: int) -> int:
     decimation = int(value("evaluator", "image_decimation"))
     image_bytes = 0.0
     if decimation and value("evaluator", "record_bag"):
-        views, agents = value("evaluator", "record_image_views"), value("evaluator", "agents")
+        views = recorded_views(
+            value("evaluator", "record_image_views"), value("evaluator", "agents")
+        )
         pixels = int(value(BRIDGE_NODE, "image_width")) * int(value(BRIDGE_NODE, "image_height"))
         ratio = _COMPRESSION_RATIO[str(value("evaluator", "image_compression"))]
-        image_bytes = len(views) * len(agents) / decimation * pixels * 3 / ratio
+        image_bytes = len(views) / decimation * pixels * 3 / ratio
     per_action = image_bytes + _STATE_BYTES_PER_ACTION
     return int(episodes * ESTIMATED_ACTIONS_PER_EPISODE * per_action)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -434,6 +434,15 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             name="carla_air_ugv_blueprint",
             default="vehicle.tesla.model3",
             description="Blueprint of the ground vehicle spawned for the ugv agent (carla_air)",
+        ),
+        P(
+            name="carla_air_benchmark",
+            default="aerialdojo",
+            choices=("aerialdojo", "agos"),
+            description="Whose rigs and actions the agents get on CARLA-Air (carla_air): "
+            "aerialdojo, the four AerialDojo views and its motions; agos, AGOS-Bench's UAV "
+            "nadir camera, the UGV's front view and six-view ring as CARLA sensors, and the "
+            "AGOS decisions on the map's road graph and UAV grid",
         ),
         P(
             name="pointcloud_dir",
@@ -977,7 +986,10 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         P(
             name="record_image_views",
             default=["front"],
-            description="Camera views whose RGB images go into the bag",
+            description=(
+                "Camera views whose RGB images go into the bag: a view of every recorded "
+                "agent, or agent/view for one agent's (AGOS: uav/down, ugv/front)"
+            ),
         ),
         P(
             name="image_decimation",
@@ -1297,6 +1309,16 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
         ),
     ),
 }
+
+
+def recorded_views(entries: Sequence[str], agents: Sequence[str]) -> list[tuple[str, str]]:
+    """The (agent, view) pairs that ``evaluator.record_image_views`` names among ``agents``:
+    an ``agent/view`` entry names that agent's view, a bare view every agent's."""
+    pairs = []
+    for entry in entries:
+        agent, _, view = entry.rpartition("/")
+        pairs += [(owner, view) for owner in agents if agent in ("", owner)]
+    return list(dict.fromkeys(pairs))
 
 
 def validate_parameters(node: str, values: Mapping[str, Any], source: str) -> dict[str, ParamValue]:

@@ -13,6 +13,7 @@ from aerialdojo.agos.generate import verifying_anchors
 from aerialdojo.agos.planning import road_options
 from aerialdojo.agos.protocol import AgosReferee
 from aerialdojo.agos.schedule import UAV_SPEED_MPS
+from aerialdojo.agos.sensors import current_views, ugv_rig
 from aerialdojo.agos.town import Town
 from aerialdojo.agos.vocabulary import (
     ANNOTATE_CANDIDATE,
@@ -33,6 +34,7 @@ from aerialdojo.agos.vocabulary import (
     action_set,
 )
 from aerialdojo.errors import InvalidActionError
+from aerialdojo.protocols import protocol
 from aerialdojo.protocols.referee import MessageKind, PlannedStep
 
 from .referees import (
@@ -400,3 +402,17 @@ def test_the_workflow_notices_reach_the_receiver_counted_by_its_turn(town: Town)
     run_decision(baseline, UAV, WAIT)
     run_decision(baseline, UGV, STOP_OBSERVE)
     assert run_decision(baseline, UGV, REJECT).messages == ()
+
+
+def test_the_ugv_ring_is_observed_right_after_stop_observe_and_its_front_view_otherwise() -> None:
+    """What the evaluator owes the recorder per step (nodes/evaluator.py): the views the
+    AGOS backend renders (``current_views``)."""
+    observes = protocol("agos").observes_view
+    assert observes is not None
+    rig = ugv_rig(8, 8)
+    for action in ("", "MOVE_TO_ROAD_WAYPOINT", "STOP_OBSERVE", "CONFIRM"):
+        ring = action == "STOP_OBSERVE"
+        assert [spec.name for spec in rig if observes(spec.name, action)] == [
+            spec.name for spec in current_views(rig, ring=ring)
+        ]
+    assert observes("down", "MOVE_TO_UAV_WAYPOINT")

@@ -8,7 +8,7 @@ import pytest
 
 from aerialdojo.errors import ConfigError
 from aerialdojo.graph import apply_overrides, load_config, node_specs
-from aerialdojo.params import NODE_PARAMETERS
+from aerialdojo.params import NODE_PARAMETERS, recorded_views
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -160,3 +160,36 @@ def test_a_repeated_or_unknown_episode_id_is_refused_before_start() -> None:
         selected_episodes(suite, {"episodes": [first, second, first]})
     with pytest.raises(ConfigError, match=r"task_manager.episodes: suite .*: no episode 'nope'"):
         selected_episodes(suite, {"episodes": ["nope"]})
+
+
+@pytest.mark.parametrize(
+    ("views", "fragment"),
+    [
+        (
+            "[down, front]",
+            r"'front' is not a view of the uav on the agos backend \(down\); "
+            r"name one agent's view as agent/view",
+        ),
+        ("[uav/down, ugv/down]", r"'down' is not a view of the ugv on the agos backend"),
+        ("[uav/down, dog/front]", r"'dog/front' names the dog, which evaluator.agents does not"),
+    ],
+)
+def test_recorded_views_are_views_their_agents_publish(
+    repo: Path, tmp_path: Path, views: str, fragment: str
+) -> None:
+    """A recorded topic no bridge publishes would hold the recording's start back and be
+    counted lost at every step: refused before anything starts."""
+    text = (repo / "config" / "agos.yaml").read_text()
+    assert "record_image_views: [uav/down, ugv/front]" in text
+    path = _write(tmp_path, text.replace("[uav/down, ugv/front]", views))
+    with pytest.raises(ConfigError, match=fragment):
+        load_config(path)
+
+
+def test_agent_view_entries_name_one_agents_view() -> None:
+    assert recorded_views(["down", "ugv/ring_back"], ["uav", "ugv"]) == [
+        ("uav", "down"),
+        ("ugv", "down"),
+        ("ugv", "ring_back"),
+    ]
+    assert recorded_views(["front", "uav/front"], ["uav"]) == [("uav", "front")]

@@ -49,6 +49,9 @@ from PIL import Image
 
 from aerialdojo import doctor
 from aerialdojo.actions import Action
+from aerialdojo.agos.planning import UGV_HEIGHT_M, drive_to, road_waypoint_id
+from aerialdojo.agos.sensors import RING_VIEWS
+from aerialdojo.agos.worlds import town_map
 from aerialdojo.errors import (
     ConfigError,
     InvalidActionError,
@@ -62,6 +65,7 @@ from aerialdojo.sim.backend import CameraSpec, aerialdojo_uav_rig
 from aerialdojo.sim.carla_air import SPAWN_LIFT_M, CarlaAirBackend
 from aerialdojo.sim.clock import BridgeClock
 from aerialdojo.sim.remote.airsim_settings import settings_for_rig
+from aerialdojo.sim.remote.rigs import benchmark_rigs
 from aerialdojo.sim.remote.settings import CarlaAirSettings
 from aerialdojo.sites.build import build_site_suite
 from aerialdojo.sites.from_server import SurveyOptions, survey_server
@@ -833,3 +837,194 @@ def test_a_backend_that_cannot_spawn_refuses_an_episode_that_brings_objects() ->
     backend.place_objects("Mall_0", [])
     with pytest.raises(ConfigError, match="cannot spawn objects by blueprint"):
         backend.place_objects("Mall_0", [_spawn("v01", "vehicle.audi.a2", 0.0, 0.0)])
+
+
+# -- AGOS on CARLA-Air -------------------------------------------------------------------
+
+
+AGOS_RIGS = benchmark_rigs("agos", ["uav", "ugv"], 16, 12, 90.0)
+
+
+@pytest.fixture
+def agos_fake() -> Iterator[FakeAirSim]:
+    with FakeAirSim(settings_for_rig(AGOS_RIGS["uav"]), ground_down=GROUND_DOWN) as server:
+        yield server
+
+
+def _agos_episode() -> Any:
+    _protocol, suite = load_any_suite(resolve_suite("carla_air_agos_town10hd"))
+    return suite.episodes[0]
+
+
+def _ugv_cameras(world: carla_standin.World) -> dict[tuple[str, str], carla_standin.Sensor]:
+    return {
+        (sensor.attributes["role_name"].rsplit("/", 1)[-1], sensor.type_id): sensor
+        for sensor in world.alive_actors()
+        if isinstance(sensor, carla_standin.Sensor) and sensor.type_id.startswith("sensor.camera")
+    }
+
+
+def test_the_agos_rig_rides_on_carla_cameras_and_the_ring_follows_stop_observe(
+    agos_fake: FakeAirSim,
+) -> None:
+    world = carla_standin.World(airsim=agos_fake)
+    backend = _backend(agos_fake, world, AGOS_RIGS, carla_air_benchmark="agos")
+    episode = _agos_episode()
+    starts = {"uav": episode.uav_start, "ugv": episode.ugv_start}
+    try:
+        backend.reset("Town10HD", starts)
+        assert backend.global_localization
+        # The doctor's default start stands the vehicle on the lane, its body 1.6 m up.
+        assert backend.start_pose("Town10HD", "ugv").z == pytest.approx(UGV_HEIGHT_M)
+        # Fourteen CARLA cameras on the vehicle: an RGB and a depth one per AGOS view, at the
+        # config's size and each view's own FOV, mounted at the body's height and heading
+        # (CARLA's yaw turns clockwise: the map's left is CARLA's negative yaw).
+        cameras = _ugv_cameras(world)
+        assert sorted({view for view, _ in cameras}) == sorted(["front", *RING_VIEWS])
+        vehicle = next(a for a in world.alive_actors() if a.type_id == "vehicle.tesla.model3")
+        assert vehicle.get_transform().location.z == pytest.approx(starts["ugv"].z - UGV_HEIGHT_M)
+        for (view, _kind), camera in cameras.items():
+            assert camera.parent is vehicle
+            assert (camera.attributes["image_size_x"], camera.attributes["image_size_y"]) == (
+                "16",
+                "12",
+            )
+            assert float(camera.attributes["fov"]) == (90.0 if view == "front" else 60.0)
+            mount = camera.get_transform()
+            assert mount.location.z == pytest.approx(UGV_HEIGHT_M)
+            assert mount.rotation.yaw == pytest.approx(-RING_VIEWS.get(view, 0.0))
+
+        # The UAV's nadir view; the UGV's front view while it drives.
+        assert set(backend.observe("uav").frames) == {"down"}
+        front = backend.observe("ugv")
+        assert set(front.frames) == {"front"}
+        assert front.pose.z == pytest.approx(starts["ugv"].z)
+        frame = front.frames["front"]
+        image_transform = cameras[("front", "sensor.camera.rgb")].world_transform()
+        assert tuple(frame.rgb[0, 0]) == carla_standin.expected_ground_rgb(
+            vehicle.get_transform(), "front"
+        )
+        assert image_transform.location.z == pytest.approx(starts["ugv"].z)
+        # camera_info's intrinsics are the spec's, and the server rendered that FOV and size.
+        delivered = backend.server_cameras("ugv")["front"]
+        assert (delivered.width, delivered.height, delivered.fov_deg) == (16, 12, 90.0)
+
+        # STOP_OBSERVE: the next observation is the ring, each panel its own camera's image.
+        backend.execute("ugv", Action("STOP_OBSERVE"))
+        ring = backend.observe("ugv")
+        assert sorted(ring.frames) == sorted(RING_VIEWS)
+        for view, panel in ring.frames.items():
+            assert panel.spec.fov_deg == 60.0 and panel.rgb.shape == (12, 16, 3)
+            assert tuple(panel.rgb[0, 0]) == carla_standin.expected_ground_rgb(
+                vehicle.get_transform(), view
+            )
+            assert backend.server_cameras("ugv")[view].fov_deg == 60.0
+
+        # A road waypoint: the UGV drives the lanes to that anchor; the front view is back.
+        roads = town_map("Town10HD").roads
+        anchor = roads.anchors[len(roads.anchors) // 2]
+        drive = drive_to(roads, ring.pose, anchor, town_map("Town10HD").ground_z)
+        moved = backend.execute("ugv", Action("MOVE_TO_ROAD_WAYPOINT"), road_waypoint_id(anchor))
+        assert not moved.collided, moved
+        assert (moved.pose.x, moved.pose.y) == pytest.approx(drive.final_pose.position[:2])
+        assert set(backend.observe("ugv").frames) == {"front"}
+
+        # A UAV waypoint: the drone is placed there at the grid's altitude.
+        grid = town_map("Town10HD").uav_grid
+        waypoint = next(iter(grid.waypoints.values()))
+        flown = backend.execute("uav", Action("MOVE_TO_UAV_WAYPOINT"), waypoint.waypoint_id)
+        assert (flown.pose.x, flown.pose.y, flown.pose.z) == pytest.approx(
+            (waypoint.x, waypoint.y, waypoint.z), abs=1e-3
+        )
+        with pytest.raises(InvalidActionError, match="no UAV waypoint"):
+            backend.execute("uav", Action("MOVE_TO_UAV_WAYPOINT"), "nowhere")
+    finally:
+        backend.close()
+    assert world.alive_actors() == []
+
+
+def test_agos_decisions_are_refused_on_an_aerialdojo_run(
+    fake: FakeAirSim, world: carla_standin.World
+) -> None:
+    backend = _backend(fake, world, {"uav": UAV_RIG, "ugv": UGV_RIG})
+    try:
+        backend.reset("Town10HD", {"ugv": UGV_START})
+        with pytest.raises(InvalidActionError, match="not a motion of the AerialDojo action set"):
+            backend.execute("ugv", Action("STOP_OBSERVE"))
+    finally:
+        backend.close()
+
+
+def test_the_ugv_rig_stops_short_of_a_car_parked_on_its_drive(agos_fake: FakeAirSim) -> None:
+    # A car across the lane a few metres along the UGV's drive: the sweep of the drive's legs
+    # finds it, and the UGV stops short of it with a collision (set_transform alone would
+    # have teleported through it, CarlaActor.cpp).
+    roads = town_map("Town10HD").roads
+    episode = _agos_episode()
+    start = episode.ugv_start
+    anchor = roads.anchors[len(roads.anchors) // 2]
+    drive = drive_to(roads, start, anchor, town_map("Town10HD").ground_z)
+    x, y, _ = drive.points[len(drive.points) // 2]
+    blocker = carla_standin.Obstacle("SM_Van", (x - 1.5, -y - 1.5, 0.0), (x + 1.5, -y + 1.5, 2.0))
+    world = carla_standin.World(airsim=agos_fake, obstacles=(blocker,))
+    backend = _backend(agos_fake, world, {"ugv": AGOS_RIGS["ugv"]}, carla_air_benchmark="agos")
+    try:
+        backend.reset("Town10HD", {"ugv": start})
+        moved = backend.execute("ugv", Action("MOVE_TO_ROAD_WAYPOINT"), road_waypoint_id(anchor))
+        assert moved.collided and "Static" in moved.collision_object, moved
+        assert math.hypot(moved.pose.x - x, moved.pose.y - y) < 5.0
+    finally:
+        backend.close()
+
+
+def test_the_carla_standin_refuses_what_libcarla_and_the_server_refuse() -> None:
+    world = carla_standin.World()
+    library = world.get_blueprint_library()
+    camera = library.find("sensor.camera.rgb")
+    # MakeCameraDefinition's defaults; an Int is read with atoi and never refused.
+    assert (camera.attributes["image_size_x"], camera.attributes["fov"]) == ("800", "90.0")
+    camera.set_attribute("image_size_x", "64.9")
+    assert carla_standin.atoi(camera.attributes["image_size_x"]) == 64
+    with pytest.raises(IndexError, match="attribute 'focal_distance' not found"):
+        camera.set_attribute("focal_distance", "1")
+    with pytest.raises(ValueError, match="float overflow"):
+        camera.set_attribute("fov", "1e39")
+    vehicle_blueprint = library.find("vehicle.tesla.model3")
+    with pytest.raises(ValueError, match="invalid bool"):
+        vehicle_blueprint.set_attribute("sticky_control", "yes")
+    vehicle = world.spawn_actor(vehicle_blueprint, carla.Transform(carla.Location(5.0, 0.0, 0.0)))
+    vehicle.destroy()
+    # spawn_actor_with_parent spawns, then finds no parent: refused, the sensor left behind.
+    with pytest.raises(RuntimeError, match="unable to attach actor: parent actor not found"):
+        world.spawn_actor(camera, carla.Transform(), attach_to=vehicle)
+    assert [a.type_id for a in world.alive_actors()] == ["sensor.camera.rgb"]
+
+
+def test_the_doctor_checks_the_agos_ring_after_stop_observe(agos_fake: FakeAirSim) -> None:
+    def diagnose(world: carla_standin.World) -> list[doctor.Check]:
+        backend = _backend(agos_fake, world, AGOS_RIGS, carla_air_benchmark="agos")
+        episode = _agos_episode()
+        poses = {"uav": episode.uav_start, "ugv": episode.ugv_start}
+        try:
+            checks = doctor.diagnose(
+                backend, ["uav", "ugv"], seconds_per_action=1.0, poses=poses, ground_z=0.0
+            )
+        finally:
+            backend.close()
+        print(doctor.format_table(checks))
+        return checks
+
+    checks = diagnose(carla_standin.World(airsim=agos_fake))
+    assert [c.name for c in checks if not c.passed] == []
+    names = {c.name for c in checks}
+    assert {f"camera ugv/{view}" for view in ("front", *RING_VIEWS)} <= names
+    assert {"camera uav/down", "depth uav/down"} <= names
+    ring = next(c for c in checks if c.name == "camera ugv/ring_back")
+    assert ring.detail.startswith("16x12, FOV 60.0 deg")
+
+    # A server that renders one ring camera whole white (CARLA at -quality-level=Low, or with
+    # the GPU's memory full): the doctor names that panel, and only it.
+    checks = diagnose(carla_standin.World(airsim=agos_fake, washed_out_views=("ring_back",)))
+    assert [c.name for c in checks if not c.passed] == ["camera ugv/ring_back"]
+    failed = next(c for c in checks if not c.passed)
+    assert "every pixel of the colour image is (255, 255, 255)" in failed.detail

@@ -27,6 +27,7 @@ from fakes.projectairsim_process import FakeServerProcess
 from fakes.projectairsim_scenes import write_scene_config
 from fakes.remote_suite import write_one_episode_suite
 
+from aerialdojo.agos.sensors import uav_rig
 from aerialdojo.sim.backend import aerialdojo_uav_rig
 from aerialdojo.sim.remote.airsim_settings import settings_for_rig
 
@@ -218,6 +219,23 @@ def test_the_doctor_writes_the_airsim_settings_of_a_config(tmp_path: Path) -> No
     result = _doctor(config, "--airsim-settings", str(written))
     assert result.returncode == 0, result.stderr
     assert json.loads(written.read_text()) == settings_for_rig(aerialdojo_uav_rig(320, 240, 70.0))
+
+
+def test_the_doctor_writes_the_nadir_camera_of_an_agos_config(tmp_path: Path) -> None:
+    config = _config(
+        tmp_path / "carla_air_agos.yaml",
+        {
+            "backend": "carla_air",
+            "carla_air_benchmark": "agos",
+            "agents": ["uav", "ugv"],
+            "image_width": 320,
+            "image_height": 240,
+        },
+    )
+    written = tmp_path / "settings.json"
+    result = _doctor(config, "--airsim-settings", str(written))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(written.read_text()) == settings_for_rig(uav_rig(320, 240))
 
 
 @needs_projectairsim

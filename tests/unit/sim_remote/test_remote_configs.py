@@ -12,9 +12,11 @@ from aerialdojo.backends import create_backend
 from aerialdojo.errors import ConfigError
 from aerialdojo.graph import load_config, node_specs
 from aerialdojo.params import NODE_PARAMETERS
+from aerialdojo.protocols import load_suite as load_any_suite
 from aerialdojo.sim.backend import BackendOptions, aerialdojo_uav_rig
 from aerialdojo.sim.remote.airsim_settings import settings_for_rig, settings_problems
 from aerialdojo.sim.remote.frames import MapOffset
+from aerialdojo.sim.remote.rigs import benchmark_rigs
 from aerialdojo.sim.remote.settings import (
     CarlaAirSettings,
     ProjectAirSimSettings,
@@ -151,3 +153,24 @@ def test_a_missing_client_names_the_venv_to_run_in(backend: str, venv: str) -> N
         assert f"lives in {venv}" in str(error) and f"{venv}/bin/python" in str(error)
     else:
         pytest.skip(f"the {backend} client is importable here")
+
+
+def test_the_carla_air_agos_config_runs_its_shipped_suite_with_the_agos_rigs() -> None:
+    config = load_config(CONFIG / "carla_air_agos.yaml")
+    specs = node_specs(config)
+    bridge = next(spec for spec in specs if spec.name == "sim_bridge").parameters
+    settings = CarlaAirSettings.from_parameters(bridge)
+    assert settings.benchmark == "agos" and bridge["agents"] == ["uav", "ugv"]
+    manager = next(spec for spec in specs if spec.name == "task_manager")
+    _protocol, suite = load_any_suite(resolve_suite(manager.parameters["suite"]))
+    assert {e.scene for e in suite.episodes} == {settings.map_name}
+    # Both AGOS agent nodes run, as on the embedded AGOS towns.
+    assert {"agos_uav_agent", "ugv_agent"} <= {spec.name for spec in specs}
+    # The AirSim settings shipped for it hold the nadir camera at the config's size.
+    rig = benchmark_rigs(
+        "agos", ["uav"], bridge["image_width"], bridge["image_height"], bridge["fov_deg"]
+    )["uav"]
+    assert [spec.name for spec in rig] == ["down"]
+    shipped = json.loads((CONFIG / "carla_air" / "settings_agos.json").read_text())
+    assert shipped == settings_for_rig(rig), "regenerate config/carla_air/settings_agos.json"
+    assert settings_problems(shipped, rig) == []

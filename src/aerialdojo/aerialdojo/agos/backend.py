@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from aerialdojo.actions import Action
 from aerialdojo.agos.planning import drive_to, parse_road_waypoint
-from aerialdojo.agos.sensors import RING_VIEWS, UGV_FRONT_VIEW, uav_rig, ugv_rig
+from aerialdojo.agos.sensors import agos_rigs, current_views
 from aerialdojo.agos.town import TOWN_NAMES, Town, load_town
 from aerialdojo.agos.vocabulary import (
     GO_TO_CANDIDATE,
@@ -23,7 +23,7 @@ from aerialdojo.agos.vocabulary import (
     UAV_ACTIONS,
     UGV_ACTIONS,
 )
-from aerialdojo.errors import ConfigError, InvalidActionError
+from aerialdojo.errors import InvalidActionError
 from aerialdojo.geometry import Pose
 from aerialdojo.sim.backend import CameraSpec, LocalBackend, MotionOutcome, Observation
 from aerialdojo.sim.embedded.renderer import render_views
@@ -53,11 +53,8 @@ class AgosBackend(LocalBackend):
         Raises:
             ConfigError: an agent other than ``uav`` and ``ugv``.
         """
-        rigs = {"uav": uav_rig, "ugv": ugv_rig}
-        unknown = sorted(set(agents) - set(rigs))
-        if unknown:
-            raise ConfigError(f"AGOS towns have rigs for uav and ugv only, not {unknown}")
-        return {agent: rigs[agent](width, height) for agent in agents}
+        del fov_deg
+        return agos_rigs(agents, width, height)
 
     def __init__(
         self, *, rigs: Mapping[str, Sequence[CameraSpec]], seconds_per_action: float = 1.0
@@ -127,11 +124,7 @@ class AgosBackend(LocalBackend):
         """The agent's current views: the UGV's ring right after STOP_OBSERVE, else its front
         view; the UAV's nadir view."""
         pose = self.pose(agent)
-        rig = self.cameras(agent)
-        if agent in self._ring_next:
-            rig = [spec for spec in rig if spec.name in RING_VIEWS]
-        elif any(spec.name in RING_VIEWS for spec in rig):
-            rig = [spec for spec in rig if spec.name == UGV_FRONT_VIEW]
+        rig = current_views(self.cameras(agent), ring=agent in self._ring_next)
         frames = render_views(
             self.town.scene, pose, rig, with_ground_truth_ids=with_ground_truth_ids
         )

@@ -3,6 +3,10 @@ driving and a six-view ring after STOP_OBSERVE."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from aerialdojo.agos.vocabulary import STOP_OBSERVE
+from aerialdojo.errors import ConfigError
 from aerialdojo.sim.backend import CameraSpec
 
 UAV_VIEW = "down"
@@ -44,3 +48,33 @@ def ugv_ring(width: int, height: int) -> list[CameraSpec]:
 def ugv_rig(width: int, height: int) -> list[CameraSpec]:
     """Every UGV camera: the front view, then the ring."""
     return [ugv_front(width, height), *ugv_ring(width, height)]
+
+
+def agos_rigs(agents: Sequence[str], width: int, height: int) -> dict[str, list[CameraSpec]]:
+    """The rig of each AGOS agent: the UAV's nadir camera, the UGV's front view and ring.
+
+    Raises:
+        ConfigError: an agent other than ``uav`` and ``ugv``.
+    """
+    rigs = {"uav": uav_rig, "ugv": ugv_rig}
+    unknown = sorted(set(agents) - set(rigs))
+    if unknown:
+        raise ConfigError(f"AGOS has rigs for uav and ugv only, not {unknown}")
+    return {agent: rigs[agent](width, height) for agent in agents}
+
+
+def current_views(rig: Sequence[CameraSpec], *, ring: bool) -> list[CameraSpec]:
+    """The views an agent observes now: a UGV's six-view ring right after STOP_OBSERVE, else
+    its front view; a rig without a ring (the UAV's) whole."""
+    if ring:
+        return [spec for spec in rig if spec.name in RING_VIEWS]
+    if any(spec.name in RING_VIEWS for spec in rig):
+        return [spec for spec in rig if spec.name == UGV_FRONT_VIEW]
+    return list(rig)
+
+
+def observes_view(view: str, action: str) -> bool:
+    """Whether an AGOS agent's observation right after ``action`` ("" after a reset) holds
+    ``view``: the ring's views right after STOP_OBSERVE, every other view after anything
+    else (as ``current_views`` picks them)."""
+    return (view in RING_VIEWS) == (action == STOP_OBSERVE)

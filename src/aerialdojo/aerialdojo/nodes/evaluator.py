@@ -69,7 +69,8 @@ from aerialdojo.nodes.qos import (
     TASK_QOS,
     recording_qos,
 )
-from aerialdojo.protocols import trace_builder
+from aerialdojo.params import recorded_views
+from aerialdojo.protocols import protocol, trace_builder
 from aerialdojo.report.run import (
     BETWEEN_EPISODES,
     METRICS_JSON,
@@ -143,15 +144,21 @@ class Evaluator(Node):
         # The frames tree, so that a replay (rviz, Foxglove) places the cameras and agents.
         self._record(TFMessage, "/tf", STATE_QOS)
         self._record(TFMessage, "/tf_static", TASK_QOS)
-        for agent in param(self, "agents"):
+        #: The camera view each recorded image topic carries.
+        self._image_views: dict[str, str] = {}
+        agents = param(self, "agents")
+        views = recorded_views(param(self, "record_image_views"), agents)
+        for agent in agents:
             for topic in (f"/{agent}/odom", f"/sim/ground_truth/{agent}/pose"):
                 self._per_step[topic] = (agent, HEADER_FIRST)
             self._record(Odometry, f"/{agent}/odom", STATE_QOS)
             self._record(PoseStamped, f"/sim/ground_truth/{agent}/pose", STATE_QOS)
             if self._decimation:
-                for view in param(self, "record_image_views"):
-                    self._per_step[f"/{agent}/camera/{view}/image"] = (agent, HEADER_FIRST)
-                    self._record_images(f"/{agent}/camera/{view}/image")
+                for view in [view for owner, view in views if owner == agent]:
+                    topic = f"/{agent}/camera/{view}/image"
+                    self._per_step[topic] = (agent, HEADER_FIRST)
+                    self._image_views[topic] = view
+                    self._record_images(topic)
             if param(self, "record_gsm") and self._decimation:
                 self._record_decimated(GeoSemanticMap, f"/{agent}/gsm/layers", GSM_QOS)
         if "ugv" in param(self, "agents"):
@@ -369,19 +376,9 @@ class Evaluator(Node):
                 return
         if event.kind == EpisodeEvent.RUN_STARTED:
             self._reserve.hold(RESERVE_BASE_BYTES + RESERVE_PER_EPISODE_BYTES * event.episode_count)
-        if event.kind == EpisodeEvent.STARTED or event.kind in _STEPPED:
-            # The observation set of this stamp: every per-step topic of the agents it
-            # placed (a reset: all of them) or moved owes the recorder one message.
-            stamp = time_ns(event.header.stamp)
-            self._ledger.owe(
-                [
-                    topic
-                    for topic, (agent, _) in self._per_step.items()
-                    if agent is None or event.kind == EpisodeEvent.STARTED or agent == event.agent
-                ],
-                stamp,
-            )
         trace = self._assembler.add(event)
+        if event.kind == EpisodeEvent.STARTED or event.kind in _STEPPED:
+            self._ledger.owe(self._observed_topics(event), time_ns(event.header.stamp))
         if trace is not None:
             self.get_logger().info(
                 f"[{event.episode_index + 1}/{event.episode_count}] {trace.episode_id}: "
@@ -394,6 +391,26 @@ class Evaluator(Node):
             )
         if self._assembler.finished:
             self._finish_once_announced()
+
+    def _observed_topics(self, event: EpisodeEvent) -> list[str]:
+        """The per-step topics that owe the recorder a message of ``event``'s stamp: those
+        of the agents it placed (a reset: all of them) or moved, and of their image topics
+        the views the benchmark observes after its action (an AGOS UGV sees its ring, not
+        its front view, right after STOP_OBSERVE)."""
+        reset = event.kind == EpisodeEvent.STARTED
+        benchmark = self._assembler.benchmark
+        observes = protocol(benchmark).observes_view if benchmark else None
+        action = "" if reset else event.action
+        return [
+            topic
+            for topic, (agent, _) in self._per_step.items()
+            if (agent is None or reset or agent == event.agent)
+            and (
+                observes is None
+                or topic not in self._image_views
+                or observes(self._image_views[topic], action)
+            )
+        ]
 
     def _finish_once_announced(self) -> None:
         """Finish now, or once every recorded agent has said who acts for it and every node

@@ -138,6 +138,10 @@ class BenchmarkProtocol:
         headline_by_setting: the paper reports each setting apart (AerialDojo-200K,
             Tables 4-5): the headline is per setting, and no figure pools settings
             (``metrics.aggregate.aggregate``).
+        observes_view: ``(view, action)`` -> whether an agent's observation right after
+            ``action`` ("" after a reset) holds camera ``view``, for benchmarks whose rigs
+            publish some views only after some actions (AGOS: the UGV's ring after
+            STOP_OBSERVE). None: every view of a rig after every action.
     """
 
     name: str
@@ -157,6 +161,7 @@ class BenchmarkProtocol:
     condition_titles: Mapping[str, str] = field(default_factory=dict)
     scoring_version: int = 1
     scoring_settings: tuple[str, ...] = ()
+    observes_view: Callable[[str, str], bool] | None = None
     headline_by_setting: bool = False
 
     def settings_of(self, parameters: Mapping[str, Any]) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from aerialdojo.agos.episodes import AgosEpisode, AgosSuite, load_agos_suite, task_text
+from aerialdojo.agos.sensors import observes_view
 from aerialdojo.agos.stats import agos_suite_stats
 from aerialdojo.agos.vocabulary import (
     ANNOTATE_CANDIDATE,
@@ -391,6 +392,7 @@ PROTOCOL = register(
         # docs/protocols/agos.md, "Scoring versions": which rule moved which number.
         scoring_version=3,
         scoring_settings=tuple(run_settings({})),
+        observes_view=observes_view,
         episodes=EpisodeRules(
             load_suite=load_agos_suite,
             validate_suite=problems_when_loaded(load_agos_suite),

@@ -50,7 +50,7 @@ class MotionWorld:
         Raises:
             InvalidActionError: the scene is no AGOS town, so it has no roads or UAV grid.
         """
-        from aerialdojo.agos.town import town_map  # noqa: PLC0415 - AGOS runs only
+        from aerialdojo.agos.worlds import town_map  # noqa: PLC0415 - AGOS runs only
 
         try:
             return town_map(self.scene)

@@ -61,6 +61,7 @@ import carla
 from msgpackrpc.error import RPCError
 
 from aerialdojo.actions import STOP, Action, target_pose
+from aerialdojo.agos.sensors import current_views
 from aerialdojo.errors import (
     ConfigError,
     InvalidActionError,
@@ -68,6 +69,7 @@ from aerialdojo.errors import (
     UnknownSceneError,
 )
 from aerialdojo.geometry import Pose
+from aerialdojo.robot.motions import MotionWorld, plan_motion
 from aerialdojo.sim.backend import (
     BackendOptions,
     CameraFrame,
@@ -95,6 +97,7 @@ from aerialdojo.sim.remote.images import (
     rgb_from_bgr_bytes,
     rgb_from_carla_bgra,
 )
+from aerialdojo.sim.remote.rigs import benchmark_rigs, remote_benchmark
 from aerialdojo.sim.remote.settings import CarlaAirSettings
 from aerialdojo.spawns import SpawnedObject
 
@@ -214,11 +217,15 @@ class CarlaAirBackend(SimulatorBackend):
 
     @classmethod
     def from_options(cls, options: BackendOptions) -> CarlaAirBackend:
-        return cls(
-            settings=CarlaAirSettings.from_parameters(options.parameters),
-            rigs=options.rigs(cls),
-            seconds_per_action=options.seconds_per_action,
+        settings = CarlaAirSettings.from_parameters(options.parameters)
+        rigs = benchmark_rigs(
+            settings.benchmark,
+            options.agents,
+            options.image_width,
+            options.image_height,
+            options.fov_deg,
         )
+        return cls(settings=settings, rigs=rigs, seconds_per_action=options.seconds_per_action)
 
     def __init__(
         self,
@@ -255,6 +262,20 @@ class CarlaAirBackend(SimulatorBackend):
         self._tick_time_s = 0.0
         self._ugv_cameras: dict[str, ServerCamera] = {}
         self._uav_sizes: dict[str, tuple[int, int]] = {}
+        benchmark = remote_benchmark(settings.benchmark)
+        self.global_localization = benchmark.global_localization
+        #: What shows each agent the views its first observation leaves out (an AGOS UGV's
+        #: ring comes after STOP_OBSERVE); the doctor checks those views too.
+        self.reveal_actions = {
+            agent: action for agent, action in benchmark.reveal_actions.items() if agent in rigs
+        }
+        self._decisions = benchmark.decisions
+        #: The UGV's pose (and its cameras) this far above its vehicle, which stands on the
+        #: road: an AGOS UGV's body frame is at camera height, as in the embedded towns.
+        self._ugv_mount_m = benchmark.ugv_body_height_m
+        #: Agents whose next observation shows the views their reveal action brings.
+        self._revealed: set[str] = set()
+        self._motion_world = MotionWorld(settings.map_name)
 
     # -- connection ----------------------------------------------------------------------
 
@@ -465,7 +486,7 @@ class CarlaAirBackend(SimulatorBackend):
 
     def start_pose(self, scene: str, agent: str) -> Pose:
         """A free start for a smoke test: the UAV high above the map origin, the UGV on the
-        first lane waypoint, heading along its lane.
+        first lane waypoint (its body at its mount height), heading along its lane.
 
         Raises:
             SimulatorFaultError: CARLA failed, or the backend is not connected.
@@ -475,7 +496,8 @@ class CarlaAirBackend(SimulatorBackend):
         graph = self.road_graph()
         start, ahead = graph.edges[0]
         (x0, y0, z0), (x1, y1, _) = graph.nodes[start], graph.nodes[ahead]
-        return Pose(x0, y0, z0, math.atan2(y1 - y0, x1 - x0))
+        # The UGV's body is its mount height above the lane (its vehicle on the road).
+        return Pose(x0, y0, z0 + self._ugv_mount_m, math.atan2(y1 - y0, x1 - x0))
 
     def place_objects(self, scene: str, objects: Sequence[SpawnedObject]) -> None:
         """Destroy the previous episode's objects and spawn ``objects`` by blueprint, each
@@ -571,6 +593,7 @@ class CarlaAirBackend(SimulatorBackend):
         self._check_rigged(poses)
         if self._world is None:
             self._connect()
+        self._revealed = set()
         if UAV in poses:
             self._place_uav(poses[UAV], ignore_collision=True)
         if UGV in poses:
@@ -631,7 +654,7 @@ class CarlaAirBackend(SimulatorBackend):
             for actor in [*self._ground.sensors, self._ground.vehicle]:
                 self._carla("destroying the previous UGV", partial(_destroy, actor))
             self._ground = None
-        self._ground = self._spawn_ugv(_carla_transform(map_to_carla(pose)), pose)
+        self._ground = self._spawn_ugv(_carla_transform(self._ugv_vehicle_pose(pose)), pose)
 
     def _spawn_ugv(self, transform: Any, pose: Pose) -> _Ground:
         world = self._world
@@ -647,7 +670,19 @@ class CarlaAirBackend(SimulatorBackend):
                 "the spot is occupied"
             )
         ground = _Ground(vehicle=vehicle, sensors=[])
-        cameras = {}
+        try:
+            self._attach_sensors(world, library, ground)
+        except BaseException:
+            for actor in [*ground.sensors, vehicle]:
+                _destroy(actor)
+            raise
+        self._ugv_cameras = {}
+        return ground
+
+    def _attach_sensors(self, world: Any, library: Any, ground: _Ground) -> None:
+        """Attach an RGB and a depth camera per view of the UGV's rig, and a collision
+        sensor, to its vehicle (``spawn_actor(..., attach_to=vehicle)``, rigid)."""
+        vehicle = ground.vehicle
         for spec in self._rigs.get(UGV, []):
             for kind in ("sensor.camera.rgb", "sensor.camera.depth"):
                 camera = library.find(kind)
@@ -659,7 +694,9 @@ class CarlaAirBackend(SimulatorBackend):
                 ):
                     camera.set_attribute(name, str(value))
                 mount = carla.Transform(
-                    carla.Location(spec.offset[0], -spec.offset[1], spec.offset[2]),
+                    carla.Location(
+                        spec.offset[0], -spec.offset[1], spec.offset[2] + self._ugv_mount_m
+                    ),
                     carla.Rotation(pitch=spec.pitch_deg, yaw=-spec.yaw_deg),
                 )
                 sensor = self._carla(
@@ -668,14 +705,6 @@ class CarlaAirBackend(SimulatorBackend):
                 )
                 sensor.listen(self._image_callback(ground, (spec.name, kind)))
                 ground.sensors.append(sensor)
-            cameras[spec.name] = ServerCamera(
-                width=spec.width,
-                height=spec.height,
-                fov_deg=spec.fov_deg,
-                colour_encoding="BGRA",
-                depth_encoding="BGRA depth (24 bit over 1000 m)",
-            )
-        self._ugv_cameras = cameras
         collision_blueprint = library.find("sensor.other.collision")
         collision_blueprint.set_attribute("role_name", f"{UGV_ROLE}/collision")
         collision = self._carla(
@@ -684,7 +713,6 @@ class CarlaAirBackend(SimulatorBackend):
         )
         collision.listen(self._collision_callback(ground))
         ground.sensors.append(collision)
-        return ground
 
     def _image_callback(self, ground: _Ground, key: tuple[str, str]) -> Callable[[Any], None]:
         """Keeps the newest image of one camera (called on CARLA's sensor thread)."""
@@ -714,20 +742,48 @@ class CarlaAirBackend(SimulatorBackend):
     # -- actions -------------------------------------------------------------------------
 
     def execute(self, agent: str, action: Action, argument: str = "") -> MotionOutcome:
-        """Execute one action of ``agent`` over whole ticks (``argument`` is unused).
+        """Execute one action of ``agent`` over whole ticks: a decision of the run's benchmark
+        (AGOS's; ``argument`` names its waypoint or anchor), or an AerialDojo motion
+        (``argument`` unused; the doctor's probe step in either).
 
         Raises:
-            InvalidActionError: not a motion of the AerialDojo set, or a vertical motion of
-                the UGV.
+            InvalidActionError: a vertical motion of the UGV, an action that is neither, or a
+                decision whose argument names no waypoint or reachable anchor.
             SimulatorFaultError: a server failed, or the agent was not placed by ``reset``.
         """
         self._require_connection(agent)
+        if action.name in self._decisions:
+            return self._execute_decision(agent, action, argument)
+        self._revealed.discard(agent)
         if agent == UGV:
             return self._execute_ugv(action)
         pose = self._uav_pose()
         if action.name == STOP:
             return MotionOutcome(pose=pose)
-        goal = target_pose(pose, action)
+        return self._fly_uav(target_pose(pose, action))
+
+    def _execute_decision(self, agent: str, action: Action, argument: str) -> MotionOutcome:
+        """One AGOS decision, planned as a robot's (``robot.motions``: the UAV to a grid
+        waypoint at its altitude, the UGV through every fine node of its road drive, heading
+        along the road; the other decisions move nothing) on the map's road graph and UAV
+        grid; every decision takes one action's ticks."""
+        ground = self._require_ground() if agent == UGV else None
+        start = self._uav_pose() if ground is None else self._ugv_pose(ground)
+        plan = plan_motion(start, action, argument, self._motion_world)
+        revealing = self.reveal_actions.get(agent)
+        if revealing is not None and action.name == revealing.name:
+            self._revealed.add(agent)
+        else:
+            self._revealed.discard(agent)
+        if plan.target is None:
+            self._tick(self._ticks_per_action)
+            return MotionOutcome(pose=start if ground is None else self._ugv_pose(ground))
+        if ground is None:
+            return self._fly_uav(plan.target)
+        return self._drive_ugv(ground, start, plan.waypoints)
+
+    def _fly_uav(self, goal: Pose) -> MotionOutcome:
+        """Move the UAV to ``goal`` over one action's ticks, stopped by what it hits."""
         self._place_uav(goal, ignore_collision=False)
         self._tick(self._ticks_per_action)
         stamp, name = self._uav_collision()
@@ -764,19 +820,31 @@ class CarlaAirBackend(SimulatorBackend):
             return MotionOutcome(pose=pose)
         if action.name in ("MoveUp", "MoveDown"):
             raise InvalidActionError(f"{action.name}: the {UGV} drives on the ground")
-        goal = target_pose(pose, action)
-        hit = self._ugv_path_hit(ground, pose, goal)
-        if hit is not None:
-            fraction = hit[0]
-            goal = Pose(
-                pose.x + (goal.x - pose.x) * fraction,
-                pose.y + (goal.y - pose.y) * fraction,
-                goal.z,
-                goal.yaw,
-            )
+        return self._drive_ugv(ground, pose, [target_pose(pose, action)])
+
+    def _drive_ugv(self, ground: _Ground, start: Pose, waypoints: Sequence[Pose]) -> MotionOutcome:
+        """Drive the UGV from ``start`` through ``waypoints``, stopping short of the first
+        obstacle a leg's sweep meets, then tick one action's worth: the vehicle is
+        teleported once, to where the drive ends."""
+        here, hit = start, None
+        for leg in waypoints:
+            # The box heads along the leg while it is swept (a turn in place is not swept).
+            heading = math.atan2(leg.y - here.y, leg.x - here.x)
+            hit = self._ugv_path_hit(ground, Pose(here.x, here.y, here.z, heading), leg)
+            if hit is not None:
+                fraction = hit[0]
+                here = Pose(
+                    here.x + (leg.x - here.x) * fraction,
+                    here.y + (leg.y - here.y) * fraction,
+                    leg.z,
+                    leg.yaw,
+                )
+                break
+            here = leg
+        goal = here
         with self._condition:
             ground.collisions.clear()
-        transform = _carla_transform(map_to_carla(goal))
+        transform = _carla_transform(self._ugv_vehicle_pose(goal))
         self._carla("moving the UGV", lambda: ground.vehicle.set_transform(transform))
         self._tick(self._ticks_per_action)
         with self._condition:
@@ -796,7 +864,7 @@ class CarlaAirBackend(SimulatorBackend):
         move (``World.cast_ray``: every surface hit, with its label). A turn in place is not
         swept.
         """
-        begin, end = map_to_carla(start), map_to_carla(goal)
+        begin, end = self._ugv_vehicle_pose(start), self._ugv_vehicle_pose(goal)
         dx, dy = end.x - begin.x, end.y - begin.y
         length = math.hypot(dx, dy)
         if length < 1e-6:
@@ -837,9 +905,19 @@ class CarlaAirBackend(SimulatorBackend):
         return max(0.0, nearest[0] - along - _STOP_SHORT_M) / length, nearest[1]
 
     def _ugv_pose(self, ground: _Ground) -> Pose:
+        """The UGV's body pose: its vehicle's, raised to where its cameras sit."""
         transform = self._carla("reading the UGV pose", ground.vehicle.get_transform)
         location = transform.location
-        return carla_to_map(CarlaPose(location.x, location.y, location.z, transform.rotation.yaw))
+        return carla_to_map(
+            CarlaPose(
+                location.x, location.y, location.z + self._ugv_mount_m, transform.rotation.yaw
+            )
+        )
+
+    def _ugv_vehicle_pose(self, pose: Pose) -> CarlaPose:
+        """Where the UGV's vehicle stands (its origin, on the road) for body pose ``pose``."""
+        placed = map_to_carla(pose)
+        return CarlaPose(placed.x, placed.y, placed.z - self._ugv_mount_m, placed.yaw_deg)
 
     def _require_connection(self, agent: str) -> None:
         if self._world is None:
@@ -860,7 +938,8 @@ class CarlaAirBackend(SimulatorBackend):
     # -- observations --------------------------------------------------------------------
 
     def observe(self, agent: str, with_ground_truth_ids: bool = False) -> Observation:
-        """Every view of ``agent`` rendered after its last action, stamped with CARLA's
+        """Every view of ``agent`` rendered after its last action (in an AGOS run, the UGV's
+        front view, or its six-view ring right after STOP_OBSERVE), stamped with CARLA's
         time of the tick that rendered it. Ground-truth id images are not wired;
         ``instance_ids`` stays None.
 
@@ -870,7 +949,8 @@ class CarlaAirBackend(SimulatorBackend):
         """
         self._require_connection(agent)
         if agent == UGV:
-            return self._observe_ugv(self._require_ground())
+            views = current_views(self._rigs[UGV], ring=UGV in self._revealed)
+            return self._observe_ugv(self._require_ground(), views)
         requests = [
             request
             for spec in self._rigs[UAV]
@@ -927,11 +1007,10 @@ class CarlaAirBackend(SimulatorBackend):
                 )
             self._tick(1)
 
-    def _observe_ugv(self, ground: _Ground) -> Observation:
-        rig = self._rigs[UGV]
+    def _observe_ugv(self, ground: _Ground, views: Sequence[CameraSpec]) -> Observation:
         keys = [
             (spec.name, kind)
-            for spec in rig
+            for spec in views
             for kind in ("sensor.camera.rgb", "sensor.camera.depth")
         ]
         deadline = time.monotonic() + self.settings.frame_timeout_s
@@ -941,17 +1020,32 @@ class CarlaAirBackend(SimulatorBackend):
                 for key in keys
             ):
                 if time.monotonic() > deadline:
+                    missing = sorted(
+                        {
+                            name
+                            for name, kind in keys
+                            if (name, kind) not in ground.images
+                            or ground.images[(name, kind)].frame < self._action_frame
+                        }
+                    )
                     raise SimulatorFaultError(
-                        f"{self.carla_endpoint}: {UGV} cameras sent no frame of tick "
-                        f"{self._action_frame} within {self.settings.frame_timeout_s:g} s"
+                        f"{self.carla_endpoint}: {UGV} cameras {', '.join(missing)} sent no "
+                        f"frame of tick {self._action_frame} within "
+                        f"{self.settings.frame_timeout_s:g} s"
                     )
                 self._condition.wait(_TICK_WAIT_S)
             images = {key: ground.images[key] for key in keys}
         frames = {}
-        for spec in rig:
+        for spec in views:
             colour = images[(spec.name, "sensor.camera.rgb")]
             depth = images[(spec.name, "sensor.camera.depth")]
             where = f"{self.carla_endpoint}: {UGV}/{spec.name}"
+            for image, kind in ((colour, "rgb"), (depth, "depth")):
+                if (image.width, image.height) != (spec.width, spec.height):
+                    raise SimulatorFaultError(
+                        f"{where}: its {kind} camera sent {image.width}x{image.height}, the rig "
+                        f"asks for {spec.width}x{spec.height}"
+                    )
             frames[spec.name] = CameraFrame(
                 spec=spec,
                 rgb=rgb_from_carla_bgra(bytes(colour.raw_data), colour.width, colour.height, where),
@@ -959,19 +1053,28 @@ class CarlaAirBackend(SimulatorBackend):
                     bytes(depth.raw_data), depth.width, depth.height, where
                 ),
             )
+            # What the server rendered (carla.Image: width, height, fov), for the doctor.
+            self._ugv_cameras[spec.name] = ServerCamera(
+                width=int(colour.width),
+                height=int(colour.height),
+                fov_deg=float(colour.fov),
+                colour_encoding="BGRA",
+                depth_encoding="BGRA depth (24 bit over 1000 m)",
+            )
         stamp = max(float(image.timestamp) for image in images.values())
         return Observation(sim_time_s=stamp, pose=self._ugv_pose(ground), frames=frames)
 
     def server_cameras(self, agent: str) -> dict[str, ServerCamera]:
-        """Every view of ``agent`` as the server delivered it in the last observation (UAV:
-        image sizes, and FOV from ``simGetCameraInfo``; UGV: its CARLA sensors).
+        """Every view of ``agent`` as the server delivered it in the observations since its
+        reset (UAV: image sizes, and FOV from ``simGetCameraInfo``; UGV: each sensor's
+        ``carla.Image`` size and FOV).
 
         Raises:
             SimulatorFaultError: no observation of ``agent`` yet, or AirSim failed.
         """
         if agent == UGV:
             if not self._ugv_cameras:
-                raise SimulatorFaultError(f"the {UGV} has not been placed by reset")
+                raise SimulatorFaultError(f"no observation of the {UGV} yet")
             return dict(self._ugv_cameras)
         self._require_connection(agent)
         if not self._uav_sizes:

@@ -32,8 +32,10 @@ DEFAULT_SIZE = (256, 144)
 #: ``ImageType`` of the camera component's own settings (its FOV is every capture's).
 CAMERA_COMPONENT = -1
 SHIPPED_SETTINGS = "config/carla_air/settings.json"
+SHIPPED_AGOS_SETTINGS = "config/carla_air/settings_agos.json"
 SETTINGS_FIX = (
-    f"install {SHIPPED_SETTINGS} (written for config/carla_air.yaml; for other image sizes "
+    f"install {SHIPPED_SETTINGS} (written for config/carla_air.yaml; {SHIPPED_AGOS_SETTINGS} "
+    "for config/carla_air_agos.yaml; for other image sizes "
     "write one with `aerialdojo doctor --config <run config> --airsim-settings FILE`) where "
     "CARLA-Air reads it and restart CARLA-Air. It takes the first of: a -settings argument, "
     "settings.json beside the executable (CarlaUE4/Binaries/Linux), in the launch "

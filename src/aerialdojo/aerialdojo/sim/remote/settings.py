@@ -122,6 +122,7 @@ class CarlaAirSettings:
         offset: AirSim's origin in that map.
         fixed_delta_s: simulated time of one synchronous tick.
         ugv_blueprint: blueprint of the ground vehicle.
+        benchmark: whose rigs and actions the agents get (``aerialdojo`` or ``agos``).
         airsim_vehicle: AirSim vehicle name of the UAV ("" for the first).
         traffic: ``remove`` or ``synchronous``: what becomes of the launcher's traffic.
         traffic_manager_port: port of the traffic manager driving that traffic.
@@ -137,6 +138,7 @@ class CarlaAirSettings:
     offset: MapOffset
     fixed_delta_s: float
     ugv_blueprint: str
+    benchmark: str
     airsim_vehicle: str
     traffic: str
     traffic_manager_port: int
@@ -165,6 +167,7 @@ class CarlaAirSettings:
             ),
             fixed_delta_s=_seconds(values, "carla_air_fixed_delta_s"),
             ugv_blueprint=_text(values, "carla_air_ugv_blueprint"),
+            benchmark=_text(values, "carla_air_benchmark"),
             airsim_vehicle=_text(values, "airsim_vehicle"),
             traffic=_text(values, "carla_air_traffic"),
             traffic_manager_port=_integer(values, "carla_air_traffic_manager_port"),
