@@ -5,18 +5,28 @@ itself) at a random moment of the first episodes. A run counts as recovered when
 ``run_status.json`` accounts for every selected episode exactly once (scored, excluded with a
 reason, or not started) and, where it is incomplete, ``aerialdojo rerun`` completes it.
 
-    tools/run.sh python benchmarks/recovery.py [--runs 20] [--seed 0]
+What each fault cost: the wall time of the interrupted run and its rerun beyond that of an
+undisturbed run of the same episodes, measured first in the same invocation. Issue 29's aim is
+that no single fault costs more than ``sim_timeout_s`` plus one episode (the undisturbed run's
+longest, from its task manager's log), and each run says whether it held.
 
-Baseline: 1.0, every interrupted run recovered (issue 15's aim). Last line:
+    tools/run.sh python benchmarks/recovery.py [--runs 20] [--seed 0] [--targets sim_bridge,cli]
+
+Baseline: 1.0, every interrupted run recovered (issue 15's aim). The worst fault's cost against
+the aim, then, last, the recovered fraction:
+RESULT recovery_worst_fault_cost_s value=<s> baseline=<aim s> ratio=<cost/aim>
 RESULT recovery_complete_runs value=<fraction> baseline=1.0 ratio=<fraction>.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import math
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -30,6 +40,8 @@ REPO = Path(__file__).resolve().parents[1]
 TARGETS = ("sim_bridge", "task_manager", "evaluator", "uav_agent", "cli")
 SIGNALS = ("SIGINT", "SIGTERM", "SIGKILL", "SIGSTOP")
 SIM_TIMEOUT_S = 5.0
+#: How long a SIGSTOP holds its process: past the simulator timeout. Part of that fault's cost.
+STOP_HELD_S = SIM_TIMEOUT_S + 2.0
 
 
 def _config(directory: Path) -> Path:
@@ -64,15 +76,50 @@ def _accounted(run_dir: Path) -> dict | None:
     return status if every and status["selected"] else None
 
 
-def _interrupted_run(rng: random.Random, config: Path, runs: Path, run_id: str) -> str:
-    """Run, interrupt and (where needed) rerun; returns ``recovered`` or why not."""
-    cli = subprocess.Popen(
+def _eval(config: Path, runs: Path, run_id: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
         [sys.executable, "-m", "aerialdojo.cli", "eval", "--config", str(config),
          "--episodes", "3", "--output", str(runs), "--run-id", run_id],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
+
+
+#: A task manager log line's wall time (ROS's default format: ``[INFO] [<seconds>] ...``).
+_LOG_TIME = re.compile(r"^\[\w+\] \[(\d+\.\d+)\]")
+
+
+def _longest_episode_s(run_dir: Path) -> float:
+    """The longest episode of a run, from one episode's start to the next (or the run's
+    end) in its task manager's log."""
+    times = [
+        float(match.group(1))
+        for line in (run_dir / "logs" / "task_manager.log").read_text(errors="replace").splitlines()
+        if ("started (attempt" in line or "run finished" in line)
+        and (match := _LOG_TIME.match(line))
+    ]
+    if len(times) < 2:
+        raise SystemExit(f"the undisturbed run {run_dir} logged no whole episode")
+    return max(later - earlier for earlier, later in itertools.pairwise(times))
+
+
+def _undisturbed_run(config: Path, runs: Path) -> tuple[float, float]:
+    """The wall time of an undisturbed run of the episodes, and its longest episode."""
+    began = time.monotonic()
+    cli = _eval(config, runs, "undisturbed")
+    if cli.wait(timeout=900) != 0 or _accounted(runs / "undisturbed") is None:
+        raise SystemExit(f"the undisturbed run failed (exit {cli.returncode})")
+    return time.monotonic() - began, _longest_episode_s(runs / "undisturbed")
+
+
+def _interrupted_run(
+    rng: random.Random, targets: list[str], config: Path, runs: Path, run_id: str
+) -> tuple[str, float]:
+    """Run, interrupt and (where needed) rerun; returns ``recovered`` or why not, and the
+    wall time it all took."""
+    began = time.monotonic()
+    cli = _eval(config, runs, run_id)
     run_dir = runs / run_id
-    target, name = rng.choice(TARGETS), rng.choice(SIGNALS)
+    target, name = rng.choice(targets), rng.choice(SIGNALS)
     moment_s = rng.uniform(0.0, 5.0)  # within the first episodes
     log = run_dir / "logs" / "task_manager.log"
     deadline = time.monotonic() + 600
@@ -86,7 +133,7 @@ def _interrupted_run(rng: random.Random, config: Path, runs: Path, run_id: str) 
         try:
             os.kill(pid, getattr(signal, name))
             if name == "SIGSTOP":
-                time.sleep(SIM_TIMEOUT_S + 2.0)
+                time.sleep(STOP_HELD_S)
                 os.kill(pid, signal.SIGCONT)
         except ProcessLookupError:
             pass
@@ -94,38 +141,72 @@ def _interrupted_run(rng: random.Random, config: Path, runs: Path, run_id: str) 
         cli.wait(timeout=900)
     except subprocess.TimeoutExpired:
         os.killpg(cli.pid, signal.SIGKILL)
-        return f"{name} to {target} after {moment_s:.1f} s: the run hung"
+        return f"{name} to {target} after {moment_s:.1f} s: the run hung", math.inf
+    took_s = time.monotonic() - began
     time.sleep(2.0)  # a CLI killed outright: its nodes finish the report on their own
     status = _accounted(run_dir)
-    what = f"{name} to {target} after {moment_s:.1f} s (exit {cli.returncode})"
+    held = f", held {STOP_HELD_S:g} s" if name == "SIGSTOP" else ""
+    what = f"{name} to {target} after {moment_s:.1f} s{held} (exit {cli.returncode})"
     if status is None:
-        return f"{what}: the episodes are not all accounted for"
+        return f"{what}: the episodes are not all accounted for", math.inf
     if status["complete"]:
-        return f"{what}: recovered, complete without a rerun"
+        return f"{what}: recovered, complete without a rerun", took_s
+    rerun_began = time.monotonic()
     rerun = subprocess.run(
         [sys.executable, "-m", "aerialdojo.cli", "rerun", str(run_dir)],
         capture_output=True, text=True, timeout=900, check=False,
     )  # fmt: skip
     combined = _accounted(runs / f"{run_id}-rerun" / "combined")
     if rerun.returncode != 0 or combined is None or not combined["complete"]:
-        return f"{what}: the rerun did not complete it (exit {rerun.returncode})"
-    return f"{what}: recovered by a rerun"
+        return f"{what}: the rerun did not complete it (exit {rerun.returncode})", math.inf
+    return f"{what}: recovered by a rerun", took_s + time.monotonic() - rerun_began
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--targets",
+        default=",".join(TARGETS),
+        help=f"the processes a fault may hit, comma-separated (default: {','.join(TARGETS)})",
+    )
     args = parser.parse_args()
+    targets = args.targets.split(",")
+    if unknown := set(targets) - set(TARGETS):
+        parser.error(f"--targets: no process {sorted(unknown)}; choose from {TARGETS}")
     rng = random.Random(args.seed)
     recovered = 0
+    costs: list[float] = []
     with tempfile.TemporaryDirectory() as directory:
         config = _config(Path(directory))
+        runs = Path(directory) / "runs"
+        undisturbed_s, episode_s = _undisturbed_run(config, runs)
+        aim_s = SIM_TIMEOUT_S + episode_s
+        print(
+            f"undisturbed run: {undisturbed_s:.1f} s, longest episode {episode_s:.1f} s; "
+            f"aim: a fault costs at most {aim_s:.1f} s (sim_timeout_s {SIM_TIMEOUT_S:g} s "
+            "plus one episode)",
+            flush=True,
+        )
         for index in range(args.runs):
-            outcome = _interrupted_run(rng, config, Path(directory) / "runs", f"run{index}")
+            outcome, took_s = _interrupted_run(rng, targets, config, runs, f"run{index}")
             recovered += "recovered" in outcome
-            print(f"run {index + 1}/{args.runs}: {outcome}", flush=True)
+            cost_s = took_s - undisturbed_s
+            costs.append(cost_s)
+            verdict = "within the aim" if cost_s <= aim_s else "OVER THE AIM"
+            print(
+                f"run {index + 1}/{args.runs}: {outcome}; the fault cost {cost_s:.1f} s, {verdict}",
+                flush=True,
+            )
     fraction = recovered / args.runs
+    held = sum(cost <= aim_s for cost in costs)
+    print(f"the aim held in {held} of {args.runs} runs")
+    worst = max(costs)
+    print(
+        f"RESULT recovery_worst_fault_cost_s value={worst:.1f} baseline={aim_s:.1f} "
+        f"ratio={worst / aim_s:.2f}"
+    )
     print(f"RESULT recovery_complete_runs value={fraction:.2f} baseline=1.0 ratio={fraction:.2f}")
 
 

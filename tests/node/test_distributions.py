@@ -38,14 +38,16 @@ def test_a_node_on_another_distribution_is_flagged_live_and_from_the_bag(tmp_pat
     agent = [spec for spec in specs if spec.name == "uav_agent"]
     with (
         running(harness, tmp_path / "harness") as harness_nodes,
-        running(agent, tmp_path / "agent", env={**os.environ, "ROS_DISTRO": "humble"}),
+        # Its own log directory, named as the run: a node takes only its run's tasks, and a
+        # run's id is its directory's name.
+        running(agent, tmp_path / "agent" / "harness", env={**os.environ, "ROS_DISTRO": "humble"}),
     ):
         # The evaluator exits once its report is written (run_status.json comes first).
         evaluator = next(node for node in harness_nodes if node.spec.name == "evaluator")
         deadline = time.monotonic() + 180
         while evaluator.process.poll() is None:
             assert time.monotonic() < deadline, "\n".join(
-                log.read_text()[-2000:] for log in sorted(tmp_path.glob("*/logs/*.log"))
+                log.read_text()[-2000:] for log in sorted(tmp_path.glob("**/logs/*.log"))
             )
             time.sleep(0.5)
     harness_distro = ros_distro()

@@ -28,6 +28,14 @@ UNKNOWN = "unknown"
 _META_PACKAGE = re.compile(r"^ros_([a-z]+)_rclpy-[^-]+\.dist-info$")
 
 
+def run_id_of(environ: Mapping[str, str] | None = None) -> str:
+    """The run this process belongs to: the name of the run directory its launcher named
+    (``RUN_DIR_ENV``), "" for a node started by hand. Messages and requests carry it, and a
+    node of one run ignores another run's (``nodes.common.RunFilter``)."""
+    run_dir = (os.environ if environ is None else environ).get(RUN_DIR_ENV, "")
+    return os.path.basename(os.path.normpath(run_dir)) if run_dir else ""
+
+
 def ros_distro(
     environ: Mapping[str, str] | None = None, search_path: Sequence[str] | None = None
 ) -> str:

@@ -56,3 +56,17 @@ def test_the_ledger_counts_what_each_topic_never_delivered() -> None:
     for stamp in (2, 3, 4):
         ledger.deliver("/uav/odom", stamp)
     assert not ledger.outstanding() and ledger.lost() == {}
+
+
+def test_a_stamp_missing_before_a_delivered_one_is_lost_not_awaited() -> None:
+    # A killed bridge: the recorder never got its last frames, and the restarted bridge's
+    # frames came after them. The run must not wait for what cannot come.
+    ledger = StampLedger()
+    for stamp in (1, 2, 3, 4):
+        ledger.owe(["/uav/odom"], stamp)
+    for stamp in (1, 4):
+        ledger.deliver("/uav/odom", stamp)
+    assert not ledger.outstanding()
+    assert ledger.lost() == {"/uav/odom": 2}
+    ledger.owe(["/uav/odom"], 5)
+    assert ledger.outstanding()

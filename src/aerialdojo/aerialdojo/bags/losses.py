@@ -55,8 +55,19 @@ class StampLedger:
             self.delivered.setdefault(topic, set()).add(stamp_ns)
 
     def outstanding(self) -> bool:
-        """Whether some named stamp has not arrived yet on some topic."""
-        return any(stamps - self.delivered.get(topic, set()) for topic, stamps in self.owed.items())
+        """Whether some named stamp may still arrive on some topic: one not delivered yet and
+        later than every stamp its topic has delivered. Each topic is published in stamp
+        order, so a missing stamp before a delivered one is lost, not late (a bridge that was
+        killed before its frames reached the recorder): waiting for it would only delay the
+        run's end."""
+        for topic, stamps in self.owed.items():
+            delivered = self.delivered.get(topic, set())
+            newest = max(delivered, default=None)
+            if any(
+                stamp not in delivered and (newest is None or stamp > newest) for stamp in stamps
+            ):
+                return True
+        return False
 
     def lost(self, *, through_ns: int | None = None) -> dict[str, int]:
         """Per topic, how many named stamps never arrived; only stamps up to ``through_ns``

@@ -38,6 +38,7 @@ from aerialdojo.agents.observation import ViewData
 from aerialdojo.errors import PolicyFaultError
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.common import (
+    RunFilter,
     announce_node,
     declare_node_parameters,
     node_process,
@@ -64,6 +65,7 @@ class AgentNode(Node):
         declare_node_parameters(self, name)
         announce_node(self)
         self.agent = self.get_namespace().strip("/") or default_agent
+        self._run = RunFilter(self)
         self.episode_id = ""
         self._task_key: tuple[str, int] | None = None
         self._timeout_s = float(param(self, "observation_timeout_s"))
@@ -157,6 +159,8 @@ class AgentNode(Node):
         key = (task.episode_id, time_ns(task.header.stamp))
         if self.agent not in task.agents or key == self._task_key:
             return
+        if self._run.foreign(task.run_id, "a task"):
+            return
         self._task_key = key
         self.episode_id = task.episode_id
         self.begin_episode(task)
@@ -184,6 +188,7 @@ class AgentNode(Node):
         self._step_sent_at = time.monotonic()
         self._step_client.call_async(
             Step.Request(
+                run_id=self._run.run_id,
                 agent=self.agent,
                 action=request.action,
                 magnitude=request.magnitude,
@@ -233,6 +238,7 @@ class AgentNode(Node):
         self._faults.publish(
             AgentMessage(
                 header=Header(stamp=self.get_clock().now().to_msg()),
+                run_id=self._run.run_id,
                 episode_id=self.episode_id,
                 sender=self.agent,
                 receiver="task_manager",

@@ -244,7 +244,7 @@ class AgosAgentNode(AgentNode):
         self.try_act()
 
     def _on_message(self, msg: AgentMessage) -> None:
-        if msg.sender == self.agent:
+        if msg.sender == self.agent or self._run.foreign(msg.run_id, "a teammate message"):
             return
         self.get_logger().info(f"message from {msg.sender}: {msg.text}")
         if msg.sequence and msg.receiver == self.agent:

@@ -33,7 +33,7 @@ from aerialdojo.errors import ConfigError
 from aerialdojo.nodes.lifetime import exit_with_launcher
 from aerialdojo.nodes.qos import NODES_QOS
 from aerialdojo.params import NODE_PARAMETERS, ParamSpec
-from aerialdojo.runtime import NODES_TOPIC, RUN_DIR_ENV, python_version, ros_distro
+from aerialdojo.runtime import NODES_TOPIC, RUN_DIR_ENV, python_version, ros_distro, run_id_of
 
 
 @contextlib.contextmanager
@@ -106,6 +106,39 @@ def announce_node(node: Node) -> Publisher:
         )
     )
     return publisher
+
+
+class RunFilter:
+    """Tells a node's own run's messages and requests from another run's, by the run id they
+    carry, and logs once per other run that it ignores them: a second layer under the domain
+    refusal (``nodes.domain_guard``), for whatever another run, or a stray process that says
+    it belongs to one, sends into this run's domain. A message that names no run (a node
+    started by hand) is everyone's, as is every message to a node started by hand."""
+
+    def __init__(self, node: Node) -> None:
+        self.run_id = run_id_of()
+        self._node = node
+        self._logged: set[str] = set()
+
+    def foreign(self, run_id: str, what: str) -> bool:
+        """Whether ``what`` (e.g. "a step request"), which names ``run_id``, is another
+        run's, and so to be ignored."""
+        if not run_id or not self.run_id or run_id == self.run_id:
+            return False
+        if run_id not in self._logged:
+            self._logged.add(run_id)
+            self._node.get_logger().warning(
+                f"ignoring {what} of run {run_id!r} (and all that run sends later): this node "
+                f"belongs to run {self.run_id!r}; two runs share ROS_DOMAIN_ID "
+                f"{os.environ.get('ROS_DOMAIN_ID', '0')}, give each its own (docs/isolation.md)"
+            )
+        return True
+
+
+def process_name(host: str | None = None, pid: int | None = None) -> str:
+    """``<host>:<pid>`` of a process (default: this one), as ``NodeInfo`` names it: tells a
+    restarted node from the one it replaced."""
+    return f"{socket.gethostname() if host is None else host}:{os.getpid() if pid is None else pid}"
 
 
 def declare_node_parameters(node: Node, table: str) -> None:

@@ -10,6 +10,11 @@ Per agent ``<a>`` (topics relative to the node, e.g. ``/uav/...``):
 Services for the task manager: ``/sim/reset`` (SimReset), ``/sim/execute`` (SimExecute);
 faults the backend finds outside them go to ``/sim/faults`` (BackendFault).
 All views of one observation set carry the same stamp, the simulation time after the action.
+A reset is answered, and its observation set published, only once the bridge's publishers
+have matched every subscriber the task manager sees on them (``SimReset.subscribed_topics``):
+a bridge restarted in the middle of a run must not send the rerun's first frames before the
+agents' subscriptions have matched it. The answer names the bridge's process, so that the task
+manager ends an episode at once when another bridge replaces the one that started it.
 
 A backend whose registry entry names a ROS transport (a robot's: ``nodes.robot_link``) gets
 it built on this node; its callbacks then run on a multi-threaded executor beside the
@@ -21,6 +26,7 @@ node of such a graph without ``use_sim_time``).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -50,6 +56,7 @@ from aerialdojo.nodes.common import (
     declare_node_parameters,
     node_process,
     param,
+    process_name,
     time_msg,
     time_ns,
 )
@@ -75,6 +82,9 @@ from aerialdojo.tf_tree import (
     odom_frame,
     optical_frame,
 )
+
+#: How often a reset looks whether its publishers have matched the expected subscribers, s.
+_MATCH_POLL_S = 0.02
 
 
 class BridgeTransport(Protocol):
@@ -108,7 +118,6 @@ class SimBridge(Node):
     def __init__(self) -> None:
         super().__init__("sim_bridge")
         declare_node_parameters(self, "sim_bridge")
-        announce_node(self)
         self._agents: list[str] = list(param(self, "agents"))
         self._point_clouds = bool(param(self, "publish_point_clouds"))
         backend = str(param(self, "backend"))
@@ -154,6 +163,24 @@ class SimBridge(Node):
             for agent in self._agents
         }
         self._tf_pub = self.create_publisher(TFMessage, "/tf", STATE_QOS)
+        #: What an observation set goes out on, by topic: a reset waits until these have
+        #: matched the subscribers the task manager sees.
+        self._observation_pubs: dict[str, Publisher] = {
+            publisher.topic_name: publisher
+            for publisher in (
+                self._tf_pub,
+                *([self._clock_pub] if self._clock_pub is not None else []),
+                *self._odom_pubs.values(),
+                *self._truth_pubs.values(),
+                *(
+                    publisher
+                    for views in self._views.values()
+                    for view in views.values()
+                    for publisher in (view.image, view.depth, view.info, view.points)
+                    if publisher is not None
+                ),
+            )
+        }
         # Latched like the task: a tf listener that starts later still gets the mounts.
         tf_static_pub = self.create_publisher(TFMessage, "/tf_static", TASK_QOS)
         tf_static_pub.publish(
@@ -171,6 +198,10 @@ class SimBridge(Node):
         self.create_service(
             SimExecute, "/sim/execute", self._on_execute, callback_group=self._service_group
         )
+        # Last, once its services are up: a task manager that hears a restarted bridge announce
+        # itself sends the rerun's reset at once, and a bridge killed outright still shows
+        # its old service in the graph for a while.
+        announce_node(self)
         self.get_logger().info(
             f"{param(self, 'backend')} backend ready; agents: {', '.join(self._agents)}; "
             f"{len(self._backend.scenes())} scenes"
@@ -236,6 +267,14 @@ class SimBridge(Node):
         try:
             self._backend.place_objects(request.scene, objects)
             self._backend.reset(request.scene, poses)
+            unmatched = self._wait_for_subscribers(
+                dict(zip(request.subscribed_topics, request.subscriber_counts, strict=False)),
+                request.match_timeout_s,
+            )
+            if unmatched:
+                response.message = f"reset of {request.scene!r} failed: {unmatched}"
+                self.get_logger().error(response.message)
+                return response
             stamp, observations = self._publish_observations(
                 list(poses), reset=True, after_s=time_ns(request.after) / 1e9
             )
@@ -247,7 +286,32 @@ class SimBridge(Node):
         response.success = True
         response.stamp = stamp
         response.poses = [pose_msg(observations[agent].pose) for agent in request.agents]
+        response.bridge_process = process_name()
         return response
+
+    def _wait_for_subscribers(self, expected: dict[str, int], timeout_s: float) -> str:
+        """Wait until each observation publisher has matched at least the subscribers
+        ``expected`` names for its topic (topics the bridge does not publish observations on
+        are not its to wait for); returns "" then, or, after ``timeout_s``, which fell short.
+
+        DDS matches in its own threads, so the counts move while this service waits."""
+        waited = {
+            topic: (self._observation_pubs[topic], count)
+            for topic, count in expected.items()
+            if topic in self._observation_pubs
+        }
+        deadline = time.monotonic() + timeout_s
+        while True:
+            short = [
+                f"{topic} matched {matched} of the {count} subscribers the task manager sees"
+                for topic, (publisher, count) in sorted(waited.items())
+                if (matched := publisher.get_subscription_count()) < count
+            ]
+            if not short:
+                return ""
+            if time.monotonic() >= deadline:
+                return f"after {timeout_s:g} s (SimReset.match_timeout_s), " + "; ".join(short)
+            time.sleep(_MATCH_POLL_S)
 
     def _on_execute(
         self, request: SimExecute.Request, response: SimExecute.Response

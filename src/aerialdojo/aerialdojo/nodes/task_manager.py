@@ -6,7 +6,12 @@ Topics: ``/aerialdojo/task`` (TaskSpec, latched) and ``/aerialdojo/episode_event
 (Stop, collision, budget) on top of the bridge's ``/sim/reset`` and ``/sim/execute``. A bridge
 that fails or does not answer ends the attempt as an infrastructure failure, which is rerun,
 never scored against the agent; so does an agent reporting on ``/aerialdojo/agent_faults``
-that its policy's own service failed (a model server), and agents whose node is gone.
+that its policy's own service failed (a model server), and agents whose node is gone. So does
+a bridge that leaves the graph, or is replaced by another (a restarted one announces a new
+process on ``/aerialdojo/nodes``), during the attempt: at once, without waiting out
+``sim_timeout_s``, because the agents may be waiting for frames the old bridge never finished
+publishing. A reset names the subscribers this node sees on the bridge's topics, and the
+bridge answers it only once its publishers have matched them.
 What the agent does is its own and scored (issue 25): a refused step goes back to it with the
 reason, and more than ``refusals_allowed`` refusals in a row end the episode as
 ``INVALID_ACTION``; agents that send no action for ``agent_timeout_s`` end it as
@@ -45,6 +50,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +62,7 @@ from aerialdojo_interfaces.msg import (
     Candidate,
     EpisodeEvent,
     EpisodePrompt,
+    NodeInfo,
     TaskSpec,
 )
 from aerialdojo_interfaces.srv import ListEpisodes, SimExecute, SimReset, StartEpisode, Step
@@ -72,11 +79,13 @@ from aerialdojo.events import ENDING_NAMES
 from aerialdojo.geometry import Pose, wrap_angle
 from aerialdojo.graph import BRIDGE_NODE, NAMESPACES, UNWATCHED_TOPICS, selected_episodes
 from aerialdojo.nodes.common import (
+    RunFilter,
     announce_node,
     declare_node_parameters,
     node_process,
     param,
-    wait_for_future,
+    process_name,
+    wall_timer,
 )
 from aerialdojo.nodes.conversions import (
     candidate_msg,
@@ -87,7 +96,14 @@ from aerialdojo.nodes.conversions import (
     turn_msg,
 )
 from aerialdojo.nodes.domain_guard import refuse_if_domain_taken
-from aerialdojo.nodes.qos import EVENTS_QOS, FAULTS_QOS, HANDOFF_QOS, SERVICE_QOS, TASK_QOS
+from aerialdojo.nodes.qos import (
+    EVENTS_QOS,
+    FAULTS_QOS,
+    HANDOFF_QOS,
+    NODES_QOS,
+    SERVICE_QOS,
+    TASK_QOS,
+)
 from aerialdojo.params import NODE_PARAMETERS
 from aerialdojo.protocols import EpisodeLike, load_suite
 from aerialdojo.protocols.referee import (
@@ -101,13 +117,20 @@ from aerialdojo.protocols.referee import (
     Verdict,
 )
 from aerialdojo.robot.console import task_line
-from aerialdojo.runtime import DOMAIN_CHECKED_ENV
+from aerialdojo.runtime import DOMAIN_CHECKED_ENV, NODES_TOPIC, RUN_DIR_ENV
 from aerialdojo.tasks.records import suite_identity
 from aerialdojo.tasks.site_record import StartTolerance
 from aerialdojo.tasks.suite import Suite, resolve_suite
 from aerialdojo.tf_tree import MAP_FRAME
 
 _TERMINAL_NAMES = {int(kind): name for kind, name in ENDING_NAMES.items()}
+#: How often the running attempt's bridge is checked, and a bridge call looks whether its
+#: bridge is gone, wall seconds.
+_BRIDGE_WATCH_S = 0.5
+_CALL_POLL_S = 0.2
+#: The share of ``sim_timeout_s`` a reset may spend waiting for the bridge's publishers to
+#: match the run's subscribers: the rest is the scene's load, and the answer.
+_MATCH_SHARE = 0.5
 #: The endings of an attempt that are not the agent's: never scored.
 _EXCLUDED = (EpisodeEvent.INFRA_FAILURE, EpisodeEvent.INTERVENTION)
 
@@ -127,6 +150,10 @@ class _Attempt:
     finished: threading.Event = field(default_factory=threading.Event)
     #: When the agents last asked for a step or got an answer (monotonic seconds).
     last_activity: float = field(default_factory=time.monotonic)
+    #: The bridge process that reset it (``<host>:<pid>``), and how many bridge
+    #: announcements had arrived then: one arriving later from another process replaced it.
+    bridge: str = ""
+    announcements_at_start: int = 0
 
     @property
     def pose(self) -> Pose:
@@ -148,6 +175,7 @@ class TaskManager(Node):
             refuse_if_domain_taken(self)
         declare_node_parameters(self, "task_manager")
         announce_node(self)
+        self._run = RunFilter(self)
         suite_path = resolve_suite(param(self, "suite"))
         self._protocol, self._suite = load_suite(suite_path)
         #: Named in RUN_STARTED, so that a run's record says which suite it ran.
@@ -181,6 +209,10 @@ class TaskManager(Node):
         self._attempt: _Attempt | None = None
         self._attempts: dict[str, int] = {}  # attempts so far, by episode id
         self._last_stamp = Time()  # the latest stamp the bridge gave; resets must be later
+        #: The bridge processes of this run, in the order they announced themselves
+        #: (appended on the subscription's thread; read anywhere).
+        self._bridge_announcements: list[str] = []
+        self._run_dir = os.environ.get(RUN_DIR_ENV, "")
 
         # Service callbacks wait on the bridge's answers, which another executor thread
         # delivers: clients must not share the services' mutually exclusive group.
@@ -209,6 +241,15 @@ class TaskManager(Node):
             AgentMessage, "/aerialdojo/agent_faults", self._on_agent_fault, FAULTS_QOS
         )
         self.create_subscription(BackendFault, "/sim/faults", self._on_backend_fault, FAULTS_QOS)
+        # A group of its own: a bridge call that waits must still hear a new bridge announce.
+        self.create_subscription(
+            NodeInfo,
+            NODES_TOPIC,
+            self._on_node_info,
+            NODES_QOS,
+            callback_group=MutuallyExclusiveCallbackGroup(),
+        )
+        wall_timer(self, _BRIDGE_WATCH_S, self._watch_bridge)
         self._prompt_pub = self.create_publisher(
             EpisodePrompt, "/aerialdojo/operator/prompt", TASK_QOS
         )
@@ -236,6 +277,9 @@ class TaskManager(Node):
     def _on_start(
         self, request: StartEpisode.Request, response: StartEpisode.Response
     ) -> StartEpisode.Response:
+        if self._run.foreign(request.run_id, "a start_episode request"):
+            response.message = _foreign_refusal(request.run_id, self._run.run_id)
+            return response
         try:
             episode = self._suite.episode(request.episode_id)
         except KeyError as error:
@@ -268,8 +312,9 @@ class TaskManager(Node):
                 poses=[pose_msg(pose) for pose in referee.starts.values()],
                 objects=[spawned_object_msg(spawn) for spawn in episode.spawns],
                 after=self._last_stamp,
+                match_timeout_s=self._sim_timeout_s * _MATCH_SHARE,
             )
-            result, reason = self._call(self._reset_client, request)
+            result, reason = self._call(self._reset_client, request, before=self._subscribed)
             refusal = reason if result is None else result.message
             if result is not None and result.success:
                 self._last_stamp = result.stamp
@@ -297,6 +342,8 @@ class TaskManager(Node):
                 count,
                 result.stamp,
                 RefusalCount(self._refusals_allowed),
+                bridge=result.bridge_process,
+                announcements_at_start=len(self._bridge_announcements),
             )
             self._attempt = started
             record = referee.start_record()
@@ -326,11 +373,18 @@ class TaskManager(Node):
 
     def _task_msg(self, attempt: _Attempt) -> TaskSpec:
         task = self._rules.describe_task(attempt.episode, self._suite, self._settings)
-        return task_spec_msg(task, Header(stamp=attempt.stamp, frame_id=MAP_FRAME))
+        message = task_spec_msg(task, Header(stamp=attempt.stamp, frame_id=MAP_FRAME))
+        message.run_id = self._run.run_id
+        return message
 
     # -- stepping ----------------------------------------------------------------------
 
     def _on_step(self, request: Step.Request, response: Step.Response) -> Step.Response:
+        if self._run.foreign(request.run_id, "a step request"):
+            # Answered (a service answers every request), and nothing else: no budget, no
+            # refusal counted, no event.
+            response.message = _foreign_refusal(request.run_id, self._run.run_id)
+            return response
         with self._lock:
             attempt = self._attempt
             if attempt is None or attempt.termination is not None:
@@ -404,6 +458,7 @@ class TaskManager(Node):
                     magnitude=command.magnitude,
                     argument=command.argument,
                 ),
+                attempt=attempt,
             )
             if result is None or not result.success:
                 reason = reason if result is None else result.message
@@ -442,6 +497,8 @@ class TaskManager(Node):
     def _on_agent_fault(self, fault: AgentMessage) -> None:
         """An agent could not decide for reasons outside it (its model server died or hangs):
         the running attempt of that episode ends as an infrastructure failure and is rerun."""
+        if self._run.foreign(fault.run_id, "an agent's fault report"):
+            return
         self._end_running(
             fault.episode_id, EpisodeEvent.INFRA_FAILURE, f"{fault.sender}: {fault.text}"
         )
@@ -479,6 +536,7 @@ class TaskManager(Node):
         self._messages_pub.publish(
             AgentMessage(
                 header=Header(stamp=attempt.stamp, frame_id=MAP_FRAME),
+                run_id=self._run.run_id,
                 episode_id=attempt.episode.episode_id,
                 sender=message.sender,
                 receiver=message.receiver,
@@ -521,20 +579,115 @@ class TaskManager(Node):
 
     # -- plumbing ----------------------------------------------------------------------
 
-    def _call(self, client: Client, request: object) -> tuple[Any, str]:
+    def _call(
+        self,
+        client: Client,
+        request: Any,
+        *,
+        attempt: _Attempt | None = None,
+        before: Callable[[Any], None] | None = None,
+    ) -> tuple[Any, str]:
         """Call a bridge service: its answer, or None and why, naming the limit that ran out
-        (a limit set too short for the simulator fails every attempt, and must say so)."""
+        (a limit set too short for the simulator fails every attempt, and must say so).
+        A call for ``attempt`` gives up as soon as the bridge that reset it is gone or
+        replaced: neither will answer. A call for no attempt yet (a reset) is sent again, with
+        the limit afresh, when a new bridge process announces itself while it waits: it may
+        have gone to a bridge that died (killed outright, it stays in the graph for a while),
+        and the new one answers the copy (an answer to the first is dropped). ``before``
+        completes the request once the service is served (the bridge's topics are known
+        then)."""
         limit = f"task_manager.sim_timeout_s = {self._sim_timeout_s:g} s"
-        if not client.wait_for_service(timeout_sec=self._sim_timeout_s):
-            reason = f"{client.srv_name} was not served within {limit}"
-        else:
-            future = client.call_async(request)
-            if wait_for_future(future, self._sim_timeout_s, self.context):
+        deadline = time.monotonic() + self._sim_timeout_s
+        answered = threading.Event()
+        future = None
+        announced = len(self._bridge_announcements)
+        while not (reason := self._bridge_lost(attempt) if attempt is not None else ""):
+            # A process after one the call may have gone to: the first announcement of the
+            # run names the bridge that a first reset goes to.
+            if (
+                attempt is None
+                and future is not None
+                and len(self._bridge_announcements) > max(announced, 1)
+            ):
+                self.get_logger().warning(
+                    f"a new simulator bridge announced itself while {client.srv_name} waited; "
+                    "asking it again"
+                )
+                client.remove_pending_request(future)
+                future = None
+                deadline = time.monotonic() + self._sim_timeout_s
+            if future is None and client.service_is_ready():
+                if before is not None:
+                    before(request)
+                announced = len(self._bridge_announcements)
+                answered = threading.Event()
+                future = client.call_async(request)
+                future.add_done_callback(lambda _, done=answered: done.set())
+            if answered.wait(_CALL_POLL_S) and future is not None:
                 return future.result(), ""
+            if time.monotonic() >= deadline or not self.context.ok():
+                reason = (
+                    f"{client.srv_name} was not served within {limit}"
+                    if future is None
+                    else f"no answer from {client.srv_name} within {limit}"
+                )
+                break
+        if future is not None:
             client.remove_pending_request(future)
-            reason = f"no answer from {client.srv_name} within {limit}"
         self.get_logger().error(reason)
         return None, reason
+
+    def _subscribed(self, request: SimReset.Request) -> None:
+        """Name in a reset the subscribers this node sees on each topic the bridge publishes:
+        the bridge sends the episode's first frames only once it has matched them."""
+        try:
+            topics = self.get_publisher_names_and_types_by_node(
+                BRIDGE_NODE, "/" + NAMESPACES[BRIDGE_NODE]
+            )
+        except RuntimeError:  # NodeNameNonExistentError: its node information lags its service
+            topics = []
+        counts = {topic: self.count_subscribers(topic) for topic, _ in topics}
+        request.subscribed_topics = [topic for topic, count in counts.items() if count]
+        request.subscriber_counts = [count for count in counts.values() if count]
+
+    def _on_node_info(self, info: NodeInfo) -> None:
+        """Note each bridge process of this run as it announces itself."""
+        if info.node == "/" + BRIDGE_NODE and info.run_dir == self._run_dir:
+            self._bridge_announcements.append(process_name(info.host, info.pid))
+
+    def _bridge_lost(self, attempt: _Attempt) -> str:
+        """Why the bridge that reset ``attempt`` will serve it no more (it left the graph, or
+        another bridge process announced itself since), or "" while it is there."""
+        if not self._reset_client.service_is_ready():
+            return f"the simulator bridge ({attempt.bridge}) left the graph during the episode"
+        replacements = {
+            bridge
+            for bridge in self._bridge_announcements[attempt.announcements_at_start :]
+            if bridge != attempt.bridge
+        }
+        if replacements:
+            return (
+                f"the simulator bridge was restarted during the episode ({attempt.bridge} "
+                f"replaced by {', '.join(sorted(replacements))})"
+            )
+        return ""
+
+    def _watch_bridge(self) -> None:
+        """End the running attempt as an infrastructure failure when its bridge is gone:
+        its agents may wait for frames the old bridge never finished publishing."""
+        # Never waits for the lock: its holder is a step or a reset calling the bridge, and
+        # that call gives up on a lost bridge by itself.
+        if not self._lock.acquire(blocking=False):
+            return
+        try:
+            attempt = self._attempt
+            if attempt is None or attempt.termination is not None:
+                return
+            if lost := self._bridge_lost(attempt):
+                self.get_logger().error(lost)
+                self._finish(attempt, EpisodeEvent.INFRA_FAILURE, None, message=lost)
+        finally:
+            self._lock.release()
 
     def _publish_event(
         self,
@@ -810,6 +963,13 @@ def _placement_record(starts: dict[str, Pose], placed: dict[str, Pose]) -> dict[
 #: A placement closer than this to its start is the start (a simulator's, up to rounding).
 PLACEMENT_NOTED_M = 1e-3
 PLACEMENT_NOTED_DEG = 1e-2
+
+
+def _foreign_refusal(theirs: str, ours: str) -> str:
+    return (
+        f"ignored: the request belongs to run {theirs!r}, and this task manager serves run "
+        f"{ours!r} (two runs share a ROS domain)"
+    )
 
 
 def _facts_json(verdict: Verdict) -> str:

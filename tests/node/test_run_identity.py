@@ -1,0 +1,131 @@
+"""Another run's requests and messages, in this run's ROS domain, are ignored (issue 29): the
+second layer under the domain refusal. A real task manager and bridge; this test is the agent
+of the run (the run id is its run directory's name) and, with other run ids, the strays."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from aerialdojo_interfaces.msg import AgentMessage, EpisodeEvent, TaskSpec
+from aerialdojo_interfaces.srv import StartEpisode, Step
+from builtin_interfaces.msg import Time
+from rostest import RosClient, running, specs_for
+from std_msgs.msg import Header
+
+from aerialdojo.nodes.conversions import task_spec_msg
+from aerialdojo.nodes.qos import EVENTS_QOS, FAULTS_QOS, TASK_QOS
+from aerialdojo.params import NODE_PARAMETERS
+from aerialdojo.protocols import load_suite
+from aerialdojo.tasks.suite import resolve_suite
+from aerialdojo.tf_tree import MAP_FRAME
+
+pytestmark = pytest.mark.ros
+
+
+def test_another_runs_requests_and_faults_change_nothing_and_are_logged_once(
+    tmp_path: Path,
+) -> None:
+    ours, stray, other = tmp_path.name, "another-run", "a-third-run"
+    agent = RosClient("stand_in_agent", namespace="uav")
+    tasks = agent.stand_in_for_agent()
+    events = agent.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
+    faults = agent.node.create_publisher(AgentMessage, "/aerialdojo/agent_faults", FAULTS_QOS)
+    episode_id = load_suite(resolve_suite("aerialdojo_mini"))[1].select()[0]
+    log = tmp_path / "logs" / "task_manager.log"
+    graph = specs_for(
+        {"sim_bridge": {"image_width": 32, "image_height": 32}, "task_manager": {"auto_run": False}}
+    )
+    try:
+        with running(graph, tmp_path):
+
+            def start(run_id: str) -> StartEpisode.Response:
+                request = StartEpisode.Request(run_id=run_id, episode_id=episode_id)
+                return agent.call(StartEpisode, "/aerialdojo/start_episode", request)
+
+            def step(run_id: str) -> Step.Response:
+                request = Step.Request(
+                    run_id=run_id, agent="uav", action="MoveForward", magnitude=1.0
+                )
+                return agent.call(Step, "/aerialdojo/step", request)
+
+            refused = start(stray)
+            assert not refused.success and "ignored" in refused.message, refused.message
+            started = start(ours)
+            assert started.success, started.message
+            assert agent.spin_until(lambda: bool(tasks), timeout_s=30.0)
+            assert tasks[-1].run_id == ours
+
+            # Answered, and nothing more: no budget used, no refusal counted, no event.
+            for _ in range(3):
+                ignored = step(stray)
+                assert not ignored.accepted and not ignored.done, ignored.message
+                assert stray in ignored.message and ours in ignored.message
+            faults.publish(
+                AgentMessage(run_id=other, episode_id=episode_id, sender="uav", text="stray")
+            )
+            assert agent.spin_until(
+                lambda: f"run {other!r}" in log.read_text(errors="replace"), timeout_s=30.0
+            ), "the task manager never heard the other run's fault report"
+
+            moved = step(ours)
+            assert moved.accepted and not moved.done, moved.message
+            assert moved.steps_used == 1
+            assert agent.spin_until(
+                lambda: any(e.kind == EpisodeEvent.STEP for e in events), timeout_s=30.0
+            )
+            kinds = [event.kind for event in events]
+            assert kinds == [EpisodeEvent.STARTED, EpisodeEvent.STEP], kinds
+
+            # Logged once per other run, however much it sent.
+            text = log.read_text(errors="replace")
+            assert text.count(f"of run {stray!r}") == 1, text
+            assert text.count(f"of run {other!r}") == 1, text
+    finally:
+        agent.close()
+
+
+def test_an_agent_takes_no_task_of_another_run(tmp_path: Path) -> None:
+    ours = tmp_path.name
+    stray = RosClient("stray_task_manager")
+    tasks = stray.node.create_publisher(TaskSpec, "/aerialdojo/task", TASK_QOS)
+    events = stray.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
+    protocol, suite = load_suite(resolve_suite("aerialdojo_mini"))
+    assert protocol.episodes is not None
+    episode = suite.episode(suite.select()[0])
+    settings = {spec.name: spec.default for spec in NODE_PARAMETERS["task_manager"]}
+    task = protocol.episodes.describe_task(episode, suite, settings)
+    agent_log = tmp_path / "logs" / "uav_agent.log"
+    graph = specs_for(
+        {
+            "sim_bridge": {"image_width": 32, "image_height": 32},
+            "task_manager": {"auto_run": False},
+            "uav_agent": {},
+        }
+    )
+    try:
+        with running(graph, tmp_path):
+            assert stray.spin_until(
+                lambda: stray.node.count_subscribers("/aerialdojo/task") > 0, timeout_s=60.0
+            ), "the agent never subscribed to the task"
+            # Another run's task, stamped like a real one: the agent must not act on it.
+            foreign = task_spec_msg(task, Header(stamp=Time(sec=1), frame_id=MAP_FRAME))
+            foreign.run_id = "another-run"
+            tasks.publish(foreign)
+            assert stray.spin_until(
+                lambda: "of run 'another-run'" in agent_log.read_text(errors="replace"),
+                timeout_s=30.0,
+            ), agent_log.read_text(errors="replace")
+            started = stray.call(
+                StartEpisode,
+                "/aerialdojo/start_episode",
+                StartEpisode.Request(run_id=ours, episode_id=episode.episode_id),
+            )
+            assert started.success, started.message
+            # The agent acts on its own run's task, whose steps the task manager takes.
+            assert stray.spin_until(
+                lambda: any(e.kind == EpisodeEvent.STEP for e in events), timeout_s=60.0
+            ), agent_log.read_text(errors="replace")
+            assert "refused" not in agent_log.read_text(errors="replace")
+    finally:
+        stray.close()
