@@ -26,7 +26,13 @@ from aerialdojo.backends import (
 )
 from aerialdojo.documents import CONFIG, DocumentError, load_yaml, parse_yaml, write_atomic
 from aerialdojo.errors import ConfigError
-from aerialdojo.params import NODE_PARAMETERS, ParamValue, recorded_views, validate_parameters
+from aerialdojo.params import (
+    NODE_PARAMETERS,
+    ParamValue,
+    recorded_views,
+    validate_parameters,
+    view_entry,
+)
 from aerialdojo.run_contract import RUN_CONFIG
 
 if TYPE_CHECKING:
@@ -239,15 +245,22 @@ def _name_problems(config: Mapping[str, Mapping[str, ParamValue]], source: str) 
             if view not in known
         ]
     if "evaluator" in config:
-        # The evaluator records the bridge's agents unless told otherwise (node_specs).
-        recorded = [str(agent) for agent in config["evaluator"].get("agents", bridged)]  # type: ignore[union-attr]
         problems += [
             f"{source}: {problem}"
             for problem in _recorded_view_problems(
-                value("evaluator", "record_image_views"), recorded, views, backend
+                value("evaluator", "record_image_views"), _recorded_agents(config), views, backend
             )
         ]
     return problems
+
+
+def _recorded_agents(config: Mapping[str, Mapping[str, ParamValue]]) -> list[str]:
+    """The agents the evaluator records: its own list, else the bridge's, so that the two
+    need not be kept equal."""
+    agents: Any = config["evaluator"].get(
+        "agents", config["sim_bridge"].get("agents", _default("evaluator", "agents"))
+    )
+    return [str(agent) for agent in agents]
 
 
 def _recorded_view_problems(
@@ -257,7 +270,7 @@ def _recorded_view_problems(
     hold the recording's start back and be counted lost at every step."""
     problems = []
     for entry in entries:
-        owner, _, view = entry.rpartition("/")
+        owner, view = view_entry(entry)
         if owner and owner not in agents:
             problems.append(
                 f"evaluator.record_image_views: {entry!r} names the {owner}, which "
@@ -297,9 +310,8 @@ def node_specs(config: Mapping[str, Mapping[str, ParamValue]]) -> list[NodeSpec]
         if node not in config:
             continue
         declared = {spec.name: spec.default for spec in NODE_PARAMETERS[node]}
-        if node == "evaluator" and "agents" in config["sim_bridge"]:
-            # The evaluator records what the bridge publishes; one list, not two to keep equal.
-            declared["agents"] = config["sim_bridge"]["agents"]
+        if node == "evaluator":
+            declared["agents"] = _recorded_agents(config)
         if node in AGENT_NODES:
             # Model transcripts belong to the run, beside its bag and report.
             evaluator = config["evaluator"]

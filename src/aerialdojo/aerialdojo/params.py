@@ -1311,12 +1311,19 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
 }
 
 
+def view_entry(entry: str) -> tuple[str, str]:
+    """An ``evaluator.record_image_views`` entry as (agent, view): ``agent/view`` names that
+    agent's view, a bare view ("" for the agent) every recorded agent's."""
+    agent, _, view = entry.rpartition("/")
+    return agent, view
+
+
 def recorded_views(entries: Sequence[str], agents: Sequence[str]) -> list[tuple[str, str]]:
-    """The (agent, view) pairs that ``evaluator.record_image_views`` names among ``agents``:
-    an ``agent/view`` entry names that agent's view, a bare view every agent's."""
+    """The (agent, view) pairs that ``evaluator.record_image_views`` names among ``agents``
+    (``view_entry``)."""
     pairs = []
     for entry in entries:
-        agent, _, view = entry.rpartition("/")
+        agent, view = view_entry(entry)
         pairs += [(owner, view) for owner in agents if agent in ("", owner)]
     return list(dict.fromkeys(pairs))
 
