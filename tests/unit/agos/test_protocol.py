@@ -13,7 +13,7 @@ from aerialdojo.agos.generate import verifying_anchors
 from aerialdojo.agos.planning import road_options
 from aerialdojo.agos.protocol import AgosReferee
 from aerialdojo.agos.schedule import UAV_SPEED_MPS
-from aerialdojo.agos.sensors import current_views, ugv_rig
+from aerialdojo.agos.sensors import current_views, uav_rig, ugv_rig
 from aerialdojo.agos.town import Town
 from aerialdojo.agos.vocabulary import (
     ANNOTATE_CANDIDATE,
@@ -405,14 +405,16 @@ def test_the_workflow_notices_reach_the_receiver_counted_by_its_turn(town: Town)
 
 
 def test_the_ugv_ring_is_observed_right_after_stop_observe_and_its_front_view_otherwise() -> None:
-    """What the evaluator owes the recorder per step (nodes/evaluator.py): the views the
-    AGOS backend renders (``current_views``)."""
+    """What the evaluator owes the recorder per step (nodes/evaluator.py) and what the AGOS
+    backend renders (``current_views``)."""
     observes = protocol("agos").observes_view
     assert observes is not None
     rig = ugv_rig(8, 8)
+    ring = ["ring_front", "ring_front_left", "ring_back_left", "ring_back", "ring_back_right",
+            "ring_front_right"]  # fmt: skip
     for action in ("", "MOVE_TO_ROAD_WAYPOINT", "STOP_OBSERVE", "CONFIRM"):
-        ring = action == "STOP_OBSERVE"
-        assert [spec.name for spec in rig if observes(spec.name, action)] == [
-            spec.name for spec in current_views(rig, ring=ring)
-        ]
+        expected = ring if action == "STOP_OBSERVE" else ["front"]
+        assert [spec.name for spec in rig if observes(spec.name, action)] == expected
+        assert [spec.name for spec in current_views(rig, ring=action == "STOP_OBSERVE")] == expected
     assert observes("down", "MOVE_TO_UAV_WAYPOINT")
+    assert [spec.name for spec in current_views(uav_rig(8, 8), ring=False)] == ["down"]

@@ -63,18 +63,15 @@ def agos_rigs(agents: Sequence[str], width: int, height: int) -> dict[str, list[
     return {agent: rigs[agent](width, height) for agent in agents}
 
 
-def current_views(rig: Sequence[CameraSpec], *, ring: bool) -> list[CameraSpec]:
-    """The views an agent observes now: a UGV's six-view ring right after STOP_OBSERVE, else
-    its front view; a rig without a ring (the UAV's) whole."""
-    if ring:
-        return [spec for spec in rig if spec.name in RING_VIEWS]
-    if any(spec.name in RING_VIEWS for spec in rig):
-        return [spec for spec in rig if spec.name == UGV_FRONT_VIEW]
-    return list(rig)
-
-
 def observes_view(view: str, action: str) -> bool:
     """Whether an AGOS agent's observation right after ``action`` ("" after a reset) holds
     ``view``: the ring's views right after STOP_OBSERVE, every other view after anything
-    else (as ``current_views`` picks them)."""
+    else (the UGV's front view, the UAV's nadir view)."""
     return (view in RING_VIEWS) == (action == STOP_OBSERVE)
+
+
+def current_views(rig: Sequence[CameraSpec], *, ring: bool) -> list[CameraSpec]:
+    """The views of ``rig`` an agent observes now: right after STOP_OBSERVE (``ring``) or
+    after anything else (``observes_view``)."""
+    action = STOP_OBSERVE if ring else ""
+    return [spec for spec in rig if observes_view(spec.name, action)]
