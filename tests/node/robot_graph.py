@@ -22,6 +22,7 @@ from aerialdojo.graph import NodeSpec
 from aerialdojo.nodes.qos import latched_qos
 from aerialdojo.nodes.sim_robot import INJECT_QOS
 from aerialdojo.params import validate_parameters
+from aerialdojo.runner import NodeProcess
 
 #: The rehearsal site's suite gives the gate its geofence; the robot starts on its first pad.
 SUITE = "alley_rehearsal"
@@ -69,8 +70,9 @@ def robot_specs(
 class GateClient(RosClient):
     """The backend's and the operator's side of the gate, plus eyes on the robot's wire."""
 
-    def __init__(self) -> None:
+    def __init__(self, processes: list[NodeProcess]) -> None:
         super().__init__("robot_test", namespace=NAMESPACE)
+        self.processes = {process.spec.name: process for process in processes}
         self.status: list[SafetyStatus] = self.collect(
             SafetyStatus, "safety/status", latched_qos(1)
         )
@@ -150,8 +152,8 @@ class GateClient(RosClient):
 @contextmanager
 def robot_graph(tmp_path: Path, specs: list[NodeSpec]) -> Iterator[GateClient]:
     """The processes of ``specs`` and a client; both stopped at the end."""
-    with running(specs, tmp_path):
-        client = GateClient()
+    with running(specs, tmp_path) as processes:
+        client = GateClient(processes)
         try:
             yield client
         finally:

@@ -11,6 +11,7 @@ behaviours of issue 27's "Must show", asserted on the robot's own wire.
 from __future__ import annotations
 
 import math
+import os
 import time
 
 import pytest
@@ -19,6 +20,7 @@ from geometry_msgs.msg import PoseStamped
 from robot_graph import START, needs, px4_topic, robot_graph, robot_specs
 
 from aerialdojo.nodes.vehicles.base import DRIVER_QOS
+from aerialdojo.scheduling import BOOSTED_NICE
 
 pytestmark = pytest.mark.ros
 
@@ -124,6 +126,37 @@ def test_estop_holds_stops_the_keepalive_and_px4_failsafe_fires(tmp_path) -> Non
         waited_s = (first_hold.timestamp - last_keepalive_us) / 1e6
         assert loss_s <= waited_s < loss_s + 2.0, waited_s
         assert not gate.goal((START[0], START[1] + 1.0, START[2])).accepted
+
+
+def test_the_gate_runs_its_emergency_thread_realtime_and_its_other_threads_boosted(
+    tmp_path,
+) -> None:
+    gate_values = {**PLAIN_MAVROS, "realtime_priority": 7}
+    with robot_graph(tmp_path, robot_specs("mavros", gate_values)) as gate:
+        setpoints = gate.collect(PoseStamped, MAVROS_SETPOINTS, 50)
+        gate.engage()
+        # The keep-alive comes from the realtime thread's timer: the thread has set itself up.
+        gate.wait_for(lambda: bool(setpoints), 10.0, "the keep-alive")
+        process = gate.processes["safety_gate"]
+        refused = [line for line in process.log_path.read_text().splitlines() if "refused" in line]
+        if refused:
+            pytest.skip(f"this machine refuses the gate real-time scheduling: {refused[0]}")
+        pid = process.process.pid
+        tasks = [int(task) for task in os.listdir(f"/proc/{pid}/task")]
+        threads = {
+            task: (os.sched_getscheduler(task), os.sched_getparam(task).sched_priority)
+            for task in tasks
+        }
+        realtime = [task for task, (policy, _) in threads.items() if policy == os.SCHED_FIFO]
+        assert len(realtime) == 1, threads
+        assert threads[realtime[0]][1] == 7
+        others = set(threads) - set(realtime)
+        assert others and {os.getpriority(os.PRIO_PROCESS, task) for task in others} == {
+            BOOSTED_NICE
+        }
+        # That thread still stops the robot.
+        assert gate.trigger("estop").success
+        gate.wait_for(lambda: gate.fault() == ("estop", INTERVENTION), 5.0, "the e-stop fault")
 
 
 def _mavros_gate(**gate: object) -> dict[str, object]:

@@ -1047,6 +1047,16 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             "more than 2 Hz)",
         ),
         P(
+            name="realtime_priority",
+            default=10,
+            minimum=0,
+            maximum=99,
+            description="SCHED_FIFO priority (1-99) of the thread that sends the keep-alive "
+            "and handles the e-stop, the gate's other threads at nice -10 (needs root or "
+            "CAP_SYS_NICE; refused, a warning and normal priority); 0: the scheduling the "
+            "process was started with",
+        ),
+        P(
             name="status_rate_hz",
             default=5.0,
             minimum=2.0,

@@ -15,9 +15,12 @@ callbacks queues it. Odometry, the autopilot's state, the operator's heartbeat a
 goal and operator requests live on a second node, ``<name>_io``, on a single-threaded
 executor beside it: its callbacks all take the core's lock anyway, and rclpy's
 multi-threaded executor would run hot beside the e-stop's thread
-(``aerialdojo.nodes.spinning.run_with_realtime_thread``). One lock guards the core, held
-briefly: a goal's limits are checked outside it. ``benchmarks/safety.py`` measures the
-stop latency under a flood of those inputs.
+(``aerialdojo.nodes.spinning.run_with_realtime_thread``). The e-stop's thread runs in the
+real-time class at ``realtime_priority`` and the process's other threads at a boosted nice
+value, where the system allows it: on a loaded machine it otherwise waits to be scheduled
+and then for the GIL. One lock guards the core, held briefly: a goal's limits are checked
+outside it. ``benchmarks/safety.py`` measures the stop latency under a flood of those
+inputs.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from std_srvs.srv import Trigger
 from aerialdojo.geometry import yaw_from_quaternion
 from aerialdojo.nodes.common import announce_node, declare_node_parameters, parameters_of
 from aerialdojo.nodes.qos import SERVICE_QOS, latched_qos
-from aerialdojo.nodes.spinning import run_with_realtime_thread, steady_clock
+from aerialdojo.nodes.spinning import RealtimeNodes, run_with_realtime_thread, steady_clock
 from aerialdojo.nodes.vehicles.base import VehicleSink
 from aerialdojo.robot.config import limits_from_parameters
 from aerialdojo.robot.safety import (
@@ -87,6 +90,8 @@ class SafetyGate(Node):
         self._adapter = adapter_class(str(values["vehicle"]))(self.io, values, sink, callbacks)
         self._core = SafetyCore(limits, reports_vehicle=self._adapter.reports_vehicle)
         self._limits = limits
+        #: The SCHED_FIFO priority of the command timer's and the e-stop's thread (``main``).
+        self.realtime_priority = int(values["realtime_priority"])
         self.io.create_service(VehicleGoal, "safety/goal", self._on_goal, qos_profile=SERVICE_QOS)
         for name, handler in (
             ("safety/hold", self._on_hold),
@@ -258,9 +263,9 @@ def main(args: list[str] | None = None) -> None:
     # Python's 5 bounds how long a busy callback can delay the e-stop's thread.
     sys.setswitchinterval(0.001)
 
-    def make_nodes() -> tuple[Node, list[Node]]:
+    def make_nodes() -> RealtimeNodes:
         gate = SafetyGate()
-        return gate, [gate.io]
+        return RealtimeNodes(gate, [gate.io], fifo_priority=gate.realtime_priority)
 
     run_with_realtime_thread(make_nodes, args=args)
 

@@ -7,6 +7,7 @@ import contextlib
 import gc
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 # Humble has ClockType in rclpy.clock only (Jazzy re-exports it there from rclpy.clock_type).
 from rclpy.clock import Clock, ClockType  # type: ignore[attr-defined]
@@ -18,6 +19,7 @@ from rclpy.executors import (
 from rclpy.node import Node
 
 from aerialdojo.nodes.common import node_process
+from aerialdojo.scheduling import BOOSTED_NICE, boost_threads, make_thread_realtime
 
 
 def steady_clock() -> Clock:
@@ -53,8 +55,25 @@ def run_nodes(
                 node.destroy_node()
 
 
+@dataclass(frozen=True)
+class RealtimeNodes:
+    """What ``run_with_realtime_thread`` spins.
+
+    Attributes:
+        realtime: the node whose executor gets a thread of its own.
+        others: the nodes on the executor beside it.
+        fifo_priority: the ``SCHED_FIFO`` priority of the realtime thread (1-99), the
+            process's other threads at nice ``BOOSTED_NICE``; 0 leaves every thread's
+            scheduling as the process was started.
+    """
+
+    realtime: Node
+    others: Sequence[Node]
+    fifo_priority: int
+
+
 def run_with_realtime_thread(
-    make_nodes: Callable[[], tuple[Node, Sequence[Node]]], *, args: list[str] | None
+    make_nodes: Callable[[], RealtimeNodes], *, args: list[str] | None
 ) -> None:
     """Spin a realtime node on an executor and a thread of its own, the other nodes on a
     single-threaded executor beside it: two threads, each asleep in ``rcl_wait`` until
@@ -68,18 +87,31 @@ def run_with_realtime_thread(
     holding a core and the GIL the realtime thread needs, and queues duplicates in front
     of real work.
 
+    On a loaded machine the realtime thread still waits to be scheduled, and then for the
+    GIL; ``fifo_priority`` puts it in the real-time class and boosts the threads it waits
+    on (``aerialdojo.scheduling``). Where the system refuses, a warning says so and the
+    process runs on at normal priority.
+
     Args:
-        make_nodes: builds (the realtime node, the other nodes) after ``rclpy.init``.
+        make_nodes: builds the nodes after ``rclpy.init``.
         args: command-line arguments for rclpy.
     """
     with node_process(args):
-        realtime, others = make_nodes()
+        nodes = make_nodes()
+        realtime, others = nodes.realtime, nodes.others
+        logger = realtime.get_logger()
         # A full collection stops every thread, the realtime one too, for as long as it
         # walks the heap: 55-167 ms measured in the safety gate, most of it the modules
         # and nodes built at start, which live as long as the process. Frozen, they are
         # never walked again; what the callbacks allocate is still collected.
         gc.collect()
         gc.freeze()
+        if nodes.fifo_priority:
+            # The middleware's receive threads exist now (rclpy.init, the nodes); the
+            # executor threads are this one and the realtime thread it starts below.
+            refused = boost_threads(BOOSTED_NICE)
+            if refused:
+                logger.warning(f"{refused}; the I/O and middleware threads run at normal priority")
         realtime_executor = SingleThreadedExecutor()
         realtime_executor.add_node(realtime)
         executor = SingleThreadedExecutor()
@@ -87,6 +119,13 @@ def run_with_realtime_thread(
             executor.add_node(node)
 
         def spin_realtime() -> None:
+            if nodes.fifo_priority:
+                refused = make_thread_realtime(nodes.fifo_priority)
+                if refused:
+                    logger.warning(
+                        f"{refused}; the realtime thread runs at normal priority, and a loaded "
+                        "machine delays it"
+                    )
             with contextlib.suppress(ExternalShutdownException):
                 realtime_executor.spin()
 
