@@ -77,7 +77,13 @@ from std_srvs.srv import Trigger
 from aerialdojo.errors import AerialDojoError, ConfigError, DomainTakenError
 from aerialdojo.events import ENDING_NAMES
 from aerialdojo.geometry import Pose, wrap_angle
-from aerialdojo.graph import BRIDGE_NODE, NAMESPACES, UNWATCHED_TOPICS, selected_episodes
+from aerialdojo.graph import (
+    BRIDGE_NODE,
+    EVALUATOR_NODE,
+    NAMESPACES,
+    UNWATCHED_TOPICS,
+    selected_episodes,
+)
 from aerialdojo.nodes.common import (
     RunFilter,
     announce_node,
@@ -870,8 +876,10 @@ class TaskManager(Node):
         missing = []
         if not self._reset_client.service_is_ready():
             missing.append(f"bridge ({self._reset_client.srv_name} not served)")
-        if self.count_subscribers("/aerialdojo/episode_events") == 0:
-            missing.append("evaluator (nothing subscribes to /aerialdojo/episode_events)")
+        if not self._evaluator_listening():
+            missing.append(
+                f"evaluator (no /{EVALUATOR_NODE} subscribed to /aerialdojo/episode_events)"
+            )
         if agents := self._agents_not_listening():
             missing.append(
                 f"agent node in {', '.join(f'/{a}' for a in agents)} subscribed to "
@@ -880,6 +888,18 @@ class TaskManager(Node):
         if viewers := self._viewers_not_watching():
             missing.append(f"viewer {', '.join(viewers)} watching the task and the bridge's topics")
         return missing
+
+    def _evaluator_listening(self) -> bool:
+        """The run's evaluator subscribes to the episode events, which it does last, once its
+        recording subscriptions have found their publishers. Other listeners (the CLI's
+        progress line, an operator's console, a scale worker) do not count: a run once
+        started for the CLI's alone, and the evaluator's late subscriptions got only the
+        last 10 of the bridge's first 29 states (``STATE_QOS``), so the bag lacked the rest."""
+        namespace = "/" + NAMESPACES[EVALUATOR_NODE]
+        return any(
+            info.node_name == EVALUATOR_NODE and info.node_namespace == namespace
+            for info in self.get_subscriptions_info_by_topic("/aerialdojo/episode_events")
+        )
 
     def _agents_not_listening(self, agents: set[str] | None = None) -> list[str]:
         """The agents of the selection (or of ``agents``) without a node in their namespace
