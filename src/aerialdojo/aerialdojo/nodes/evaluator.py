@@ -50,6 +50,7 @@ from aerialdojo.events import EpisodeAssembler
 from aerialdojo.graph import default_run_id
 from aerialdojo.image_codec import image_to_array
 from aerialdojo.nodes.common import (
+    RunFilter,
     announce_node,
     declare_node_parameters,
     node_process,
@@ -104,6 +105,7 @@ class Evaluator(Node):
         super().__init__("evaluator")
         declare_node_parameters(self, "evaluator")
         announce_node(self)
+        self._run = RunFilter(self)
         run_id = param(self, "run_id") or default_run_id()
         self.run_dir = Path(param(self, "output_dir")) / run_id
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -319,8 +321,11 @@ class Evaluator(Node):
     def _on_event_message(self, cdr: bytes) -> None:
         """Record and score an episode event; first, where events before it were lost (a
         step skipped, an attempt whose start never came), record that its attempt is not
-        scored, as an ``INFRA_FAILURE`` in the bag, so the bag scores as the run did."""
+        scored, as an ``INFRA_FAILURE`` in the bag, so the bag scores as the run did.
+        Another run's events (a second run in this domain) are neither recorded nor scored."""
         event = deserialize_message(cdr, EpisodeEvent)
+        if self._run.foreign(event.run_id, "an episode event"):
+            return
         key = (event.episode_id, event.attempt)
         if event.kind == EpisodeEvent.STARTED:
             self._started[event.episode_id] = event
@@ -349,6 +354,7 @@ class Evaluator(Node):
         self._last_step.pop(key, None)
         marker = EpisodeEvent(
             header=event.header,
+            run_id=event.run_id,
             episode_id=event.episode_id,
             attempt=event.attempt,
             episode_index=event.episode_index,

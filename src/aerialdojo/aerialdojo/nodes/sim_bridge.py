@@ -72,6 +72,7 @@ from aerialdojo.nodes.frame_publisher import FramePublisher
 from aerialdojo.nodes.images import array_to_image, points_to_cloud
 from aerialdojo.nodes.qos import FAULTS_QOS, SENSOR_QOS, STATE_QOS, TASK_QOS
 from aerialdojo.params import NODE_PARAMETERS
+from aerialdojo.runtime import run_id_of
 from aerialdojo.sim.backend import BackendFault, BackendOptions, Observation
 from aerialdojo.sim.clock import BridgeClock
 from aerialdojo.tf_tree import (
@@ -220,6 +221,7 @@ class SimBridge(Node):
         self._faults_pub.publish(
             BackendFaultMsg(
                 header=Header(stamp=self.get_clock().now().to_msg()),
+                run_id=run_id_of(),
                 episode_id=self._episode_id,
                 agent=fault.agent,
                 intervention=fault.intervention,

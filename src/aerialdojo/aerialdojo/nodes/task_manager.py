@@ -506,6 +506,8 @@ class TaskManager(Node):
     def _on_backend_fault(self, fault: BackendFault) -> None:
         """The bridge found its simulator or robot failed, or a robot stopped by its operator
         or safety layer, outside a request: the running attempt of that episode ends."""
+        if self._run.foreign(fault.run_id, "a bridge's fault report"):
+            return
         kind = EpisodeEvent.INTERVENTION if fault.intervention else EpisodeEvent.INFRA_FAILURE
         self._end_running(fault.episode_id, kind, f"{fault.agent}: {fault.reason}")
 
@@ -701,6 +703,7 @@ class TaskManager(Node):
     ) -> None:
         event = EpisodeEvent(
             header=Header(stamp=attempt.stamp, frame_id=MAP_FRAME),
+            run_id=self._run.run_id,
             episode_id=attempt.episode.episode_id,
             attempt=attempt.attempt,
             episode_index=attempt.index,
@@ -727,6 +730,7 @@ class TaskManager(Node):
         announce the end of the run. Runs on its own thread while the executor spins."""
         self._events_pub.publish(
             EpisodeEvent(
+                run_id=self._run.run_id,
                 kind=EpisodeEvent.RUN_STARTED,
                 episode_count=len(self._selection),
                 episode_json=json.dumps(
@@ -936,6 +940,7 @@ class TaskManager(Node):
         self._events_pub.publish(
             EpisodeEvent(
                 header=Header(stamp=self._attempt.stamp if self._attempt else Time()),
+                run_id=self._run.run_id,
                 kind=EpisodeEvent.RUN_FINISHED,
                 episode_count=len(self._selection),
                 message=summary,
