@@ -6,12 +6,13 @@ the strays."""
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 from pathlib import Path
 
 import pytest
 from aerialdojo_interfaces.msg import AgentMessage, BackendFault, EpisodeEvent, TaskSpec
-from aerialdojo_interfaces.srv import StartEpisode, Step
+from aerialdojo_interfaces.srv import SimExecute, SimReset, StartEpisode, Step
 from builtin_interfaces.msg import Time
 from rclpy.serialization import deserialize_message, serialize_message
 from rostest import RosClient, running, specs_for
@@ -70,6 +71,17 @@ def test_another_runs_requests_and_faults_change_nothing_and_are_logged_once(
             faults.publish(
                 AgentMessage(run_id=other, episode_id=episode_id, sender="uav", text="stray")
             )
+            # Another run's task manager, resetting and moving this run's bridge: refused, and
+            # the world stays as it was.
+            reset = agent.call(SimReset, "/sim/reset", SimReset.Request(run_id=stray))
+            executed = agent.call(
+                SimExecute,
+                "/sim/execute",
+                SimExecute.Request(run_id=stray, agent="uav", action="MoveForward", magnitude=1.0),
+            )
+            for answer in (reset, executed):
+                assert not answer.success and answer.message.startswith("ignored"), answer
+                assert stray in answer.message and ours in answer.message
             # Another run's bridge, faulting in the episode both runs serve: ours goes on.
             bridge_faults.publish(
                 BackendFault(run_id=bridge, episode_id=episode_id, agent="uav", reason="stray")
@@ -87,6 +99,16 @@ def test_another_runs_requests_and_faults_change_nothing_and_are_logged_once(
             assert agent.spin_until(
                 lambda: any(e.kind == EpisodeEvent.STEP for e in events), timeout_s=30.0
             )
+            (started_at,) = [e.pose.position for e in events if e.kind == EpisodeEvent.STARTED]
+            (moved_to,) = [e.pose.position for e in events if e.kind == EpisodeEvent.STEP]
+            # One metre forward from the start: the stray MoveForward moved nothing.
+            travelled = math.dist(
+                (started_at.x, started_at.y, started_at.z), (moved_to.x, moved_to.y, moved_to.z)
+            )
+            assert travelled == pytest.approx(1.0, abs=1e-6), travelled
+            assert agent.spin_until(
+                lambda: any(e.kind == EpisodeEvent.STEP for e in events), timeout_s=30.0
+            )
             kinds = [event.kind for event in events]
             assert kinds == [EpisodeEvent.STARTED, EpisodeEvent.STEP], kinds
 
@@ -95,6 +117,8 @@ def test_another_runs_requests_and_faults_change_nothing_and_are_logged_once(
             assert text.count(f"of run {stray!r}") == 1, text
             assert text.count(f"of run {other!r}") == 1, text
             assert text.count(f"of run {bridge!r}") == 1, text
+            bridge_log = (tmp_path / "logs" / "sim_bridge.log").read_text(errors="replace")
+            assert bridge_log.count(f"of run {stray!r}") == 1, bridge_log
     finally:
         agent.close()
 

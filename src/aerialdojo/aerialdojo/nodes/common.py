@@ -141,6 +141,13 @@ class RunFilter:
             )
         return True
 
+    def refusal(self, run_id: str) -> str:
+        """The answer to a request of the other run ``run_id``, which a service must give."""
+        return (
+            f"ignored: the request belongs to run {run_id!r}, and {self._node.get_name()} "
+            f"serves run {self.run_id!r} (two runs share a ROS domain)"
+        )
+
 
 def process_name(host: str | None = None, pid: int | None = None) -> str:
     """``<host>:<pid>`` of a process (default: this one), as ``NodeInfo`` names it: tells a

@@ -52,6 +52,7 @@ from aerialdojo.errors import AerialDojoError, SafetyInterventionError, Simulato
 from aerialdojo.geometry import Pose
 from aerialdojo.image_codec import image_to_array
 from aerialdojo.nodes.common import (
+    RunFilter,
     announce_node,
     declare_node_parameters,
     node_process,
@@ -72,7 +73,6 @@ from aerialdojo.nodes.frame_publisher import FramePublisher
 from aerialdojo.nodes.images import array_to_image, points_to_cloud
 from aerialdojo.nodes.qos import FAULTS_QOS, SENSOR_QOS, STATE_QOS, TASK_QOS
 from aerialdojo.params import NODE_PARAMETERS
-from aerialdojo.runtime import run_id_of
 from aerialdojo.sim.backend import BackendFault, BackendOptions, Observation
 from aerialdojo.sim.clock import BridgeClock
 from aerialdojo.tf_tree import (
@@ -119,6 +119,7 @@ class SimBridge(Node):
     def __init__(self) -> None:
         super().__init__("sim_bridge")
         declare_node_parameters(self, "sim_bridge")
+        self._run = RunFilter(self)
         self._agents: list[str] = list(param(self, "agents"))
         self._point_clouds = bool(param(self, "publish_point_clouds"))
         backend = str(param(self, "backend"))
@@ -221,7 +222,7 @@ class SimBridge(Node):
         self._faults_pub.publish(
             BackendFaultMsg(
                 header=Header(stamp=self.get_clock().now().to_msg()),
-                run_id=run_id_of(),
+                run_id=self._run.run_id,
                 episode_id=self._episode_id,
                 agent=fault.agent,
                 intervention=fault.intervention,
@@ -247,6 +248,9 @@ class SimBridge(Node):
     def _on_reset(
         self, request: SimReset.Request, response: SimReset.Response
     ) -> SimReset.Response:
+        if self._run.foreign(request.run_id, "a reset request"):
+            response.message = self._run.refusal(request.run_id)
+            return response
         if len(request.agents) != len(request.poses):
             response.message = (
                 f"{len(request.agents)} agents but {len(request.poses)} poses in the request"
@@ -318,6 +322,9 @@ class SimBridge(Node):
     def _on_execute(
         self, request: SimExecute.Request, response: SimExecute.Response
     ) -> SimExecute.Response:
+        if self._run.foreign(request.run_id, "an execute request"):
+            response.message = self._run.refusal(request.run_id)
+            return response
         if request.agent not in self._episode_start:
             response.message = f"agent {request.agent!r} has not been placed by /sim/reset"
             return response

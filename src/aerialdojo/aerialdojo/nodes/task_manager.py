@@ -278,7 +278,7 @@ class TaskManager(Node):
         self, request: StartEpisode.Request, response: StartEpisode.Response
     ) -> StartEpisode.Response:
         if self._run.foreign(request.run_id, "a start_episode request"):
-            response.message = _foreign_refusal(request.run_id, self._run.run_id)
+            response.message = self._run.refusal(request.run_id)
             return response
         try:
             episode = self._suite.episode(request.episode_id)
@@ -306,6 +306,7 @@ class TaskManager(Node):
             self._attempts[episode.episode_id] = attempt + 1
             referee = self._rules.referee(episode, self._suite, self._settings)
             request = SimReset.Request(
+                run_id=self._run.run_id,
                 episode_id=episode.episode_id,
                 scene=episode.scene,
                 agents=list(referee.starts),
@@ -383,7 +384,7 @@ class TaskManager(Node):
         if self._run.foreign(request.run_id, "a step request"):
             # Answered (a service answers every request), and nothing else: no budget, no
             # refusal counted, no event.
-            response.message = _foreign_refusal(request.run_id, self._run.run_id)
+            response.message = self._run.refusal(request.run_id)
             return response
         with self._lock:
             attempt = self._attempt
@@ -453,6 +454,7 @@ class TaskManager(Node):
             result, reason = self._call(
                 self._execute_client,
                 SimExecute.Request(
+                    run_id=self._run.run_id,
                     agent=command.agent,
                     action=command.action,
                     magnitude=command.magnitude,
@@ -968,13 +970,6 @@ def _placement_record(starts: dict[str, Pose], placed: dict[str, Pose]) -> dict[
 #: A placement closer than this to its start is the start (a simulator's, up to rounding).
 PLACEMENT_NOTED_M = 1e-3
 PLACEMENT_NOTED_DEG = 1e-2
-
-
-def _foreign_refusal(theirs: str, ours: str) -> str:
-    return (
-        f"ignored: the request belongs to run {theirs!r}, and this task manager serves run "
-        f"{ours!r} (two runs share a ROS domain)"
-    )
 
 
 def _facts_json(verdict: Verdict) -> str:
