@@ -11,18 +11,26 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from aerialdojo_interfaces.msg import AgentMessage, BackendFault, EpisodeEvent, TaskSpec
+from aerialdojo_interfaces.msg import (
+    AgentInfo,
+    AgentMessage,
+    BackendFault,
+    EpisodeEvent,
+    NodeInfo,
+    TaskSpec,
+)
 from aerialdojo_interfaces.srv import SimExecute, SimReset, StartEpisode, Step
 from builtin_interfaces.msg import Time
 from rclpy.serialization import deserialize_message, serialize_message
 from rostest import RosClient, running, specs_for
 from std_msgs.msg import Header
 
-from aerialdojo.bags.replay import EVENTS_TOPIC, read_events
+from aerialdojo.bags.replay import AGENTS_TOPIC, EVENTS_TOPIC, read_events, read_topics
 from aerialdojo.nodes.conversions import task_spec_msg
-from aerialdojo.nodes.qos import EVENTS_QOS, FAULTS_QOS, TASK_QOS
+from aerialdojo.nodes.qos import AGENTS_QOS, EVENTS_QOS, FAULTS_QOS, NODES_QOS, TASK_QOS
 from aerialdojo.params import NODE_PARAMETERS
 from aerialdojo.protocols import load_suite
+from aerialdojo.runtime import NODES_TOPIC
 from aerialdojo.tasks.suite import resolve_suite
 from aerialdojo.tf_tree import MAP_FRAME
 
@@ -134,13 +142,17 @@ def _as_run(event: EpisodeEvent, run_id: str, **fields: object) -> EpisodeEvent:
 
 def test_the_evaluator_neither_records_nor_scores_another_runs_events(tmp_path: Path) -> None:
     """A second run of the same suite in the domain sends events of the episode this run is
-    in (a start, a collision, its end of run): this run's evaluator scores its own episode,
-    records only its own events, and says once that it ignored the other run."""
+    in (a start, a collision, its end of run), its task, its oracle agent's and its nodes'
+    announcements: this run's evaluator scores its own episode, records and reports only its
+    own, and says once that it ignored the other run."""
     ours, stray = "ours", "another-run"
     agent = RosClient("stand_in_agent", namespace="uav")
     tasks = agent.stand_in_for_agent()
     events = agent.collect(EpisodeEvent, EVENTS_TOPIC, EVENTS_QOS)
     strays = agent.node.create_publisher(EpisodeEvent, EVENTS_TOPIC, EVENTS_QOS)
+    stray_task = agent.node.create_publisher(TaskSpec, "/aerialdojo/task", TASK_QOS)
+    stray_agent = agent.node.create_publisher(AgentInfo, AGENTS_TOPIC, AGENTS_QOS)
+    stray_node = agent.node.create_publisher(NodeInfo, NODES_TOPIC, NODES_QOS)
     episode_id = load_suite(resolve_suite("aerialdojo_mini"))[1].select()[0]
     graph = specs_for(
         {
@@ -159,6 +171,21 @@ def test_the_evaluator_neither_records_nor_scores_another_runs_events(tmp_path: 
             ), "the episode never started"
             (started,) = [e for e in events if e.kind == EpisodeEvent.STARTED]
             assert started.run_id == ours
+            foreign_task = deserialize_message(serialize_message(tasks[-1]), TaskSpec)
+            foreign_task.run_id = stray
+            stray_task.publish(foreign_task)
+            stray_agent.publish(
+                AgentInfo(
+                    run_id=stray, agent="uav", node="/uav/stray_agent", policy="oracle",
+                    privileged=True, description="another run's oracle",
+                )
+            )  # fmt: skip
+            stray_node.publish(
+                NodeInfo(
+                    node="/stray_task_manager", ros_distro="humble", python_version="3.10.12",
+                    run_dir=str(tmp_path / stray), host="elsewhere", pid=1,
+                )
+            )  # fmt: skip
             for event in (
                 _as_run(started, stray),
                 _as_run(started, stray, kind=EpisodeEvent.COLLIDED, step=1, collided=True),
@@ -186,6 +213,13 @@ def test_the_evaluator_neither_records_nor_scores_another_runs_events(tmp_path: 
     (scored,) = json.loads((run_dir / "metrics.json").read_text())["episodes"]
     assert scored["episode_id"] == episode_id
     assert scored["termination"] == "stopped" and scored["steps_used"] == 2, scored
+    report = (run_dir / "report.md").read_text() + (run_dir / "metrics.json").read_text()
+    for stray_trace in ("PRIVILEGED", "stray_agent", "stray_task_manager", "humble"):
+        assert stray_trace not in report, stray_trace
+    side = read_topics(run_dir / "bag", ["/aerialdojo/task", AGENTS_TOPIC, NODES_TOPIC])
+    assert {task.run_id for task in side["/aerialdojo/task"]} == {ours}
+    assert side[AGENTS_TOPIC] == []
+    assert "/stray_task_manager" not in {info.node for info in side[NODES_TOPIC]}
     recorded = list(read_events(run_dir / "bag"))
     assert {event.run_id for event in recorded} == {ours}
     kinds = [event.kind for event in recorded]

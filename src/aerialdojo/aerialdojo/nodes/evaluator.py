@@ -81,7 +81,7 @@ from aerialdojo.report.run import (
     score_assembled,
     write_run,
 )
-from aerialdojo.runtime import NODES_TOPIC, distribution_mismatch
+from aerialdojo.runtime import NODES_TOPIC, RUN_DIR_ENV, distribution_mismatch, run_id_of
 
 #: How long the evaluator waits for a publisher of each per-step topic before it subscribes
 #: to the episode events (and so lets the run start).
@@ -196,19 +196,26 @@ class Evaluator(Node):
         if self._recorder is not None:
             self._recorder.add_topic(topic, _type_name(msg_type))
 
+        run_of = _RUN_NAMED.get(topic)
+
         def on_message(cdr: bytes) -> None:
             if self.failure:
                 return  # nothing more is recorded or scored once the recording failed
             if topic == EVENTS_TOPIC:
                 self._on_event_message(cdr)
                 return
+            message: Any = None
+            if run_of is not None:
+                message = deserialize_message(cdr, msg_type)
+                if self._run.foreign(run_of(message), f"a message on {topic}"):
+                    return
             self._write(topic, cdr)
             if topic in self._per_step:
                 self._ledger.deliver(topic, cdr_stamp_ns(cdr, self._per_step[topic][1]))
             if topic == AGENTS_TOPIC:
-                self._assembler.add_agent_info(deserialize_message(cdr, AgentInfo))
+                self._assembler.add_agent_info(message)
             elif topic == NODES_TOPIC:
-                self._on_node_info(deserialize_message(cdr, NodeInfo))
+                self._on_node_info(message)
 
         self._subscribe(msg_type, topic, on_message, qos)
 
@@ -516,6 +523,14 @@ class Evaluator(Node):
 #: Events of an action the referee took (each step's observation set, the ending), and the
 #: kinds that end an attempt by the rules.
 _TERMINAL = (EpisodeEvent.STOPPED, EpisodeEvent.COLLIDED, EpisodeEvent.BUDGET_EXHAUSTED)
+#: The recorded topics whose messages name their run, and where: another run's are neither
+#: recorded nor reported (its agents would be listed as this run's, its oracle included).
+_RUN_NAMED: dict[str, Callable[[Any], str]] = {
+    "/aerialdojo/task": lambda task: task.run_id,
+    AGENTS_TOPIC: lambda info: info.run_id,
+    NODES_TOPIC: lambda info: run_id_of({RUN_DIR_ENV: info.run_dir}),
+    "/agos/messages": lambda message: message.run_id,
+}
 _STEPPED = (EpisodeEvent.STEP, *_TERMINAL)
 
 
