@@ -523,6 +523,7 @@ class Evaluator(Node):
 #: Events of an action the referee took (each step's observation set, the ending), and the
 #: kinds that end an attempt by the rules.
 _TERMINAL = (EpisodeEvent.STOPPED, EpisodeEvent.COLLIDED, EpisodeEvent.BUDGET_EXHAUSTED)
+_STEPPED = (EpisodeEvent.STEP, *_TERMINAL)
 #: The recorded topics whose messages name their run, and where: another run's are neither
 #: recorded nor reported (its agents would be listed as this run's, its oracle included).
 _RUN_NAMED: dict[str, Callable[[Any], str]] = {
@@ -531,7 +532,6 @@ _RUN_NAMED: dict[str, Callable[[Any], str]] = {
     NODES_TOPIC: lambda info: run_id_of({RUN_DIR_ENV: info.run_dir}),
     "/agos/messages": lambda message: message.run_id,
 }
-_STEPPED = (EpisodeEvent.STEP, *_TERMINAL)
 
 
 def _type_name(msg_type: type) -> str:
