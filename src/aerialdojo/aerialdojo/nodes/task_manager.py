@@ -284,7 +284,7 @@ class TaskManager(Node):
         self, request: StartEpisode.Request, response: StartEpisode.Response
     ) -> StartEpisode.Response:
         if self._run.foreign(request.run_id, "a start_episode request"):
-            response.message = _foreign_refusal(request.run_id, self._run.run_id)
+            response.message = self._run.refusal(request.run_id)
             return response
         try:
             episode = self._suite.episode(request.episode_id)
@@ -312,6 +312,7 @@ class TaskManager(Node):
             self._attempts[episode.episode_id] = attempt + 1
             referee = self._rules.referee(episode, self._suite, self._settings)
             request = SimReset.Request(
+                run_id=self._run.run_id,
                 episode_id=episode.episode_id,
                 scene=episode.scene,
                 agents=list(referee.starts),
@@ -389,7 +390,7 @@ class TaskManager(Node):
         if self._run.foreign(request.run_id, "a step request"):
             # Answered (a service answers every request), and nothing else: no budget, no
             # refusal counted, no event.
-            response.message = _foreign_refusal(request.run_id, self._run.run_id)
+            response.message = self._run.refusal(request.run_id)
             return response
         with self._lock:
             attempt = self._attempt
@@ -459,6 +460,7 @@ class TaskManager(Node):
             result, reason = self._call(
                 self._execute_client,
                 SimExecute.Request(
+                    run_id=self._run.run_id,
                     agent=command.agent,
                     action=command.action,
                     magnitude=command.magnitude,
@@ -512,6 +514,8 @@ class TaskManager(Node):
     def _on_backend_fault(self, fault: BackendFault) -> None:
         """The bridge found its simulator or robot failed, or a robot stopped by its operator
         or safety layer, outside a request: the running attempt of that episode ends."""
+        if self._run.foreign(fault.run_id, "a bridge's fault report"):
+            return
         kind = EpisodeEvent.INTERVENTION if fault.intervention else EpisodeEvent.INFRA_FAILURE
         self._end_running(fault.episode_id, kind, f"{fault.agent}: {fault.reason}")
 
@@ -707,6 +711,7 @@ class TaskManager(Node):
     ) -> None:
         event = EpisodeEvent(
             header=Header(stamp=attempt.stamp, frame_id=MAP_FRAME),
+            run_id=self._run.run_id,
             episode_id=attempt.episode.episode_id,
             attempt=attempt.attempt,
             episode_index=attempt.index,
@@ -733,6 +738,7 @@ class TaskManager(Node):
         announce the end of the run. Runs on its own thread while the executor spins."""
         self._events_pub.publish(
             EpisodeEvent(
+                run_id=self._run.run_id,
                 kind=EpisodeEvent.RUN_STARTED,
                 episode_count=len(self._selection),
                 episode_json=json.dumps(
@@ -956,6 +962,7 @@ class TaskManager(Node):
         self._events_pub.publish(
             EpisodeEvent(
                 header=Header(stamp=self._attempt.stamp if self._attempt else Time()),
+                run_id=self._run.run_id,
                 kind=EpisodeEvent.RUN_FINISHED,
                 episode_count=len(self._selection),
                 message=summary,
@@ -983,13 +990,6 @@ def _placement_record(starts: dict[str, Pose], placed: dict[str, Pose]) -> dict[
 #: A placement closer than this to its start is the start (a simulator's, up to rounding).
 PLACEMENT_NOTED_M = 1e-3
 PLACEMENT_NOTED_DEG = 1e-2
-
-
-def _foreign_refusal(theirs: str, ours: str) -> str:
-    return (
-        f"ignored: the request belongs to run {theirs!r}, and this task manager serves run "
-        f"{ours!r} (two runs share a ROS domain)"
-    )
 
 
 def _facts_json(verdict: Verdict) -> str:
