@@ -100,6 +100,7 @@ def write_bag(path: Path, episodes: int, steps: int) -> int:
             x, y = x + rng.uniform(0, 1), y + rng.uniform(-0.5, 0.5)
             event = types[EVENT](
                 header=header(now),
+                run_id="bench",
                 episode_id=episode_id,
                 attempt=0,
                 episode_index=index,

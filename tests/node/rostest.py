@@ -9,14 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import rclpy
-from aerialdojo_interfaces.msg import TaskSpec
+from aerialdojo_interfaces.msg import EpisodeEvent, TaskSpec
 from aerialdojo_interfaces.srv import Step
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 
-from aerialdojo.graph import NodeSpec, node_specs
-from aerialdojo.nodes.qos import TASK_QOS
+from aerialdojo.graph import EVALUATOR_NODE, NodeSpec, node_specs
+from aerialdojo.nodes.qos import EVENTS_QOS, TASK_QOS
 from aerialdojo.params import validate_parameters
 from aerialdojo.runner import NodeProcess, start_graph, stop_graph
 from aerialdojo.runtime import DOMAIN_CHECKED_ENV
@@ -65,6 +65,7 @@ class RosClient:
         self.node = Node(name, namespace=namespace, context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
+        self._stand_ins: list[Node] = []
 
     def call(self, srv_type: type, name: str, request: Any, timeout_s: float = 60.0) -> Any:
         client = self.node.create_client(srv_type, name)
@@ -87,6 +88,19 @@ class RosClient:
         self.node.create_client(Step, "/aerialdojo/step")
         return self.collect(TaskSpec, "/aerialdojo/task", TASK_QOS)
 
+    def stand_in_for_evaluator(self) -> list[EpisodeEvent]:
+        """Be the run's evaluator: a node of its name, spun with this client, subscribed to
+        the episode events (a task manager starts a run only once the evaluator listens).
+        Returns the list the events fill while the client spins."""
+        evaluator = Node(EVALUATOR_NODE, context=self.context)
+        self._stand_ins.append(evaluator)
+        self.executor.add_node(evaluator)
+        received: list[EpisodeEvent] = []
+        evaluator.create_subscription(
+            EpisodeEvent, "/aerialdojo/episode_events", received.append, EVENTS_QOS
+        )
+        return received
+
     def spin_until(self, predicate: Any, timeout_s: float) -> bool:
         import time
 
@@ -99,5 +113,6 @@ class RosClient:
 
     def close(self) -> None:
         self.executor.shutdown()
-        self.node.destroy_node()
+        for node in (*self._stand_ins, self.node):
+            node.destroy_node()
         rclpy.shutdown(context=self.context)

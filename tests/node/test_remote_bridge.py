@@ -23,7 +23,7 @@ from rostest import RosClient, specs_for
 from sensor_msgs.msg import Image
 
 from aerialdojo.image_codec import image_to_array
-from aerialdojo.nodes.qos import EVENTS_QOS, SENSOR_QOS
+from aerialdojo.nodes.qos import SENSOR_QOS
 from aerialdojo.runner import start_graph, stop_graph
 
 REPO = Path(__file__).resolve().parents[2]
@@ -80,7 +80,7 @@ def test_an_episode_runs_through_the_bridge_and_a_hung_request_is_rerun(
     suite = write_one_episode_suite(tmp_path / "suite", scene="Yard")
     scene_dir = tmp_path / "sim_config"
     write_scene_config(scene_dir, "Yard")
-    events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
+    events = client.stand_in_for_evaluator()
     fronts = client.collect(Image, "/uav/camera/front/image", SENSOR_QOS)
     client.stand_in_for_agent()
     # The runner starts the bridge on .venv-projectairsim's interpreter (node_interpreter).

@@ -230,7 +230,7 @@ def test_auto_run_serves_exactly_the_listed_episodes(tmp_path: Path) -> None:
     client = RosClient(namespace="uav")  # stands in for the UAV agent
     suite = load_suite(resolve_suite("aerialdojo_mini"))
     chosen = [suite.episodes[-1].episode_id, suite.episodes[0].episode_id]
-    events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
+    events = client.stand_in_for_evaluator()
     client.stand_in_for_agent()
     graph = specs_for(
         {"sim_bridge": BRIDGE, "task_manager": {"episodes": chosen, "max_episodes": 1}}
@@ -250,21 +250,28 @@ def test_auto_run_serves_exactly_the_listed_episodes(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("steps", "viewers", "never_came"),
+    ("steps", "viewers", "evaluator", "never_came"),
     [
-        (True, ["ghost_viewer"],
+        (True, ["ghost_viewer"], True,
          "no viewer ghost_viewer watching the task and the bridge's topics"),
         # A request sent before the task manager discovered the client is lost.
-        (False, [], "no agent node in /uav subscribed to /aerialdojo/task with a client of "
-         "/aerialdojo/step"),
+        (False, [], True, "no agent node in /uav subscribed to /aerialdojo/task with a client "
+         "of /aerialdojo/step"),
+        # Events heard by others only (the CLI's progress line): the bag would lose the steps
+        # made before the evaluator's recording subscriptions found their publishers.
+        (True, [], False, "no evaluator (no /evaluator subscribed to /aerialdojo/episode_events)"),
     ],
-    ids=["awaited viewer", "agent without a step client"],
+    ids=["awaited viewer", "agent without a step client", "events heard but not by the evaluator"],
 )  # fmt: skip
 def test_a_run_waits_for_what_it_needs_and_names_what_never_came(
-    tmp_path: Path, steps: bool, viewers: list[str], never_came: str
+    tmp_path: Path, steps: bool, viewers: list[str], evaluator: bool, never_came: str
 ) -> None:
     client = RosClient(namespace="uav")  # the agent (task) and the evaluator (events) are here
-    events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
+    events = (
+        client.stand_in_for_evaluator()
+        if evaluator
+        else client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
+    )
     if steps:
         client.stand_in_for_agent()
     else:
@@ -344,7 +351,7 @@ def test_an_agent_that_never_acts_fails_its_episode_which_is_scored(tmp_path: Pa
     # run until the CLI's one-hour timeout. Issue 25: its silence is its own failure, scored
     # (it was an infrastructure failure, rerun and then dropped from the score).
     client = RosClient(namespace="uav")  # listens to the task and never steps
-    events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
+    events = client.stand_in_for_evaluator()
     client.stand_in_for_agent()
     episode_id = _first_episode()
     graph = _three_second_agent_timeout(episode_id)
@@ -384,7 +391,7 @@ def test_an_agent_node_that_leaves_mid_episode_is_an_infrastructure_failure(
     agent = RosClient(namespace="uav")
     agent.stand_in_for_agent()
     watcher = RosClient()
-    events = watcher.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
+    events = watcher.stand_in_for_evaluator()
     episode_id = _first_episode()
     graph = _three_second_agent_timeout(episode_id)
     with running(graph, tmp_path):

@@ -708,7 +708,7 @@ def _run_graph(
         )
         segments_before = shm_segments()
         progress = EvalProgress(console)
-        monitor = ProgressMonitor(progress)
+        monitor = ProgressMonitor(progress, run_dir.name)
         live = _start_live_view(live_port, console) if live_port is not None else None
         nodes = start_graph(specs, run_dir, env=os.environ)
         interrupted = False

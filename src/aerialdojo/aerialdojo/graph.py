@@ -78,6 +78,9 @@ AGENT_NODES = ("uav_agent", "agos_uav_agent", "ugv_agent")
 #: The node that publishes the simulator's (or robot's) sensors.
 BRIDGE_NODE = "sim_bridge"
 
+#: The node that records and scores the run: a run starts only once it listens.
+EVALUATOR_NODE = "evaluator"
+
 #: The bridge owns the clock; every other node runs on simulation time, unless the bridge's
 #: backend runs on the wall clock (a robot: ``backends.runs_on_wall_clock``).
 CLOCK_OWNER = BRIDGE_NODE

@@ -36,6 +36,13 @@ def run_id_of(environ: Mapping[str, str] | None = None) -> str:
     return os.path.basename(os.path.normpath(run_dir)) if run_dir else ""
 
 
+def another_runs(sender: str, own: str) -> bool:
+    """Whether a message that names the run ``sender`` is another run's than ``own``: a
+    message that names no run, and every message to a receiver of no run (both started by
+    hand), is everyone's."""
+    return bool(sender) and bool(own) and sender != own
+
+
 def ros_distro(
     environ: Mapping[str, str] | None = None, search_path: Sequence[str] | None = None
 ) -> str:

@@ -45,6 +45,7 @@ def event(
     message: str = "",
     episode_json: str = "",
     stamp_s: int = 0,
+    run_id: str = "",
 ) -> Any:
     msgs = _types
     pose = msgs["geometry_msgs/msg/Pose"](
@@ -56,6 +57,7 @@ def event(
     )
     return msgs[EVENT_TYPE](
         header=header,
+        run_id=run_id,
         episode_id=episode_id,
         attempt=attempt,
         episode_index=0,

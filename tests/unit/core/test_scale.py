@@ -100,7 +100,8 @@ def _agent_info() -> object:
         stamp=types["builtin_interfaces/msg/Time"](sec=0, nanosec=0), frame_id=""
     )
     return types[AGENT_INFO](
-        header=header, agent="uav", node="/uav/uav_agent", policy="oracle", privileged=True,
+        header=header, run_id="", agent="uav", node="/uav/uav_agent", policy="oracle",
+        privileged=True,
         description="reference actions",
     )  # fmt: skip
 

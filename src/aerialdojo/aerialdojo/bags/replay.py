@@ -16,7 +16,7 @@ from rosbags.highlevel import AnyReader
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.base import TypesysError
 
-from aerialdojo.bags.event_cdr import EPISODE_EVENT_HASH, decodable, decode_episode_event
+from aerialdojo.bags.event_cdr import decodable, decoder_for
 from aerialdojo.bags.integrity import (
     being_recorded,
     check_mcap_magic,
@@ -69,8 +69,9 @@ def read_topics(
     bag: Path, topics: Sequence[str], *, required: Sequence[str] = ()
 ) -> dict[str, list[Any]]:
     """The messages of each of ``topics`` of a closed bag, each topic's in recording order,
-    read in one pass. Episode events of the definition ``bags.event_cdr`` knows are decoded
-    by it, anything else with the message definitions embedded in the bag.
+    read in one pass. Episode events of a definition ``bags.event_cdr`` knows (by the type
+    hash of the definition the bag recorded) are decoded by it, anything else with the
+    message definitions embedded in the bag.
 
     Raises:
         BagError: not a bag, or a topic of ``required`` missing from it.
@@ -86,14 +87,15 @@ def read_topics(
                     f"{bag}: no {missing[0]} topic; the bag has {', '.join(present) or 'none'}"
                 )
             fast = {
-                c.id
+                c.id: decoder
                 for c in connections
                 if c.msgtype == EVENT_TYPE
-                and reader.typestore.hash_rihs01(c.msgtype) == EPISODE_EVENT_HASH
+                and (decoder := decoder_for(reader.typestore.hash_rihs01(c.msgtype)))
             }
             for connection, _timestamp, raw in reader.messages(connections=connections):
-                if connection.id in fast and decodable(raw):
-                    message: Any = decode_episode_event(raw)
+                decode = fast.get(connection.id)
+                if decode is not None and decodable(raw):
+                    message: Any = decode(raw)
                 else:
                     message = reader.deserialize(raw, connection.msgtype)
                 messages[connection.topic].append(message)

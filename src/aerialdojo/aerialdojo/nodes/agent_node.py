@@ -86,6 +86,7 @@ class AgentNode(Node):
         self._info_pub.publish(
             AgentInfo(
                 header=Header(stamp=self.get_clock().now().to_msg()),
+                run_id=self._run.run_id,
                 agent=self.agent,
                 node=self.get_fully_qualified_name(),
                 policy=policy,

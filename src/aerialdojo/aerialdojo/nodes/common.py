@@ -33,7 +33,14 @@ from aerialdojo.errors import ConfigError
 from aerialdojo.nodes.lifetime import exit_with_launcher
 from aerialdojo.nodes.qos import NODES_QOS
 from aerialdojo.params import NODE_PARAMETERS, ParamSpec
-from aerialdojo.runtime import NODES_TOPIC, RUN_DIR_ENV, python_version, ros_distro, run_id_of
+from aerialdojo.runtime import (
+    NODES_TOPIC,
+    RUN_DIR_ENV,
+    another_runs,
+    python_version,
+    ros_distro,
+    run_id_of,
+)
 
 
 @contextlib.contextmanager
@@ -123,7 +130,7 @@ class RunFilter:
     def foreign(self, run_id: str, what: str) -> bool:
         """Whether ``what`` (e.g. "a step request"), which names ``run_id``, is another
         run's, and so to be ignored."""
-        if not run_id or not self.run_id or run_id == self.run_id:
+        if not another_runs(run_id, self.run_id):
             return False
         if run_id not in self._logged:
             self._logged.add(run_id)
@@ -133,6 +140,13 @@ class RunFilter:
                 f"{os.environ.get('ROS_DOMAIN_ID', '0')}, give each its own (docs/isolation.md)"
             )
         return True
+
+    def refusal(self, run_id: str) -> str:
+        """The answer to a request of the other run ``run_id``, which a service must give."""
+        return (
+            f"ignored: the request belongs to run {run_id!r}, and {self._node.get_name()} "
+            f"serves run {self.run_id!r} (two runs share a ROS domain)"
+        )
 
 
 def process_name(host: str | None = None, pid: int | None = None) -> str:

@@ -10,17 +10,19 @@ from aerialdojo_interfaces.msg import EpisodeEvent
 from aerialdojo.events import ENDING_NAMES
 from aerialdojo.nodes.background import BackgroundNode
 from aerialdojo.nodes.qos import EVENTS_QOS
+from aerialdojo.runtime import another_runs
 
 _ENDINGS = {int(kind): name for kind, name in ENDING_NAMES.items()}
 
 
 class EpisodeEndings:
     """Calls ``on_ending(episode_id, ending, scored)`` from a background thread whenever an
-    attempt ends in the graph of this process's ``ROS_DOMAIN_ID``; ``scored`` is False for
-    an infrastructure failure."""
+    attempt of the run ``run_id`` ends in the graph of this process's ``ROS_DOMAIN_ID``;
+    ``scored`` is False for an infrastructure failure."""
 
-    def __init__(self, on_ending: Callable[[str, str, bool], None]) -> None:
+    def __init__(self, on_ending: Callable[[str, str, bool], None], run_id: str) -> None:
         self._on_ending = on_ending
+        self._run_id = run_id
         self._background = BackgroundNode("aerialdojo_shard_listener")
         self._background.node.create_subscription(
             EpisodeEvent, "/aerialdojo/episode_events", self._on_event, EVENTS_QOS
@@ -29,7 +31,7 @@ class EpisodeEndings:
 
     def _on_event(self, event: EpisodeEvent) -> None:
         ending = _ENDINGS.get(event.kind)
-        if ending is not None:
+        if ending is not None and not another_runs(event.run_id, self._run_id):
             self._on_ending(event.episode_id, ending, event.kind != EpisodeEvent.INFRA_FAILURE)
 
     def close(self) -> None:

@@ -50,6 +50,7 @@ from aerialdojo.events import EpisodeAssembler
 from aerialdojo.graph import default_run_id
 from aerialdojo.image_codec import image_to_array
 from aerialdojo.nodes.common import (
+    RunFilter,
     announce_node,
     declare_node_parameters,
     node_process,
@@ -80,7 +81,7 @@ from aerialdojo.report.run import (
     score_assembled,
     write_run,
 )
-from aerialdojo.runtime import NODES_TOPIC, distribution_mismatch
+from aerialdojo.runtime import NODES_TOPIC, RUN_DIR_ENV, distribution_mismatch, run_id_of
 
 #: How long the evaluator waits for a publisher of each per-step topic before it subscribes
 #: to the episode events (and so lets the run start).
@@ -104,6 +105,7 @@ class Evaluator(Node):
         super().__init__("evaluator")
         declare_node_parameters(self, "evaluator")
         announce_node(self)
+        self._run = RunFilter(self)
         run_id = param(self, "run_id") or default_run_id()
         self.run_dir = Path(param(self, "output_dir")) / run_id
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -194,19 +196,26 @@ class Evaluator(Node):
         if self._recorder is not None:
             self._recorder.add_topic(topic, _type_name(msg_type))
 
+        run_of = _RUN_NAMED.get(topic)
+
         def on_message(cdr: bytes) -> None:
             if self.failure:
                 return  # nothing more is recorded or scored once the recording failed
             if topic == EVENTS_TOPIC:
                 self._on_event_message(cdr)
                 return
+            message: Any = None
+            if run_of is not None:
+                message = deserialize_message(cdr, msg_type)
+                if self._run.foreign(run_of(message), f"a message on {topic}"):
+                    return
             self._write(topic, cdr)
             if topic in self._per_step:
                 self._ledger.deliver(topic, cdr_stamp_ns(cdr, self._per_step[topic][1]))
             if topic == AGENTS_TOPIC:
-                self._assembler.add_agent_info(deserialize_message(cdr, AgentInfo))
+                self._assembler.add_agent_info(message)
             elif topic == NODES_TOPIC:
-                self._on_node_info(deserialize_message(cdr, NodeInfo))
+                self._on_node_info(message)
 
         self._subscribe(msg_type, topic, on_message, qos)
 
@@ -319,8 +328,11 @@ class Evaluator(Node):
     def _on_event_message(self, cdr: bytes) -> None:
         """Record and score an episode event; first, where events before it were lost (a
         step skipped, an attempt whose start never came), record that its attempt is not
-        scored, as an ``INFRA_FAILURE`` in the bag, so the bag scores as the run did."""
+        scored, as an ``INFRA_FAILURE`` in the bag, so the bag scores as the run did.
+        Another run's events (a second run in this domain) are neither recorded nor scored."""
         event = deserialize_message(cdr, EpisodeEvent)
+        if self._run.foreign(event.run_id, "an episode event"):
+            return
         key = (event.episode_id, event.attempt)
         if event.kind == EpisodeEvent.STARTED:
             self._started[event.episode_id] = event
@@ -349,6 +361,7 @@ class Evaluator(Node):
         self._last_step.pop(key, None)
         marker = EpisodeEvent(
             header=event.header,
+            run_id=event.run_id,
             episode_id=event.episode_id,
             attempt=event.attempt,
             episode_index=event.episode_index,
@@ -511,6 +524,14 @@ class Evaluator(Node):
 #: kinds that end an attempt by the rules.
 _TERMINAL = (EpisodeEvent.STOPPED, EpisodeEvent.COLLIDED, EpisodeEvent.BUDGET_EXHAUSTED)
 _STEPPED = (EpisodeEvent.STEP, *_TERMINAL)
+#: The recorded topics whose messages name their run, and where: another run's are neither
+#: recorded nor reported (its agents would be listed as this run's, its oracle included).
+_RUN_NAMED: dict[str, Callable[[Any], str]] = {
+    "/aerialdojo/task": lambda task: task.run_id,
+    AGENTS_TOPIC: lambda info: info.run_id,
+    NODES_TOPIC: lambda info: run_id_of({RUN_DIR_ENV: info.run_dir}),
+    "/agos/messages": lambda message: message.run_id,
+}
 
 
 def _type_name(msg_type: type) -> str:

@@ -38,6 +38,7 @@ from std_srvs.srv import Trigger
 
 from aerialdojo.geometry import Pose, wrap_angle
 from aerialdojo.nodes.common import (
+    RunFilter,
     announce_node,
     declare_node_parameters,
     param,
@@ -93,6 +94,7 @@ class OperatorConsole(Node):
         super().__init__("operator_console")
         declare_node_parameters(self, "operator_console")
         announce_node(self)
+        self._run = RunFilter(self)
         self._agents = [str(agent) for agent in param(self, "agents")]
         self._automatic = param(self, "mode") == "automatic"
         self._fly = param(self, "placement") == "fly"
@@ -200,6 +202,8 @@ class OperatorConsole(Node):
         self._say(render(prompt, self._poses, self._gates))
 
     def _on_event(self, event: EpisodeEvent) -> None:
+        if self._run.foreign(event.run_id, "an episode event"):
+            return
         if event.kind == EpisodeEvent.STARTED:
             self._running = event.episode_id
             self._say(f"episode {event.episode_id} started (attempt {event.attempt + 1})")

@@ -10,16 +10,19 @@ from aerialdojo.eval_progress import EpisodeProgress
 from aerialdojo.events import ENDING_NAMES
 from aerialdojo.nodes.background import BackgroundNode
 from aerialdojo.nodes.qos import EVENTS_QOS
+from aerialdojo.runtime import another_runs
 
 _TERMINAL = {int(kind): name for kind, name in ENDING_NAMES.items()}
 
 
 class ProgressMonitor:
     """Spins a private ROS context on a background thread and calls ``on_progress`` when an
-    episode starts, takes a step or ends."""
+    episode of the run ``run_id`` starts, takes a step or ends (another run's events in the
+    domain are not this run's progress)."""
 
-    def __init__(self, on_progress: Callable[[EpisodeProgress], None]) -> None:
+    def __init__(self, on_progress: Callable[[EpisodeProgress], None], run_id: str) -> None:
         self._on_progress = on_progress
+        self._run_id = run_id
         self._background = BackgroundNode("aerialdojo_cli_monitor")
         self._background.node.create_subscription(
             EpisodeEvent, "/aerialdojo/episode_events", self._on_event, EVENTS_QOS
@@ -28,6 +31,8 @@ class ProgressMonitor:
 
     def _on_event(self, event: EpisodeEvent) -> None:
         if event.kind not in (EpisodeEvent.STARTED, EpisodeEvent.STEP, *_TERMINAL):
+            return
+        if another_runs(event.run_id, self._run_id):
             return
         ended = _TERMINAL.get(event.kind, "")
         if event.message and event.kind not in (EpisodeEvent.STOPPED, EpisodeEvent.STEP):

@@ -52,6 +52,7 @@ from aerialdojo.errors import AerialDojoError, SafetyInterventionError, Simulato
 from aerialdojo.geometry import Pose
 from aerialdojo.image_codec import image_to_array
 from aerialdojo.nodes.common import (
+    RunFilter,
     announce_node,
     declare_node_parameters,
     node_process,
@@ -118,6 +119,7 @@ class SimBridge(Node):
     def __init__(self) -> None:
         super().__init__("sim_bridge")
         declare_node_parameters(self, "sim_bridge")
+        self._run = RunFilter(self)
         self._agents: list[str] = list(param(self, "agents"))
         self._point_clouds = bool(param(self, "publish_point_clouds"))
         backend = str(param(self, "backend"))
@@ -220,6 +222,7 @@ class SimBridge(Node):
         self._faults_pub.publish(
             BackendFaultMsg(
                 header=Header(stamp=self.get_clock().now().to_msg()),
+                run_id=self._run.run_id,
                 episode_id=self._episode_id,
                 agent=fault.agent,
                 intervention=fault.intervention,
@@ -245,6 +248,9 @@ class SimBridge(Node):
     def _on_reset(
         self, request: SimReset.Request, response: SimReset.Response
     ) -> SimReset.Response:
+        if self._run.foreign(request.run_id, "a reset request"):
+            response.message = self._run.refusal(request.run_id)
+            return response
         if len(request.agents) != len(request.poses):
             response.message = (
                 f"{len(request.agents)} agents but {len(request.poses)} poses in the request"
@@ -316,6 +322,9 @@ class SimBridge(Node):
     def _on_execute(
         self, request: SimExecute.Request, response: SimExecute.Response
     ) -> SimExecute.Response:
+        if self._run.foreign(request.run_id, "an execute request"):
+            response.message = self._run.refusal(request.run_id)
+            return response
         if request.agent not in self._episode_start:
             response.message = f"agent {request.agent!r} has not been placed by /sim/reset"
             return response

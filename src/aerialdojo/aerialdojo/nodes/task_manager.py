@@ -77,7 +77,13 @@ from std_srvs.srv import Trigger
 from aerialdojo.errors import AerialDojoError, ConfigError, DomainTakenError
 from aerialdojo.events import ENDING_NAMES
 from aerialdojo.geometry import Pose, wrap_angle
-from aerialdojo.graph import BRIDGE_NODE, NAMESPACES, UNWATCHED_TOPICS, selected_episodes
+from aerialdojo.graph import (
+    BRIDGE_NODE,
+    EVALUATOR_NODE,
+    NAMESPACES,
+    UNWATCHED_TOPICS,
+    selected_episodes,
+)
 from aerialdojo.nodes.common import (
     RunFilter,
     announce_node,
@@ -277,7 +283,7 @@ class TaskManager(Node):
         self, request: StartEpisode.Request, response: StartEpisode.Response
     ) -> StartEpisode.Response:
         if self._run.foreign(request.run_id, "a start_episode request"):
-            response.message = _foreign_refusal(request.run_id, self._run.run_id)
+            response.message = self._run.refusal(request.run_id)
             return response
         try:
             episode = self._suite.episode(request.episode_id)
@@ -305,6 +311,7 @@ class TaskManager(Node):
             self._attempts[episode.episode_id] = attempt + 1
             referee = self._rules.referee(episode, self._suite, self._settings)
             request = SimReset.Request(
+                run_id=self._run.run_id,
                 episode_id=episode.episode_id,
                 scene=episode.scene,
                 agents=list(referee.starts),
@@ -382,7 +389,7 @@ class TaskManager(Node):
         if self._run.foreign(request.run_id, "a step request"):
             # Answered (a service answers every request), and nothing else: no budget, no
             # refusal counted, no event.
-            response.message = _foreign_refusal(request.run_id, self._run.run_id)
+            response.message = self._run.refusal(request.run_id)
             return response
         with self._lock:
             attempt = self._attempt
@@ -452,6 +459,7 @@ class TaskManager(Node):
             result, reason = self._call(
                 self._execute_client,
                 SimExecute.Request(
+                    run_id=self._run.run_id,
                     agent=command.agent,
                     action=command.action,
                     magnitude=command.magnitude,
@@ -505,6 +513,8 @@ class TaskManager(Node):
     def _on_backend_fault(self, fault: BackendFault) -> None:
         """The bridge found its simulator or robot failed, or a robot stopped by its operator
         or safety layer, outside a request: the running attempt of that episode ends."""
+        if self._run.foreign(fault.run_id, "a bridge's fault report"):
+            return
         kind = EpisodeEvent.INTERVENTION if fault.intervention else EpisodeEvent.INFRA_FAILURE
         self._end_running(fault.episode_id, kind, f"{fault.agent}: {fault.reason}")
 
@@ -700,6 +710,7 @@ class TaskManager(Node):
     ) -> None:
         event = EpisodeEvent(
             header=Header(stamp=attempt.stamp, frame_id=MAP_FRAME),
+            run_id=self._run.run_id,
             episode_id=attempt.episode.episode_id,
             attempt=attempt.attempt,
             episode_index=attempt.index,
@@ -726,6 +737,7 @@ class TaskManager(Node):
         announce the end of the run. Runs on its own thread while the executor spins."""
         self._events_pub.publish(
             EpisodeEvent(
+                run_id=self._run.run_id,
                 kind=EpisodeEvent.RUN_STARTED,
                 episode_count=len(self._selection),
                 episode_json=json.dumps(
@@ -869,8 +881,10 @@ class TaskManager(Node):
         missing = []
         if not self._reset_client.service_is_ready():
             missing.append(f"bridge ({self._reset_client.srv_name} not served)")
-        if self.count_subscribers("/aerialdojo/episode_events") == 0:
-            missing.append("evaluator (nothing subscribes to /aerialdojo/episode_events)")
+        if not self._evaluator_listening():
+            missing.append(
+                f"evaluator (no /{EVALUATOR_NODE} subscribed to /aerialdojo/episode_events)"
+            )
         if agents := self._agents_not_listening():
             missing.append(
                 f"agent node in {', '.join(f'/{a}' for a in agents)} subscribed to "
@@ -879,6 +893,18 @@ class TaskManager(Node):
         if viewers := self._viewers_not_watching():
             missing.append(f"viewer {', '.join(viewers)} watching the task and the bridge's topics")
         return missing
+
+    def _evaluator_listening(self) -> bool:
+        """The run's evaluator subscribes to the episode events, which it does last, once its
+        recording subscriptions have found their publishers. Other listeners (the CLI's
+        progress line, an operator's console, a scale worker) do not count: a run once
+        started for the CLI's alone, and the evaluator's late subscriptions got only the
+        last 10 of the bridge's first 29 states (``STATE_QOS``), so the bag lacked the rest."""
+        namespace = "/" + NAMESPACES[EVALUATOR_NODE]
+        return any(
+            info.node_name == EVALUATOR_NODE and info.node_namespace == namespace
+            for info in self.get_subscriptions_info_by_topic("/aerialdojo/episode_events")
+        )
 
     def _agents_not_listening(self, agents: set[str] | None = None) -> list[str]:
         """The agents of the selection (or of ``agents``) without a node in their namespace
@@ -935,6 +961,7 @@ class TaskManager(Node):
         self._events_pub.publish(
             EpisodeEvent(
                 header=Header(stamp=self._attempt.stamp if self._attempt else Time()),
+                run_id=self._run.run_id,
                 kind=EpisodeEvent.RUN_FINISHED,
                 episode_count=len(self._selection),
                 message=summary,
@@ -962,13 +989,6 @@ def _placement_record(starts: dict[str, Pose], placed: dict[str, Pose]) -> dict[
 #: A placement closer than this to its start is the start (a simulator's, up to rounding).
 PLACEMENT_NOTED_M = 1e-3
 PLACEMENT_NOTED_DEG = 1e-2
-
-
-def _foreign_refusal(theirs: str, ours: str) -> str:
-    return (
-        f"ignored: the request belongs to run {theirs!r}, and this task manager serves run "
-        f"{ours!r} (two runs share a ROS domain)"
-    )
 
 
 def _facts_json(verdict: Verdict) -> str:

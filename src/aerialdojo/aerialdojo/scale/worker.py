@@ -138,7 +138,8 @@ def run_job(job: GraphJob, sink: EndingSink) -> JobOutcome:
         listener = EpisodeEndings(
             lambda e, ending, scored: sink(
                 EpisodeEnding(episode_id=e, ending=ending, scored=scored)
-            )
+            ),
+            graph_dir.name,
         )
         nodes = start_graph(specs, graph_dir, env=os.environ)
         try:
