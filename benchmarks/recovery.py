@@ -11,6 +11,7 @@ that no single fault costs more than ``sim_timeout_s`` plus one episode (the und
 longest, from its task manager's log), and each run says whether it held.
 
     tools/run.sh python benchmarks/recovery.py [--runs 20] [--seed 0] [--targets sim_bridge,cli]
+        [--signals SIGKILL,SIGINT]
 
 Baseline: 1.0, every interrupted run recovered (issue 15's aim). The worst fault's cost against
 the aim, then, last, the recovered fraction:
@@ -112,14 +113,20 @@ def _undisturbed_run(config: Path, runs: Path) -> tuple[float, float]:
 
 
 def _interrupted_run(
-    rng: random.Random, targets: list[str], config: Path, runs: Path, run_id: str
+    rng: random.Random,
+    config: Path,
+    runs: Path,
+    run_id: str,
+    *,
+    targets: list[str],
+    signals: list[str],
 ) -> tuple[str, float]:
     """Run, interrupt and (where needed) rerun; returns ``recovered`` or why not, and the
     wall time it all took."""
     began = time.monotonic()
     cli = _eval(config, runs, run_id)
     run_dir = runs / run_id
-    target, name = rng.choice(targets), rng.choice(SIGNALS)
+    target, name = rng.choice(targets), rng.choice(signals)
     moment_s = rng.uniform(0.0, 5.0)  # within the first episodes
     log = run_dir / "logs" / "task_manager.log"
     deadline = time.monotonic() + 600
@@ -171,16 +178,32 @@ def main() -> None:
         default=",".join(TARGETS),
         help=f"the processes a fault may hit, comma-separated (default: {','.join(TARGETS)})",
     )
+    parser.add_argument(
+        "--signals",
+        default=",".join(SIGNALS),
+        help=f"the signals a fault may be, comma-separated (default: {','.join(SIGNALS)})",
+    )
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="keep the runs (their logs show where a fault's cost went) in this new directory",
+    )
     args = parser.parse_args()
-    targets = args.targets.split(",")
+    targets, signals = args.targets.split(","), args.signals.split(",")
     if unknown := set(targets) - set(TARGETS):
         parser.error(f"--targets: no process {sorted(unknown)}; choose from {TARGETS}")
+    if unknown := set(signals) - set(SIGNALS):
+        parser.error(f"--signals: no signal {sorted(unknown)}; choose from {SIGNALS}")
     rng = random.Random(args.seed)
     recovered = 0
     costs: list[float] = []
-    with tempfile.TemporaryDirectory() as directory:
-        config = _config(Path(directory))
-        runs = Path(directory) / "runs"
+    with tempfile.TemporaryDirectory() as scratch:
+        directory = Path(scratch)
+        if args.keep is not None:
+            args.keep.mkdir()  # a new one: nothing is written into a directory it did not make
+            directory = args.keep
+        config = _config(directory)
+        runs = directory / "runs"
         undisturbed_s, episode_s = _undisturbed_run(config, runs)
         aim_s = SIM_TIMEOUT_S + episode_s
         print(
@@ -190,7 +213,9 @@ def main() -> None:
             flush=True,
         )
         for index in range(args.runs):
-            outcome, took_s = _interrupted_run(rng, targets, config, runs, f"run{index}")
+            outcome, took_s = _interrupted_run(
+                rng, config, runs, f"run{index}", targets=targets, signals=signals
+            )
             recovered += "recovered" in outcome
             cost_s = took_s - undisturbed_s
             costs.append(cost_s)
