@@ -44,6 +44,7 @@ ground-truth facts go to the evaluator in its event's ``episode_json``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -67,9 +68,8 @@ from aerialdojo_interfaces.msg import (
 )
 from aerialdojo_interfaces.srv import ListEpisodes, SimExecute, SimReset, StartEpisode, Step
 from builtin_interfaces.msg import Time
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.client import Client
-from rclpy.executors import MultiThreadedExecutor
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from std_msgs.msg import Header
 from std_srvs.srv import Trigger
@@ -220,14 +220,22 @@ class TaskManager(Node):
         self._bridge_announcements: list[str] = []
         self._run_dir = os.environ.get(RUN_DIR_ENV, "")
 
-        # Service callbacks wait on the bridge's answers, which another executor thread
-        # delivers: clients must not share the services' mutually exclusive group.
-        services = MutuallyExclusiveCallbackGroup()
-        clients = ReentrantCallbackGroup()
-        self._reset_client = self.create_client(SimReset, "/sim/reset", callback_group=clients)
-        self._execute_client = self.create_client(
-            SimExecute, "/sim/execute", callback_group=clients
+        # Service callbacks and the episode thread wait on the bridge's answers, so these
+        # come in on a node of their own with an executor and a thread of its own (``main``),
+        # as do the bridge's announcements and the bridge watch, which must be heard while a
+        # call waits. Not rclpy's multi-threaded executor: up to Jazzy it hands a ready
+        # callback to its pool again and again while the first copy waits there
+        # (ros2/rclpy#1452; ``spinning.run_with_realtime_thread``). Its spin thread then
+        # ran hot for whole episodes, and steps took four to eight times as long.
+        self.bridge_link = Node(
+            "task_manager_bridge_link",
+            context=self.context,
+            # Not the command line's remaps: ``__node:=`` would give it this node's name.
+            use_global_arguments=False,
+            start_parameter_services=False,
         )
+        self._reset_client = self.bridge_link.create_client(SimReset, "/sim/reset")
+        self._execute_client = self.bridge_link.create_client(SimExecute, "/sim/execute")
         self._task_pub = self.create_publisher(TaskSpec, "/aerialdojo/task", TASK_QOS)
         self._candidates_pub = self.create_publisher(Candidate, "/agos/candidates", HANDOFF_QOS)
         self._turn_pub = self.create_publisher(AgosTurn, "/agos/turn", TASK_QOS)
@@ -240,22 +248,13 @@ class TaskManager(Node):
             (StartEpisode, "/aerialdojo/start_episode", self._on_start),
             (Step, "/aerialdojo/step", self._on_step),
         ):
-            self.create_service(
-                srv_type, name, callback, qos_profile=SERVICE_QOS, callback_group=services
-            )
+            self.create_service(srv_type, name, callback, qos_profile=SERVICE_QOS)
         self.create_subscription(
             AgentMessage, "/aerialdojo/agent_faults", self._on_agent_fault, FAULTS_QOS
         )
         self.create_subscription(BackendFault, "/sim/faults", self._on_backend_fault, FAULTS_QOS)
-        # A group of its own: a bridge call that waits must still hear a new bridge announce.
-        self.create_subscription(
-            NodeInfo,
-            NODES_TOPIC,
-            self._on_node_info,
-            NODES_QOS,
-            callback_group=MutuallyExclusiveCallbackGroup(),
-        )
-        wall_timer(self, _BRIDGE_WATCH_S, self._watch_bridge)
+        self.bridge_link.create_subscription(NodeInfo, NODES_TOPIC, self._on_node_info, NODES_QOS)
+        wall_timer(self.bridge_link, _BRIDGE_WATCH_S, self._watch_bridge)
         self._prompt_pub = self.create_publisher(
             EpisodePrompt, "/aerialdojo/operator/prompt", TASK_QOS
         )
@@ -1003,15 +1002,32 @@ def main(args: list[str] | None = None) -> None:
         except DomainTakenError as error:
             rclpy.logging.get_logger("task_manager").fatal(str(error))
             sys.exit(1)
-        executor = MultiThreadedExecutor(num_threads=4)
+        # Services, faults and the operator here; the bridge's answers on a thread of their
+        # own, which a service waiting for one never holds up.
+        executor = SingleThreadedExecutor()
         executor.add_node(node)
+        link_executor = SingleThreadedExecutor()
+        link_executor.add_node(node.bridge_link)
+
+        def spin_link() -> None:
+            with contextlib.suppress(ExternalShutdownException):
+                link_executor.spin()
+
+        link = threading.Thread(target=spin_link, name="the task manager's bridge link")
+        link.start()
         if param(node, "auto_run"):
             # A failure on this thread ends the node (node_process), never leaving the run
             # to wait for episodes a dead thread will not serve.
             threading.Thread(
                 target=node.run_selection, name="the task manager's episode thread", daemon=True
             ).start()
-        executor.spin()
+        try:
+            executor.spin()
+        finally:
+            # Out of its wait before the process ends: a thread left in rcl_wait while
+            # the interpreter tears down aborts the process (exit -6, not the node's own).
+            link_executor.shutdown(timeout_sec=5.0)
+            link.join(timeout=5.0)
 
 
 if __name__ == "__main__":
