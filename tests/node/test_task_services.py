@@ -27,6 +27,7 @@ from tf2_msgs.msg import TFMessage
 from aerialdojo.nodes.conversions import pose_from_msg
 from aerialdojo.nodes.qos import EVENTS_QOS, SENSOR_QOS, SERVICE_QOS, STATE_QOS, TASK_QOS
 from aerialdojo.protocols.aerialdojo import GEOFENCE_NOTE
+from aerialdojo.runtime import PROGRESS_LISTENER_ENV
 from aerialdojo.tasks.suite import load_suite, resolve_suite
 from aerialdojo.tf_tree import FrameTransform
 
@@ -250,21 +251,32 @@ def test_auto_run_serves_exactly_the_listed_episodes(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("steps", "viewers", "evaluator", "never_came"),
+    ("steps", "viewers", "evaluator", "progress", "never_came"),
     [
-        (True, ["ghost_viewer"], True,
+        (True, ["ghost_viewer"], True, "",
          "no viewer ghost_viewer watching the task and the bridge's topics"),
         # A request sent before the task manager discovered the client is lost.
-        (False, [], True, "no agent node in /uav subscribed to /aerialdojo/task with a client "
-         "of /aerialdojo/step"),
+        (False, [], True, "", "no agent node in /uav subscribed to /aerialdojo/task with a "
+         "client of /aerialdojo/step"),
         # Events heard by others only (the CLI's progress line): the bag would lose the steps
         # made before the evaluator's recording subscriptions found their publishers.
-        (True, [], False, "no evaluator (no /evaluator subscribed to /aerialdojo/episode_events)"),
+        (True, [], False, "",
+         "no evaluator (no /evaluator subscribed to /aerialdojo/episode_events)"),
+        # The progress line aerialdojo eval names: a short run could end before it was found.
+        (True, [], True, "ghost_monitor", "no progress line of aerialdojo eval "
+         "(no ghost_monitor subscribed to /aerialdojo/episode_events)"),
     ],
-    ids=["awaited viewer", "agent without a step client", "events heard but not by the evaluator"],
+    ids=["awaited viewer", "agent without a step client", "events heard but not by the evaluator",
+         "the CLI's progress line named but absent"],
 )  # fmt: skip
 def test_a_run_waits_for_what_it_needs_and_names_what_never_came(
-    tmp_path: Path, steps: bool, viewers: list[str], evaluator: bool, never_came: str
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    steps: bool,
+    viewers: list[str],
+    evaluator: bool,
+    progress: str,
+    never_came: str,
 ) -> None:
     client = RosClient(namespace="uav")  # the agent (task) and the evaluator (events) are here
     events = (
@@ -283,6 +295,8 @@ def test_a_run_waits_for_what_it_needs_and_names_what_never_came(
             "task_manager": {"await_viewers": viewers, "ready_timeout_s": 15.0},
         }
     )
+    if progress:
+        monkeypatch.setenv(PROGRESS_LISTENER_ENV, progress)  # as aerialdojo eval sets it
     with running(graph, tmp_path):
         assert client.spin_until(
             lambda: any(e.kind == EpisodeEvent.RUN_FINISHED for e in events), timeout_s=60.0

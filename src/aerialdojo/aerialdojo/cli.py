@@ -683,7 +683,10 @@ def _run_graph(
     overrides) heads the run's saved config.yaml."""
     from aerialdojo.eval_progress import EvalProgress, console_for_progress  # noqa: PLC0415
     from aerialdojo.graph import run_dir_of, write_run_config  # noqa: PLC0415
-    from aerialdojo.nodes.progress_monitor import ProgressMonitor  # noqa: PLC0415
+    from aerialdojo.nodes.progress_monitor import (  # noqa: PLC0415
+        PROGRESS_MONITOR_NODE,
+        ProgressMonitor,
+    )
     from aerialdojo.runner import (  # noqa: PLC0415
         log_tail,
         remove_dead_segments,
@@ -692,6 +695,7 @@ def _run_graph(
         stop_graph,
         wait_for_graph,
     )
+    from aerialdojo.runtime import PROGRESS_LISTENER_ENV  # noqa: PLC0415
 
     if live_port is not None:
         _await_live_view(specs)
@@ -709,6 +713,11 @@ def _run_graph(
         segments_before = shm_segments()
         progress = EvalProgress(console)
         monitor = ProgressMonitor(progress, run_dir.name)
+        # The first episode waits until the task manager sees the monitor. Created before
+        # the nodes, it is still found by each of them in its own time, and the task manager
+        # waits only for the evaluator otherwise: a short run could end before the progress
+        # line had drawn a step.
+        os.environ[PROGRESS_LISTENER_ENV] = PROGRESS_MONITOR_NODE
         live = _start_live_view(live_port, console) if live_port is not None else None
         nodes = start_graph(specs, run_dir, env=os.environ)
         interrupted = False

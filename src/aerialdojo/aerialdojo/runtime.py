@@ -20,6 +20,11 @@ RUN_DIR_ENV = "AERIALDOJO_RUN_DIR"
 #: Set in its nodes' environment by a launcher that holds the run's ROS domain on this host
 #: and has looked for other runs in it (``aerialdojo eval``): the value is that domain.
 DOMAIN_CHECKED_ENV = "AERIALDOJO_DOMAIN_CHECKED"
+#: Set in its nodes' environment by a launcher that shows the run's progress from the episode
+#: events (``aerialdojo eval``): the name of its listening node, which the task manager waits
+#: for before the first episode. Not a parameter: the run's saved config must not wait for
+#: a listener when it is run again another way (``ros2 launch``).
+PROGRESS_LISTENER_ENV = "AERIALDOJO_PROGRESS_LISTENER"
 #: The node that serves a run's episodes: one per run, so two in a domain are two runs.
 TASK_MANAGER_NODE = "task_manager"
 #: What a node reports when neither a sourced installation nor the wheels name a distribution.

@@ -14,6 +14,9 @@ from aerialdojo.runtime import another_runs
 
 _TERMINAL = {int(kind): name for kind, name in ENDING_NAMES.items()}
 
+#: The listener's node name, which the task manager waits for (``PROGRESS_LISTENER_ENV``).
+PROGRESS_MONITOR_NODE = "aerialdojo_cli_monitor"
+
 
 class ProgressMonitor:
     """Spins a private ROS context on a background thread and calls ``on_progress`` when an
@@ -23,7 +26,7 @@ class ProgressMonitor:
     def __init__(self, on_progress: Callable[[EpisodeProgress], None], run_id: str) -> None:
         self._on_progress = on_progress
         self._run_id = run_id
-        self._background = BackgroundNode("aerialdojo_cli_monitor")
+        self._background = BackgroundNode(PROGRESS_MONITOR_NODE)
         self._background.node.create_subscription(
             EpisodeEvent, "/aerialdojo/episode_events", self._on_event, EVENTS_QOS
         )

@@ -123,7 +123,12 @@ from aerialdojo.protocols.referee import (
     Verdict,
 )
 from aerialdojo.robot.console import task_line
-from aerialdojo.runtime import DOMAIN_CHECKED_ENV, NODES_TOPIC, RUN_DIR_ENV
+from aerialdojo.runtime import (
+    DOMAIN_CHECKED_ENV,
+    NODES_TOPIC,
+    PROGRESS_LISTENER_ENV,
+    RUN_DIR_ENV,
+)
 from aerialdojo.tasks.records import suite_identity
 from aerialdojo.tasks.site_record import StartTolerance
 from aerialdojo.tasks.suite import Suite, resolve_suite
@@ -885,6 +890,13 @@ class TaskManager(Node):
             missing.append(
                 f"evaluator (no /{EVALUATOR_NODE} subscribed to /aerialdojo/episode_events)"
             )
+        if (progress := os.environ.get(PROGRESS_LISTENER_ENV)) and not self._listening_to_events(
+            progress
+        ):
+            missing.append(
+                f"progress line of aerialdojo eval (no {progress} subscribed to "
+                "/aerialdojo/episode_events)"
+            )
         if agents := self._agents_not_listening():
             missing.append(
                 f"agent node in {', '.join(f'/{a}' for a in agents)} subscribed to "
@@ -897,12 +909,17 @@ class TaskManager(Node):
     def _evaluator_listening(self) -> bool:
         """The run's evaluator subscribes to the episode events, which it does last, once its
         recording subscriptions have found their publishers. Other listeners (the CLI's
-        progress line, an operator's console, a scale worker) do not count: a run once
-        started for the CLI's alone, and the evaluator's late subscriptions got only the
+        progress line, waited for by its own name, an operator's console, a scale worker) do
+        not stand in for it: a run once started for the CLI's alone, and the evaluator's late subscriptions got only the
         last 10 of the bridge's first 29 states (``STATE_QOS``), so the bag lacked the rest."""
-        namespace = "/" + NAMESPACES[EVALUATOR_NODE]
+        return self._listening_to_events(EVALUATOR_NODE, "/" + NAMESPACES[EVALUATOR_NODE])
+
+    def _listening_to_events(self, node_name: str, namespace: str | None = None) -> bool:
+        """Whether this node sees ``node_name`` (in ``namespace``, or any) subscribed to the
+        episode events. An event published before the publisher itself has matched that
+        subscription still reaches it: the publisher keeps them for it (``EVENTS_QOS``)."""
         return any(
-            info.node_name == EVALUATOR_NODE and info.node_namespace == namespace
+            info.node_name == node_name and namespace in (None, info.node_namespace)
             for info in self.get_subscriptions_info_by_topic("/aerialdojo/episode_events")
         )
 
