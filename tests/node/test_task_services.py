@@ -272,6 +272,7 @@ def test_auto_run_serves_exactly_the_listed_episodes(tmp_path: Path) -> None:
 def test_a_run_waits_for_what_it_needs_and_names_what_never_came(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
+    *,
     steps: bool,
     viewers: list[str],
     evaluator: bool,

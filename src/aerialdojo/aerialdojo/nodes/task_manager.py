@@ -910,8 +910,9 @@ class TaskManager(Node):
         """The run's evaluator subscribes to the episode events, which it does last, once its
         recording subscriptions have found their publishers. Other listeners (the CLI's
         progress line, waited for by its own name, an operator's console, a scale worker) do
-        not stand in for it: a run once started for the CLI's alone, and the evaluator's late subscriptions got only the
-        last 10 of the bridge's first 29 states (``STATE_QOS``), so the bag lacked the rest."""
+        not stand in for it: a run once started for the CLI's alone, and the evaluator's late
+        subscriptions got only the last 10 of the bridge's first 29 states (``STATE_QOS``),
+        so the bag lacked the rest."""
         return self._listening_to_events(EVALUATOR_NODE, "/" + NAMESPACES[EVALUATOR_NODE])
 
     def _listening_to_events(self, node_name: str, namespace: str | None = None) -> bool:
