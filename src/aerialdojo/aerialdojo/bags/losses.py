@@ -65,8 +65,8 @@ class StampLedger:
         """Stop owing the stamps that may still arrive: the attempt that named them ended as
         an infrastructure failure, and a bridge or robot that died before publishing them
         lost them, not the recorder. Stamps missing before a delivered one stay lost."""
-        for topic, stamps in self.owed.items():
-            stamps -= self._pending(topic)
+        for topic in self.owed:
+            self.owed[topic] -= self._pending(topic)
 
     def _pending(self, topic: str) -> set[int]:
         delivered = self.delivered.get(topic, set())
