@@ -13,7 +13,10 @@ client can get from such a server). Value: ``CarlaAirBackend.observe("uav")``, w
 its image thread while ticking the world itself, decodes into RGB and metric depth arrays,
 stamps with CARLA's time and reads the pose, then the bridge's conversion of every view to
 sensor_msgs/Image (``array_to_image``); DDS publishing is measured by benchmarks/transport.py.
-Rounds of both alternate; rates are medians over rounds.
+Also printed: the raw client in lock step, as a synchronous-mode caller must be (the request,
+one tick once it is on the wire, the answer; nothing decoded): the baseline's world ticks
+while the client reads the last answer, which the bridge cannot do without ticking ahead of
+the agent. Rounds alternate; rates are medians over rounds.
 
     tools/run.sh .venv-carla-air/bin/python benchmarks/bridge_rate.py [--size 256] [--seconds 3]
 
@@ -82,6 +85,20 @@ def raw_rate(client: Any, requests: list[Any], world: Any, seconds: float) -> fl
     finally:
         running.clear()
         ticker.join()
+
+
+def lockstep_rate(client: Any, requests: list[Any], world: Any, seconds: float) -> float:
+    """simGetImages calls per second when the caller ticks the world itself: the request
+    (written to the socket before ``call_async`` returns), one tick, the answer."""
+    import airsim  # noqa: PLC0415
+
+    def one_set() -> None:
+        reply = client.client.call_async("simGetImages", requests, "", False)
+        world.tick()
+        for raw in reply.get():  # what airsim's simGetImages makes of the answer
+            airsim.ImageResponse.from_msgpack(raw)
+
+    return rate(one_set, seconds)
 
 
 def main() -> None:
@@ -226,27 +243,42 @@ def carla_air_rate(args: argparse.Namespace) -> None:
         )
         backend.reset("Town10HD", {"uav": Pose(0.0, 0.0, 30.0, 0.0)})
 
+        sets = 0
+
         def bridge_frame_set() -> None:
+            nonlocal sets
+            sets += 1
             observation = backend.observe("uav")
             for frame in observation.frames.values():
                 array_to_image(frame.rgb, "rgb8")
                 array_to_image(frame.depth, "32FC1")
 
-        raw_rates, bridge_rates = [], []
+        raw_rates, lockstep_rates, bridge_rates, ticks_per_set = [], [], [], []
         try:
             for _ in range(args.rounds):
                 raw_rates.append(raw_rate(raw_client, requests, world, args.seconds))
+                lockstep_rates.append(lockstep_rate(raw_client, requests, world, args.seconds))
+                sets, ticks = 0, world.frame
                 bridge_rates.append(rate(bridge_frame_set, args.seconds))
+                ticks_per_set.append((world.frame - ticks) / sets)
         finally:
             backend.close()
             raw_client.client.close()
     raw, bridge = statistics.median(raw_rates), statistics.median(bridge_rates)
+    lockstep = statistics.median(lockstep_rates)
     print(
         f"views: {len(rig)} x (Scene + DepthPlanar float) at {args.size}x{args.size}, "
         f"world ticks of {args.frame_ms:.1f} ms"
     )
     print(f"raw simGetImages: {', '.join(f'{r:.2f}' for r in raw_rates)} calls/s")
-    print(f"bridge observe + conversion: {', '.join(f'{r:.2f}' for r in bridge_rates)} sets/s")
+    print(
+        f"raw simGetImages in lock step: {', '.join(f'{r:.2f}' for r in lockstep_rates)} "
+        f"calls/s (bridge / lock step: {bridge / lockstep:.3f})"
+    )
+    print(
+        f"bridge observe + conversion: {', '.join(f'{r:.2f}' for r in bridge_rates)} sets/s, "
+        f"{', '.join(f'{t:.2f}' for t in ticks_per_set)} ticks a set"
+    )
     if args.output is not None:
         args.output.write_text(
             json.dumps(
@@ -254,7 +286,9 @@ def carla_air_rate(args: argparse.Namespace) -> None:
                     "size": args.size,
                     "frame_ms": args.frame_ms,
                     "raw_per_s": raw_rates,
+                    "lockstep_per_s": lockstep_rates,
                     "bridge_per_s": bridge_rates,
+                    "bridge_ticks_per_set": ticks_per_set,
                 }
             )
         )

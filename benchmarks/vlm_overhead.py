@@ -2,7 +2,7 @@
 image encoding (four 640x640 RGB views and their depth), the request's serialization and
 transfer, reply parsing and the transcript, against a real chat-completions server on
 127.0.0.1 that replies at once. Baseline: base64-encoding the same images' raw pixels alone,
-the least any client must do to send them. Aim: under 5 % of a 1 s reply (50 ms).
+the least any client must do to send them. Aim (issue 30): at most 25 ms a decision.
 
 Run: tools/run.sh python benchmarks/vlm_overhead.py [--decisions 20]
 """

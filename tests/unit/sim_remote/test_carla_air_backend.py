@@ -181,6 +181,22 @@ def test_images_are_fetched_off_the_only_thread_that_ticks(
         backend.close()
 
 
+def test_an_image_request_is_on_the_wire_when_call_async_returns(fake: FakeAirSim) -> None:
+    # The backend ticks as soon as call_async returns, so the client must have written the
+    # request by then, not when its loop next runs (tornado's IOStream.write sends at once).
+    client = airsim.MultirotorClient(ip="127.0.0.1", port=fake.port, timeout_value=5)
+    try:
+        client.ping()
+        request = airsim.ImageRequest("front", airsim.ImageType.Scene, False, False)
+        client.client.call_async("simGetImages", [request], "", False)
+        deadline = time.monotonic() + 5.0
+        while "simGetImages" not in fake.calls and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert "simGetImages" in fake.calls, "the request stayed in the client"
+    finally:
+        client.client.close()
+
+
 def test_the_world_is_synchronous_while_bridged_and_asynchronous_after(
     fake: FakeAirSim, world: carla_standin.World
 ) -> None:

@@ -8,8 +8,8 @@ The bridge owns the clock: the world runs in synchronous mode with a fixed tick,
 backend ticks it; asynchronous mode is restored on close. CARLA-Air renders AirSim's cameras
 on the world's tick, so a ``simGetImages`` call made on the only thread that ticks waits for a
 tick that never comes (the known deadlock). Images are therefore fetched on a thread of their
-own, with an airsim client of its own (the client is not thread-safe), while the calling thread
-keeps ticking until they arrive.
+own, with an airsim client of its own (the client is not thread-safe); the calling thread
+ticks as soon as the request is on the wire, and again only if no answer follows.
 
 What CARLA-Air does that shapes this backend (docs/simulators.md has the sources):
 - AirSim's settings file decides the UAV's cameras, their sizes and FOV, and the physics
@@ -107,9 +107,7 @@ UAV, UGV = "uav", "ugv"
 #: Client releases this backend was written and tested against.
 TESTED_CARLA_VERSION = "0.9.16"
 TESTED_AIRSIM_VERSION = "1.8.1"
-#: How long to wait for the UAV's images before the first tick (time for the request to
-#: reach the server, so that the tick renders them) and between looks at the UGV's camera
-#: frames, seconds of wall time.
+#: How long to wait between looks at the UGV's camera frames, seconds of wall time.
 _TICK_WAIT_S = 0.01
 #: How long to wait for images after a tick before ticking again, seconds of wall time: the
 #: images that tick rendered are still being packed and sent, and a tick too many costs a
@@ -158,36 +156,53 @@ class RoadGraph:
     edges: tuple[tuple[int, int], ...]
 
 
+@dataclass(frozen=True)
+class _ImageFetch:
+    """One ``simGetImages`` on the image thread: ``sent`` is set once the request is on the
+    wire (or the fetch failed before), ``result`` holds the responses or the error."""
+
+    sent: threading.Event = field(default_factory=threading.Event)
+    result: concurrent.futures.Future[Any] = field(default_factory=concurrent.futures.Future)
+
+
 class _ImageFetcher:
     """Runs ``simGetImages`` on a thread of its own, with a client only that thread uses."""
 
     def __init__(self, make_client: Callable[[], Any]) -> None:
         self._make_client = make_client
-        self._jobs: queue.Queue[tuple[list[Any], str, concurrent.futures.Future[Any]] | None]
-        self._jobs = queue.Queue()
+        self._jobs: queue.Queue[tuple[list[Any], str, _ImageFetch] | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="airsim-images", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         client = None
         while (job := self._jobs.get()) is not None:
-            requests, vehicle, result = job
+            requests, vehicle, fetch = job
             try:
                 if client is None:
                     client = self._make_client()
-                result.set_result(client.simGetImages(requests, vehicle))
+                # What airsim's simGetImages does, split: call_async writes the request to
+                # the connected socket before it returns (tornado's IOStream.write), so the
+                # caller may tick from here on and that tick renders these images.
+                reply = client.client.call_async("simGetImages", requests, vehicle, False)
+                fetch.sent.set()
+                fetch.result.set_result(
+                    [airsim.ImageResponse.from_msgpack(raw) for raw in reply.get()]
+                )
             except (RPCError, OSError) as error:
-                result.set_exception(error)
+                fetch.result.set_exception(error)
                 if client is not None:
                     client.client.close()
                 client = None  # the next job reconnects
+            finally:
+                fetch.sent.set()
         if client is not None:
             client.client.close()
 
-    def fetch(self, requests: list[Any], vehicle: str) -> concurrent.futures.Future[Any]:
-        result: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        self._jobs.put((requests, vehicle, result))
-        return result
+    def fetch(self, requests: list[Any], vehicle: str) -> _ImageFetch:
+        fetch = _ImageFetch()
+        self._jobs.put((requests, vehicle, fetch))
+        return fetch
 
     def close(self, timeout_s: float) -> None:
         self._jobs.put(None)
@@ -995,25 +1010,26 @@ class CarlaAirBackend(SimulatorBackend):
             self._uav_sizes[spec.name] = (colour.width, colour.height)
         return Observation(sim_time_s=stamp_s, pose=self._uav_pose(), frames=frames)
 
-    def _tick_until(self, result: concurrent.futures.Future[T], what: str) -> T:
-        """Keep ticking the world until ``result`` is ready (CARLA-Air renders on ticks)."""
+    def _tick_until(self, fetch: _ImageFetch, what: str) -> Any:
+        """Tick the world until ``fetch`` is answered (CARLA-Air renders on ticks): the first
+        tick as soon as the request is on the wire, another only if no answer came within
+        ``_REPLY_WAIT_S`` of the last (the request reached the server after it)."""
         deadline = time.monotonic() + self.settings.frame_timeout_s
-        wait_s = _TICK_WAIT_S
-        while True:
-            done, _ = concurrent.futures.wait([result], timeout=wait_s)
-            if done:
-                try:
-                    return result.result()
-                except (RPCError, OSError) as error:
-                    self._drop_connection()
-                    raise fault(self.airsim_endpoint, f"fetching {what}", error) from error
+        fetch.sent.wait(self.settings.frame_timeout_s)
+        result = fetch.result
+        while not result.done():
             if time.monotonic() > deadline:
                 self._drop_connection()
                 raise SimulatorFaultError(
                     f"{self.airsim_endpoint}: no {what} within {self.settings.frame_timeout_s:g} s"
                 )
             self._tick(1)
-            wait_s = _REPLY_WAIT_S
+            concurrent.futures.wait([result], timeout=_REPLY_WAIT_S)
+        try:
+            return result.result()
+        except (RPCError, OSError) as error:
+            self._drop_connection()
+            raise fault(self.airsim_endpoint, f"fetching {what}", error) from error
 
     def _observe_ugv(self, ground: _Ground, views: Sequence[CameraSpec]) -> Observation:
         keys = [

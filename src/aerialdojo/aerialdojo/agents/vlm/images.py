@@ -4,7 +4,6 @@ rendered to grey levels as the prompts describe."""
 from __future__ import annotations
 
 import base64
-import hashlib
 import io
 import os
 import struct
@@ -36,11 +35,6 @@ class EncodedImage:
 
     data: bytes
     mime: str
-
-    @property
-    def digest(self) -> str:
-        """SHA-256 of the bytes: the image's name in transcripts."""
-        return hashlib.sha256(self.data).hexdigest()
 
     def data_url(self) -> str:
         """``data:<mime>;base64,<bytes>`` as the chat-completions ``image_url`` takes it."""
