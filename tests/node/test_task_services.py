@@ -264,7 +264,8 @@ def test_auto_run_serves_exactly_the_listed_episodes(tmp_path: Path) -> None:
          "no evaluator (no /evaluator subscribed to /aerialdojo/episode_events)"),
         # The progress line aerialdojo eval names: a short run could end before it was found.
         (True, [], True, "ghost_monitor", "no progress line of aerialdojo eval "
-         "(no ghost_monitor subscribed to /aerialdojo/episode_events)"),
+         "(no ghost_monitor subscribed to /aerialdojo/episode_events that received "
+         "RUN_STARTED)"),
     ],
     ids=["awaited viewer", "agent without a step client", "events heard but not by the evaluator",
          "the CLI's progress line named but absent"],

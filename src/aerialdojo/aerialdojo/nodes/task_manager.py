@@ -69,6 +69,7 @@ from aerialdojo_interfaces.msg import (
 from aerialdojo_interfaces.srv import ListEpisodes, SimExecute, SimReset, StartEpisode, Step
 from builtin_interfaces.msg import Time
 from rclpy.client import Client
+from rclpy.duration import Duration
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from std_msgs.msg import Header
@@ -138,6 +139,8 @@ _TERMINAL_NAMES = {int(kind): name for kind, name in ENDING_NAMES.items()}
 #: How often the running attempt's bridge is checked, and a bridge call looks whether its
 #: bridge is gone, wall seconds.
 _BRIDGE_WATCH_S = 0.5
+#: Longest wait for the progress line's acknowledgement of RUN_STARTED once it is seen.
+_ACK_WAIT_S = 5.0
 _CALL_POLL_S = 0.2
 #: The share of ``sim_timeout_s`` a reset may spend waiting for the bridge's publishers to
 #: match the run's subscribers: the rest is the scene's load, and the answer.
@@ -224,6 +227,8 @@ class TaskManager(Node):
         #: (appended on the subscription's thread; read anywhere).
         self._bridge_announcements: list[str] = []
         self._run_dir = os.environ.get(RUN_DIR_ENV, "")
+        #: When the progress line was first seen subscribed (``_progress_listening``).
+        self._progress_seen_at: float | None = None
 
         # Service callbacks and the episode thread wait on the bridge's answers, so these
         # come in on a node of their own with an executor and a thread of its own (``main``),
@@ -890,12 +895,12 @@ class TaskManager(Node):
             missing.append(
                 f"evaluator (no /{EVALUATOR_NODE} subscribed to /aerialdojo/episode_events)"
             )
-        if (progress := os.environ.get(PROGRESS_LISTENER_ENV)) and not self._listening_to_events(
+        if (progress := os.environ.get(PROGRESS_LISTENER_ENV)) and not self._progress_listening(
             progress
         ):
             missing.append(
                 f"progress line of aerialdojo eval (no {progress} subscribed to "
-                "/aerialdojo/episode_events)"
+                "/aerialdojo/episode_events that received RUN_STARTED)"
             )
         if agents := self._agents_not_listening():
             missing.append(
@@ -914,6 +919,27 @@ class TaskManager(Node):
         subscriptions got only the last 10 of the bridge's first 29 states (``STATE_QOS``),
         so the bag lacked the rest."""
         return self._listening_to_events(EVALUATOR_NODE, "/" + NAMESPACES[EVALUATOR_NODE])
+
+    def _progress_listening(self, node_name: str) -> bool:
+        """Whether the progress line ``node_name`` listens and has the run's first event.
+        Seeing its subscription is not enough: discovery is not symmetric, and a line this
+        node had matched was itself matched 0.8 s into the first episode and got its first
+        67 steps at once. Once every listener acknowledged ``RUN_STARTED``, each has matched
+        this publisher. A listener that never does (a killed process's, until its lease
+        ends) holds the run up ``_ACK_WAIT_S`` at most."""
+        if not self._listening_to_events(node_name):
+            return False
+        if self._events_pub.wait_for_all_acked(Duration(seconds=0)):
+            return True
+        if self._progress_seen_at is None:
+            self._progress_seen_at = time.monotonic()
+        if time.monotonic() - self._progress_seen_at < _ACK_WAIT_S:
+            return False
+        self.get_logger().warning(
+            f"a listener of /aerialdojo/episode_events has not acknowledged RUN_STARTED after "
+            f"{_ACK_WAIT_S:g} s; starting anyway"
+        )
+        return True
 
     def _listening_to_events(self, node_name: str, namespace: str | None = None) -> bool:
         """Whether this node sees ``node_name`` (in ``namespace``, or any) subscribed to the
