@@ -112,7 +112,7 @@ def claimed_domain(locks: Path = DOMAIN_LOCKS, run_dir: Path | None = None) -> I
     Raises:
         ConfigError: every private domain is taken, or ``locks`` admits no new lock.
     """
-    _make_shared_directory(locks)
+    make_shared_directory(locks)
     domains = list(PRIVATE_DOMAINS)
     random.SystemRandom().shuffle(domains)  # two runs starting together rarely collide
     for domain in domains:
@@ -141,7 +141,7 @@ def held_domain(
         DomainTakenError: another run on this host holds it (named, with the ways out).
         ConfigError: ``locks`` admits no new lock.
     """
-    _make_shared_directory(locks)
+    make_shared_directory(locks)
     descriptor = _locked(locks, domain)
     if descriptor is None:
         raise DomainTakenError(domain_taken_message(domain, [_holder(locks, domain)]))
@@ -196,7 +196,7 @@ def _holder(locks: Path, domain: int | str) -> RunSighting:
         return RunSighting()
 
 
-def _make_shared_directory(path: Path) -> None:
+def make_shared_directory(path: Path) -> None:
     """Create ``path`` as /tmp is made: every user may add files, none remove another's."""
     try:
         path.mkdir(parents=True)

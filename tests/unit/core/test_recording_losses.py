@@ -59,8 +59,8 @@ def test_the_ledger_counts_what_each_topic_never_delivered() -> None:
 
 
 def test_a_stamp_missing_before_a_delivered_one_is_lost_not_awaited() -> None:
-    # A killed bridge: the recorder never got its last frames, and the restarted bridge's
-    # frames came after them. The run must not wait for what cannot come.
+    # A recorder that stalled past the writers' history: later frames came, these never
+    # will. The run must not wait for what cannot come.
     ledger = StampLedger()
     for stamp in (1, 2, 3, 4):
         ledger.owe(["/uav/odom"], stamp)
@@ -70,3 +70,21 @@ def test_a_stamp_missing_before_a_delivered_one_is_lost_not_awaited() -> None:
     assert ledger.lost() == {"/uav/odom": 2}
     ledger.owe(["/uav/odom"], 5)
     assert ledger.outstanding()
+
+
+def test_an_infrastructure_failure_abandons_the_stamps_its_bridge_never_sent() -> None:
+    # A bridge killed mid-episode: its last sets never reached any topic. Its restart's
+    # frames come after the failure, and the recorder lost nothing.
+    ledger = StampLedger()
+    for stamp in (1, 2, 3):
+        ledger.owe(["/uav/odom", "/tf"], stamp)
+    for stamp in (1, 3):
+        ledger.deliver("/tf", stamp)
+    ledger.deliver("/uav/odom", 1)
+    ledger.abandon_pending()
+    assert not ledger.outstanding()
+    # /tf's stamp 2 went missing before its stamp 3 arrived: the recorder's loss, still told.
+    assert ledger.lost() == {"/tf": 1}
+    ledger.owe(["/uav/odom", "/tf"], 4)
+    ledger.deliver("/tf", 4)
+    assert ledger.outstanding() and ledger.lost() == {"/tf": 1, "/uav/odom": 1}

@@ -57,17 +57,25 @@ class StampLedger:
     def outstanding(self) -> bool:
         """Whether some named stamp may still arrive on some topic: one not delivered yet and
         later than every stamp its topic has delivered. Each topic is published in stamp
-        order, so a missing stamp before a delivered one is lost, not late (a bridge that was
-        killed before its frames reached the recorder): waiting for it would only delay the
-        run's end."""
-        for topic, stamps in self.owed.items():
-            delivered = self.delivered.get(topic, set())
-            newest = max(delivered, default=None)
-            if any(
-                stamp not in delivered and (newest is None or stamp > newest) for stamp in stamps
-            ):
-                return True
-        return False
+        order, so a missing stamp before a delivered one is lost, not late (a recorder that
+        stalled past the writers' history): waiting for it would only delay the run's end."""
+        return any(self._pending(topic) for topic in self.owed)
+
+    def abandon_pending(self) -> None:
+        """Stop owing the stamps that may still arrive: the attempt that named them ended as
+        an infrastructure failure, and a bridge or robot that died before publishing them
+        lost them, not the recorder. Stamps missing before a delivered one stay lost."""
+        for topic in self.owed:
+            self.owed[topic] -= self._pending(topic)
+
+    def _pending(self, topic: str) -> set[int]:
+        delivered = self.delivered.get(topic, set())
+        newest = max(delivered, default=None)
+        return {
+            stamp
+            for stamp in self.owed[topic]
+            if stamp not in delivered and (newest is None or stamp > newest)
+        }
 
     def lost(self, *, through_ns: int | None = None) -> dict[str, int]:
         """Per topic, how many named stamps never arrived; only stamps up to ``through_ns``

@@ -398,6 +398,7 @@ class Evaluator(Node):
                 f"{trace.termination} after {trace.steps_used} actions"
             )
         elif event.kind == EpisodeEvent.INFRA_FAILURE:
+            self._ledger.abandon_pending()
             self.get_logger().warning(
                 f"{event.episode_id} attempt {event.attempt}: infrastructure failure "
                 f"({event.message}); not scored"
