@@ -121,7 +121,7 @@ class HeldDomains:
     look on their own, as workers on other hosts (a Ray cluster) always do. The gap: a run
     that announces itself less than a discovery time before a graph starts shares the
     domain with that graph until the graph hears it and stops (docs/performance.md, change
-    18).
+    20).
     """
 
     def __init__(
