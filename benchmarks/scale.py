@@ -17,10 +17,14 @@ benchmark-sized run's episode records.
    ``--workers 2`` (two graphs on a local Ray instance), each into a fresh run directory;
    episodes per minute of wall time, command start to merged report, Ray start-up included.
    The two merged ``metrics.json`` must be byte-identical; the script stops if they are not.
+   ``--episodes-per-graph N`` caps a worker graph's batch at N episodes instead of 20
+   (``scale.run.MAX_EPISODES_PER_GRAPH``, set in the CLI's process), so that a short run
+   has the several graphs per worker of a long one, and what a graph after the first costs
+   shows.
 
 Usage:
     tools/run.sh python benchmarks/scale.py [--episodes 16] [--size 128] [--records 200000]
-        [--report-records 5000] [--skip-merge] [--skip-eval]
+        [--report-records 5000] [--skip-merge] [--skip-eval] [--episodes-per-graph N]
 
 The machine's load average is printed with the figures: on a shared 2-core machine other
 processes take cores from the workers. Last line:
@@ -138,10 +142,21 @@ def bench_merge(work: Path, count: int, report_count: int) -> float:
     return value
 
 
-def _eval(config: Path, output: Path, workers: int) -> float:
+#: The CLI with its batches capped at ``argv[1]`` episodes.
+_CLI_WITH_BATCHES_OF = (
+    "import sys; import aerialdojo.scale.run as run; "
+    "run.MAX_EPISODES_PER_GRAPH = int(sys.argv[1]); "
+    "from aerialdojo.cli import main; sys.exit(main(sys.argv[2:]))"
+)
+
+
+def _eval(config: Path, output: Path, workers: int, per_graph: int | None) -> float:
     """Wall seconds of one sharded run, command start to merged report."""
+    cli = ["-m", "aerialdojo.cli"]
+    if per_graph is not None:
+        cli = ["-c", _CLI_WITH_BATCHES_OF, str(per_graph)]
     command = [
-        sys.executable, "-m", "aerialdojo.cli", "eval", "--config", str(config),
+        sys.executable, *cli, "eval", "--config", str(config),
         "--workers", str(workers), "--output", str(output), "--run-id", "bench",
     ]  # fmt: skip
     started = time.perf_counter()
@@ -152,7 +167,7 @@ def _eval(config: Path, output: Path, workers: int) -> float:
     return elapsed
 
 
-def bench_eval(work: Path, episodes: int, size: int) -> None:
+def bench_eval(work: Path, episodes: int, size: int, per_graph: int | None) -> None:
     """Episodes per minute with 1 and 2 workers; prints the figures and the RESULT line."""
     config = yaml.safe_load((REPO / "config" / "eval.yaml").read_text())
     config["sim_bridge"]["ros__parameters"].update(image_width=size, image_height=size)
@@ -163,7 +178,7 @@ def bench_eval(work: Path, episodes: int, size: int) -> None:
     rates = {}
     for workers in (1, 2):
         print(f"{workers} worker(s), before: {_load()}")
-        seconds = _eval(path, work / f"runs{workers}", workers)
+        seconds = _eval(path, work / f"runs{workers}", workers, per_graph)
         status = json.loads((work / f"runs{workers}" / "bench" / STATUS_JSON).read_text())
         if len(status["scored"]) != episodes:
             sys.exit(f"{workers} worker(s) scored {len(status['scored'])} of {episodes} episodes")
@@ -190,13 +205,14 @@ def main() -> None:
     parser.add_argument("--report-records", type=int, default=5000)
     parser.add_argument("--skip-merge", action="store_true")
     parser.add_argument("--skip-eval", action="store_true")
+    parser.add_argument("--episodes-per-graph", type=int, help="cap on a graph's batch")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="aerialdojo-scale-"))
     try:
         if not args.skip_merge:
             bench_merge(work, args.records, args.report_records)
         if not args.skip_eval:
-            bench_eval(work, args.episodes, args.size)
+            bench_eval(work, args.episodes, args.size, args.episodes_per_graph)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

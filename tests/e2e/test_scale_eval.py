@@ -2,10 +2,12 @@
 their own ROS domains, one bag and record per finished episode, and one merged report
 whatever the number of workers; a worker killed mid-run keeps the episodes its graph ended
 and loses only the rest of its batch, which the same command then runs, nothing counted
-twice."""
+twice. A worker's domain is held for the whole run and looked at for other runs once; another
+run heard in it costs only the graph that heard it."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -13,12 +15,19 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
+from aerialdojo import cli
 from aerialdojo.cli import EXIT_INCOMPLETE
+from aerialdojo.graph import run_specs
+from aerialdojo.nodes.domain_guard import DISCOVERY_WINDOW_S, WINDOW_ENV
+from aerialdojo.runner import start_graph, stop_graph
+from aerialdojo.scale import run as scale_run
+from aerialdojo.scale.worker import EndingSink, GraphJob, JobOutcome, run_job
 
 pytestmark = [pytest.mark.ros, pytest.mark.e2e]
 
@@ -145,5 +154,117 @@ def test_a_killed_worker_keeps_the_episodes_its_graph_ended_and_the_same_command
     assert f"{EPISODES} episode(s) on 2 worker(s), {EPISODES - len(lost)} already finished" in (
         rerun.stderr
     )
+    for name in ("metrics.json", "run_status.json"):
+        assert (run_dir / name).read_bytes() == (one_worker_run / name).read_bytes(), name
+
+
+#: What a graph's task manager logs when it looked for another run in its domain.
+LOOKED = "no other run's task manager in ROS domain"
+
+
+@pytest.fixture
+def cli_here(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[list[str]], int]]:
+    """The CLI in this process, where its batches can be made small (one episode a graph,
+    so that a domain sees graph after graph) and the domains' look takes its real 5 s; the
+    process's signal handlers and ROS domain are given back after."""
+    monkeypatch.setattr(scale_run, "MAX_EPISODES_PER_GRAPH", 1)
+    monkeypatch.setenv(WINDOW_ENV, str(DISCOVERY_WINDOW_S))
+    monkeypatch.setenv("ROS_DOMAIN_ID", os.environ["ROS_DOMAIN_ID"])  # a worker here sets it
+    handlers = {stop: signal.getsignal(stop) for stop in (signal.SIGINT, signal.SIGTERM)}
+    yield cli.main
+    for stop, handler in handlers.items():
+        signal.signal(stop, handler)
+
+
+def _graphs(run_dir: Path) -> list[tuple[Path, int, bool]]:
+    """Each graph of the run in the order its batch was planned: its directory, domain, and
+    whether its task manager looked for other runs before serving."""
+    return [
+        (
+            graph,
+            int(json.loads((graph / "worker.json").read_text())["domain"]),
+            LOOKED in (graph / "logs" / "task_manager.log").read_text(errors="replace"),
+        )
+        for graph in sorted((run_dir / "graphs").iterdir())
+    ]
+
+
+def test_a_worker_domain_is_held_for_the_run_and_only_its_first_graph_looks_for_other_runs(
+    repo: Path, tmp_path: Path, one_worker_run: Path, cli_here: Callable[[list[str]], int]
+) -> None:
+    code = cli_here(_command(_config(repo, tmp_path), tmp_path / "runs", 2))
+    assert code == 0
+    run_dir = tmp_path / "runs" / "sharded"
+    for name in ("metrics.json", "run_status.json"):
+        assert (run_dir / name).read_bytes() == (one_worker_run / name).read_bytes(), name
+    graphs = _graphs(run_dir)
+    assert len(graphs) == EPISODES  # one episode a graph, on two Ray workers
+    domains = [domain for _, domain, _ in graphs]
+    assert len(set(domains)) == 2  # one per worker, kept from graph to graph
+    first_in_its_domain = [domains.index(domain) == i for i, domain in enumerate(domains)]
+    assert [looked for _, _, looked in graphs] == first_in_its_domain
+
+
+@contextlib.contextmanager
+def _another_run(config: Path, domain: int, run_dir: Path) -> Iterator[None]:
+    """A task manager of another run in ``domain``, announced. It does not look first: as if
+    it had started between two graphs of ours, when no task manager of ours was there."""
+    specs = [
+        spec
+        for spec in run_specs(config, run_id=run_dir.name, output_dir=str(run_dir.parent))
+        if spec.name == "task_manager"
+    ]
+    environ = {**os.environ, "ROS_DOMAIN_ID": str(domain), WINDOW_ENV: "0"}
+    nodes = start_graph(specs, run_dir, env=environ)
+    try:
+        announced = run_dir / "logs" / "task_manager.log"
+        deadline = time.monotonic() + 120
+        while "episodes selected" not in announced.read_text(errors="replace"):
+            assert time.monotonic() < deadline, announced.read_text(errors="replace")
+            assert nodes[0].process.poll() is None, announced.read_text(errors="replace")
+            time.sleep(0.1)
+        yield
+    finally:
+        stop_graph(nodes)
+
+
+def test_another_run_heard_in_a_held_domain_between_two_graphs_costs_the_next_graph_only(
+    repo: Path,
+    tmp_path: Path,
+    one_worker_run: Path,
+    cli_here: Callable[[list[str]], int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    config = _config(repo, tmp_path)
+    command = _command(config, tmp_path / "runs", 1)
+    run_dir = tmp_path / "runs" / "sharded"
+    episodes = _episode_ids(one_worker_run)
+    other_run = tmp_path / "others" / "other-run"
+
+    def second_graph_beside_another_run(job: GraphJob, sink: EndingSink) -> JobOutcome:
+        if job.episode_ids != (episodes[1],) or job.domain is None:
+            return run_job(job, sink)
+        with _another_run(config, job.domain, other_run):
+            return run_job(job, sink)
+
+    monkeypatch.setattr(scale_run, "run_job", second_graph_beside_another_run)
+    assert cli_here(command) == EXIT_INCOMPLETE
+    status = json.loads((run_dir / "run_status.json").read_text())
+    assert sorted(status["scored"]) == sorted([episodes[0], episodes[2]])
+    [lost] = status["excluded"]
+    assert lost["episode_id"] == episodes[1]
+    assert "another run's task manager was in its domain" in lost["reason"]
+    assert str(other_run) in lost["reason"]
+    first, second, third = _graphs(run_dir)
+    (_, held, looked_first), (second_dir, in_second, looked_second) = first, second
+    looked_third = third[2]
+    # The second graph ran in the first one's domain without looking, heard the other run,
+    # scored nothing and left nothing to salvage; the third claimed a domain and looked.
+    assert in_second == held and looked_first and not looked_second and looked_third
+    assert not (second_dir / "bag").exists()
+    assert not (run_dir / "episodes" / episodes[1] / "episode.json").exists()
+
+    monkeypatch.setattr(scale_run, "run_job", run_job)
+    assert cli_here(command) == 0
     for name in ("metrics.json", "run_status.json"):
         assert (run_dir / name).read_bytes() == (one_worker_run / name).read_bytes(), name

@@ -15,9 +15,10 @@ from rclpy.node import Node
 class BackgroundNode:
     """Create the subscriptions and timers on ``node``, then ``start`` spinning."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, domain_id: int | None = None) -> None:
+        """A node ``name`` in ``domain_id`` (default: this process's ``ROS_DOMAIN_ID``)."""
         self._context = Context()
-        rclpy.init(context=self._context)
+        rclpy.init(context=self._context, domain_id=domain_id)
         self.node = Node(name, context=self._context)
         self._executor = SingleThreadedExecutor(context=self._context)
         self._executor.add_node(self.node)

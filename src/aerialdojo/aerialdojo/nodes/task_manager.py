@@ -102,7 +102,7 @@ from aerialdojo.nodes.conversions import (
     task_spec_msg,
     turn_msg,
 )
-from aerialdojo.nodes.domain_guard import refuse_if_domain_taken
+from aerialdojo.nodes.domain_guard import discovery_window_s, refuse_if_domain_taken
 from aerialdojo.nodes.qos import (
     EVENTS_QOS,
     FAULTS_QOS,
@@ -186,7 +186,13 @@ class TaskManager(Node):
         # other run's own checks).
         domain = os.environ.get("ROS_DOMAIN_ID", "")
         if not domain or os.environ.get(DOMAIN_CHECKED_ENV) != domain:
-            refuse_if_domain_taken(self)
+            window_s = discovery_window_s()
+            refuse_if_domain_taken(self, window_s)
+            if window_s:  # says where a graph's first seconds went
+                self.get_logger().info(
+                    f"no other run's task manager in ROS domain {domain or 0} "
+                    f"(listened up to {window_s:g} s)"
+                )
         declare_node_parameters(self, "task_manager")
         announce_node(self)
         self._run = RunFilter(self)

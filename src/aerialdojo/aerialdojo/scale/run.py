@@ -10,6 +10,8 @@ failures to rerun, never as agent failures.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -25,7 +27,9 @@ from aerialdojo.errors import ConfigError
 from aerialdojo.graph import config_of, default_run_id, run_dir_of
 from aerialdojo.metrics.aggregate import ExcludedEpisode
 from aerialdojo.run_contract import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_INTERRUPTED, RUN_CONFIG
+from aerialdojo.runner import DOMAIN_LOCKS, claimed_domain
 from aerialdojo.scale.records import (
+    GRAPHS_DIR,
     finished_episodes,
     merge_transcripts,
     merged_result,
@@ -43,6 +47,7 @@ from aerialdojo.tasks.shards import ray_session
 
 if TYPE_CHECKING:
     from aerialdojo.graph import NodeSpec
+    from aerialdojo.nodes.other_runs import DomainListener
 
 #: The most episodes one worker graph runs: a graph costs seconds to start, and a worker
 #: that dies takes its graph down with it.
@@ -98,6 +103,84 @@ class WorkerResources:
         """The ``--worker-resources`` text that parses back into these."""
         amounts = {"CPU": self.cpus, "GPU": self.gpus, **self.custom}
         return ",".join(f"{name}={amount:g}" for name, amount in amounts.items())
+
+
+class HeldDomains:
+    """The ROS domains of a run's local worker graphs, claimed at the start and held for the
+    whole run, so that a graph after the first in a domain skips its task manager's look for
+    other runs (``nodes.domain_guard``, 5 s).
+
+    What the look guards stays guarded, with one gap (below). No other run on the host can
+    take a held domain (its lock); the first graph in each domain looks as before; and from
+    the claim on, a listener here hears any other run's task manager that announces itself
+    in the domain, between graphs too (a run on another host in the same domain id), as does
+    each graph's worker while the graph lives (``EpisodeEndings.other_runs``). A domain
+    where one was heard is let go, and a graph that heard one scores nothing. So is the
+    domain of a graph whose worker died (its nodes may still be stopping in it) or that
+    scored nothing (its task manager may have been refused). The graphs after claim and
+    look on their own, as workers on other hosts (a Ray cluster) always do. The gap: a run
+    that announces itself less than a discovery time before a graph starts shares the
+    domain with that graph until the graph hears it and stops (docs/performance.md, change
+    20).
+    """
+
+    def __init__(
+        self, stack: contextlib.ExitStack, count: int, run_dir: Path, locks: Path = DOMAIN_LOCKS
+    ) -> None:
+        """Claim up to ``count`` domains in ``locks`` (``runner.claimed_domain``) and listen
+        in each, until ``stack`` closes; fewer when the host has fewer free: the other graphs
+        claim their own, or fail saying why."""
+        self._held: dict[int, contextlib.ExitStack] = {}
+        self._listeners: dict[int, DomainListener] = {}
+        self._free: list[int] = []
+        self._looked: set[int] = set()
+        if count < 1:
+            return
+        from aerialdojo.nodes.other_runs import DomainListener  # noqa: PLC0415 (rclpy)
+
+        for _ in range(count):
+            held = stack.enter_context(contextlib.ExitStack())
+            try:
+                domain = held.enter_context(claimed_domain(locks, run_dir))
+            except ConfigError:
+                break
+            self._listeners[domain] = DomainListener(domain, run_dir / GRAPHS_DIR)
+            held.callback(self._listeners[domain].close)
+            self._held[domain] = held
+            self._free.append(domain)
+
+    def assign(self, job: GraphJob) -> GraphJob:
+        """``job`` in a free held domain where no other run was heard, if there is one; else
+        as it is (its graph claims its own)."""
+        while self._free:
+            domain = self._free.pop(0)
+            if self._listeners[domain].other_runs.heard:
+                self._let_go(domain)
+                continue
+            return dataclasses.replace(job, domain=domain, domain_checked=domain in self._looked)
+        return job
+
+    def release(self, job: GraphJob, outcome: JobOutcome | None) -> None:
+        """Take back ``job``'s domain after its graph ended with ``outcome`` (None: its worker
+        died). Kept, as looked at, for the next graph if the graph scored an episode in it
+        (its task manager served, so it had looked or been told it need not) and no other
+        run was heard in it; else let go."""
+        if job.domain is None:
+            return
+        if (
+            outcome is None
+            or outcome.domain_shared
+            or not outcome.scored
+            or self._listeners[job.domain].other_runs.heard
+        ):
+            self._let_go(job.domain)
+            return
+        self._looked.add(job.domain)
+        self._free.append(job.domain)
+
+    def _let_go(self, domain: int) -> None:
+        del self._listeners[domain]
+        self._held.pop(domain).close()
 
 
 def plan_jobs(
@@ -235,7 +318,13 @@ def run_sharded(
     dead_graphs: list[str] = []
     interrupted = False
     segments_before = shm_segments()
-    with RunProgress(console, len(selection), len(finished), workers) as progress:
+    with (
+        contextlib.ExitStack() as held,
+        RunProgress(console, len(selection), len(finished), workers) as progress,
+    ):
+        # Only this host's graphs can use this host's domain locks.
+        local_graphs = min(workers, len(jobs)) if ray_address is None else 0
+        domains = HeldDomains(held, local_graphs, run_dir)
 
         def on_outcome(outcome: JobOutcome, lost_reason: str | None) -> None:
             excluded.update((entry.episode_id, entry) for entry in outcome.excluded)
@@ -246,10 +335,14 @@ def run_sharded(
         try:
             if workers == 1 and ray_address is None:
                 for job in jobs:
-                    on_outcome(run_job(job, progress.ending), None)
+                    placed = domains.assign(job)
+                    outcome = run_job(placed, progress.ending)
+                    domains.release(placed, outcome)
+                    on_outcome(outcome, None)
             else:
                 _run_on_ray(
                     jobs,
+                    domains,
                     workers=workers,
                     ray_address=ray_address,
                     resources=resources,
@@ -338,6 +431,7 @@ def _on_ray_worker(job: GraphJob, queue: Any) -> JobOutcome:
 
 def _run_on_ray(
     jobs: Sequence[GraphJob],
+    domains: HeldDomains,
     *,
     workers: int,
     ray_address: str | None,
@@ -345,8 +439,9 @@ def _run_on_ray(
     sink: EndingSink,
     on_outcome: Callable[[JobOutcome, str | None], None],
 ) -> None:
-    """At most ``workers`` jobs at a time on Ray, where Ray places them; a job whose worker
-    dies (or that Ray cannot run) comes back with all its episodes excluded."""
+    """At most ``workers`` jobs at a time on Ray, where Ray places them, each in a domain of
+    ``domains`` while one is free; a job whose worker dies (or that Ray cannot run) comes back
+    with all its episodes excluded."""
     import ray  # noqa: PLC0415  (only sharded runs pay for importing Ray)
     from ray.util.queue import Queue  # noqa: PLC0415
 
@@ -361,7 +456,7 @@ def _run_on_ray(
             waiting = list(jobs)
             while waiting or running:
                 while waiting and len(running) < workers:
-                    job = waiting.pop(0)
+                    job = domains.assign(waiting.pop(0))
                     running[remote.remote(job, queue)] = job
                 ready, _ = ray.wait(list(running), num_returns=1, timeout=_POLL_S)
                 while not queue.empty():
@@ -369,10 +464,14 @@ def _run_on_ray(
                 for reference in ready:
                     job = running.pop(reference)
                     try:
-                        on_outcome(ray.get(reference), None)
+                        outcome = ray.get(reference)
                     except ray.exceptions.RayError as error:
+                        domains.release(job, None)
                         reason = _lost_reason(error)
                         on_outcome(JobOutcome.lost(job, f"graph {job.graph}: {reason}"), reason)
+                    else:
+                        domains.release(job, outcome)
+                        on_outcome(outcome, None)
             while not queue.empty():
                 sink(queue.get())
         except KeyboardInterrupt:

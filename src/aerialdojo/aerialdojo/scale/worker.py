@@ -4,13 +4,14 @@ and records. Runs in the CLI's process or in a Ray worker."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import signal
 import socket
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from aerialdojo.errors import AerialDojoError
 from aerialdojo.metrics.aggregate import ExcludedEpisode
 from aerialdojo.run_contract import RUN_CONFIG
 from aerialdojo.runner import claimed_domain
+from aerialdojo.runtime import DOMAIN_CHECKED_ENV
 from aerialdojo.scale.records import (
     EPISODE_BAG,
     GRAPHS_DIR,
@@ -41,12 +43,18 @@ class GraphJob:
         graph: the graph's name, unique in the run (its logs: ``graphs/<graph>``).
         episode_ids: the episodes, in selection order.
         timeout_s: the graph gives up after this long.
+        domain: a ROS domain the run holds for this graph (``scale.run.HeldDomains``);
+            None: the graph claims one of its own.
+        domain_checked: whether ``domain`` has been looked at for other runs, and listened
+            in by each of the run's graphs since: its task manager need not look again.
     """
 
     run_dir: Path
     graph: str
     episode_ids: tuple[str, ...]
     timeout_s: float
+    domain: int | None = None
+    domain_checked: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,14 +65,17 @@ class JobOutcome:
         graph: the job's graph.
         scored: episodes whose record and bag are written.
         excluded: the job's other episodes, with the reason (to rerun).
+        domain_shared: another run's task manager was heard in the graph's domain (its
+            graph's episodes are all excluded, and the domain is not used again).
     """
 
     graph: str
     scored: tuple[str, ...]
     excluded: tuple[ExcludedEpisode, ...]
+    domain_shared: bool = False
 
     @classmethod
-    def lost(cls, job: GraphJob, reason: str) -> JobOutcome:
+    def lost(cls, job: GraphJob, reason: str, *, domain_shared: bool = False) -> JobOutcome:
         """Every episode of ``job`` excluded as an infrastructure failure."""
         return cls(
             graph=job.graph,
@@ -72,6 +83,7 @@ class JobOutcome:
             excluded=tuple(
                 ExcludedEpisode(episode_id=e, attempt=1, reason=reason) for e in job.episode_ids
             ),
+            domain_shared=domain_shared,
         )
 
 
@@ -96,7 +108,9 @@ EndingSink = Callable[[EpisodeEnding], None]
 
 def run_job(job: GraphJob, sink: EndingSink) -> JobOutcome:
     """Run ``job``'s episodes in a graph of their own and write each scored episode's bag,
-    then its record; the rest are excluded with the reason (the run reruns them).
+    then its record; the rest are excluded with the reason (the run reruns them). A graph
+    whose domain another run's task manager was heard in while it lived scores nothing:
+    the two runs may have answered each other's requests.
 
     Raises:
         KeyboardInterrupt: after stopping the graph.
@@ -123,13 +137,16 @@ def run_job(job: GraphJob, sink: EndingSink) -> JobOutcome:
             # Each graph writes its own model transcripts (two graphs appending to one file
             # could interleave their lines); the merge gathers the scored episodes'.
             spec.parameters["transcript_dir"] = str(graph_dir / TRANSCRIPTS_DIR)
-    with claimed_domain() as domain:
+    with _graph_domain(job) as domain:
         graph_dir.mkdir(parents=True, exist_ok=True)
         (graph_dir / WORKER_FILE).write_text(
             json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "domain": domain})
         )
         # The listener joins the graph's domain; so does everything this process starts.
         os.environ["ROS_DOMAIN_ID"] = str(domain)
+        graph_env = {k: v for k, v in os.environ.items() if k != DOMAIN_CHECKED_ENV}
+        if job.domain_checked:
+            graph_env[DOMAIN_CHECKED_ENV] = str(domain)
         segments_before = shm_segments()
         # A Ray worker runs tasks with SIGINT blocked, and children inherit the mask: the
         # nodes would sit out the runner's SIGINT and its grace period. Unblocked while the
@@ -140,18 +157,49 @@ def run_job(job: GraphJob, sink: EndingSink) -> JobOutcome:
                 EpisodeEnding(episode_id=e, ending=ending, scored=scored)
             ),
             graph_dir.name,
+            graph_dir.parent,
         )
-        nodes = start_graph(specs, graph_dir, env=os.environ)
+
+        def stop_if_another_run() -> None:
+            if listener.other_runs.heard:
+                raise _AnotherRunHeardError
+
+        nodes = start_graph(specs, graph_dir, env=graph_env)
         try:
-            outcome = wait_for_graph(nodes, job.timeout_s)
+            message = wait_for_graph(nodes, job.timeout_s, on_tick=stop_if_another_run).message
+        except _AnotherRunHeardError:
+            stop_graph(nodes)  # at once: the longer both runs share the domain, the worse
         except KeyboardInterrupt:
             stop_graph(nodes)
             raise
         finally:
+            other_runs = listener.other_runs.heard
             listener.close()
             remove_dead_segments(segments_before)
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-    return _collect(job, graph_dir, outcome.message)
+    if other_runs:
+        # Not cut, and gone: the end of the run must not salvage it as a dead worker's bag.
+        shutil.rmtree(graph_dir / "bag", ignore_errors=True)
+        heard = "; ".join(sorted({sighting.describe() for sighting in other_runs}))
+        reason = (
+            f"graph {job.graph}: another run's task manager was in its domain {domain}: {heard}"
+        )
+        return JobOutcome.lost(job, reason, domain_shared=True)
+    return _collect(job, graph_dir, message)
+
+
+class _AnotherRunHeardError(Exception):
+    """Ends the wait for a graph: another run's task manager is in its domain."""
+
+
+@contextlib.contextmanager
+def _graph_domain(job: GraphJob) -> Iterator[int]:
+    """The domain the run holds for ``job``, or else one claimed for the graph's life."""
+    if job.domain is not None:
+        yield job.domain
+        return
+    with claimed_domain() as domain:
+        yield domain
 
 
 def await_closed_bags(run_dir: Path, graphs: Sequence[str], timeout_s: float) -> None:
