@@ -610,9 +610,7 @@ def _cmd_rerun(args: argparse.Namespace) -> int:
     if args.dry_run:
         return 0
     rerun_id = claim_run_dir(run_dir.parent / f"{run_dir.name}-rerun", named=None)
-    specs = run_specs(
-        config_file, run_id=rerun_id, output_dir=str(run_dir.parent), episode_ids=missing
-    )
+    specs = _rerun_specs(config_file, rerun_id, missing)
     problems = _domain_problems(specs)
     if problems:
         raise ConfigError(*problems)
@@ -629,6 +627,28 @@ def _cmd_rerun(args: argparse.Namespace) -> int:
     print(f"the whole run, {run_dir.name} with its rerun(s) {', '.join(reruns)}: {combined}")
     scored = _score_bags(bags, _radii_of(specs), combined, status_of=run_dir, reruns=reruns)
     return EXIT_INTERRUPTED if code == EXIT_INTERRUPTED else scored
+
+
+def _rerun_specs(config_file: Path, rerun_id: str, episode_ids: list[str]) -> list[NodeSpec]:
+    """The graph that reruns ``episode_ids`` of the run whose saved config is
+    ``config_file``, as run ``rerun_id`` beside it. A rerun has no live view, so its first
+    episode must not wait for the one ``eval --live`` named in that config (the config holds
+    every parameter as the nodes ran), or it would wait ``ready_timeout_s`` and start nothing.
+    """
+    from aerialdojo.graph import run_specs  # noqa: PLC0415
+    from aerialdojo.nodes.live_view import LIVE_VIEW_NODE  # noqa: PLC0415
+
+    specs = run_specs(
+        config_file,
+        run_id=rerun_id,
+        output_dir=str(config_file.parent.parent),
+        episode_ids=episode_ids,
+    )
+    task_manager = next(spec for spec in specs if spec.name == "task_manager").parameters
+    awaited = task_manager.get("await_viewers", [])
+    if isinstance(awaited, list) and LIVE_VIEW_NODE in awaited:
+        task_manager["await_viewers"] = [str(view) for view in awaited if view != LIVE_VIEW_NODE]
+    return specs
 
 
 def _radii_of(specs: list[NodeSpec]) -> list[float] | None:

@@ -377,6 +377,25 @@ def test_rerun_trusts_complete_false_and_takes_the_selection_from_the_config(
     assert "reruns: '../elsewhere' contains '/'" in capsys.readouterr().err
 
 
+def test_a_rerun_of_a_live_run_does_not_wait_for_a_live_view(repo: Path, tmp_path: Path) -> None:
+    # `eval --live` saves the live view among the viewers its first episode awaited; rerun
+    # has no live view, and waited ready_timeout_s (120 s) for it, then started nothing.
+    from aerialdojo.cli import _rerun_specs
+    from aerialdojo.nodes.live_view import LIVE_VIEW_NODE
+
+    run_dir = tmp_path / "runs" / "live"
+    _run_with_status(repo, run_dir, {"complete": False, "selected": [], "scored": []})
+    config = yaml.safe_load((run_dir / "config.yaml").read_text())
+    config["task_manager"]["ros__parameters"]["await_viewers"] = [LIVE_VIEW_NODE, "foxglove"]
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(config))
+
+    specs = _rerun_specs(run_dir / "config.yaml", "live-rerun", ["Community_0-base-0000-sem"])
+    task_manager = next(spec for spec in specs if spec.name == "task_manager").parameters
+    assert task_manager["await_viewers"] == ["foxglove"]
+    evaluator = next(spec for spec in specs if spec.name == "evaluator").parameters
+    assert evaluator["output_dir"] == str(tmp_path / "runs")
+
+
 def test_a_rerun_makes_the_runs_own_status_the_whole_runs(tmp_path: Path) -> None:
     # So a second rerun runs only what is still missing, and nothing once all is scored.
     from aerialdojo.report.run import read_run_status, update_run_status
