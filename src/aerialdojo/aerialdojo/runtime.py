@@ -136,6 +136,11 @@ def platform_summary(nodes: Sequence[NodeRecord]) -> dict[str, str]:
     }
 
 
+def announces_task_manager(info: Any) -> bool:
+    """Whether a ``NodeInfo`` (duck-typed) is a task manager's, in whichever namespace."""
+    return str(info.node).rsplit("/", 1)[-1] == TASK_MANAGER_NODE
+
+
 @dataclass(frozen=True)
 class RunSighting:
     """Another run's task manager seen in this run's ROS domain (from its ``NodeInfo``, or

@@ -22,7 +22,13 @@ from rclpy.node import Node
 
 from aerialdojo.errors import ConfigError, DomainTakenError
 from aerialdojo.nodes.qos import NODES_QOS
-from aerialdojo.runtime import NODES_TOPIC, TASK_MANAGER_NODE, RunSighting, domain_taken_message
+from aerialdojo.runtime import (
+    NODES_TOPIC,
+    TASK_MANAGER_NODE,
+    RunSighting,
+    announces_task_manager,
+    domain_taken_message,
+)
 
 #: How long a starting run listens for another run's task manager. Discovery on one host is
 #: bimodal: about 0.15 s, or, when a participant's first announcements were missed, at Fast
@@ -65,7 +71,7 @@ def other_runs(node: Node, window_s: float = DISCOVERY_WINDOW_S) -> list[RunSigh
     heard: dict[tuple[str, int], RunSighting] = {}
 
     def on_info(info: NodeInfo) -> None:
-        if info.node.rsplit("/", 1)[-1] == TASK_MANAGER_NODE and (info.host, info.pid) != own:
+        if announces_task_manager(info) and (info.host, info.pid) != own:
             heard[(info.host, info.pid)] = RunSighting.of(info)
 
     def in_graph() -> int:

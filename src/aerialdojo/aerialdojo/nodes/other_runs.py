@@ -13,7 +13,7 @@ from rclpy.node import Node
 
 from aerialdojo.nodes.background import BackgroundNode
 from aerialdojo.nodes.qos import NODES_QOS
-from aerialdojo.runtime import NODES_TOPIC, TASK_MANAGER_NODE, RunSighting
+from aerialdojo.runtime import NODES_TOPIC, RunSighting, announces_task_manager
 
 
 class OtherRuns:
@@ -30,7 +30,7 @@ class OtherRuns:
         node.create_subscription(NodeInfo, NODES_TOPIC, self._on_node, NODES_QOS)
 
     def _on_node(self, info: NodeInfo) -> None:
-        if info.node.rsplit("/", 1)[-1] != TASK_MANAGER_NODE:
+        if not announces_task_manager(info):
             return
         if info.host == self._host and Path(info.run_dir).parent == self._own_graphs:
             return
