@@ -736,10 +736,11 @@ def _run_graph(
         # The first episode waits until the task manager sees the monitor. Created before
         # the nodes, it is still found by each of them in its own time, and the task manager
         # waits only for the evaluator otherwise: a short run could end before the progress
-        # line had drawn a step.
-        os.environ[PROGRESS_LISTENER_ENV] = PROGRESS_MONITOR_NODE
+        # line had drawn a step. Only this graph's nodes are told: graphs this process starts
+        # later (a sharded run's) have no such monitor.
+        graph_env = {**os.environ, PROGRESS_LISTENER_ENV: PROGRESS_MONITOR_NODE}
         live = _start_live_view(live_port, console) if live_port is not None else None
-        nodes = start_graph(specs, run_dir, env=os.environ)
+        nodes = start_graph(specs, run_dir, env=graph_env)
         interrupted = False
         try:
             outcome = wait_for_graph(nodes, timeout_s)
