@@ -636,7 +636,6 @@ def _rerun_specs(config_file: Path, rerun_id: str, episode_ids: list[str]) -> li
     every parameter as the nodes ran), or it would wait ``ready_timeout_s`` and start nothing.
     """
     from aerialdojo.graph import run_specs  # noqa: PLC0415
-    from aerialdojo.nodes.live_view import LIVE_VIEW_NODE  # noqa: PLC0415
 
     specs = run_specs(
         config_file,
@@ -644,10 +643,7 @@ def _rerun_specs(config_file: Path, rerun_id: str, episode_ids: list[str]) -> li
         output_dir=str(config_file.parent.parent),
         episode_ids=episode_ids,
     )
-    task_manager = next(spec for spec in specs if spec.name == "task_manager").parameters
-    awaited = task_manager.get("await_viewers", [])
-    if isinstance(awaited, list) and LIVE_VIEW_NODE in awaited:
-        task_manager["await_viewers"] = [str(view) for view in awaited if view != LIVE_VIEW_NODE]
+    _await_live_view(specs, awaited=False)
     return specs
 
 
@@ -851,16 +847,17 @@ def _report_of(run_dir: Path, radii: list[float] | None, console: Console) -> in
     return EXIT_INCOMPLETE
 
 
-def _await_live_view(specs: list[NodeSpec]) -> None:
-    """The first episode waits until the live view watches the graph: on a busy machine a
-    short run could otherwise end before the view has found its topics."""
+def _await_live_view(specs: list[NodeSpec], *, awaited: bool = True) -> None:
+    """Whether the first episode waits until the live view watches the graph: with
+    ``eval --live`` it does, since on a busy machine a short run could otherwise end before
+    the view has found its topics; without one (a rerun) it must not."""
     from aerialdojo.nodes.live_view import LIVE_VIEW_NODE  # noqa: PLC0415
 
     task_manager = next(spec for spec in specs if spec.name == "task_manager").parameters
-    awaited = task_manager.get("await_viewers", [])
-    viewers = [str(viewer) for viewer in awaited] if isinstance(awaited, list) else []
-    if LIVE_VIEW_NODE not in viewers:
-        task_manager["await_viewers"] = [*viewers, LIVE_VIEW_NODE]
+    listed = task_manager.get("await_viewers", [])
+    viewers = [str(viewer) for viewer in listed] if isinstance(listed, list) else []
+    others = [viewer for viewer in viewers if viewer != LIVE_VIEW_NODE]
+    task_manager["await_viewers"] = [*others, LIVE_VIEW_NODE] if awaited else others
 
 
 def _start_live_view(port: int, console: Any) -> Any:
