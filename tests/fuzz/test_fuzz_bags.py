@@ -14,8 +14,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import files_under, outcome, spliced
 from eventstream import checkpointed_bag, event, straight_episode
+from fuzz_inputs import files_under, outcome, spliced
 from hypothesis import given
 from hypothesis import strategies as st
 

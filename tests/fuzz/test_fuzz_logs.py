@@ -12,8 +12,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from conftest import files_under, mutated, outcome, spliced
 from eventstream import straight_episode
+from fuzz_inputs import files_under, mutated, outcome, spliced
 from hypothesis import given
 from hypothesis import strategies as st
 

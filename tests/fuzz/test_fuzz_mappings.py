@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import files_under, mutated, outcome, spliced
+from fuzz_inputs import files_under, mutated, outcome, spliced
 from hypothesis import given
 from hypothesis import strategies as st
 

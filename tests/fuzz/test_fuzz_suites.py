@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conftest import files_under, mutated, outcome, spliced
+from fuzz_inputs import files_under, mutated, outcome, spliced
 from hypothesis import given
 from hypothesis import strategies as st
 

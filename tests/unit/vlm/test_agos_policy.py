@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import view
 from fakes.chat_server import ChatServer, Reply, Route, Script
 from PIL import Image
+from vlm_observations import view
 
 from aerialdojo.agents.observation import ViewData
 from aerialdojo.agents.plugins import agos_policy

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import observation
 from fakes.chat_server import ChatServer, Reply, Script
+from vlm_observations import observation
 
 from aerialdojo.actions import Action
 from aerialdojo.agents.observation import GoalDescription
