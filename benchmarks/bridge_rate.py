@@ -90,16 +90,36 @@ def raw_rate(client: Any, requests: list[Any], world: Any, seconds: float) -> fl
         ticker.join()
 
 
+#: As the backend's ``_REPLY_WAIT_S``: the lock-step caller ticks again after this long
+#: without an answer.
+REPLY_WAIT_S = 0.05
+
+
 def lockstep_rate(client: Any, requests: list[Any], world: Any, seconds: float) -> float:
     """simGetImages calls per second when the caller ticks the world itself: the request
-    (written to the socket before ``call_async`` returns), one tick, the answer."""
+    (written to the socket before ``call_async`` returns), one tick, the answer. A request
+    the server reads only after that tick waits for the next one, so, as the backend does,
+    another tick follows if no answer came within ``REPLY_WAIT_S`` (without it such a call
+    waited out the client's 60 s timeout, and the run failed)."""
     import airsim  # noqa: PLC0415
 
     def one_set() -> None:
         reply = client.client.call_async("simGetImages", requests, "", False)
         world.tick()
-        for raw in reply.get():  # what airsim's simGetImages makes of the answer
-            airsim.ImageResponse.from_msgpack(raw)
+        answered = threading.Event()
+
+        def tick_again() -> None:
+            while not answered.wait(REPLY_WAIT_S):
+                world.tick()
+
+        ticker = threading.Thread(target=tick_again, daemon=True)
+        ticker.start()
+        try:
+            for raw in reply.get():  # what airsim's simGetImages makes of the answer
+                airsim.ImageResponse.from_msgpack(raw)
+        finally:
+            answered.set()
+            ticker.join()
 
     return rate(one_set, seconds)
 
