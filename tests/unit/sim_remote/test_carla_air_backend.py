@@ -65,6 +65,7 @@ from aerialdojo.sim.backend import CameraSpec, aerialdojo_uav_rig
 from aerialdojo.sim.carla_air import SPAWN_LIFT_M, CarlaAirBackend
 from aerialdojo.sim.clock import BridgeClock
 from aerialdojo.sim.remote.airsim_settings import settings_for_rig
+from aerialdojo.sim.remote.airsim_wire import AirSimImageChannel
 from aerialdojo.sim.remote.rigs import benchmark_rigs
 from aerialdojo.sim.remote.settings import CarlaAirSettings
 from aerialdojo.sites.build import build_site_suite
@@ -215,9 +216,27 @@ def test_the_bridges_frames_are_what_the_airsim_client_decoded_to_before(
         backend.close()
 
 
+def test_an_image_request_is_on_the_wire_when_send_image_request_returns(
+    fake: FakeAirSim,
+) -> None:
+    # The backend ticks as soon as its image channel's send returns, so the request must be
+    # written by then.
+    channel = AirSimImageChannel("127.0.0.1", fake.port, timeout_s=5.0)
+    try:
+        request = airsim.ImageRequest("front", airsim.ImageType.Scene, False, False)
+        channel.send_image_request([request], "")
+        deadline = time.monotonic() + 5.0
+        while "simGetImages" not in fake.calls and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert "simGetImages" in fake.calls, "the request stayed in the channel"
+    finally:
+        channel.close()
+
+
 def test_an_image_request_is_on_the_wire_when_call_async_returns(fake: FakeAirSim) -> None:
-    # The backend ticks as soon as call_async returns, so the client must have written the
-    # request by then, not when its loop next runs (tornado's IOStream.write sends at once).
+    # benchmarks/bridge_rate.py's lock-step loop ticks as soon as call_async returns, so the
+    # client must have written the request by then, not when its loop next runs (tornado's
+    # IOStream.write sends at once).
     client = airsim.MultirotorClient(ip="127.0.0.1", port=fake.port, timeout_value=5)
     try:
         client.ping()
