@@ -10,9 +10,12 @@ stand-in world).
 Baseline: the raw client calling ``simGetImages`` with the same eight requests in a loop on
 one thread while another thread ticks the world back to back (the most a caller of the
 client can get from such a server). Value: ``CarlaAirBackend.observe("uav")``, which fetches on
-its image thread while ticking the world itself, decodes into RGB and metric depth arrays,
-stamps with CARLA's time and reads the pose, then the bridge's conversion of every view to
-sensor_msgs/Image (``array_to_image``); DDS publishing is measured by benchmarks/transport.py.
+its image thread (reading the answer straight into arrays, ``sim.remote.airsim_wire``) while
+ticking the world itself, decodes into RGB and metric depth arrays, stamps with CARLA's time
+and reads the pose, then the bridge's conversion of every view to sensor_msgs/Image
+(``array_to_image``); DDS publishing is measured by benchmarks/transport.py.
+The fake runs in a child process (``--fake-in-process``: in this one, as before), so its
+packing does not hold the GIL of the side measured; the world's ticks reach it through a pipe.
 Also printed: the raw client in lock step, as a synchronous-mode caller must be (the request,
 one tick once it is on the wire, the answer; nothing decoded): the baseline's world ticks
 while the client reads the last answer, which the bridge cannot do without ticking ahead of
@@ -87,16 +90,36 @@ def raw_rate(client: Any, requests: list[Any], world: Any, seconds: float) -> fl
         ticker.join()
 
 
+#: As the backend's ``_REPLY_WAIT_S``: the lock-step caller ticks again after this long
+#: without an answer.
+REPLY_WAIT_S = 0.05
+
+
 def lockstep_rate(client: Any, requests: list[Any], world: Any, seconds: float) -> float:
     """simGetImages calls per second when the caller ticks the world itself: the request
-    (written to the socket before ``call_async`` returns), one tick, the answer."""
+    (written to the socket before ``call_async`` returns), one tick, the answer. A request
+    the server reads only after that tick waits for the next one, so, as the backend does,
+    another tick follows if no answer came within ``REPLY_WAIT_S`` (without it such a call
+    waited out the client's 60 s timeout, and the run failed)."""
     import airsim  # noqa: PLC0415
 
     def one_set() -> None:
         reply = client.client.call_async("simGetImages", requests, "", False)
         world.tick()
-        for raw in reply.get():  # what airsim's simGetImages makes of the answer
-            airsim.ImageResponse.from_msgpack(raw)
+        answered = threading.Event()
+
+        def tick_again() -> None:
+            while not answered.wait(REPLY_WAIT_S):
+                world.tick()
+
+        ticker = threading.Thread(target=tick_again, daemon=True)
+        ticker.start()
+        try:
+            for raw in reply.get():  # what airsim's simGetImages makes of the answer
+                airsim.ImageResponse.from_msgpack(raw)
+        finally:
+            answered.set()
+            ticker.join()
 
     return rate(one_set, seconds)
 
@@ -112,6 +135,12 @@ def main() -> None:
     )
     parser.add_argument(
         "--captures", type=int, default=15, help="ProjectAirSim captures per observation"
+    )
+    parser.add_argument(
+        "--fake-in-process",
+        action="store_true",
+        help="run the fake AirSim server in this process, as the benchmark did before: its "
+        "packing then shares the GIL with the side measured",
     )
     parser.add_argument("--output", type=Path, help="also write the figures as JSON here")
     args = parser.parse_args()
@@ -212,6 +241,46 @@ def projectairsim_rate(args: argparse.Namespace) -> None:
     )
 
 
+def _serve_fake_airsim(settings: dict[str, Any], ground_down: float, pipe: Any) -> None:
+    """The child process of ``_FakeAirSimProcess``: serves, and ticks when told to."""
+    from fakes.airsim_server import FakeAirSim  # noqa: PLC0415
+
+    with FakeAirSim(settings, ground_down=ground_down) as server:
+        pipe.send(server.port)
+        while (seconds := pipe.recv()) is not None:
+            server.tick(seconds)
+            pipe.send(True)
+
+
+class _FakeAirSimProcess:
+    """The fake AirSim server in a child process, ticked through a pipe by the CARLA
+    stand-in (the only call it makes on the server): the fake's packing of every answer then
+    runs on its own interpreter, not under the GIL of the client or bridge measured, as a
+    real server runs in a process of its own."""
+
+    def __init__(self, settings: dict[str, Any], ground_down: float) -> None:
+        import multiprocessing  # noqa: PLC0415
+
+        context = multiprocessing.get_context("spawn")
+        self._pipe, child_end = context.Pipe()
+        self._process = context.Process(
+            target=_serve_fake_airsim, args=(settings, ground_down, child_end), daemon=True
+        )
+
+    def __enter__(self) -> _FakeAirSimProcess:
+        self._process.start()
+        self.port = int(self._pipe.recv())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._pipe.send(None)
+        self._process.join(10.0)
+
+    def tick(self, seconds: float) -> None:
+        self._pipe.send(seconds)
+        self._pipe.recv()
+
+
 def carla_air_rate(args: argparse.Namespace) -> None:
     """Frame sets per second of CarlaAirBackend.observe against raw simGetImages calls."""
     import airsim  # noqa: PLC0415
@@ -232,7 +301,13 @@ def carla_air_rate(args: argparse.Namespace) -> None:
             airsim.ImageRequest(spec.name, airsim.ImageType.DepthPlanar, True, False),
         )
     ]
-    with FakeAirSim(settings_for_rig(rig), ground_down=100.0) as server:
+    settings = settings_for_rig(rig)
+    server_context = (
+        FakeAirSim(settings, ground_down=100.0)
+        if args.fake_in_process
+        else _FakeAirSimProcess(settings, ground_down=100.0)
+    )
+    with server_context as server:
         world = carla_standin.World(airsim=server, frame_s=args.frame_ms / 1000.0)
         raw_client = airsim.MultirotorClient(ip="127.0.0.1", port=server.port, timeout_value=60)
         backend = CarlaAirBackend(
@@ -268,7 +343,8 @@ def carla_air_rate(args: argparse.Namespace) -> None:
     lockstep = statistics.median(lockstep_rates)
     print(
         f"views: {len(rig)} x (Scene + DepthPlanar float) at {args.size}x{args.size}, "
-        f"world ticks of {args.frame_ms:.1f} ms"
+        f"world ticks of {args.frame_ms:.1f} ms, the fake server "
+        f"{'in this process' if args.fake_in_process else 'in a child process'}"
     )
     print(f"raw simGetImages: {', '.join(f'{r:.2f}' for r in raw_rates)} calls/s")
     print(

@@ -41,7 +41,8 @@ What it simulates, as the plugin does it:
   is advanced in 3 ms steps by the physics thread, in wall time, not by CARLA's ticks
   (``SteppableClock.hpp``, ``World.hpp``, ``SimModeWorldBase.h``); image and collision time
   stamps come from it (``RenderRequest.cpp``, ``PawnSimApi.cpp`` ``onCollision``).
-- images: uncompressed Scene as 3-channel BGR bytes, DepthPlanar as floats; in CARLA-Air's
+- images: uncompressed Scene as 3-channel BGR bytes (msgpack bin), DepthPlanar as floats
+  (msgpack float32 elements, as rpclib packs a ``std::vector<float>``); in CARLA-Air's
   synchronous mode they render on the world's next tick, so ``simGetImages`` answers only
   after ``tick`` was called once more (``render_on_tick``).
 
@@ -341,10 +342,20 @@ class FakeAirSim:
                             f"{error}.",
                             None,
                         ]
+                    # An ImageResponse's floats are C++ floats (``image_data_float`` a
+                    # std::vector<float>, positions real_T = float: AirSim v1.8.1
+                    # RpcLibAdaptorsBase.hpp:529,541, common/Common.hpp:30; the same file in
+                    # CarlaAir's Plugins/AirSim), and rpclib 2.3.0 (AirSim's setup.sh) packs
+                    # every float as msgpack float32, tag 0xca (include/rpc/msgpack/v1/
+                    # adaptor/float.hpp:47-50, v1/pack.hpp:1104-1112). Not modelled: the
+                    # real_T fields of the other answers (poses, collisions) go as doubles.
+                    single_float = method == "simGetImages"
                     try:
                         # Blocking: a large answer to a slow reader must not be cut short.
                         connection.settimeout(None)
-                        connection.sendall(msgpack.packb(reply, use_bin_type=True))
+                        connection.sendall(
+                            msgpack.packb(reply, use_bin_type=True, use_single_float=single_float)
+                        )
                         connection.settimeout(0.1)
                     except OSError:
                         return

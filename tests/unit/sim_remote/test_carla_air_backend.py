@@ -65,6 +65,7 @@ from aerialdojo.sim.backend import CameraSpec, aerialdojo_uav_rig
 from aerialdojo.sim.carla_air import SPAWN_LIFT_M, CarlaAirBackend
 from aerialdojo.sim.clock import BridgeClock
 from aerialdojo.sim.remote.airsim_settings import settings_for_rig
+from aerialdojo.sim.remote.airsim_wire import AirSimImageChannel
 from aerialdojo.sim.remote.rigs import benchmark_rigs
 from aerialdojo.sim.remote.settings import CarlaAirSettings
 from aerialdojo.sites.build import build_site_suite
@@ -181,9 +182,61 @@ def test_images_are_fetched_off_the_only_thread_that_ticks(
         backend.close()
 
 
+def test_the_bridges_frames_are_what_the_airsim_client_decoded_to_before(
+    fake: FakeAirSim, world: carla_standin.World
+) -> None:
+    # The backend reads the reply itself (airsim_wire); the images and depth must be the
+    # bytes the client's own unpacking gave, through the decoding of before (Python floats
+    # read into doubles, cast to float32), for a reply of the same server state.
+    backend = _backend(fake, world)
+    client = airsim.MultirotorClient(ip="127.0.0.1", port=fake.port, timeout_value=5)
+    try:
+        backend.reset("Town10HD", {"uav": Pose(10.0, -20.0, 30.1, 0.0)})
+        observation = backend.observe("uav")
+        fake.render_on_tick = False
+        requests = [
+            airsim.ImageRequest(spec.name, image_type, image_type == airsim.ImageType.DepthPlanar)
+            for spec in UAV_RIG
+            for image_type in (airsim.ImageType.Scene, airsim.ImageType.DepthPlanar)
+        ]
+        responses = client.simGetImages(requests)
+        for index, spec in enumerate(UAV_RIG):
+            colour, depth = responses[2 * index], responses[2 * index + 1]
+            bgr = np.frombuffer(colour.image_data_uint8, np.uint8).reshape(12, 16, 3)
+            metres = np.array(depth.image_data_float, np.float64).astype(np.float32)
+            frame = observation.frames[spec.name]
+            assert frame.rgb.tobytes() == np.ascontiguousarray(bgr[:, :, ::-1]).tobytes()
+            assert frame.depth.tobytes() == metres.reshape(12, 16).tobytes()
+        # 30.1 m down, which float32 cannot hold: both round it alike.
+        below = GROUND_DOWN - fake.vehicle().position[2]
+        assert observation.frames["down"].depth[0, 0] == np.float32(below)
+        assert float(np.float32(below)) != below
+    finally:
+        client.client.close()
+        backend.close()
+
+
+def test_an_image_request_is_on_the_wire_when_send_image_request_returns(
+    fake: FakeAirSim,
+) -> None:
+    # The backend ticks as soon as its image channel's send returns, so the request must be
+    # written by then.
+    channel = AirSimImageChannel("127.0.0.1", fake.port, timeout_s=5.0)
+    try:
+        request = airsim.ImageRequest("front", airsim.ImageType.Scene, False, False)
+        channel.send_image_request([request], "")
+        deadline = time.monotonic() + 5.0
+        while "simGetImages" not in fake.calls and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert "simGetImages" in fake.calls, "the request stayed in the channel"
+    finally:
+        channel.close()
+
+
 def test_an_image_request_is_on_the_wire_when_call_async_returns(fake: FakeAirSim) -> None:
-    # The backend ticks as soon as call_async returns, so the client must have written the
-    # request by then, not when its loop next runs (tornado's IOStream.write sends at once).
+    # benchmarks/bridge_rate.py's lock-step loop ticks as soon as call_async returns, so the
+    # client must have written the request by then, not when its loop next runs (tornado's
+    # IOStream.write sends at once).
     client = airsim.MultirotorClient(ip="127.0.0.1", port=fake.port, timeout_value=5)
     try:
         client.ping()

@@ -24,17 +24,18 @@ def test_airsim_scene_bytes_are_bgr() -> None:
 
 
 def test_airsim_depth_floats_keep_their_metres() -> None:
-    depth = depth_from_floats([1.0, 2.5, 3.0, 4.0, 5.0, 1e4], 3, 2, "down")
+    values = np.array([1.0, 2.5, 3.0, 4.0, 5.0, 1e4], dtype=np.float32)
+    depth = depth_from_floats(values, 3, 2, "down")
     assert depth.dtype == np.float32 and depth.shape == (2, 3) and depth[0, 1] == 2.5
 
 
-def test_airsim_depth_floats_round_to_the_nearest_float32_like_a_c_cast() -> None:
-    # Values float32 cannot hold exactly, an integer (msgpack packs integral floats so on
-    # some servers), a subnormal, and the no-hit infinity.
+def test_airsim_depth_floats_keep_every_bit_like_a_c_cast() -> None:
+    # The wire's floats as airsim_wire reads them (rounded to float32 there, see
+    # test_airsim_wire.py): a subnormal and the no-hit infinity come through unchanged.
     values = [0.1, 1.0 / 3.0, 123.456789, 7, 1e-45, float("inf")]
-    depth = depth_from_floats(values, 3, 2, "down")
-    expected = np.fromiter(values, dtype=np.float32, count=len(values)).reshape(2, 3)
-    assert depth.tobytes() == expected.tobytes()
+    expected = np.fromiter(values, dtype=np.float32, count=len(values))
+    depth = depth_from_floats(expected.copy(), 3, 2, "down")
+    assert depth.tobytes() == expected.reshape(2, 3).tobytes()
     assert depth.flags.c_contiguous
 
 
@@ -52,4 +53,4 @@ def test_carla_bgra_colour_and_24_bit_depth() -> None:
 
 def test_a_float_list_of_the_wrong_length_is_a_fault() -> None:
     with pytest.raises(SimulatorFaultError, match=r"down: 5 values for a 2x3 image \(6 expected\)"):
-        depth_from_floats([1.0] * 5, 3, 2, "down")
+        depth_from_floats(np.ones(5, np.float32), 3, 2, "down")

@@ -8,8 +8,9 @@ The bridge owns the clock: the world runs in synchronous mode with a fixed tick,
 backend ticks it; asynchronous mode is restored on close. CARLA-Air renders AirSim's cameras
 on the world's tick, so a ``simGetImages`` call made on the only thread that ticks waits for a
 tick that never comes (the known deadlock). Images are therefore fetched on a thread of their
-own, with an airsim client of its own (the client is not thread-safe); the calling thread
-ticks as soon as the request is on the wire, and again only if no answer follows.
+own, over a connection of their own (``airsim_wire``, which reads the answer straight into
+arrays; the airsim client would unpack every depth value into a Python float); the calling
+thread ticks as soon as the request is on the wire, and again only if no answer follows.
 
 What CARLA-Air does that shapes this backend (docs/simulators.md has the sources):
 - AirSim's settings file decides the UAV's cameras, their sizes and FOV, and the physics
@@ -79,6 +80,11 @@ from aerialdojo.sim.backend import (
     SimulatorBackend,
 )
 from aerialdojo.sim.remote.airsim_settings import SETTINGS_FIX, settings_problems
+from aerialdojo.sim.remote.airsim_wire import (
+    AirSimImageChannel,
+    AirSimRpcError,
+    AirSimWireError,
+)
 from aerialdojo.sim.remote.connection import (
     Endpoint,
     check_version,
@@ -166,38 +172,36 @@ class _ImageFetch:
 
 
 class _ImageFetcher:
-    """Runs ``simGetImages`` on a thread of its own, with a client only that thread uses."""
+    """Runs ``simGetImages`` on a thread of its own, over a connection only that thread uses,
+    whose replies are read straight into arrays (``airsim_wire``)."""
 
-    def __init__(self, make_client: Callable[[], Any]) -> None:
-        self._make_client = make_client
+    def __init__(self, make_channel: Callable[[], AirSimImageChannel]) -> None:
+        self._make_channel = make_channel
         self._jobs: queue.Queue[tuple[list[Any], str, _ImageFetch] | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="airsim-images", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
-        client = None
+        channel = None
         while (job := self._jobs.get()) is not None:
             requests, vehicle, fetch = job
             try:
-                if client is None:
-                    client = self._make_client()
-                # What airsim's simGetImages does, split: call_async writes the request to
-                # the connected socket before it returns (tornado's IOStream.write), so the
-                # caller may tick from here on and that tick renders these images.
-                reply = client.client.call_async("simGetImages", requests, vehicle, False)
+                if channel is None:
+                    channel = self._make_channel()
+                # The request is on the wire once sendall returns, so the caller may tick
+                # from here on and that tick renders these images.
+                msgid = channel.send_image_request(requests, vehicle)
                 fetch.sent.set()
-                fetch.result.set_result(
-                    [airsim.ImageResponse.from_msgpack(raw) for raw in reply.get()]
-                )
-            except (RPCError, OSError) as error:
+                fetch.result.set_result(channel.read_images(msgid))
+            except (AirSimRpcError, AirSimWireError, OSError) as error:
                 fetch.result.set_exception(error)
-                if client is not None:
-                    client.client.close()
-                client = None  # the next job reconnects
+                if channel is not None:
+                    channel.close()
+                channel = None  # the next job reconnects
             finally:
                 fetch.sent.set()
-        if client is not None:
-            client.client.close()
+        if channel is not None:
+            channel.close()
 
     def fetch(self, requests: list[Any], vehicle: str) -> _ImageFetch:
         fetch = _ImageFetch()
@@ -374,7 +378,11 @@ class CarlaAirBackend(SimulatorBackend):
         self._client, self._world = client, world
         self._destroy_leftovers()
         self._tame_traffic()
-        self._fetcher = _ImageFetcher(self._airsim_client)
+        self._fetcher = _ImageFetcher(
+            lambda: AirSimImageChannel(
+                self.settings.host, self.settings.airsim_port, self.settings.policy.timeout_s
+            )
+        )
 
     def _check_carla_versions(self, client_version: str, server_version: str) -> str:
         """Warn about a client of another version, as LibCarla does (``Simulator.cpp``
@@ -1027,7 +1035,7 @@ class CarlaAirBackend(SimulatorBackend):
             concurrent.futures.wait([result], timeout=_REPLY_WAIT_S)
         try:
             return result.result()
-        except (RPCError, OSError) as error:
+        except (AirSimRpcError, AirSimWireError, OSError) as error:
             self._drop_connection()
             raise fault(self.airsim_endpoint, f"fetching {what}", error) from error
 
