@@ -84,6 +84,29 @@ def test_motions_leaving_the_flyable_box_are_left_to_the_exact_world(
     assert screen.motion_verdict(start, (0.0, 0.0, 0.5), RADIUS) is True
 
 
+def test_compiled_capsule_verdicts_agree_with_the_exact_sweep(world: CollisionWorld) -> None:
+    """The compiled search's own capsule tests (segment-triangle distances on a grid, not
+    FCL) settle what they settle as the exact sweep does, and leave as little open."""
+    screen = CapsuleScreen(world, world.triangles, *BOUNDS)
+    config = PlannerConfig(collision_radius_m=RADIUS)
+    arrays = planner._HybridSpace(screen, Pose(0.0, 0.0, 2.0, 0.0), (9.0, 0.0, 2.0), BOUNDS,
+                                  config).screen  # fmt: skip
+    rng = np.random.default_rng(11)
+    verdicts = []
+    for start in _near_surface_starts(world, rng, 3000):
+        direction = rng.normal(size=3)
+        motion = direction / np.linalg.norm(direction) * rng.choice([1.0, 2.0, 3.0, 5.0])
+        verdict = kernel.capsule_verdict(*arrays, *start.tolist(), *motion.tolist())
+        exact_free = world.sweep_sphere(start, start + motion, RADIUS) is None
+        assert verdict < 0 or verdict == exact_free, (start.tolist(), motion.tolist())
+        verdicts.append(verdict)
+    assert verdicts.count(1) > 300 and verdicts.count(0) > 300
+    assert verdicts.count(-1) < 0.02 * len(verdicts)
+    # A motion leaving the flyable box is the exact world's to decide.
+    assert kernel.capsule_verdict(*arrays, 0.0, 0.0, 11.0, 0.0, 0.0, 2.0) == -1
+    assert kernel.capsule_verdict(*arrays, 0.0, 0.0, 11.0, 0.0, 0.0, 0.5) == 1
+
+
 def _reference_lazy_astar(space: planner._SearchSpace, start: object, start_key: int,
                           config: PlannerConfig) -> planner._SearchResult:  # fmt: skip
     """The search as first written: every successor pushed on its own, ties broken by

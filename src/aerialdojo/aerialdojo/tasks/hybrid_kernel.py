@@ -306,8 +306,18 @@ def advance(
     nodes_f: np.ndarray,
     nodes_i: np.ndarray,
     closed: np.ndarray,
+    motions: np.ndarray,
+    screen: np.ndarray,
+    triangles: np.ndarray,
+    triangle_bounds: np.ndarray,
+    cell_start: np.ndarray,
+    cell_triangles: np.ndarray,
 ) -> int:
     """Run the search until it ends or needs Python (the module's docstring).
+
+    With ``screen[S_ENABLED]`` the move into a popped node is first tested by
+    ``capsule_verdict`` (``motions``: each move's displacement as the screen sees it); only
+    what it leaves open goes to Python.
 
     ``nodes_f`` rows are (x, y, z, length, cost), ``nodes_i`` rows (heading, parent node,
     label of the move into it); ``rows_f`` (f, heuristic, cost, length) and ``rows_i``
@@ -389,10 +399,21 @@ def advance(
             counters[CHECKS] += 1
             counters[PENDING_ROW] = row
             counters[PENDING_BUNDLE] = expansion
-            params[QUERY : QUERY + 3] = nodes_f[parent, :3]
-            counters[QUERY_HEADING] = nodes_i[parent, 0]
-            counters[QUERY_LABEL] = rows_i[row, 0]
             counters[PHASE] = _AWAITING_CHECK
+            heading, label = nodes_i[parent, 0], rows_i[row, 0]
+            if screen[S_ENABLED]:
+                verdict = capsule_verdict(
+                    screen, triangles, triangle_bounds, cell_start, cell_triangles,
+                    nodes_f[parent, 0], nodes_f[parent, 1], nodes_f[parent, 2],
+                    motions[heading, label, 0], motions[heading, label, 1],
+                    motions[heading, label, 2],
+                )  # fmt: skip
+                if verdict >= 0:
+                    counters[ANSWER] = verdict
+                    continue
+            params[QUERY : QUERY + 3] = nodes_f[parent, :3]
+            counters[QUERY_HEADING] = heading
+            counters[QUERY_LABEL] = label
             return NEEDS_CHECK
         # The start: its node is row 0 of the nodes, written by Python.
         closed[rows_i[row, 1]] = 1
@@ -407,3 +428,167 @@ def advance(
             counters, params, displacement, step_cost, step_length, heap_f, heap_i,
             bundles, rows_f, rows_i, nodes_f, nodes_i, closed, 0, within,
         )  # fmt: skip
+
+
+# The capsule screen of ``tasks.capsules``, compiled: the same two tests (a capsule of radius
+# r - margin overlapping a triangle settles "blocked", one of r + margin overlapping none
+# settles "free" inside the flyable box), by segment-triangle distances over a uniform grid
+# of the triangles instead of FCL's, so a search asks Python only for the motions whose
+# clearance is within the margin of r. screen[...] layout:
+S_ORIGIN_X = 0
+S_ORIGIN_Y = 1
+S_CELL = 2
+S_COLUMNS = 3
+S_ROWS = 4
+S_NARROW_SQUARED = 5  # (r - margin)^2, or -1 where the margin is wider than r
+S_WIDE = 6  # r + margin
+S_INNER_LOW = 7  # 3 values: the flyable box shrunk by the margin
+S_INNER_HIGH = 10  # 3
+S_ENABLED = 13  # 1 if the world has a compiled screen
+SCREEN = 14
+
+
+@njit(cache=True)
+def _clamp01(value: float) -> float:
+    return min(max(value, 0.0), 1.0)
+
+
+@njit(cache=True)
+def _segments_squared(
+    px: float, py: float, pz: float, ux: float, uy: float, uz: float,
+    ax: float, ay: float, az: float, vx: float, vy: float, vz: float,
+) -> float:  # fmt: skip
+    """Squared distance between segments p + s u and a + t v, s and t in [0, 1] (the
+    closest points of two segments, Ericson, Real-Time Collision Detection, 5.1.9)."""
+    rx, ry, rz = px - ax, py - ay, pz - az
+    uu = ux * ux + uy * uy + uz * uz
+    vv = vx * vx + vy * vy + vz * vz
+    vr = vx * rx + vy * ry + vz * rz
+    if uu <= 1e-300 and vv <= 1e-300:
+        return rx * rx + ry * ry + rz * rz
+    if uu <= 1e-300:
+        s, t = 0.0, _clamp01(vr / vv)
+    else:
+        ur = ux * rx + uy * ry + uz * rz
+        if vv <= 1e-300:
+            s, t = _clamp01(-ur / uu), 0.0
+        else:
+            uv = ux * vx + uy * vy + uz * vz
+            denominator = uu * vv - uv * uv
+            s = _clamp01((uv * vr - ur * vv) / denominator) if denominator > 0.0 else 0.0
+            t = (uv * s + vr) / vv
+            if t < 0.0:
+                s, t = _clamp01(-ur / uu), 0.0
+            elif t > 1.0:
+                s, t = _clamp01((uv - ur) / uu), 1.0
+    dx = px + ux * s - (ax + vx * t)
+    dy = py + uy * s - (ay + vy * t)
+    dz = pz + uz * s - (az + vz * t)
+    return dx * dx + dy * dy + dz * dz
+
+
+@njit(cache=True)
+def _over_triangle(
+    triangle: np.ndarray, x: float, y: float, z: float, nx: float, ny: float, nz: float
+) -> bool:
+    """Whether the point projects into the triangle along its normal n."""
+    for corner in range(3):
+        a, b = triangle[corner], triangle[(corner + 1) % 3]
+        ex, ey, ez = b[0] - a[0], b[1] - a[1], b[2] - a[2]
+        wx, wy, wz = x - a[0], y - a[1], z - a[2]
+        cx, cy, cz = ey * wz - ez * wy, ez * wx - ex * wz, ex * wy - ey * wx
+        if cx * nx + cy * ny + cz * nz < 0.0:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _segment_triangle_squared(
+    triangle: np.ndarray, px: float, py: float, pz: float, ux: float, uy: float, uz: float
+) -> float:
+    """Squared distance between the segment p + s u (s in [0, 1]) and a triangle: zero if
+    the segment crosses it; else the least of its ends over the triangle's face and the
+    segment against the three edges (where two disjoint convex sets are closest, one of
+    those pairs is)."""
+    best = math.inf
+    for corner in range(3):
+        a, b = triangle[corner], triangle[(corner + 1) % 3]
+        squared = _segments_squared(
+            px, py, pz, ux, uy, uz, a[0], a[1], a[2], b[0] - a[0], b[1] - a[1], b[2] - a[2]
+        )
+        best = min(best, squared)
+    a, b, c = triangle[0], triangle[1], triangle[2]
+    e1 = (b[0] - a[0], b[1] - a[1], b[2] - a[2])
+    e2 = (c[0] - a[0], c[1] - a[1], c[2] - a[2])
+    nx = e1[1] * e2[2] - e1[2] * e2[1]
+    ny = e1[2] * e2[0] - e1[0] * e2[2]
+    nz = e1[0] * e2[1] - e1[1] * e2[0]
+    nn = nx * nx + ny * ny + nz * nz
+    if nn <= 1e-300:
+        return best  # a degenerate triangle is its edges
+    side_p = (px - a[0]) * nx + (py - a[1]) * ny + (pz - a[2]) * nz
+    qx, qy, qz = px + ux, py + uy, pz + uz
+    side_q = (qx - a[0]) * nx + (qy - a[1]) * ny + (qz - a[2]) * nz
+    if _over_triangle(triangle, px, py, pz, nx, ny, nz):
+        best = min(best, side_p * side_p / nn)
+    if _over_triangle(triangle, qx, qy, qz, nx, ny, nz):
+        best = min(best, side_q * side_q / nn)
+    if side_p != side_q and (side_p <= 0.0 <= side_q or side_q <= 0.0 <= side_p):
+        s = side_p / (side_p - side_q)
+        if _over_triangle(triangle, px + ux * s, py + uy * s, pz + uz * s, nx, ny, nz):
+            return 0.0
+    return best
+
+
+@njit(cache=True)
+def capsule_verdict(
+    screen: np.ndarray,
+    triangles: np.ndarray,
+    bounds: np.ndarray,
+    cell_start: np.ndarray,
+    cell_triangles: np.ndarray,
+    x: float,
+    y: float,
+    z: float,
+    ux: float,
+    uy: float,
+    uz: float,
+) -> int:
+    """``CapsuleScreen.motion_verdict`` of the motion u from (x, y, z): 1 certainly free,
+    0 certainly blocked, -1 only the exact sweep can tell."""
+    wide = screen[S_WIDE]
+    narrow_squared, wide_squared = screen[S_NARROW_SQUARED], wide * wide
+    low_x, high_x = min(x, x + ux) - wide, max(x, x + ux) + wide
+    low_y, high_y = min(y, y + uy) - wide, max(y, y + uy) + wide
+    low_z, high_z = min(z, z + uz) - wide, max(z, z + uz) + wide
+    columns, rows = int(screen[S_COLUMNS]), int(screen[S_ROWS])
+    cell, origin_x, origin_y = screen[S_CELL], screen[S_ORIGIN_X], screen[S_ORIGIN_Y]
+    first_x = min(max(math.floor((low_x - origin_x) / cell), 0), columns - 1)
+    last_x = min(max(math.floor((high_x - origin_x) / cell), 0), columns - 1)
+    first_y = min(max(math.floor((low_y - origin_y) / cell), 0), rows - 1)
+    last_y = min(max(math.floor((high_y - origin_y) / cell), 0), rows - 1)
+    near = False
+    for row in range(first_y, last_y + 1):
+        for entry in range(
+            cell_start[row * columns + first_x], cell_start[row * columns + last_x + 1]
+        ):
+            index = cell_triangles[entry]
+            if (
+                bounds[index, 0] > high_x or bounds[index, 3] < low_x
+                or bounds[index, 1] > high_y or bounds[index, 4] < low_y
+                or bounds[index, 2] > high_z or bounds[index, 5] < low_z
+            ):  # fmt: skip
+                continue
+            squared = _segment_triangle_squared(triangles[index], x, y, z, ux, uy, uz)
+            if squared < narrow_squared:
+                return 0
+            if squared <= wide_squared:
+                near = True
+    if near:
+        return -1
+    low, high = screen[S_INNER_LOW : S_INNER_LOW + 3], screen[S_INNER_HIGH : S_INNER_HIGH + 3]
+    inside = (
+        low[0] < x < high[0] and low[1] < y < high[1] and low[2] < z < high[2]
+        and low[0] < x + ux < high[0] and low[1] < y + uy < high[1] and low[2] < z + uz < high[2]
+    )  # fmt: skip
+    return 1 if inside else -1

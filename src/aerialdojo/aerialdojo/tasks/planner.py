@@ -59,6 +59,44 @@ class MotionScreen(Protocol):
         ...
 
 
+class TriangleGrid(NamedTuple):
+    """A screen's triangles for the compiled search (``hybrid_kernel.capsule_verdict``).
+
+    ``bounds`` rows are each triangle's (min x, y, z, max x, y, z); the triangles of cell
+    (column, row) are ``cell_triangles[cell_start[k]:cell_start[k + 1]]``, k = row *
+    columns + column, cells of ``cell`` metres from ``origin`` (x, y).
+    """
+
+    triangles: np.ndarray
+    bounds: np.ndarray
+    cell_start: np.ndarray
+    cell_triangles: np.ndarray
+    origin: tuple[float, float]
+    cell: float
+    columns: int
+    rows: int
+
+
+@runtime_checkable
+class TriangleScreen(Protocol):
+    """A ``MotionScreen`` whose capsule tests the compiled search can make itself
+    (``tasks.capsules.CapsuleScreen``): its triangles, margin and shrunk flyable box."""
+
+    @property
+    def margin_m(self) -> float:
+        """How far from the contact distance a capsule test is trusted."""
+        ...
+
+    @property
+    def inner_box(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """The flyable box shrunk by the margin."""
+        ...
+
+    def triangle_grid(self) -> TriangleGrid:
+        """The triangles on a grid."""
+        ...
+
+
 @dataclass(frozen=True, kw_only=True)
 class PlannerConfig:
     """Parameters shared by both planners.
@@ -515,14 +553,16 @@ class _MoveTables:
 
     ``displacement`` (headings, labels, 3), ``cost``, ``length`` and ``next_heading``
     (headings, labels) are the compiled search's tables; ``moves`` holds, per heading and
-    label, the move's ray, its share of the ray and its displacement; ``longest_move`` the
-    displacement of each ray's longest move.
+    label, the move's ray, its share of the ray and its displacement (as the capsule screen
+    is asked about it; ``motions`` the same as an array); ``longest_move`` the displacement
+    of each ray's longest move.
     """
 
     displacement: np.ndarray
     cost: np.ndarray
     length: np.ndarray
     next_heading: np.ndarray
+    motions: np.ndarray
     longest_move: dict[int, np.ndarray]
     moves: list[list[tuple[int, float, tuple[float, float, float]]]]
 
@@ -572,6 +612,7 @@ def _move_tables(yaw: float, action_cost_m: float) -> _MoveTables:
         cost=np.array(cost),
         length=np.array(length),
         next_heading=np.array(next_heading, dtype=np.int64),
+        motions=np.array([[motion for _, _, motion in row] for row in moves]),
         longest_move=longest_move,
         moves=moves,
     )
@@ -580,6 +621,7 @@ def _move_tables(yaw: float, action_cost_m: float) -> _MoveTables:
         tables.cost,
         tables.length,
         tables.next_heading,
+        tables.motions,
         *longest_move.values(),
     ):
         array.flags.writeable = False  # shared by every search from this yaw
@@ -628,6 +670,31 @@ class _HybridSpace:
         # smallest known blocked; shared with earlier searches from the same start.
         self._known = (known_rays or KnownRays()).from_start(world, start, self._radius)
         self._screen = world if isinstance(world, MotionScreen) else None
+        self.screen = self._compiled_screen(world)
+
+    def _compiled_screen(self, world: CollisionWorld) -> tuple[np.ndarray, ...]:
+        """The compiled search's capsule screen (``hybrid_kernel``'s ``screen`` layout and
+        the grid's arrays), or a disabled one when ``world`` offers no triangles."""
+        from aerialdojo.tasks import hybrid_kernel as kernel  # noqa: PLC0415
+
+        screen = np.zeros(kernel.SCREEN)
+        if not isinstance(world, TriangleScreen):
+            empty = np.zeros(1, dtype=np.int64)
+            return (screen, np.zeros((0, 3, 3)), np.zeros((0, 6)), empty, empty)
+        grid = world.triangle_grid()
+        margin = world.margin_m
+        screen[kernel.S_ORIGIN_X : kernel.S_ORIGIN_Y + 1] = grid.origin
+        screen[kernel.S_CELL] = grid.cell
+        screen[kernel.S_COLUMNS], screen[kernel.S_ROWS] = grid.columns, grid.rows
+        # No narrow capsule where the margin is wider than the radius (as the screen).
+        narrow = self._radius - margin
+        screen[kernel.S_NARROW_SQUARED] = narrow * narrow if narrow > 0.0 else -1.0
+        screen[kernel.S_WIDE] = self._radius + margin
+        low, high = world.inner_box
+        screen[kernel.S_INNER_LOW : kernel.S_INNER_LOW + 3] = low
+        screen[kernel.S_INNER_HIGH : kernel.S_INNER_HIGH + 3] = high
+        screen[kernel.S_ENABLED] = 1.0
+        return (screen, grid.triangles, grid.bounds, grid.cell_start, grid.cell_triangles)
 
     def _search_constants(self, start: Pose, goal: Point, bounds: Bounds | None) -> np.ndarray:
         """The compiled loop's ``params`` (``hybrid_kernel``'s layout)."""
@@ -738,7 +805,7 @@ def _compiled_search(
         status = advance(
             counters, params, tables.displacement, tables.cost, tables.length,
             tables.next_heading, heap_f, heap_i, bundles, rows_f, rows_i, nodes_f, nodes_i,
-            closed,
+            closed, tables.motions, *space.screen,
         )  # fmt: skip
         if status == needs_check:
             x, y, z = query.tolist()
