@@ -244,6 +244,8 @@ class _NumpyHybridSpace:
         (Pose(-12.0, 6.0, 1.0, 1.2), (-2.0, 8.0, 4.0)),  # over the low block
         (Pose(0.0, -12.0, 1.0, 2.0), (1.0, -4.0, 3.5)),  # under or around the slab
         (Pose(8.0, 8.0, 5.0, -2.5), (-10.0, -14.0, 1.5)),
+        # The 5 m move ends exactly at the goal tolerance: math.dist decides, not the kernel.
+        (Pose(-15.0, -15.0, 5.0, 0.0), (-9.0, -15.0, 5.0)),
     ],
 )
 def test_bundled_search_pops_in_the_order_of_one_entry_per_successor(
