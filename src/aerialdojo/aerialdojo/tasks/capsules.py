@@ -24,7 +24,7 @@ import fcl
 import numpy as np
 
 from aerialdojo.errors import ConfigError
-from aerialdojo.tasks.planner import CollisionWorld, SweepHit
+from aerialdojo.tasks.planner import CollisionWorld, SweepHit, TriangleGrid
 
 #: Capsule tests are trusted only this far from the exact contact distance: three orders of
 #: magnitude above the exact world's contact tolerance and FCL's GJK tolerance (both 1e-6 m).
@@ -42,6 +42,40 @@ def _rotation_from_z(direction: tuple[float, float, float]) -> tuple[float, floa
     w, x, y = 1.0 + dz, -dy, dx
     norm = math.sqrt(w * w + x * x + y * y)
     return (w / norm, x / norm, y / norm, 0.0)
+
+
+#: Edge of the compiled screen's grid cells in x and y: about a terrain triangle, so a move's
+#: capsule (at most 5.5 m across) reads a few cells.
+_GRID_CELL_M = 4.0
+
+
+def _triangle_grid(triangles: np.ndarray, cell: float) -> TriangleGrid:
+    """Every triangle listed in each grid cell its bounding box overlaps in x and y."""
+    lower, upper = triangles.min(axis=1), triangles.max(axis=1)
+    origin = lower[:, :2].min(axis=0) - cell
+    columns, rows = (np.floor((upper[:, :2].max(axis=0) - origin) / cell).astype(int) + 2).tolist()
+    first = np.floor((lower[:, :2] - origin) / cell).astype(np.int64)
+    last = np.floor((upper[:, :2] - origin) / cell).astype(np.int64)
+    counts = last - first + 1
+    per_triangle = counts[:, 0] * counts[:, 1]
+    triangle = np.repeat(np.arange(len(triangles)), per_triangle)
+    ordinal = np.arange(len(triangle)) - np.repeat(
+        np.cumsum(per_triangle) - per_triangle, per_triangle
+    )
+    column = first[triangle, 0] + ordinal % counts[triangle, 0]
+    row = first[triangle, 1] + ordinal // counts[triangle, 0]
+    keys = row * columns + column
+    order = np.argsort(keys, kind="stable")
+    return TriangleGrid(
+        triangles=triangles,
+        bounds=np.ascontiguousarray(np.concatenate((lower, upper), axis=1)),
+        cell_start=np.searchsorted(keys[order], np.arange(columns * rows + 1)).astype(np.int64),
+        cell_triangles=triangle[order].astype(np.int64),
+        origin=(float(origin[0]), float(origin[1])),
+        cell=cell,
+        columns=columns,
+        rows=rows,
+    )
 
 
 class _Capsules(NamedTuple):
@@ -87,6 +121,7 @@ class CapsuleScreen:
         # faces is left to the exact world, which decides exits exactly.
         self._inner_low = tuple(float(value) + margin_m for value in bounds_min)
         self._inner_high = tuple(float(value) - margin_m for value in bounds_max)
+        self._triangles = triangles
         model = fcl.BVHModel()
         model.beginModel(3 * len(triangles), len(triangles))
         model.addSubModel(triangles.reshape(-1, 3), np.arange(3 * len(triangles)).reshape(-1, 3))
@@ -96,8 +131,27 @@ class CapsuleScreen:
         self._result = fcl.CollisionResult()
         self._capsules: dict[tuple[float, ...], _Capsules] = {}
         self._centre = np.zeros(3)
+        self._grid: TriangleGrid | None = None
         self.exact_sweeps = 0
         self.capsule_tests = 0
+
+    @property
+    def margin_m(self) -> float:
+        """How far from the contact distance a capsule test is trusted."""
+        return self._margin
+
+    @property
+    def inner_box(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """The flyable box shrunk by the margin: motions ending outside it are left to the
+        exact world."""
+        return self._inner_low, self._inner_high
+
+    def triangle_grid(self) -> TriangleGrid:
+        """The triangles on a grid, for the compiled search's own capsule tests (built on
+        first use)."""
+        if self._grid is None:
+            self._grid = _triangle_grid(self._triangles, _GRID_CELL_M)
+        return self._grid
 
     def sweep_sphere(self, start: np.ndarray, end: np.ndarray, radius: float) -> SweepHit | None:
         """The exact world's answer."""

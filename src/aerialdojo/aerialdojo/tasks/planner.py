@@ -59,6 +59,44 @@ class MotionScreen(Protocol):
         ...
 
 
+class TriangleGrid(NamedTuple):
+    """A screen's triangles for the compiled search (``hybrid_kernel.capsule_verdict``).
+
+    ``bounds`` rows are each triangle's (min x, y, z, max x, y, z); the triangles of cell
+    (column, row) are ``cell_triangles[cell_start[k]:cell_start[k + 1]]``, k = row *
+    columns + column, cells of ``cell`` metres from ``origin`` (x, y).
+    """
+
+    triangles: np.ndarray
+    bounds: np.ndarray
+    cell_start: np.ndarray
+    cell_triangles: np.ndarray
+    origin: tuple[float, float]
+    cell: float
+    columns: int
+    rows: int
+
+
+@runtime_checkable
+class TriangleScreen(Protocol):
+    """A ``MotionScreen`` whose capsule tests the compiled search can make itself
+    (``tasks.capsules.CapsuleScreen``): its triangles, margin and shrunk flyable box."""
+
+    @property
+    def margin_m(self) -> float:
+        """How far from the contact distance a capsule test is trusted."""
+        ...
+
+    @property
+    def inner_box(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """The flyable box shrunk by the margin."""
+        ...
+
+    def triangle_grid(self) -> TriangleGrid:
+        """The triangles on a grid."""
+        ...
+
+
 @dataclass(frozen=True, kw_only=True)
 class PlannerConfig:
     """Parameters shared by both planners.
@@ -188,8 +226,9 @@ class _CellGrid:
     def __init__(self, horizontal_reach: int, vertical_reach: int) -> None:
         width, height = 2 * horizontal_reach + 1, 2 * vertical_reach + 1
         self.size = width * width * height
-        self._horizontal_weights = np.array((width * height, height), dtype=np.float64)
-        self._first = float((horizontal_reach * width + horizontal_reach) * height + vertical_reach)
+        self.horizontal_weights = np.array((width * height, height), dtype=np.float64)
+        #: The number of the start's cell.
+        self.first = float((horizontal_reach * width + horizontal_reach) * height + vertical_reach)
 
     @classmethod
     def around(
@@ -217,9 +256,9 @@ class _CellGrid:
     def keys(self, horizontal: np.ndarray, vertical: np.ndarray) -> np.ndarray:
         """The number of each cell from whole-valued offsets from the start's cell: (N, 2)
         in x and y, (N,) in z (exact in floats: every number stays far below 2**53)."""
-        number = horizontal @ self._horizontal_weights
+        number = horizontal @ self.horizontal_weights
         number += vertical
-        number += self._first
+        number += self.first
         return np.asarray(number.astype(np.int64))
 
 
@@ -512,22 +551,25 @@ class _MoveTables:
     """What the moves from each heading index do, for one start yaw and action cost; rows
     follow ``_MACROS``. Built once per start yaw: a scene plans many pairs from each start.
 
-    ``moves`` holds, per heading and label, the move's ray, its share of the ray and its
-    displacement; ``longest_move`` the displacement of each ray's longest move.
+    ``displacement`` (headings, labels, 3), ``cost``, ``length`` and ``next_heading``
+    (headings, labels) are the compiled search's tables; ``moves`` holds, per heading and
+    label, the move's ray, its share of the ray and its displacement (as the capsule screen
+    is asked about it; ``motions`` the same as an array); ``longest_move`` the displacement
+    of each ray's longest move.
     """
 
-    displacement: list[np.ndarray]
-    displacement_rows: list[list[list[float]]]
-    heading_rows: list[list[int]]
-    cost: list[np.ndarray]
-    length: list[np.ndarray]
+    displacement: np.ndarray
+    cost: np.ndarray
+    length: np.ndarray
+    next_heading: np.ndarray
+    motions: np.ndarray
     longest_move: dict[int, np.ndarray]
     moves: list[list[tuple[int, float, tuple[float, float, float]]]]
 
 
 @functools.lru_cache(maxsize=64)
 def _move_tables(yaw: float, action_cost_m: float) -> _MoveTables:
-    displacement, heading_rows, cost, length = [], [], [], []
+    displacement, next_heading, cost, length = [], [], [], []
     for heading, macros in enumerate(_MACROS):
         heading_yaw = yaw + math.radians(_TURN_STEP_DEG * heading)
         # ``target_pose`` of a move of m metres from the origin is 0 + (unit step) * m, and the
@@ -544,7 +586,7 @@ def _move_tables(yaw: float, action_cost_m: float) -> _MoveTables:
                 ).position
             rows.append(0.0 + unit * macro.move.magnitude)
         displacement.append(np.array(rows))
-        heading_rows.append([(heading + m.heading_change) % _HEADINGS for m in macros])
+        next_heading.append([(heading + m.heading_change) % _HEADINGS for m in macros])
         length.append(np.array([m.move.magnitude for m in macros]))
         cost.append(length[-1] + action_cost_m * np.array([m.turns + 1 for m in macros]))
     longest_move = {
@@ -565,17 +607,25 @@ def _move_tables(yaw: float, action_cost_m: float) -> _MoveTables:
         ]
         for macros in _MACROS
     ]
-    for array in (*displacement, *cost, *length, *longest_move.values()):
-        array.flags.writeable = False  # shared by every search from this yaw
-    return _MoveTables(
-        displacement=displacement,
-        displacement_rows=[rows.tolist() for rows in displacement],
-        heading_rows=heading_rows,
-        cost=cost,
-        length=length,
+    tables = _MoveTables(
+        displacement=np.array(displacement),
+        cost=np.array(cost),
+        length=np.array(length),
+        next_heading=np.array(next_heading, dtype=np.int64),
+        motions=np.array([[motion for _, _, motion in row] for row in moves]),
         longest_move=longest_move,
         moves=moves,
     )
+    for array in (
+        tables.displacement,
+        tables.cost,
+        tables.length,
+        tables.next_heading,
+        tables.motions,
+        *longest_move.values(),
+    ):
+        array.flags.writeable = False  # shared by every search from this yaw
+    return tables
 
 
 class _HybridSpace:
@@ -607,113 +657,85 @@ class _HybridSpace:
         known_rays: KnownRays | None = None,
     ) -> None:
         self._world = world
-        self._start = start
-        self._goal = np.asarray(goal)
         self._goal_point = goal
-        self._low, self._high = _bounds_arrays(bounds)
-        margins = np.array(_LONGEST_MOVE_PER_AXIS) + 1e-6
-        self._inner_bounds = ((self._low + margins).tolist(), (self._high - margins).tolist())
-        self._origin = np.array((start.x, start.y, start.z))
         self.cells = _CellGrid.around(config, config.cell_m, 1.0, _LONGEST_HORIZONTAL_M)
         self._config = config
         self._radius = config.collision_radius_m
-        tolerance = config.goal_tolerance_m
-        self._half_step = math.radians(_TURN_STEP_DEG) / 2.0
-        self._cos_half_step = math.cos(self._half_step)
-        # Ending anywhere within the tolerance saves at most this much length or actions.
-        self._length_slack = tolerance * math.hypot(1.0 / math.cos(self._half_step), 1.0)
-        self._action_slack = tolerance * math.hypot(
-            1.0 / _LONGEST_HORIZONTAL_M, 1.0 / _LONGEST_VERTICAL_M
-        )
         self.macros = _MACROS
-        tables = _move_tables(start.yaw, config.action_cost_m)
-        self._displacement = tables.displacement
-        self._cost = tables.cost
-        self._length = tables.length
-        self._displacement_rows = tables.displacement_rows
-        self._heading_rows = tables.heading_rows
-        self._longest_move = tables.longest_move
-        self._moves = tables.moves
-        self._all_labels = np.arange(len(_MACROS[0]))
+        self.tables = _move_tables(start.yaw, config.action_cost_m)
+        self._longest_move = self.tables.longest_move
+        self._moves = self.tables.moves
+        self.params = self._search_constants(start, goal, bounds)
         # Per ray from a position: the largest share of its longest move known free and the
         # smallest known blocked; shared with earlier searches from the same start.
         self._known = (known_rays or KnownRays()).from_start(world, start, self._radius)
         self._screen = world if isinstance(world, MotionScreen) else None
+        self.screen = self._compiled_screen(world)
 
-    def keys(self, positions: np.ndarray) -> np.ndarray:
-        """Closed-set keys of (N, 3) positions: ``cell_m`` cells horizontally, whole metres
-        vertically, counted from the start."""
-        offset = positions - self._origin
-        horizontal = offset[:, :2] / self._config.cell_m
-        horizontal += 0.5
-        return self.cells.keys(np.floor(horizontal, out=horizontal), np.rint(offset[:, 2]))
+    def _compiled_screen(self, world: CollisionWorld) -> tuple[np.ndarray, ...]:
+        """The compiled search's capsule screen (``hybrid_kernel``'s ``screen`` layout and
+        the grid's arrays), or a disabled one when ``world`` offers no triangles."""
+        from aerialdojo.tasks import hybrid_kernel as kernel  # noqa: PLC0415
 
-    def _metric(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(N of the horizontal, |vertical|) offset from each position to the goal."""
-        delta = self._goal - positions
-        dx, dy = delta[:, 0], delta[:, 1]
-        past_direction = np.arctan2(dy, dx)
-        past_direction -= self._start.yaw
-        np.mod(past_direction, 2.0 * self._half_step, out=past_direction)
-        past_direction -= self._half_step
-        polygonal = np.cos(past_direction, out=past_direction)
-        polygonal *= np.hypot(dx, dy)
-        polygonal /= self._cos_half_step
-        return polygonal, np.abs(delta[:, 2])
+        screen = np.zeros(kernel.SCREEN)
+        if not isinstance(world, TriangleScreen):
+            empty = np.zeros(1, dtype=np.int64)
+            return (screen, np.zeros((0, 3, 3)), np.zeros((0, 6)), empty, empty)
+        grid = world.triangle_grid()
+        margin = world.margin_m
+        screen[kernel.S_ORIGIN_X : kernel.S_ORIGIN_Y + 1] = grid.origin
+        screen[kernel.S_CELL] = grid.cell
+        screen[kernel.S_COLUMNS], screen[kernel.S_ROWS] = grid.columns, grid.rows
+        # No narrow capsule where the margin is wider than the radius (as the screen).
+        narrow = self._radius - margin
+        screen[kernel.S_NARROW_SQUARED] = narrow * narrow if narrow > 0.0 else -1.0
+        screen[kernel.S_WIDE] = self._radius + margin
+        low, high = world.inner_box
+        screen[kernel.S_INNER_LOW : kernel.S_INNER_LOW + 3] = low
+        screen[kernel.S_INNER_HIGH : kernel.S_INNER_HIGH + 3] = high
+        screen[kernel.S_ENABLED] = 1.0
+        return (screen, grid.triangles, grid.bounds, grid.cell_start, grid.cell_triangles)
 
-    def lower_bounds(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(heuristic cost, lower bound of the length still to travel) of each position."""
-        polygonal, vertical = self._metric(positions)
-        actions = polygonal / _LONGEST_HORIZONTAL_M
-        actions += vertical / _LONGEST_VERTICAL_M
-        actions -= self._action_slack
-        np.maximum(actions, 0.0, out=actions)
-        offset = polygonal
-        offset += vertical
-        heuristic = self._config.action_cost_m * actions
-        heuristic += offset
-        length_to_go = offset - self._length_slack
-        return heuristic, np.maximum(length_to_go, 0.0, out=length_to_go)
+    def _search_constants(self, start: Pose, goal: Point, bounds: Bounds | None) -> np.ndarray:
+        """The compiled loop's ``params`` (``hybrid_kernel``'s layout)."""
+        from aerialdojo.tasks import hybrid_kernel as kernel  # noqa: PLC0415
 
-    def expand(self, state: _HybridState) -> _Successors:
-        heading = state[3]
-        positions = self._displacement[heading] + state[:3]
-        costs, lengths = self._cost[heading], self._length[heading]
-        if self._near_bounds(state):
-            labels = np.flatnonzero(
-                np.all((positions >= self._low) & (positions <= self._high), axis=1)
-            )
-            positions, costs, lengths = positions[labels], costs[labels], lengths[labels]
-        else:
-            labels = self._all_labels
-        to_go, length_to_go = self.lower_bounds(positions)
-        return _Successors(
-            keys=self.keys(positions),
-            step_cost=costs,
-            step_length=lengths,
-            labels=labels,
-            to_go=to_go,
-            length_to_go=length_to_go,
+        config = self._config
+        low, high = _bounds_arrays(bounds)
+        margins = np.array(_LONGEST_MOVE_PER_AXIS) + 1e-6
+        half_step = math.radians(_TURN_STEP_DEG) / 2.0
+        tolerance = config.goal_tolerance_m
+        params = np.zeros(kernel.PARAMS)
+        params[kernel.GOAL : kernel.GOAL + 3] = goal
+        params[kernel.ORIGIN : kernel.ORIGIN + 3] = (start.x, start.y, start.z)
+        params[kernel.LOW : kernel.LOW + 3] = low
+        params[kernel.HIGH : kernel.HIGH + 3] = high
+        # Inside the bounds shrunk by the longest move and a micrometre no successor can
+        # leave them: rounding is monotonic, so a successor is at least the position less a
+        # whole move.
+        params[kernel.INNER_LOW : kernel.INNER_LOW + 3] = low + margins
+        params[kernel.INNER_HIGH : kernel.INNER_HIGH + 3] = high - margins
+        params[kernel.START_YAW] = start.yaw
+        params[kernel.HALF_STEP] = half_step
+        params[kernel.COS_HALF_STEP] = math.cos(half_step)
+        # Ending anywhere within the tolerance saves at most this much length or actions.
+        params[kernel.ACTION_SLACK] = tolerance * math.hypot(
+            1.0 / _LONGEST_HORIZONTAL_M, 1.0 / _LONGEST_VERTICAL_M
         )
+        params[kernel.LENGTH_SLACK] = tolerance * math.hypot(1.0 / math.cos(half_step), 1.0)
+        params[kernel.ACTION_COST] = config.action_cost_m
+        params[kernel.TOLERANCE] = tolerance
+        params[kernel.MAX_LENGTH] = config.max_length_m
+        params[kernel.CELL] = config.cell_m
+        params[kernel.LONGEST_HORIZONTAL] = _LONGEST_HORIZONTAL_M
+        params[kernel.LONGEST_VERTICAL] = _LONGEST_VERTICAL_M
+        params[kernel.WEIGHT_X : kernel.WEIGHT_Y + 1] = self.cells.horizontal_weights
+        params[kernel.FIRST_CELL] = self.cells.first
+        return params
 
-    def _near_bounds(self, state: _HybridState) -> bool:
-        """Whether some move from ``state`` may leave the bounds. Inside the bounds shrunk by
-        the longest move and a micrometre no successor can leave them: rounding is
-        monotonic, so a successor is at least the position less a whole move."""
-        (x_low, y_low, z_low), (x_high, y_high, z_high) = self._inner_bounds
-        x, y, z = state[0], state[1], state[2]
-        return not (x_low < x < x_high and y_low < y < y_high and z_low < z < z_high)
-
-    def successor(self, state: _HybridState, label: int) -> _HybridState:
-        # The same additions as ``expand``'s array, one float at a time.
-        dx, dy, dz = self._displacement_rows[state[3]][label]
-        return (state[0] + dx, state[1] + dy, state[2] + dz, self._heading_rows[state[3]][label])
-
-    def terminal_cost(self, state: _HybridState) -> float | None:
-        if math.dist(state[:3], self._goal_point) > self._config.goal_tolerance_m:
-            return None
-        polygonal, vertical = self._metric(np.array([state[:3]]))
-        return float(polygonal[0] + vertical[0])
+    def within_tolerance(self, position: Sequence[float]) -> bool:
+        """Whether a route may end at ``position`` (the goal tolerance, by ``math.dist``)."""
+        return math.dist(position, self._goal_point) <= self._config.goal_tolerance_m
 
     def is_free(self, parent: _HybridState, label: int) -> bool:
         """Whether the move ``label`` from ``parent`` is free. Moves of 1, 3 and 5 m from one
@@ -737,6 +759,78 @@ class _HybridSpace:
         # Free exactly below the contact fraction: up to the float just under it.
         known[:] = [math.nextafter(contact, -math.inf), contact]
         return share < contact
+
+
+#: Successor rows the compiled search starts with; doubled whenever it needs more.
+_INITIAL_ROWS = 1 << 15
+
+
+def _compiled_search(
+    space: _HybridSpace, start: Pose, config: PlannerConfig
+) -> _SearchResult[_HybridState]:
+    """``_lazy_astar`` over ``space``, its loop compiled (``hybrid_kernel``): the same
+    expansions in the same order, so the same route. The compiled loop asks back here for
+    what Python keeps: collision checks (``space.is_free``) and the goal tolerance where a
+    distance is too close to it to tell without ``math.dist``."""
+    from aerialdojo.tasks import hybrid_kernel as kernel  # noqa: PLC0415
+
+    tables = space.tables
+    most = config.max_expansions + 2
+    counters = np.zeros(kernel.COUNTERS, dtype=np.int64)
+    counters[kernel.MAX_EXPANSIONS] = config.max_expansions
+    params = space.params
+    heap_f, heap_i = np.empty((2 * most, 2)), np.empty((2 * most, 2), dtype=np.int64)
+    bundles = np.empty((most, 4), dtype=np.int64)
+    rows_f, rows_i = np.empty((_INITIAL_ROWS, 4)), np.empty((_INITIAL_ROWS, 2), dtype=np.int64)
+    nodes_f, nodes_i = np.empty((most, 5)), np.empty((most, 3), dtype=np.int64)
+    closed = np.zeros(space.cells.size, dtype=np.uint8)
+    # The start: node 0 (cost and length 0), and bundle 0 holding its one row.
+    nodes_f[0] = (start.x, start.y, start.z, 0.0, 0.0)
+    nodes_i[0] = (0, -1, -1)
+    bundles[0] = (-1, 0, 1, -1)
+    rows_f[0] = 0.0
+    rows_i[0] = (-1, int(space.cells.keys(np.zeros((1, 2)), np.zeros(1))[0]))
+    heap_f[0], heap_i[0] = 0.0, (0, 0)
+    counters[kernel.BUNDLES], counters[kernel.ROWS], counters[kernel.HEAP_SIZE] = 1, 1, 1
+    advance, is_free, within_tolerance = kernel.advance, space.is_free, space.within_tolerance
+    needs_check, needs_terminal, needs_rows = (
+        kernel.NEEDS_CHECK,
+        kernel.NEEDS_TERMINAL,
+        kernel.NEEDS_ROWS,
+    )
+    query = params[kernel.QUERY : kernel.QUERY + 3]
+    heading_and_label = counters[kernel.QUERY_HEADING : kernel.QUERY_LABEL + 1]
+    answer = kernel.ANSWER
+    while True:
+        status = advance(
+            counters, params, tables.displacement, tables.cost, tables.length,
+            tables.next_heading, heap_f, heap_i, bundles, rows_f, rows_i, nodes_f, nodes_i,
+            closed, tables.motions, *space.screen,
+        )  # fmt: skip
+        if status == needs_check:
+            x, y, z = query.tolist()
+            heading, label = heading_and_label.tolist()
+            counters[answer] = is_free((x, y, z, heading), label)
+        elif status == needs_terminal:
+            counters[answer] = within_tolerance(query.tolist())
+        elif status == needs_rows:
+            rows_f = np.concatenate((rows_f, np.empty_like(rows_f)))
+            rows_i = np.concatenate((rows_i, np.empty_like(rows_i)))
+        else:
+            break
+    expansions, checks = int(counters[kernel.EXPANSIONS]), int(counters[kernel.CHECKS])
+    if status != kernel.FOUND:
+        return _SearchResult(None, 0.0, expansions, checks)
+    path: list[tuple[_HybridState, int]] = []
+    walk = int(counters[kernel.RESULT])
+    while walk >= 0:
+        x, y, z = nodes_f[walk, :3].tolist()
+        heading, parent, label = nodes_i[walk].tolist()
+        path.append(((x, y, z, heading), label))
+        walk = parent
+    path.reverse()
+    end = int(counters[kernel.RESULT])
+    return _SearchResult(path, float(nodes_f[end, 3]), expansions, checks)
 
 
 def plan_actions(
@@ -774,8 +868,8 @@ def plan_actions(
             found=False, actions=(), poses=(start,), length_m=0.0, stats=_stats(None, began)
         )
     space = _HybridSpace(world, start, _as_point(goal), bounds, config, known_rays=known_rays)
-    origin: _HybridState = (start.x, start.y, start.z, 0)
-    result = _lazy_astar(space, origin, int(space.keys(np.array([origin[:3]]))[0]), config)
+    with cyclic_gc_paused():
+        result = _compiled_search(space, start, config)
     if result.path is None:
         return ActionPlan(
             found=False, actions=(), poses=(start,), length_m=0.0, stats=_stats(result, began)
