@@ -140,11 +140,17 @@ def stack(
             "task_manager", {"auto_run": False, "suite": suite}, "bench"
         ),
         "evaluator": {},
+        "uav_agent": {},
     }
-    specs = [s for s in node_specs(config) if s.name in ("sim_bridge", "task_manager")]
-    processes = start_graph(specs, run_dir)
+    specs = node_specs(config)
+    processes = start_graph([s for s in specs if s.name in ("sim_bridge", "task_manager")], run_dir)
     policy = TimedFixedPolicy(steps)
-    rclpy.init(args=["--ros-args", "-r", "__ns:=/uav", "-p", "use_sim_time:=true"])
+    # The agent subscribes to the views the graph gives it (``aerialdojo eval``'s).
+    views = next(s for s in specs if s.name == "uav_agent").parameters["views"]
+    rclpy.init(
+        args=["--ros-args", "-r", "__ns:=/uav", "-p", "use_sim_time:=true",
+              "-p", f"views:=[{','.join(views)}]"]
+    )  # fmt: skip
     try:
         agent = UavAgent(policy=policy)
         executor = SingleThreadedExecutor()

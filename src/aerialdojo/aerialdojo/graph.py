@@ -33,6 +33,7 @@ from aerialdojo.params import (
     validate_parameters,
     view_entry,
 )
+from aerialdojo.protocols.settings import aerialdojo_observation
 from aerialdojo.run_contract import RUN_CONFIG
 
 if TYPE_CHECKING:
@@ -337,6 +338,19 @@ def node_specs(config: Mapping[str, Mapping[str, ParamValue]]) -> list[NodeSpec]
             # The prompt states the collision radius the bridge simulates, not a constant.
             declared["collision_radius_m"] = config["sim_bridge"].get(
                 "agent_radius_m", _default("sim_bridge", "agent_radius_m")
+            )
+        if node == "uav_agent" and "task_manager" in config:
+            # Only the views the task gives the policy (task_manager.observation; the rest
+            # never reach it): each other view's image, depth and camera info would cross DDS
+            # and be deserialized in the agent every step for nothing.
+            declared["views"] = list(
+                aerialdojo_observation(
+                    {
+                        "observation": config["task_manager"].get(
+                            "observation", _default("task_manager", "observation")
+                        )
+                    }
+                )[0]
             )
         if node in ("uav_agent", "citynav_agent"):
             # The oracle replays the suite the task manager serves unless told another.

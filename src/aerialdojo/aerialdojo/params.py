@@ -824,7 +824,8 @@ NODE_PARAMETERS: dict[str, tuple[ParamSpec, ...]] = {
             name="views",
             default=list(OBSERVATIONS["four_views"]),
             description="Camera views the node subscribes to; of these, the policy is given "
-            "the ones the task names (task_manager.observation)",
+            "the ones the task names (task_manager.observation). A graph (aerialdojo eval, "
+            "eval.launch.py) subscribes to those alone unless this names others",
         ),
         P(
             name="observation_timeout_s",

@@ -42,6 +42,27 @@ def test_node_specs_put_agents_in_their_namespace_and_on_sim_time(tmp_path: Path
     assert specs["sim_bridge"].parameters["image_width"] == 64
 
 
+@pytest.mark.parametrize(
+    ("task_manager", "uav_agent", "views"),
+    [
+        ("{}", "{}", ["front"]),  # the protocol's setting: the front view
+        ("{observation: four_views}", "{}", ["front", "left", "right", "down"]),
+        ("{}", "{views: [front, down]}", ["front", "down"]),  # the config's own choice wins
+    ],
+)
+def test_the_uav_agent_subscribes_to_the_views_the_task_gives_it(
+    tmp_path: Path, task_manager: str, uav_agent: str, views: list[str]
+) -> None:
+    text = (
+        "sim_bridge: {ros__parameters: {}}\n"
+        f"task_manager: {{ros__parameters: {task_manager}}}\n"
+        "evaluator: {ros__parameters: {}}\n"
+        f"uav_agent: {{ros__parameters: {uav_agent}}}\n"
+    )
+    specs = {spec.name: spec for spec in node_specs(load_config(_write(tmp_path, text)))}
+    assert specs["uav_agent"].parameters["views"] == views
+
+
 def test_overrides_are_validated_like_the_file(tmp_path: Path) -> None:
     config = load_config(_write(tmp_path, MINIMAL))
     merged = apply_overrides(config, {"task_manager": {"max_episodes": 3}})

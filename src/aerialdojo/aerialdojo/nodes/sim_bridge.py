@@ -358,29 +358,36 @@ class SimBridge(Node):
         """Render every view of ``agents`` and queue the messages for publishing; returns the
         shared stamp and the observations. Publishing runs on the frame publisher's thread,
         so the service answers without waiting for the images to be serialized (agents wait
-        for them by stamp)."""
+        for them by stamp).
+
+        The state (clock, odometry, poses, tf) goes out before the frames, and the frames
+        view by view: an agent acts once the views it is given and its odometry of the stamp
+        have arrived, so odometry queued behind every view's images held it until the whole
+        set had been serialized."""
         observations = {agent: self._backend.observe(agent) for agent in agents}
         sim_time = max(observation.sim_time_s for observation in observations.values())
         stamp = time_msg(self._stamps.stamp(sim_time, reset=reset, after_s=after_s))
-        batch: list[tuple[Publisher, object]] = []
+        state: list[tuple[Publisher, object]] = []
         if self._clock_pub is not None:
-            batch.append((self._clock_pub, Clock(clock=stamp)))
+            state.append((self._clock_pub, Clock(clock=stamp)))
+        frames: list[tuple[Publisher, object]] = []
         transforms = []
         for agent, observation in observations.items():
             if reset:
                 self._episode_start[agent] = observation.pose
-            batch += self._agent_messages(agent, observation, stamp)
+            state += self._state_messages(agent, observation, stamp)
+            frames += self._frame_messages(agent, observation, stamp)
             transforms += [
                 transform_msg(transform, stamp)
                 for transform in agent_transforms(
                     agent, observation.pose, self._episode_start[agent]
                 )
             ]
-        batch.append((self._tf_pub, TFMessage(transforms=transforms)))
-        self._frame_publisher.submit(batch)
+        state.append((self._tf_pub, TFMessage(transforms=transforms)))
+        self._frame_publisher.submit([*state, *frames])
         return stamp, observations
 
-    def _agent_messages(
+    def _frame_messages(
         self, agent: str, observation: Observation, stamp: Time
     ) -> list[tuple[Publisher, object]]:
         messages: list[tuple[Publisher, object]] = []
@@ -399,6 +406,11 @@ class SimBridge(Node):
                 messages.append((view.points, points_to_cloud(points, header)))
         if self._transport is not None:
             messages += self._relayed_messages(agent, stamp)
+        return messages
+
+    def _state_messages(
+        self, agent: str, observation: Observation, stamp: Time
+    ) -> list[tuple[Publisher, object]]:
         if self._backend.global_localization:
             odom = Odometry(header=Header(stamp=stamp, frame_id=MAP_FRAME))
             odom.pose.pose = pose_msg(observation.pose)
@@ -409,7 +421,7 @@ class SimBridge(Node):
         truth = PoseStamped(
             header=Header(stamp=stamp, frame_id=MAP_FRAME), pose=pose_msg(observation.pose)
         )
-        return [*messages, (self._odom_pubs[agent], odom), (self._truth_pubs[agent], truth)]
+        return [(self._odom_pubs[agent], odom), (self._truth_pubs[agent], truth)]
 
     def _relayed_messages(self, agent: str, stamp: Time) -> list[tuple[Publisher, object]]:
         """The frames the transport relays from ``agent``'s camera drivers, with the set's
