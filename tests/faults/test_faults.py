@@ -19,6 +19,8 @@ import yaml
 from rosbags.highlevel import AnyReader
 
 from aerialdojo.cli import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_USAGE
+from aerialdojo.events import EventKind
+from aerialdojo.run_journal import JOURNAL_FILE
 from aerialdojo.runner import SHM_DIR, shm_segments
 
 pytestmark = [pytest.mark.ros, pytest.mark.e2e]
@@ -71,12 +73,12 @@ def _node_pid(run_dir: Path, node: str) -> int:
     raise AssertionError(f"no {node} process for {run_dir}")
 
 
-def _wait_for(log: Path, text: str, cli: subprocess.Popen[str]) -> None:
+def _wait_for(log: Path, text: str, cli: subprocess.Popen[str], poll_s: float = 0.3) -> None:
     deadline = time.monotonic() + 600
     while not (log.exists() and text in log.read_text(errors="replace")):
         assert cli.poll() is None, cli.communicate()[1][-3000:]
         assert time.monotonic() < deadline, f"{log} never showed {text!r}"
-        time.sleep(0.3)
+        time.sleep(poll_s)
 
 
 def _finish(cli: subprocess.Popen[str]) -> str:
@@ -129,6 +131,61 @@ def test_a_killed_bridge_is_restarted_and_its_episode_rerun(tmp_path: Path) -> N
     assert _status(run_dir)["complete"]
     # Row 5: the killed bridge's 64 MB segment went with the run.
     assert owned and not any((SHM_DIR / name).exists() for name in owned), owned
+
+
+def test_a_killed_task_manager_is_restarted_and_resumes_the_run(tmp_path: Path) -> None:
+    # Issue 29, last aim: a task manager killed mid-episode ended the whole run (12.2 s and a
+    # rerun in benchmarks/recovery.py). The one started in its place resumes the run.
+    config = _config(tmp_path, sim_timeout_s=20.0)
+    runs = tmp_path / "runs"
+    calm = _aerialdojo(
+        "eval", "--config", config, "--episodes", 2, "--output", runs, "--run-id", "calm",
+        runs=runs,
+    )  # fmt: skip
+    assert calm.returncode == 0, calm.stderr[-3000:]
+    run_dir = runs / "resumed"
+    cli = _eval(config, tmp_path, "resumed", 2)
+    _wait_for(run_dir / "logs" / "task_manager.log", "started (attempt 0)", cli, poll_s=0.05)
+    agent = _node_pid(run_dir, "uav_agent")
+    # Held, the agent cannot end the episode under way: the task manager dies during it.
+    os.kill(agent, signal.SIGSTOP)
+    try:
+        journal = json.loads((run_dir / JOURNAL_FILE).read_text())
+        assert journal["claimed_by"] == _node_pid(run_dir, "task_manager"), journal
+        os.kill(journal["claimed_by"], signal.SIGKILL)
+    finally:
+        os.kill(agent, signal.SIGCONT)
+    stderr = _finish(cli)
+    assert cli.returncode == 0, stderr[-3000:]
+    assert "task_manager died and was restarted 1 time(s)" in stderr
+    status = _status(run_dir)
+    interrupted = status["selected"][journal["position"]]
+    # Every episode scored once; the interrupted attempt excluded, not scored, and rerun.
+    assert status["complete"] and status["scored"] == _status(runs / "calm")["scored"]
+    assert status["superseded"] == [], status
+    with AnyReader([run_dir / "bag"]) as reader:
+        events = [
+            reader.deserialize(raw, connection.msgtype)
+            for connection, _, raw in reader.messages(
+                [c for c in reader.connections if c.topic == "/aerialdojo/episode_events"]
+            )
+        ]
+    failures = [e for e in events if e.kind == EventKind.INFRA_FAILURE]
+    assert [(e.episode_id, e.attempt) for e in failures] == [(interrupted, 0)]
+    assert "the task manager was restarted during the episode" in failures[0].message
+    starts = [(e.episode_id, e.attempt) for e in events if e.kind == EventKind.STARTED]
+    assert sorted(starts) == sorted({*((episode, 0) for episode in status["selected"]),
+                                     (interrupted, 1)})  # fmt: skip
+    # The agents are deterministic: what they scored is what the undisturbed run scored.
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    undisturbed = json.loads((runs / "calm" / "metrics.json").read_text())
+    assert metrics["episodes"] == undisturbed["episodes"]
+    assert metrics["overall"] == undisturbed["overall"]
+    replay = _aerialdojo("evaluate-bag", run_dir / "bag", "--out", tmp_path / "replay")
+    assert replay.returncode == 0, replay.stderr[-3000:]
+    assert (tmp_path / "replay" / "metrics.json").read_bytes() == (
+        run_dir / "metrics.json"
+    ).read_bytes()
 
 
 def test_ctrl_c_leaves_a_rerunnable_run_and_the_rerun_completes_it(tmp_path: Path) -> None:
