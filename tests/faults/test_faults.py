@@ -133,16 +133,27 @@ def test_a_killed_bridge_is_restarted_and_its_episode_rerun(tmp_path: Path) -> N
     assert owned and not any((SHM_DIR / name).exists() for name in owned), owned
 
 
-def test_a_killed_task_manager_is_restarted_and_resumes_the_run(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def undisturbed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An undisturbed run of two episodes, with the config of ``_config(sim_timeout_s=20)``."""
+    tmp_path = tmp_path_factory.mktemp("undisturbed")
+    runs = tmp_path / "runs"
+    calm = _aerialdojo(
+        "eval", "--config", _config(tmp_path, sim_timeout_s=20.0), "--episodes", 2,
+        "--output", runs, "--run-id", "calm", runs=runs,
+    )  # fmt: skip
+    assert calm.returncode == 0, calm.stderr[-3000:]
+    return runs / "calm"
+
+
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM])
+def test_a_task_manager_killed_or_stopped_is_restarted_and_resumes_the_run(
+    tmp_path: Path, undisturbed: Path, stop: signal.Signals
+) -> None:
     # Issue 29, last aim: a task manager killed mid-episode ended the whole run (12.2 s and a
     # rerun in benchmarks/recovery.py). The one started in its place resumes the run.
     config = _config(tmp_path, sim_timeout_s=20.0)
     runs = tmp_path / "runs"
-    calm = _aerialdojo(
-        "eval", "--config", config, "--episodes", 2, "--output", runs, "--run-id", "calm",
-        runs=runs,
-    )  # fmt: skip
-    assert calm.returncode == 0, calm.stderr[-3000:]
     run_dir = runs / "resumed"
     cli = _eval(config, tmp_path, "resumed", 2)
     _wait_for(run_dir / "logs" / "task_manager.log", "started (attempt 0)", cli, poll_s=0.05)
@@ -152,7 +163,7 @@ def test_a_killed_task_manager_is_restarted_and_resumes_the_run(tmp_path: Path) 
     try:
         journal = json.loads((run_dir / JOURNAL_FILE).read_text())
         assert journal["claimed_by"] == _node_pid(run_dir, "task_manager"), journal
-        os.kill(journal["claimed_by"], signal.SIGKILL)
+        os.kill(journal["claimed_by"], stop)
     finally:
         os.kill(agent, signal.SIGCONT)
     stderr = _finish(cli)
@@ -161,7 +172,7 @@ def test_a_killed_task_manager_is_restarted_and_resumes_the_run(tmp_path: Path) 
     status = _status(run_dir)
     interrupted = status["selected"][journal["position"]]
     # Every episode scored once; the interrupted attempt excluded, not scored, and rerun.
-    assert status["complete"] and status["scored"] == _status(runs / "calm")["scored"]
+    assert status["complete"] and status["scored"] == _status(undisturbed)["scored"]
     assert status["superseded"] == [], status
     with AnyReader([run_dir / "bag"]) as reader:
         events = [
@@ -178,9 +189,8 @@ def test_a_killed_task_manager_is_restarted_and_resumes_the_run(tmp_path: Path) 
                                      (interrupted, 1)})  # fmt: skip
     # The agents are deterministic: what they scored is what the undisturbed run scored.
     metrics = json.loads((run_dir / "metrics.json").read_text())
-    undisturbed = json.loads((runs / "calm" / "metrics.json").read_text())
-    assert metrics["episodes"] == undisturbed["episodes"]
-    assert metrics["overall"] == undisturbed["overall"]
+    calm = json.loads((undisturbed / "metrics.json").read_text())
+    assert metrics["episodes"] == calm["episodes"] and metrics["overall"] == calm["overall"]
     replay = _aerialdojo("evaluate-bag", run_dir / "bag", "--out", tmp_path / "replay")
     assert replay.returncode == 0, replay.stderr[-3000:]
     assert (tmp_path / "replay" / "metrics.json").read_bytes() == (

@@ -647,13 +647,21 @@ class TaskManager(Node):
         have gone to a bridge that died (killed outright, it stays in the graph for a while),
         and the new one answers the copy (an answer to the first is dropped). ``before``
         completes the request once the service is served (the bridge's topics are known
-        then)."""
+        then).
+
+        Raises:
+            ExternalShutdownException: this node is shutting down (SIGINT, SIGTERM). No
+                answer comes then and nothing can be published: the attempt is not the
+                bridge's failure, and a task manager started in this one's place ends it.
+        """
         limit = f"task_manager.sim_timeout_s = {self._sim_timeout_s:g} s"
         deadline = time.monotonic() + self._sim_timeout_s
         answered = threading.Event()
         future = None
         announced = len(self._bridge_announcements)
         while not (reason := self._bridge_lost(attempt) if attempt is not None else ""):
+            if not self.context.ok():
+                raise ExternalShutdownException()
             # A process after one the call may have gone to: the first announcement of the
             # run names the bridge that a first reset goes to.
             if (
@@ -677,7 +685,7 @@ class TaskManager(Node):
                 future.add_done_callback(lambda _, done=answered: done.set())
             if answered.wait(_CALL_POLL_S) and future is not None:
                 return future.result(), ""
-            if time.monotonic() >= deadline or not self.context.ok():
+            if time.monotonic() >= deadline:
                 reason = (
                     f"{client.srv_name} was not served within {limit}"
                     if future is None
@@ -728,8 +736,9 @@ class TaskManager(Node):
         """End the running attempt as an infrastructure failure when its bridge is gone:
         its agents may wait for frames the old bridge never finished publishing."""
         # Never waits for the lock: its holder is a step or a reset calling the bridge, and
-        # that call gives up on a lost bridge by itself.
-        if not self._lock.acquire(blocking=False):
+        # that call gives up on a lost bridge by itself. Nothing while the node shuts down:
+        # the bridge looks gone then, and nothing can be published.
+        if not self.context.ok() or not self._lock.acquire(blocking=False):
             return
         try:
             attempt = self._attempt
