@@ -146,9 +146,14 @@ def undisturbed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return runs / "calm"
 
 
-@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM])
+@pytest.mark.parametrize(
+    ("stop", "held"),
+    # SIGTERM while a step waits for the held bridge's answer: it ended the task manager with
+    # status 1 ("publisher's context is invalid"), which the runner does not restart.
+    [(signal.SIGKILL, "uav_agent"), (signal.SIGTERM, "sim_bridge")],
+)
 def test_a_task_manager_killed_or_stopped_is_restarted_and_resumes_the_run(
-    tmp_path: Path, undisturbed: Path, stop: signal.Signals
+    tmp_path: Path, undisturbed: Path, stop: signal.Signals, held: str
 ) -> None:
     # Issue 29, last aim: a task manager killed mid-episode ended the whole run (12.2 s and a
     # rerun in benchmarks/recovery.py). The one started in its place resumes the run.
@@ -157,15 +162,16 @@ def test_a_task_manager_killed_or_stopped_is_restarted_and_resumes_the_run(
     run_dir = runs / "resumed"
     cli = _eval(config, tmp_path, "resumed", 2)
     _wait_for(run_dir / "logs" / "task_manager.log", "started (attempt 0)", cli, poll_s=0.05)
-    agent = _node_pid(run_dir, "uav_agent")
-    # Held, the agent cannot end the episode under way: the task manager dies during it.
-    os.kill(agent, signal.SIGSTOP)
+    holding = _node_pid(run_dir, held)
+    # Held, the agent (or the bridge the next step waits for) cannot end the episode under
+    # way: the task manager ends during it.
+    os.kill(holding, signal.SIGSTOP)
     try:
         journal = json.loads((run_dir / JOURNAL_FILE).read_text())
         assert journal["claimed_by"] == _node_pid(run_dir, "task_manager"), journal
         os.kill(journal["claimed_by"], stop)
     finally:
-        os.kill(agent, signal.SIGCONT)
+        os.kill(holding, signal.SIGCONT)
     stderr = _finish(cli)
     assert cli.returncode == 0, stderr[-3000:]
     assert "task_manager died and was restarted 1 time(s)" in stderr

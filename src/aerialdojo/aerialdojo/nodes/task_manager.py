@@ -55,7 +55,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -426,6 +426,10 @@ class TaskManager(Node):
     # -- stepping ----------------------------------------------------------------------
 
     def _on_step(self, request: Step.Request, response: Step.Response) -> Step.Response:
+        with self._quiet_on_shutdown():
+            return self._answer_step(request, response)
+
+    def _answer_step(self, request: Step.Request, response: Step.Response) -> Step.Response:
         if self._run.foreign(request.run_id, "a step request"):
             # Answered (a service answers every request), and nothing else: no budget, no
             # refusal counted, no event.
@@ -659,9 +663,11 @@ class TaskManager(Node):
         answered = threading.Event()
         future = None
         announced = len(self._bridge_announcements)
-        while not (reason := self._bridge_lost(attempt) if attempt is not None else ""):
+        while True:
             if not self.context.ok():
                 raise ExternalShutdownException()
+            if attempt is not None and (reason := self._bridge_lost(attempt)):
+                break
             # A process after one the call may have gone to: the first announcement of the
             # run names the bridge that a first reset goes to.
             if (
@@ -741,12 +747,13 @@ class TaskManager(Node):
         if not self.context.ok() or not self._lock.acquire(blocking=False):
             return
         try:
-            attempt = self._attempt
-            if attempt is None or attempt.termination is not None:
-                return
-            if lost := self._bridge_lost(attempt):
-                self.get_logger().error(lost)
-                self._finish(attempt, EpisodeEvent.INFRA_FAILURE, None, message=lost)
+            with self._quiet_on_shutdown():
+                attempt = self._attempt
+                if attempt is None or attempt.termination is not None:
+                    return
+                if lost := self._bridge_lost(attempt):
+                    self.get_logger().error(lost)
+                    self._finish(attempt, EpisodeEvent.INFRA_FAILURE, None, message=lost)
         finally:
             self._lock.release()
 
@@ -789,6 +796,25 @@ class TaskManager(Node):
         announce the end of the run; or, started in place of a task manager that died,
         resume the run where its journal says it is. Runs on its own thread while the
         executor spins."""
+        with self._quiet_on_shutdown():
+            self._serve_selection()
+
+    @contextlib.contextmanager
+    def _quiet_on_shutdown(self) -> Iterator[None]:
+        """Whatever fails once the node shuts down (SIGINT, SIGTERM) failed because rclpy
+        did (``publisher's context is invalid``): raise ``ExternalShutdownException``, which
+        ends the node with status 0, the status the runner restarts a task manager after.
+        The attempt under way is then the successor's to end, from the run's journal."""
+        try:
+            yield
+        except ExternalShutdownException:
+            raise
+        except Exception:
+            if self.context.ok():
+                raise
+            raise ExternalShutdownException() from None
+
+    def _serve_selection(self) -> None:
         journal = self._journal_of_run()
         self._events_pub.publish(
             EpisodeEvent(
