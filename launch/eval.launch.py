@@ -8,11 +8,14 @@ parameters as ``aerialdojo eval NODE.PARAM=VALUE`` does: values read as YAML, va
 the config before any node starts.
 The nodes and their parameters come from ``aerialdojo.graph.node_specs``, the function
 ``aerialdojo eval`` uses too, so both entry points start the same graph from the same YAML.
-The launch ends when the evaluator exits after writing its report.
+The launch ends when the evaluator exits after writing its report. A node of
+``runner.RESTARTABLE`` that dies during the run is started again as ``aerialdojo eval`` starts
+it (the bridge; the task manager, which resumes the run from its journal).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from ament_index_python.packages import get_package_share_directory
@@ -26,6 +29,7 @@ from launch.actions import (
 )
 from launch.event_handlers import OnProcessExit
 from launch.events import Shutdown
+from launch.events.process import ProcessExited
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
@@ -44,7 +48,7 @@ from aerialdojo.graph import (
     write_run_config,
 )
 from aerialdojo.nodes.domain_guard import check_domain_free
-from aerialdojo.runner import shm_segments, start_segment_cleaner
+from aerialdojo.runner import RESTARTABLE, Restarts, shm_segments, start_segment_cleaner
 from aerialdojo.runtime import RUN_DIR_ENV
 
 #: Seconds launch waits, once it has stopped the evaluator with SIGINT, before SIGTERM, and
@@ -109,19 +113,26 @@ def _nodes(context: LaunchContext) -> list:
     ]
     for spec in specs:
         interpreter = node_interpreter(spec, SOURCE_ROOT)
-        node = Node(
-            prefix=str(interpreter) if interpreter else None,
-            package=spec.package,
-            executable=spec.executable,
-            name=spec.name,
-            namespace=spec.namespace or None,
-            parameters=[spec.parameters],
-            output="screen",
-            emulate_tty=True,
-            # The evaluator closes the bag and writes the report when stopped: launch's
-            # default 5 s before SIGTERM and 5 more before SIGKILL can cut that short.
-            **(EVALUATOR_STOP_TIMEOUTS if spec.name == "evaluator" else {}),
-        )
+
+        def node_of(spec=spec, interpreter=interpreter) -> Node:
+            return Node(
+                prefix=str(interpreter) if interpreter else None,
+                package=spec.package,
+                executable=spec.executable,
+                name=spec.name,
+                namespace=spec.namespace or None,
+                parameters=[spec.parameters],
+                output="screen",
+                emulate_tty=True,
+                # The evaluator closes the bag and writes the report when stopped: launch's
+                # default 5 s before SIGTERM and 5 more before SIGKILL can cut that short.
+                **(EVALUATOR_STOP_TIMEOUTS if spec.name == "evaluator" else {}),
+            )
+
+        if spec.name in RESTARTABLE:
+            actions += _restartable(node_of, RESTARTABLE[spec.name])
+            continue
+        node = node_of()
         actions.append(node)
         if spec.name == "evaluator":
             actions.append(
@@ -130,6 +141,20 @@ def _nodes(context: LaunchContext) -> list:
                 )
             )
     return actions
+
+
+def _restartable(node_of: Callable[[], Node], restarts: Restarts, done: int = 0) -> list:
+    """A node started again, while ``restarts`` allows, when it dies during the launch: as
+    ``runner.wait_for_graph`` does, which launch's own ``respawn`` cannot (it restarts on any
+    exit status, also a task manager's refusal to start, which would only refuse again)."""
+    node = node_of()
+
+    def on_exit(event: ProcessExited, context: LaunchContext) -> list | None:
+        if context.is_shutdown or not restarts.allows(event.returncode, done):
+            return None
+        return _restartable(node_of, restarts, done + 1)
+
+    return [node, RegisterEventHandler(OnProcessExit(target_action=node, on_exit=on_exit))]
 
 
 def generate_launch_description() -> LaunchDescription:

@@ -140,3 +140,54 @@ def test_ctrl_c_to_the_launch_process_group_leaves_a_readable_bag_and_a_report(
     accounted = [*status["scored"], *(e["episode_id"] for e in status["excluded"])]
     assert sorted(accounted + status["not_started"]) == sorted(status["selected"])
     assert (run_dir / "report.md").is_file()
+
+
+def _launched_node(run_dir: Path, node: str) -> int:
+    """The pid of a node a launch started for ``run_dir`` (its environment names the run)."""
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes()
+            environment = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if f"__node:={node}".encode() in command and (
+            f"AERIALDOJO_RUN_DIR={run_dir}".encode() in environment
+        ):
+            return int(entry.name)
+    raise AssertionError(f"no {node} process for {run_dir}")
+
+
+def test_a_killed_task_manager_is_started_again_and_the_launch_completes_the_run(
+    launch_env: dict[str, str], tmp_path: Path
+) -> None:
+    # Issue 29, last aim, on the launch route: a dead task manager left the launch waiting for
+    # a run nobody served. eval.launch.py starts it again as aerialdojo eval does.
+    run_dir = tmp_path / "runs" / "resumed"
+    output = tmp_path / "launch.log"
+    with output.open("wb") as log:
+        launch = subprocess.Popen(
+            _launch_command(_config(tmp_path, "eval.yaml"), 2, tmp_path / "runs", run_dir.name),
+            env=launch_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 600
+            while "started (attempt 0)" not in output.read_text(errors="replace"):
+                assert launch.poll() is None, output.read_text(errors="replace")[-3000:]
+                assert time.monotonic() < deadline, "the first episode never started"
+                time.sleep(0.05)
+            agent = _launched_node(run_dir, "uav_agent")
+            os.kill(agent, signal.SIGSTOP)  # the episode under way cannot end meanwhile
+            try:
+                os.kill(_launched_node(run_dir, "task_manager"), signal.SIGKILL)
+            finally:
+                os.kill(agent, signal.SIGCONT)
+            launch.wait(timeout=600)
+        finally:
+            if launch.poll() is None:
+                os.killpg(launch.pid, signal.SIGKILL)
+                launch.wait()
+    said = output.read_text(errors="replace")
+    assert launch.returncode == 0, said[-3000:]
+    assert "the task manager was restarted during the episode" in said
+    status = json.loads((run_dir / "run_status.json").read_text())
+    assert status["complete"] and sorted(status["scored"]) == sorted(status["selected"])

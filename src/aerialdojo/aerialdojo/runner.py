@@ -4,8 +4,9 @@ This is what ``aerialdojo eval`` does where ``ros2 launch`` is not installed: th
 specs as ``launch/eval.launch.py``, each node in its own process (they talk over DDS, not
 in-process calls), logs per node, and an orderly shutdown when the evaluator has written its
 report or when any node dies; a bridge that dies is started again (the task manager reruns
-the episode it was in), and whatever ends the run, the shared memory of its dead processes
-is removed.
+the episode it was in), and so is a task manager that was stopped or killed (the new one
+resumes the run from its journal); whatever ends the run, the shared memory of its dead
+processes is removed.
 """
 
 from __future__ import annotations
@@ -38,9 +39,38 @@ from aerialdojo.runtime import RUN_DIR_ENV, RunSighting, domain_taken_message
 
 #: The node whose exit means the run is over (it exits after writing the report).
 FINISHING_NODE = "evaluator"
-#: Nodes started again when they die, and how often per run: the bridge holds no state the
-#: run needs (the task manager resets it for every attempt and reruns the episode it lost).
-RESTARTABLE = {"sim_bridge": 3}
+
+
+@dataclass(frozen=True)
+class Restarts:
+    """How a node is started again when it dies during the run.
+
+    Attributes:
+        limit: how often per run.
+        after_error: also when it exited with an error status of its own (> 0); otherwise
+            only when a signal ended it, killed outright or stopped (rclpy turns SIGINT and
+            SIGTERM into an orderly exit with status 0, and nothing else ends the node with 0
+            during the run).
+    """
+
+    limit: int
+    after_error: bool
+
+    def allows(self, exit_code: int, restarts: int) -> bool:
+        """Whether a node that exited with ``exit_code``, started again ``restarts`` times
+        so far, is started again."""
+        return restarts < self.limit and (self.after_error or exit_code <= 0)
+
+
+#: Nodes started again when they die. The bridge holds no state the run needs (the task
+#: manager resets it for every attempt and reruns the episode it lost). The task manager's
+#: state is in its journal (``run_journal``), which the new one resumes from; one that
+#: refused to start (bad input, a journal not its run's, a domain taken: status 1) would
+#: refuse again, and is not started again.
+RESTARTABLE = {
+    "sim_bridge": Restarts(limit=3, after_error=True),
+    "task_manager": Restarts(limit=3, after_error=False),
+}
 
 
 @dataclass
@@ -311,7 +341,9 @@ def wait_for_graph(
                 continue
             if node.spec.name == FINISHING_NODE and code == 0:
                 finished, message = True, "run finished"
-            elif node.restarts < RESTARTABLE.get(node.spec.name, 0):
+            elif (restarts := RESTARTABLE.get(node.spec.name)) is not None and restarts.allows(
+                code, node.restarts
+            ):
                 node.restart()
                 continue
             else:

@@ -83,7 +83,8 @@ class WorkerFailure(SystemExit):
 def _end_on_thread_failure(
     failures: list[BaseException], failure: threading.ExceptHookArgs
 ) -> None:
-    if failure.exc_type is SystemExit or failure.exc_value is None:
+    # A thread that stops because rclpy shut down (SIGINT, SIGTERM) did not fail.
+    if failure.exc_type in (SystemExit, ExternalShutdownException) or failure.exc_value is None:
         return
     failures.append(failure.exc_value)
     thread = failure.thread.name if failure.thread is not None else "a thread"

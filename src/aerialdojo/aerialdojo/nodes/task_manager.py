@@ -20,7 +20,11 @@ episode that ended) carries the next attempt number and supersedes the first. In
 requests are answered with a reason; every request is queued and answered (``SERVICE_QOS``).
 
 In an automatic run, ``RUN_STARTED`` names the selection before the first episode, so that
-whoever scores the run can list the episodes that never started.
+whoever scores the run can list the episodes that never started. The run's journal
+(``run_journal``, in the run directory) says how far the run is: a task manager started in
+place of one that died (``runner.RESTARTABLE``) resumes from it. It ends the attempt its
+predecessor left under way as an infrastructure failure that says so, reruns that episode
+within ``max_attempts`` and serves the rest; no episode that ended is served again.
 
 On a robot (``operator_gate``), every attempt waits for the operator: the next episode is
 announced on ``/aerialdojo/operator/prompt`` (its starts and task), and starts when the
@@ -51,8 +55,10 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 import rclpy
@@ -92,6 +98,7 @@ from aerialdojo.nodes.common import (
     node_process,
     param,
     process_name,
+    time_ns,
     wall_timer,
 )
 from aerialdojo.nodes.conversions import (
@@ -124,6 +131,7 @@ from aerialdojo.protocols.referee import (
     Verdict,
 )
 from aerialdojo.robot.console import task_line
+from aerialdojo.run_journal import JOURNAL_FILE, JournalError, RunJournal
 from aerialdojo.runtime import (
     DOMAIN_CHECKED_ENV,
     NODES_TOPIC,
@@ -180,12 +188,17 @@ class TaskManager(Node):
 
     def __init__(self) -> None:
         super().__init__("task_manager")
+        self._run_dir = os.environ.get(RUN_DIR_ENV, "")
+        journal_path = Path(self._run_dir) / JOURNAL_FILE if self._run_dir else None
+        #: This task manager was started in place of one that died: its run's journal exists.
+        self._resuming = journal_path is not None and journal_path.exists()
         # Before it serves or announces anything, which another run's agents, bridge and
         # evaluator in the domain would take for their own run's; unless its launcher holds
         # the domain and has looked already (a run started beside it is refused by the
-        # other run's own checks).
+        # other run's own checks), or it takes over its own run (the graph may still list
+        # the predecessor, killed outright, which would be taken for another run).
         domain = os.environ.get("ROS_DOMAIN_ID", "")
-        if not domain or os.environ.get(DOMAIN_CHECKED_ENV) != domain:
+        if not self._resuming and (not domain or os.environ.get(DOMAIN_CHECKED_ENV) != domain):
             window_s = discovery_window_s()
             refuse_if_domain_taken(self, window_s)
             if window_s:  # says where a graph's first seconds went
@@ -232,7 +245,18 @@ class TaskManager(Node):
         #: The bridge processes of this run, in the order they announced themselves
         #: (appended on the subscription's thread; read anywhere).
         self._bridge_announcements: list[str] = []
-        self._run_dir = os.environ.get(RUN_DIR_ENV, "")
+        #: Where an automatic run keeps its journal (None: served by hand, or no run
+        #: directory), and the journal once there is one.
+        self._journal_path = journal_path if param(self, "auto_run") else None
+        self._journal: RunJournal | None = None
+        if self._resuming and self._journal_path is not None:
+            # Refused (JournalError) before anything is served: main ends the node with it.
+            self._journal = RunJournal.load(self._journal_path, self._run.run_id, self._selection)
+            self._last_stamp = _stamp(self._journal.last_stamp_ns)
+            self.get_logger().warning(
+                f"resuming run {self._run.run_id!r} from {self._journal_path}: started in "
+                "place of a task manager that ended during the run"
+            )
         #: When the progress line was first seen subscribed (``_progress_listening``).
         self._progress_seen_at: float | None = None
 
@@ -402,6 +426,10 @@ class TaskManager(Node):
     # -- stepping ----------------------------------------------------------------------
 
     def _on_step(self, request: Step.Request, response: Step.Response) -> Step.Response:
+        with self._quiet_on_shutdown():
+            return self._answer_step(request, response)
+
+    def _answer_step(self, request: Step.Request, response: Step.Response) -> Step.Response:
         if self._run.foreign(request.run_id, "a step request"):
             # Answered (a service answers every request), and nothing else: no budget, no
             # refusal counted, no event.
@@ -411,6 +439,9 @@ class TaskManager(Node):
             attempt = self._attempt
             if attempt is None or attempt.termination is not None:
                 response.message = "no episode is running; start one first"
+                # Done: an agent whose step outlived its episode (its task manager died and
+                # one resumed the run) waits for the next task instead of asking again.
+                response.done = True
                 return response
             attempt.last_activity = time.monotonic()
             try:
@@ -620,13 +651,23 @@ class TaskManager(Node):
         have gone to a bridge that died (killed outright, it stays in the graph for a while),
         and the new one answers the copy (an answer to the first is dropped). ``before``
         completes the request once the service is served (the bridge's topics are known
-        then)."""
+        then).
+
+        Raises:
+            ExternalShutdownException: this node is shutting down (SIGINT, SIGTERM). No
+                answer comes then and nothing can be published: the attempt is not the
+                bridge's failure, and a task manager started in this one's place ends it.
+        """
         limit = f"task_manager.sim_timeout_s = {self._sim_timeout_s:g} s"
         deadline = time.monotonic() + self._sim_timeout_s
         answered = threading.Event()
         future = None
         announced = len(self._bridge_announcements)
-        while not (reason := self._bridge_lost(attempt) if attempt is not None else ""):
+        while True:
+            if not self.context.ok():
+                raise ExternalShutdownException()
+            if attempt is not None and (reason := self._bridge_lost(attempt)):
+                break
             # A process after one the call may have gone to: the first announcement of the
             # run names the bridge that a first reset goes to.
             if (
@@ -650,7 +691,7 @@ class TaskManager(Node):
                 future.add_done_callback(lambda _, done=answered: done.set())
             if answered.wait(_CALL_POLL_S) and future is not None:
                 return future.result(), ""
-            if time.monotonic() >= deadline or not self.context.ok():
+            if time.monotonic() >= deadline:
                 reason = (
                     f"{client.srv_name} was not served within {limit}"
                     if future is None
@@ -701,16 +742,18 @@ class TaskManager(Node):
         """End the running attempt as an infrastructure failure when its bridge is gone:
         its agents may wait for frames the old bridge never finished publishing."""
         # Never waits for the lock: its holder is a step or a reset calling the bridge, and
-        # that call gives up on a lost bridge by itself.
-        if not self._lock.acquire(blocking=False):
+        # that call gives up on a lost bridge by itself. Nothing while the node shuts down:
+        # the bridge looks gone then, and nothing can be published.
+        if not self.context.ok() or not self._lock.acquire(blocking=False):
             return
         try:
-            attempt = self._attempt
-            if attempt is None or attempt.termination is not None:
-                return
-            if lost := self._bridge_lost(attempt):
-                self.get_logger().error(lost)
-                self._finish(attempt, EpisodeEvent.INFRA_FAILURE, None, message=lost)
+            with self._quiet_on_shutdown():
+                attempt = self._attempt
+                if attempt is None or attempt.termination is not None:
+                    return
+                if lost := self._bridge_lost(attempt):
+                    self.get_logger().error(lost)
+                    self._finish(attempt, EpisodeEvent.INFRA_FAILURE, None, message=lost)
         finally:
             self._lock.release()
 
@@ -750,7 +793,29 @@ class TaskManager(Node):
 
     def run_selection(self) -> None:
         """Serve every selected episode in turn, rerunning infrastructure failures, then
-        announce the end of the run. Runs on its own thread while the executor spins."""
+        announce the end of the run; or, started in place of a task manager that died,
+        resume the run where its journal says it is. Runs on its own thread while the
+        executor spins."""
+        with self._quiet_on_shutdown():
+            self._serve_selection()
+
+    @contextlib.contextmanager
+    def _quiet_on_shutdown(self) -> Iterator[None]:
+        """Whatever fails once the node shuts down (SIGINT, SIGTERM) failed because rclpy
+        did (``publisher's context is invalid``): raise ``ExternalShutdownException``, which
+        ends the node with status 0, the status the runner restarts a task manager after.
+        The attempt under way is then the successor's to end, from the run's journal."""
+        try:
+            yield
+        except ExternalShutdownException:
+            raise
+        except Exception:
+            if self.context.ok():
+                raise
+            raise ExternalShutdownException() from None
+
+    def _serve_selection(self) -> None:
+        journal = self._journal_of_run()
         self._events_pub.publish(
             EpisodeEvent(
                 run_id=self._run.run_id,
@@ -773,30 +838,121 @@ class TaskManager(Node):
             )
             return
         max_attempts = int(param(self, "max_attempts"))
-        failed: list[str] = []
-        for index, episode_id in enumerate(self._selection):
+        if journal is not None and journal.interrupted is not None:
+            self._end_interrupted(journal, max_attempts)
+        if journal is not None and journal.summary is not None:
+            self._publish_finished(journal.summary)  # it may not have reached anyone
+            return
+        position = journal.position if journal is not None else 0
+        not_scored = list(journal.not_scored) if journal is not None else []
+        for index in range(position, len(self._selection)):
+            episode_id = self._selection[index]
             episode = self._suite.episode(episode_id)
-            for attempt_number in range(max_attempts):
+            attempt_number = journal.attempts if journal is not None else 0
+            while True:
+                self._note(
+                    partial(RunJournal.claim, index=index, last_stamp_ns=time_ns(self._last_stamp))
+                )
+                self._attempts[episode_id] = attempt_number
                 attempt, reason = self._start_next(episode, index)
                 if attempt is not None:
                     self._wait_for_end(attempt)
-                    if attempt.termination not in _EXCLUDED:
-                        break
-                    if attempt.termination == EpisodeEvent.INTERVENTION:
-                        # A person or the safety layer stopped the robot: flying the episode
-                        # again is the team's decision (aerialdojo rerun), not the run's.
-                        failed.append(episode_id)
-                        break
-                    reason = "infrastructure failure during the episode"
-                self.get_logger().warning(
-                    f"{episode_id} attempt {attempt_number} failed ({reason}); "
-                    f"{'rerunning' if attempt_number + 1 < max_attempts else 'giving up'}"
+                ending = attempt.termination if attempt is not None else None
+                scored = attempt is not None and ending not in _EXCLUDED
+                # A person or the safety layer stopped the robot: flying the episode again is
+                # the team's decision (aerialdojo rerun), not the run's.
+                given_up = not scored and (
+                    ending == EpisodeEvent.INTERVENTION or attempt_number + 1 >= max_attempts
                 )
-            else:
-                failed.append(episode_id)
-        self._publish_finished(
-            f"{len(self._selection) - len(failed)} of {len(self._selection)} episodes ran"
-            + (f"; not scored: {', '.join(failed)}" if failed else "")
+                if not scored and ending != EpisodeEvent.INTERVENTION:
+                    if attempt is not None:
+                        reason = "infrastructure failure during the episode"
+                    self.get_logger().warning(
+                        f"{episode_id} attempt {attempt_number} failed ({reason}); "
+                        f"{'giving up' if given_up else 'rerunning'}"
+                    )
+                if given_up:
+                    not_scored.append(episode_id)
+                done = scored or given_up
+                self._note(
+                    partial(RunJournal.ended, done=done, episode_id=episode_id, scored=scored)
+                )
+                if done:
+                    break
+                attempt_number += 1
+        summary = (
+            f"{len(self._selection) - len(not_scored)} of {len(self._selection)} episodes ran"
+            + (f"; not scored: {', '.join(not_scored)}" if not_scored else "")
+        )
+        self._publish_finished(summary)
+        self._note(lambda journal: journal.finished(summary))
+
+    def _journal_of_run(self) -> RunJournal | None:
+        """The journal the run resumes from, or a new one for a run that starts now (None
+        where the run keeps none, or it could not be written)."""
+        if self._journal is None and self._journal_path is not None and not self._resuming:
+            try:
+                self._journal = RunJournal.begin(
+                    self._journal_path, self._run.run_id, self._selection
+                )
+            except OSError as error:
+                self._journal_lost(error)
+        return self._journal
+
+    def _note(self, write: Callable[[RunJournal], None]) -> None:
+        """``write`` a step of the run into its journal, if it keeps one; a journal that
+        cannot be written (a full disk) is given up, with an error logged, rather than
+        ending the run with it."""
+        if self._journal is None:
+            return
+        try:
+            write(self._journal)
+        except OSError as error:
+            self._journal_lost(error)
+
+    def _journal_lost(self, error: OSError) -> None:
+        """Run on without a journal; one left behind, out of date, must not be resumed from
+        (a task manager resuming from it would serve episodes again), so it goes too."""
+        assert self._journal_path is not None
+        self.get_logger().error(
+            f"the run's journal {self._journal_path} could not be written "
+            f"({error.strerror or error}): a task manager started in place of this one "
+            "would run the selection again from its start"
+        )
+        self._journal = None
+        with contextlib.suppress(OSError):
+            self._journal_path.unlink(missing_ok=True)
+
+    def _end_interrupted(self, journal: RunJournal, max_attempts: int) -> None:
+        """End the attempt the predecessor left under way as an infrastructure failure
+        (the evaluator closes it, excluded with the cause); its episode is rerun next while
+        attempts are left."""
+        interrupted = journal.interrupted
+        assert interrupted is not None
+        episode = self._suite.episode(self._selection[interrupted.index])
+        referee = self._rules.referee(episode, self._suite, self._settings)
+        stopped = _Attempt(
+            episode,
+            referee,
+            interrupted.attempt,
+            interrupted.index,
+            len(self._selection),
+            self._last_stamp,
+        )
+        message = (
+            "the task manager was restarted during the episode (its process "
+            f"{interrupted.pid} ended); this attempt is not scored"
+        )
+        self._publish_event(stopped, EpisodeEvent.INFRA_FAILURE, message=message)
+        given_up = interrupted.attempt + 1 >= max_attempts
+        self.get_logger().warning(
+            f"{episode.episode_id} attempt {interrupted.attempt} failed ({message}); "
+            f"{'giving up' if given_up else 'rerunning'}"
+        )
+        self._note(
+            lambda journal: journal.ended(
+                done=given_up, episode_id=episode.episode_id, scored=False
+            )
         )
 
     def _start_next(self, episode: EpisodeLike, index: int) -> tuple[_Attempt | None, str]:
@@ -935,6 +1091,10 @@ class TaskManager(Node):
         ends) holds the run up ``_ACK_WAIT_S`` at most."""
         if not self._listening_to_events(node_name):
             return False
+        if self._resuming:
+            # The line listened to the predecessor and shows no bar for a while yet: the
+            # events it has not matched yet wait for it (EVENTS_QOS).
+            return True
         if self._events_pub.wait_for_all_acked(Duration(seconds=0)):
             return True
         if self._progress_seen_at is None:
@@ -1041,6 +1201,11 @@ PLACEMENT_NOTED_M = 1e-3
 PLACEMENT_NOTED_DEG = 1e-2
 
 
+def _stamp(nanoseconds: int) -> Time:
+    """The ``Time`` of ``nanoseconds``."""
+    return Time(sec=nanoseconds // 10**9, nanosec=nanoseconds % 10**9)
+
+
 def _facts_json(verdict: Verdict) -> str:
     return json.dumps(verdict.facts) if verdict.facts is not None else ""
 
@@ -1049,7 +1214,8 @@ def main(args: list[str] | None = None) -> None:
     with node_process(args):
         try:
             node = TaskManager()
-        except DomainTakenError as error:
+        except (DomainTakenError, JournalError) as error:
+            # Exit status 1: the runner restarts no task manager that refused to start.
             rclpy.logging.get_logger("task_manager").fatal(str(error))
             sys.exit(1)
         # Services, faults and the operator here; the bridge's answers on a thread of their
