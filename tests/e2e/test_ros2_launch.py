@@ -13,6 +13,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -108,6 +110,36 @@ def test_ros2_launch_gives_the_metrics_of_aerialdojo_eval(
         )
 
 
+@contextmanager
+def _launched(
+    command: list[str], env: dict[str, str], output: Path
+) -> Iterator[subprocess.Popen[bytes]]:
+    """``ros2 launch`` in a process group of its own, its output in ``output``; killed with
+    its group if the block leaves it running."""
+    with output.open("wb") as log:
+        launch = subprocess.Popen(
+            command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            yield launch
+        finally:
+            if launch.poll() is None:
+                os.killpg(launch.pid, signal.SIGKILL)
+                launch.wait()
+
+
+def _wait_for_output(
+    launch: subprocess.Popen[bytes], output: Path, marker: str, never: str, poll_s: float = 0.5
+) -> None:
+    """Wait until the launch has printed ``marker``; fail with ``never`` after 600 s, or with
+    its output if it ends first."""
+    deadline = time.monotonic() + 600
+    while marker not in output.read_text(errors="replace"):
+        assert launch.poll() is None, output.read_text(errors="replace")[-3000:]
+        assert time.monotonic() < deadline, never
+        time.sleep(poll_s)
+
+
 def test_ctrl_c_to_the_launch_process_group_leaves_a_readable_bag_and_a_report(
     launch_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -115,23 +147,11 @@ def test_ctrl_c_to_the_launch_process_group_leaves_a_readable_bag_and_a_report(
     # close(): a 43-byte bag.mcap, no metadata.yaml, no report.
     run_dir = tmp_path / "runs" / "interrupted"
     output = tmp_path / "launch.log"
-    with output.open("wb") as log:
-        launch = subprocess.Popen(
-            _launch_command(_config(tmp_path, "eval.yaml"), 3, tmp_path / "runs", run_dir.name),
-            env=launch_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-        try:
-            deadline = time.monotonic() + 600
-            while "[1/3]" not in output.read_text(errors="replace"):
-                assert launch.poll() is None, output.read_text(errors="replace")[-3000:]
-                assert time.monotonic() < deadline, "the first episode never ended"
-                time.sleep(0.5)
-            os.killpg(launch.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
-            launch.wait(timeout=120)
-        finally:
-            if launch.poll() is None:
-                os.killpg(launch.pid, signal.SIGKILL)
-                launch.wait()
+    command = _launch_command(_config(tmp_path, "eval.yaml"), 3, tmp_path / "runs", run_dir.name)
+    with _launched(command, launch_env, output) as launch:
+        _wait_for_output(launch, output, "[1/3]", "the first episode never ended")
+        os.killpg(launch.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+        launch.wait(timeout=120)
     assert (run_dir / "bag" / "metadata.yaml").is_file(), output.read_text()[-3000:]
     with AnyReader([run_dir / "bag"]) as reader:
         assert any(c.topic == "/aerialdojo/episode_events" for c in reader.connections)
@@ -164,28 +184,18 @@ def test_a_killed_task_manager_is_started_again_and_the_launch_completes_the_run
     # a run nobody served. eval.launch.py starts it again as aerialdojo eval does.
     run_dir = tmp_path / "runs" / "resumed"
     output = tmp_path / "launch.log"
-    with output.open("wb") as log:
-        launch = subprocess.Popen(
-            _launch_command(_config(tmp_path, "eval.yaml"), 2, tmp_path / "runs", run_dir.name),
-            env=launch_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+    command = _launch_command(_config(tmp_path, "eval.yaml"), 2, tmp_path / "runs", run_dir.name)
+    with _launched(command, launch_env, output) as launch:
+        _wait_for_output(
+            launch, output, "started (attempt 0)", "the first episode never started", poll_s=0.05
+        )
+        agent = _launched_node(run_dir, "uav_agent")
+        os.kill(agent, signal.SIGSTOP)  # the episode under way cannot end meanwhile
         try:
-            deadline = time.monotonic() + 600
-            while "started (attempt 0)" not in output.read_text(errors="replace"):
-                assert launch.poll() is None, output.read_text(errors="replace")[-3000:]
-                assert time.monotonic() < deadline, "the first episode never started"
-                time.sleep(0.05)
-            agent = _launched_node(run_dir, "uav_agent")
-            os.kill(agent, signal.SIGSTOP)  # the episode under way cannot end meanwhile
-            try:
-                os.kill(_launched_node(run_dir, "task_manager"), signal.SIGKILL)
-            finally:
-                os.kill(agent, signal.SIGCONT)
-            launch.wait(timeout=600)
+            os.kill(_launched_node(run_dir, "task_manager"), signal.SIGKILL)
         finally:
-            if launch.poll() is None:
-                os.killpg(launch.pid, signal.SIGKILL)
-                launch.wait()
+            os.kill(agent, signal.SIGCONT)
+        launch.wait(timeout=600)
     said = output.read_text(errors="replace")
     assert launch.returncode == 0, said[-3000:]
     assert "the task manager was restarted during the episode" in said
