@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchContext, LaunchDescription
@@ -29,7 +30,6 @@ from launch.actions import (
 )
 from launch.event_handlers import OnProcessExit
 from launch.events import Shutdown
-from launch.events.process import ProcessExited
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
@@ -50,6 +50,9 @@ from aerialdojo.graph import (
 from aerialdojo.nodes.domain_guard import check_domain_free
 from aerialdojo.runner import RESTARTABLE, Restarts, shm_segments, start_segment_cleaner
 from aerialdojo.runtime import RUN_DIR_ENV
+
+if TYPE_CHECKING:  # launch.events.process: not in the stand-in the entry-point tests use
+    from launch.events.process import ProcessExited
 
 #: Seconds launch waits, once it has stopped the evaluator with SIGINT, before SIGTERM, and
 #: then before SIGKILL (``ExecuteProcess``'s sigterm_timeout and sigkill_timeout).

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from aerialdojo.graph import run_specs
-from aerialdojo.runner import node_command, write_params_file
+from aerialdojo.runner import RESTARTABLE, node_command, write_params_file
 
 
 class _Recorded:
@@ -148,9 +148,13 @@ def test_launch_file_and_cli_start_the_same_nodes(
     }
     task_manager = next(e for e in started if e[1] == "task_manager")
     assert ("max_episodes", 3) in task_manager[3]
-    evaluator_exit = next(a for a in actions if type(a).__name__ == "RegisterEventHandler")
-    handler = evaluator_exit.args[0]
-    assert handler.kwargs["target_action"].kwargs["name"] == "evaluator"
+    # The evaluator's exit ends the launch; the restartable nodes' exits start them again.
+    watched = [
+        action.args[0].kwargs["target_action"].kwargs["name"]
+        for action in actions
+        if type(action).__name__ == "RegisterEventHandler"
+    ]
+    assert sorted(watched) == sorted(["evaluator", *RESTARTABLE])
 
 
 def test_installed_share_holds_the_launch_and_config_files(repo: Path) -> None:
