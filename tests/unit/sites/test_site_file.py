@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from embree_ties import skip_unless_ties_as_recorded
 from PIL import Image
 from site_files import SiteWriter, write_photo
 
@@ -176,6 +177,16 @@ def test_rehearsal_sites_are_checked_against_their_scene(tmp_path: Path) -> None
     (problem,) = _problems(broken)
     assert "geofence: the fence (inside its margin) spans [-79.5, -6.5]" in problem
     assert "beyond Alley_0's flyable box [-70, 70]" in problem
+
+
+def test_a_start_pad_inside_a_building_is_refused(tmp_path: Path) -> None:
+    # Inside a flat-roofed building, touching nothing: only the inside test's ray can tell.
+    skip_unless_ties_as_recorded("the inside test under a flat roof")
+    text = REHEARSAL.read_text()
+    (tmp_path / "photos").mkdir()
+    for photo in (REHEARSAL.parent / "photos").iterdir():
+        (tmp_path / "photos" / photo.name).write_bytes(photo.read_bytes())
+    broken = tmp_path / "site.yaml"
     # A start pad moved into the row of buildings on the west side.
     broken.write_text(text.replace("[-13.09, 2.89, 1.38]", "[-47.0, 2.89, 1.38]"))
     (problem,) = _problems(broken)

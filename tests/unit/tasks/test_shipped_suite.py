@@ -10,13 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from embree_ties import skip_unless_ties_as_recorded
 from PIL import Image
 from task_worlds import replay
 
 from aerialdojo.sim.annotations import FAMILIES
 from aerialdojo.sim.backend import aerialdojo_uav_rig
 from aerialdojo.sim.embedded.backend import EmbeddedBackend
-from aerialdojo.sim.embedded.scenes import load_scene
 from aerialdojo.tasks.embedded import generate_suite
 from aerialdojo.tasks.episode import stated_distance
 from aerialdojo.tasks.settings import SETTINGS, SPLIT_PERCENTAGES
@@ -102,18 +102,6 @@ def test_every_reference_replays_in_the_embedded_simulator(mini: Suite) -> None:
     )
 
 
-def _embree_resolves_coincident_faces_as_shipped(scene: str, radius_m: float) -> bool:
-    """Whether this machine's Embree settles the tie the shipped suite was generated with.
-
-    Harbor_1's warehouse has its roof slab's bottom face exactly on its wall box's top face.
-    The inside test's upward ray from obj_024's first anchor candidate (0.92 m inside the
-    wall box, touching nothing) meets both at one distance; which one Embree reports depends
-    on the machine (docs/tasks.md, "The shipped suite"). The shipped file came from a
-    machine where the roof's face wins: the point is then free."""
-    world = load_scene(scene, 0, agent_radius_m=radius_m).collision
-    return world.sphere_is_free(np.array((57.1111, 82.0817, 5.0227)), 0.01)
-
-
 def test_its_recorded_command_writes_it_again(tmp_path: Path) -> None:
     """The shipped file is what ``generate_suite`` writes with the command in docs/tasks.md
     (scenes are independent shards, so one scene is enough to check): its episodes field by
@@ -123,13 +111,7 @@ def test_its_recorded_command_writes_it_again(tmp_path: Path) -> None:
     shipped_path = resolve_suite(SHIPPED)
     shipped = json.loads(shipped_path.read_text())
     generation = shipped["generation"]
-    if not _embree_resolves_coincident_faces_as_shipped(scene, generation["collision_radius_m"]):
-        pytest.skip(
-            "this machine's Embree reports the other of two coincident faces in Harbor_1, "
-            "so the recorded command writes the suite of before commit 26530d9 here; the "
-            "shipped suites are reproducible only where the tie goes as on CI's machines "
-            "until the scenes lose their coincident faces (docs/tasks.md)"
-        )
+    skip_unless_ties_as_recorded("the suite its recorded command writes")
     regenerated_path = generate_suite(
         [scene],
         tmp_path,
