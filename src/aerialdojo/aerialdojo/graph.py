@@ -343,15 +343,9 @@ def node_specs(config: Mapping[str, Mapping[str, ParamValue]]) -> list[NodeSpec]
             # Only the views the task gives the policy (task_manager.observation; the rest
             # never reach it): each other view's image, depth and camera info would cross DDS
             # and be deserialized in the agent every step for nothing.
-            declared["views"] = list(
-                aerialdojo_observation(
-                    {
-                        "observation": config["task_manager"].get(
-                            "observation", _default("task_manager", "observation")
-                        )
-                    }
-                )[0]
-            )
+            # (task_manager.observation defaults to the paper's view, as this does.)
+            views, _ = aerialdojo_observation(config["task_manager"])
+            declared["views"] = list(views)
         if node in ("uav_agent", "citynav_agent"):
             # The oracle replays the suite the task manager serves unless told another.
             declared["oracle_suite"] = config["task_manager"].get(

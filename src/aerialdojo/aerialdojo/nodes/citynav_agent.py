@@ -26,7 +26,6 @@ from array import array
 
 from aerialdojo_interfaces.msg import GeoSemanticMap as GeoSemanticMapMsg
 from aerialdojo_interfaces.msg import TaskSpec
-from builtin_interfaces.msg import Time
 from nav_msgs.msg import MapMetaData, OccupancyGrid
 from std_msgs.msg import Header
 
@@ -37,7 +36,7 @@ from aerialdojo.citynav.gsm import LAYERS, GeoSemanticMap
 from aerialdojo.citynav.policies import ColourSearchPolicy, GsmPolicy
 from aerialdojo.geometry import Pose
 from aerialdojo.nodes.agent_node import AgentNode, spin_agent
-from aerialdojo.nodes.common import param, parameters_of
+from aerialdojo.nodes.common import param, parameters_of, time_of_ns
 from aerialdojo.nodes.conversions import goal_description
 from aerialdojo.nodes.qos import GSM_QOS
 from aerialdojo.protocols.referee import StepRequest
@@ -99,7 +98,7 @@ class CityNavAgent(AgentNode):
         grid = self._gsm.grid
         stamp_ns = self.awaited_stamp_ns or 0
         header = Header(
-            stamp=Time(sec=stamp_ns // 1_000_000_000, nanosec=stamp_ns % 1_000_000_000),
+            stamp=time_of_ns(stamp_ns),
             frame_id=MAP_FRAME,
         )
         info = MapMetaData(

@@ -223,7 +223,11 @@ def param(node: Node, name: str) -> Any:
 
 def time_msg(seconds: float) -> Time:
     """builtin_interfaces/Time of a simulation time in seconds."""
-    nanoseconds = round(seconds * 1e9)
+    return time_of_ns(round(seconds * 1e9))
+
+
+def time_of_ns(nanoseconds: int) -> Time:
+    """builtin_interfaces/Time of nanoseconds (the inverse of ``time_ns``)."""
     return Time(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
 
 

@@ -99,6 +99,7 @@ from aerialdojo.nodes.common import (
     param,
     process_name,
     time_ns,
+    time_of_ns,
     wall_timer,
 )
 from aerialdojo.nodes.conversions import (
@@ -252,7 +253,7 @@ class TaskManager(Node):
         if self._resuming and self._journal_path is not None:
             # Refused (JournalError) before anything is served: main ends the node with it.
             self._journal = RunJournal.load(self._journal_path, self._run.run_id, self._selection)
-            self._last_stamp = _stamp(self._journal.last_stamp_ns)
+            self._last_stamp = time_of_ns(self._journal.last_stamp_ns)
             self.get_logger().warning(
                 f"resuming run {self._run.run_id!r} from {self._journal_path}: started in "
                 "place of a task manager that ended during the run"
@@ -1199,11 +1200,6 @@ def _placement_record(starts: dict[str, Pose], placed: dict[str, Pose]) -> dict[
 #: A placement closer than this to its start is the start (a simulator's, up to rounding).
 PLACEMENT_NOTED_M = 1e-3
 PLACEMENT_NOTED_DEG = 1e-2
-
-
-def _stamp(nanoseconds: int) -> Time:
-    """The ``Time`` of ``nanoseconds``."""
-    return Time(sec=nanoseconds // 10**9, nanosec=nanoseconds % 10**9)
 
 
 def _facts_json(verdict: Verdict) -> str:
