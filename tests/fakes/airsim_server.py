@@ -181,6 +181,11 @@ def settings_cameras(settings: dict[str, Any], vehicle: dict[str, Any]) -> dict[
     return cameras
 
 
+def _as_float32(value: float) -> float:
+    """``value`` as the server holds it in a C++ float."""
+    return float(np.float32(value))
+
+
 def _vector(x: float, y: float, z: float) -> dict[str, float]:
     return {"x_val": x, "y_val": y, "z_val": z}
 
@@ -342,19 +347,20 @@ class FakeAirSim:
                             f"{error}.",
                             None,
                         ]
-                    # An ImageResponse's floats are C++ floats (``image_data_float`` a
-                    # std::vector<float>, positions real_T = float: AirSim v1.8.1
-                    # RpcLibAdaptorsBase.hpp:529,541, common/Common.hpp:30; the same file in
-                    # CarlaAir's Plugins/AirSim), and rpclib 2.3.0 (AirSim's setup.sh) packs
-                    # every float as msgpack float32, tag 0xca (include/rpc/msgpack/v1/
-                    # adaptor/float.hpp:47-50, v1/pack.hpp:1104-1112). Not modelled: the
-                    # real_T fields of the other answers (poses, collisions) go as doubles.
-                    single_float = method == "simGetImages"
+                    # Every float of the answers served here is a C++ float: real_T = float
+                    # (common/Common.hpp:30) in Vector3r, Quaternionr, CollisionInfo's
+                    # penetration_depth, and ``float`` in CameraInfo's fov and proj_mat and
+                    # ImageResponse's image_data_float (AirSim v1.8.1
+                    # RpcLibAdaptorsBase.hpp; the same file in CarlaAir's Plugins/AirSim).
+                    # rpclib 2.3.0 (AirSim's setup.sh) packs every float as msgpack float32,
+                    # tag 0xca (include/rpc/msgpack/v1/adaptor/float.hpp:47-50,
+                    # v1/pack.hpp:1104-1112). Only GeoPoint's latitude and longitude are
+                    # doubles, and no answer served here has one.
                     try:
                         # Blocking: a large answer to a slow reader must not be cut short.
                         connection.settimeout(None)
                         connection.sendall(
-                            msgpack.packb(reply, use_bin_type=True, use_single_float=single_float)
+                            msgpack.packb(reply, use_bin_type=True, use_single_float=True)
                         )
                         connection.settimeout(0.1)
                     except OSError:
@@ -400,7 +406,7 @@ class FakeAirSim:
             }
         if method == "simSetCameraFov":
             camera_name, fov_degrees, name, _external = params
-            self._camera(name, camera_name).fov_deg = float(fov_degrees)
+            self._camera(name, camera_name).fov_deg = _as_float32(fov_degrees)
             return None
         if method == "simGetImages":
             requests, name, _external = params
@@ -414,13 +420,16 @@ class FakeAirSim:
         return cameras[camera_name]
 
     def _set_pose(self, vehicle: Vehicle, pose: dict[str, Any], ignore_collision: bool) -> None:
-        p, q = pose["position"], pose["orientation"]
+        # The server unpacks the client's doubles into real_T = float (RpcLibAdaptorsBase
+        # Pose, Vector3r, Quaternionr): a pose read back is the float nearest the one set.
+        p = {axis: _as_float32(value) for axis, value in pose["position"].items()}
+        q = {axis: _as_float32(value) for axis, value in pose["orientation"].items()}
         yaw = math.atan2(
             2.0 * (q["w_val"] * q["z_val"] + q["x_val"] * q["y_val"]),
             1.0 - 2.0 * (q["y_val"] ** 2 + q["z_val"] ** 2),
         )
         with self._condition:
-            vehicle.body_position = (float(p["x_val"]), float(p["y_val"]), float(p["z_val"]))
+            vehicle.body_position = (p["x_val"], p["y_val"], p["z_val"])
             vehicle.body_yaw = yaw
             vehicle.body_set_at = time.monotonic()
             vehicle.grounded = False
