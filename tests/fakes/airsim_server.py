@@ -204,6 +204,11 @@ class FakeAirSim:
             ground clamp finds.
         ground_down: NED down of the ground plane (the clamp's last surface).
         render_on_tick: answer simGetImages only after the next ``tick``.
+        answer_delay_s: wall time from the render to the answer's first byte. rpclib sends
+            a reply once it is packed whole (rpclib 2.3.0 ``lib/rpc/detail/
+            server_session.cc``: the dispatched response's ``get_data()``, one
+            ``msgpack::sbuffer``, goes to ``async_writer::write``), so reading a large set
+            back and packing it all come first; this fake packs 256² in a few ms.
     """
 
     def __init__(
@@ -213,11 +218,13 @@ class FakeAirSim:
         *,
         ground_down: float = 1e9,
         render_on_tick: bool = True,
+        answer_delay_s: float = 0.0,
     ) -> None:
         self.settings = copy.deepcopy(STOCK_CARLA_AIR_SETTINGS if settings is None else settings)
         self.obstacles = obstacles
         self.ground_down = ground_down
         self.render_on_tick = render_on_tick
+        self.answer_delay_s = answer_delay_s
         self.physics_engine = self.settings.get("PhysicsEngineName") or "FastPhysicsEngine"
         vehicles = self.settings.get("Vehicles") or {"SimpleFlight": {}}
         self.vehicle_names = list(vehicles)
@@ -505,6 +512,7 @@ class FakeAirSim:
                     self._condition.wait(0.1)
             vehicle = self.vehicle(vehicle_name)
             position, yaw, stamp = vehicle.position, vehicle.yaw, self.now_ns()
+        time.sleep(self.answer_delay_s)
         responses = []
         for request, camera in zip(requests, cameras, strict=True):
             image_type = request["image_type"]

@@ -182,6 +182,27 @@ def test_images_are_fetched_off_the_only_thread_that_ticks(
         backend.close()
 
 
+def test_a_slow_answer_is_waited_for_and_stamped_with_the_tick_that_rendered_it(
+    fake: FakeAirSim, world: carla_standin.World
+) -> None:
+    # A large set's answer starts long after its tick (at 640² the fake's took 60-100 ms):
+    # ticking again while it is packed cost a frame each time and stamped the set with a
+    # later tick than the one that rendered it. Once the backend has seen how long answers
+    # take, every set is one tick, stamped with that tick's time.
+    fake.answer_delay_s = 0.15
+    backend = _backend(fake, world)
+    try:
+        backend.reset("Town10HD", {"uav": UAV_START})
+        backend.observe("uav")
+        for _ in range(3):
+            frame = world.frame
+            observation = backend.observe("uav")
+            assert world.frame == frame + 1
+            assert observation.sim_time_s == world.get_snapshot().timestamp.elapsed_seconds
+    finally:
+        backend.close()
+
+
 def test_the_bridges_frames_are_what_the_airsim_client_decoded_to_before(
     fake: FakeAirSim, world: carla_standin.World
 ) -> None:

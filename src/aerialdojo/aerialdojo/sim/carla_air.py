@@ -55,7 +55,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import airsim
 import carla
@@ -115,10 +115,15 @@ TESTED_CARLA_VERSION = "0.9.16"
 TESTED_AIRSIM_VERSION = "1.8.1"
 #: How long to wait between looks at the UGV's camera frames, seconds of wall time.
 _TICK_WAIT_S = 0.01
-#: How long to wait for images after a tick before ticking again, seconds of wall time: the
-#: images that tick rendered are still being packed and sent, and a tick too many costs a
-#: frame of wall time (ticking again after 10 ms made two ticks per observation set at 256²).
+#: How long to wait, at least, for an answer to start after a tick before ticking again,
+#: seconds of wall time: the images that tick rendered are still being packed, and a tick
+#: too many costs a frame of wall time (ticking again after 10 ms made two ticks per
+#: observation set at 256²) and stamps the set with a tick later than the one that
+#: rendered it. The wait grows with the answers the server gave (``_REPLY_WAIT_MARGIN``
+#: times the last one's start after its first tick): at 640² the fake's answers start
+#: 60-100 ms after the tick.
 _REPLY_WAIT_S = 0.05
+_REPLY_WAIT_MARGIN = 1.5
 #: Role names of the actors this backend spawns: the UGV (``<role>``, ``<role>/<view>``) and
 #: an episode's objects (``<role>/<object id>``); every actor whose role starts with
 #: ``aerialdojo/`` is this backend's, and an earlier connection's is destroyed.
@@ -162,12 +167,15 @@ class RoadGraph:
     edges: tuple[tuple[int, int], ...]
 
 
-@dataclass(frozen=True)
+@dataclass
 class _ImageFetch:
     """One ``simGetImages`` on the image thread: ``sent`` is set once the request is on the
-    wire (or the fetch failed before), ``result`` holds the responses or the error."""
+    wire, ``answering`` once the reply starts to arrive (``answer_started`` its monotonic
+    time); both also when the fetch failed. ``result`` holds the responses or the error."""
 
     sent: threading.Event = field(default_factory=threading.Event)
+    answering: threading.Event = field(default_factory=threading.Event)
+    answer_started: float | None = None
     result: concurrent.futures.Future[Any] = field(default_factory=concurrent.futures.Future)
 
 
@@ -192,6 +200,9 @@ class _ImageFetcher:
                 # from here on and that tick renders these images.
                 msgid = channel.send_image_request(requests, vehicle)
                 fetch.sent.set()
+                if channel.wait_for_reply():
+                    fetch.answer_started = time.monotonic()
+                    fetch.answering.set()
                 fetch.result.set_result(channel.read_images(msgid))
             except (AirSimRpcError, AirSimWireError, OSError) as error:
                 fetch.result.set_exception(error)
@@ -200,6 +211,7 @@ class _ImageFetcher:
                 channel = None  # the next job reconnects
             finally:
                 fetch.sent.set()
+                fetch.answering.set()
         if channel is not None:
             channel.close()
 
@@ -285,6 +297,7 @@ class CarlaAirBackend(SimulatorBackend):
         self._uav_collision_ns = 0
         self._action_frame = 0
         self._tick_time_s = 0.0
+        self._reply_wait_s = _REPLY_WAIT_S
         self._ugv_cameras: dict[str, ServerCamera] = {}
         self._uav_sizes: dict[str, tuple[int, int]] = {}
         benchmark = remote_benchmark(settings.benchmark)
@@ -1020,24 +1033,42 @@ class CarlaAirBackend(SimulatorBackend):
 
     def _tick_until(self, fetch: _ImageFetch, what: str) -> Any:
         """Tick the world until ``fetch`` is answered (CARLA-Air renders on ticks): the first
-        tick as soon as the request is on the wire, another only if no answer came within
-        ``_REPLY_WAIT_S`` of the last (the request reached the server after it)."""
-        deadline = time.monotonic() + self.settings.frame_timeout_s
-        fetch.sent.wait(self.settings.frame_timeout_s)
-        result = fetch.result
-        while not result.done():
+        tick as soon as the request is on the wire, another only if no answer started within
+        the reply wait of the last (the request reached the server after it). Once the
+        answer starts, no more ticks: the set is stamped with the tick that rendered it."""
+        timeout_s = self.settings.frame_timeout_s
+        deadline = time.monotonic() + timeout_s
+        fetch.sent.wait(timeout_s)
+        first_tick_done = None
+        while not fetch.answering.is_set():
             if time.monotonic() > deadline:
-                self._drop_connection()
-                raise SimulatorFaultError(
-                    f"{self.airsim_endpoint}: no {what} within {self.settings.frame_timeout_s:g} s"
-                )
+                self._no_answer(what)
             self._tick(1)
-            concurrent.futures.wait([result], timeout=_REPLY_WAIT_S)
+            first_tick_done = first_tick_done or time.monotonic()
+            fetch.answering.wait(self._reply_wait_s)
+        if first_tick_done is not None and fetch.answer_started is not None:
+            # An answer that came after a second tick may still be the first tick's images:
+            # wait longer next time (an overestimate only when the request came late).
+            started_after_s = fetch.answer_started - first_tick_done
+            self._reply_wait_s = min(
+                max(_REPLY_WAIT_S, _REPLY_WAIT_MARGIN * started_after_s), timeout_s
+            )
+        done, _ = concurrent.futures.wait(
+            [fetch.result], timeout=max(0.0, deadline - time.monotonic())
+        )
+        if not done:
+            self._no_answer(what)
         try:
-            return result.result()
+            return fetch.result.result()
         except (AirSimRpcError, AirSimWireError, OSError) as error:
             self._drop_connection()
             raise fault(self.airsim_endpoint, f"fetching {what}", error) from error
+
+    def _no_answer(self, what: str) -> NoReturn:
+        self._drop_connection()
+        raise SimulatorFaultError(
+            f"{self.airsim_endpoint}: no {what} within {self.settings.frame_timeout_s:g} s"
+        )
 
     def _observe_ugv(self, ground: _Ground, views: Sequence[CameraSpec]) -> Observation:
         keys = [

@@ -22,6 +22,7 @@ vectorised pass; an array of mixed types is read element by element, with the sa
 from __future__ import annotations
 
 import itertools
+import select
 import socket
 import struct
 from collections.abc import Callable, Sequence
@@ -303,6 +304,13 @@ class AirSimImageChannel:
         msgid = next(self._ids)
         self._socket.sendall(request_bytes(msgid, "simGetImages", [list(requests), vehicle, False]))
         return msgid
+
+    def wait_for_reply(self) -> bool:
+        """Wait, up to the channel's timeout, until the server's reply starts to arrive;
+        whether it did. rpclib writes a reply once it is packed whole, so its first bytes
+        mean the images were rendered."""
+        readable, _, _ = select.select([self._socket], [], [], self._socket.gettimeout())
+        return bool(readable)
 
     def read_images(self, msgid: int) -> list[WireImage]:
         """The reply to call ``msgid``.
