@@ -431,15 +431,6 @@ class SceneBuilder:
         normals = cross[keep] / area[keep, None]
         owners = np.concatenate(self._face_owner)[keep]
         caster = RayCaster(vertices, faces)
-
-        def inside(points: np.ndarray) -> np.ndarray:
-            # A point is inside closed geometry when a ray leaving it first meets a back face.
-            direction = np.tile(np.array((0.013, 0.007, 1.0), dtype=np.float32), (len(points), 1))
-            primitive, _, _ = caster.cast(points.astype(np.float32), direction)
-            hit = primitive >= 0
-            facing = np.einsum("ij,ij->i", normals[np.where(hit, primitive, 0)], direction)
-            return np.asarray(hit & (facing > 0.0))
-
         assert self._terrain is not None, "a scene needs terrain"
         lowest = float(self._terrain.heights.min())
         reach = self.half_extent
@@ -449,7 +440,7 @@ class SceneBuilder:
             [owner.name for owner in self._owners],
             bounds_min=(-reach, -reach, lowest),
             bounds_max=(reach, reach, float(self._terrain.heights.max()) + self.ceiling_m),
-            inside_test=inside,
+            solid=True,
         )
         annotations = self._annotate(world, object_triangles, distribution, agent_radius_m)
         owner_instance = np.array([owner.instance_id for owner in self._owners], dtype=np.int32)
