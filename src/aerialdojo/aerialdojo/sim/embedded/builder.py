@@ -15,7 +15,7 @@ from aerialdojo.sim.annotations import Landmark, SceneAnnotations, TargetObject
 from aerialdojo.sim.embedded.annotate import DescribedObject, describe, find_anchor
 from aerialdojo.sim.embedded.catalogue import CATEGORIES, SEMANTIC_IDS
 from aerialdojo.sim.embedded.collision import CollisionWorld
-from aerialdojo.sim.embedded.primitives import Mesh, box, gable_roof, heightfield
+from aerialdojo.sim.embedded.primitives import SEAT_M, Mesh, box, gable_roof, heightfield
 from aerialdojo.sim.embedded.raycast import RayCaster
 from aerialdojo.sim.embedded.world import (
     PATTERN_PLAIN,
@@ -36,6 +36,8 @@ _OBJECT_CLEARANCE_M = 1.6
 # Terrain extends this far beyond the flyable box so that views near the edge see ground.
 _TERRAIN_MARGIN_M = 60.0
 _ROAD_LIFT_M = 0.05
+# The terrain and water sheets are laid SEAT_M above the heights things are placed on, so
+# whatever stands on the ground stands a little in it rather than on its plane.
 
 
 @dataclass
@@ -150,6 +152,12 @@ class SceneBuilder:
         self._face_count += faces
         return range(self._face_count - faces, self._face_count)
 
+    def piece_triangles(self) -> list[np.ndarray]:
+        """The (F, 3, 3) triangles of every mesh added so far, one array per ``add``: the
+        pieces that checks of the assembled geometry tell apart."""
+        vertices = np.concatenate(self._vertices)
+        return [vertices[faces] for faces in self._faces]
+
     def add_pieces(
         self, pieces: Sequence[tuple[Mesh, Colour]], owner: int, pattern: int = PATTERN_PLAIN
     ) -> list[int]:
@@ -177,7 +185,7 @@ class SceneBuilder:
         grid_x, grid_y = np.meshgrid(xs, xs)
         heights = height(grid_x, grid_y)
         self._terrain = _Heightfield(xs, xs, heights)
-        mesh = heightfield(xs, xs, heights)
+        mesh = heightfield(xs, xs, heights + SEAT_M)
         triangles = mesh.triangles
         normal = np.cross(triangles[:, 1] - triangles[:, 0], triangles[:, 2] - triangles[:, 0])
         normal_z = normal[:, 2] / np.linalg.norm(normal, axis=1)
@@ -189,7 +197,7 @@ class SceneBuilder:
         self._water_level = level
         reach = self.half_extent + _TERRAIN_MARGIN_M
         sheet = heightfield(
-            np.array((-reach, reach)), np.array((-reach, reach)), np.full((2, 2), level)
+            np.array((-reach, reach)), np.array((-reach, reach)), np.full((2, 2), level + SEAT_M)
         )
         self.add(sheet, colour, self.owner("water", "water", thing=False), PATTERN_WATER)
 
@@ -278,18 +286,25 @@ class SceneBuilder:
         pieces: list[tuple[Mesh, Colour]] = [
             (box(length, width, height).moved((x, y, bottom), yaw), colour)
         ]
+        # Roofs reach SEAT_M down into the walls' box (its top would be their bottom's plane);
+        # the flat slab keeps its top, the pitched roof its ridge.
         if gable:
             pieces.append(
                 (
-                    gable_roof(length + 0.6, width + 0.6, min(length, width) * 0.35).moved(
-                        (x, y, bottom + height), yaw
+                    gable_roof(length + 0.6, width + 0.6, min(length, width) * 0.35 + SEAT_M).moved(
+                        (x, y, bottom + height - SEAT_M), yaw
                     ),
                     roof or (150, 60, 50),
                 )
             )
         elif roof is not None:
             pieces.append(
-                (box(length - 0.6, width - 0.6, 0.6).moved((x, y, bottom + height), yaw), roof)
+                (
+                    box(length - 0.6, width - 0.6, 0.6 + SEAT_M).moved(
+                        (x, y, bottom + height - SEAT_M), yaw
+                    ),
+                    roof,
+                )
             )
         owner = self.owner(name, "building")
         self.add(pieces[0][0], pieces[0][1], owner, PATTERN_WINDOWS)
@@ -379,8 +394,12 @@ class SceneBuilder:
     ) -> None:
         """A road along ``points``: a ribbon on the ground and edges in the road graph."""
         owner = self.owner("road", "road", thing=False)
+        # Roads running more along x than y lie SEAT_M higher, so that crossing roads do not
+        # share a plane; the road graph keeps one lift.
+        (x_first, y_first), (x_last, y_last) = points[0], points[-1]
+        lift = _ROAD_LIFT_M + SEAT_M * (abs(x_last - x_first) > abs(y_last - y_first))
         for (x0, y0), (x1, y1) in itertools.pairwise(points):
-            self.add(self._ribbon((x0, y0), (x1, y1), width), colour, owner)
+            self.add(self._ribbon((x0, y0), (x1, y1), width, lift), colour, owner)
             node = self._road_node(x0, y0)
             following = self._road_node(x1, y1)
             for edge in ((node, following), (following, node)):
@@ -394,7 +413,9 @@ class SceneBuilder:
         self._road_nodes.append((x, y, self.ground(x, y) + _ROAD_LIFT_M))
         return len(self._road_nodes) - 1
 
-    def _ribbon(self, start: tuple[float, float], end: tuple[float, float], width: float) -> Mesh:
+    def _ribbon(
+        self, start: tuple[float, float], end: tuple[float, float], width: float, lift: float
+    ) -> Mesh:
         begin, finish = np.asarray(start), np.asarray(end)
         length = float(np.linalg.norm(finish - begin))
         steps = max(1, math.ceil(length / 3.0))
@@ -402,7 +423,7 @@ class SceneBuilder:
         centre = begin + (finish - begin) * along
         side = np.array((-(finish - begin)[1], (finish - begin)[0])) / length * (width / 2.0)
         edges = np.stack((centre - side, centre + side), axis=1).reshape(-1, 2)
-        heights = np.array([self.ground(float(x), float(y)) for x, y in edges]) + _ROAD_LIFT_M
+        heights = np.array([self.ground(float(x), float(y)) for x, y in edges]) + lift
         vertices = np.column_stack((edges, heights))
         row = np.arange(steps) * 2
         faces = np.concatenate(
