@@ -11,7 +11,7 @@ from aerialdojo.sim.embedded.collision import (
     closest_points_on_triangles,
     first_contact_times,
 )
-from aerialdojo.sim.embedded.primitives import box_between, heightfield
+from aerialdojo.sim.embedded.primitives import SEAT_M, box_between, heightfield
 from aerialdojo.sim.embedded.world import EmbeddedScene
 
 from .toy import OVERHANG_Z, POLE, WALL_X
@@ -83,7 +83,8 @@ def test_ground_and_scene_boundary_are_obstacles(toy_scene: EmbeddedScene) -> No
     start = np.array((0.0, 0.0, 1.0))
     down = toy_scene.sweep_sphere(start, start + np.array((0.0, 0.0, -2.0)), RADIUS)
     assert down is not None and down.name == "terrain"
-    assert down.position[2] == pytest.approx(RADIUS, abs=1e-9)
+    # The ground's sheet lies SEAT_M above z = 0 (primitives.SEAT_M).
+    assert down.position[2] == pytest.approx(RADIUS + SEAT_M, abs=1e-9)
     edge = np.array((toy_scene.annotations.bounds_max[0] - 1.0, -30.0, 5.0))
     out = toy_scene.sweep_sphere(edge, edge + np.array((5.0, 0.0, 0.0)), RADIUS)
     assert out is not None and out.name == BOUNDARY_NAME and out.fraction == pytest.approx(0.2)
