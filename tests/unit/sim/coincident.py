@@ -58,7 +58,11 @@ def coincident_faces(pieces: Sequence[np.ndarray]) -> list[CoincidentPair]:
 
 
 def _overlaps(
-    triangles: np.ndarray, piece: np.ndarray, local: np.ndarray, faces: np.ndarray, normal: np.ndarray
+    triangles: np.ndarray,
+    piece: np.ndarray,
+    local: np.ndarray,
+    faces: np.ndarray,
+    normal: np.ndarray,
 ) -> list[CoincidentPair]:
     """Overlapping pairs of different pieces among ``faces``, all in one plane."""
     axes = [axis for axis in range(3) if axis != int(np.argmax(np.abs(normal)))]
@@ -71,13 +75,17 @@ def _overlaps(
     first = np.repeat(np.arange(len(order)), counts)
     second = first + 1 + np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
     i, j = order[first], order[second]
-    keep = (piece[faces[i]] != piece[faces[j]]) & (low[j, 1] < high[i, 1]) & (low[i, 1] < high[j, 1])
+    keep = (
+        (piece[faces[i]] != piece[faces[j]]) & (low[j, 1] < high[i, 1]) & (low[i, 1] < high[j, 1])
+    )
     pairs = []
     for a, b in zip(i[keep], j[keep], strict=True):
         overlap = _intersection_area(flat[a], flat[b])
         if overlap > AREA_TOLERANCE_M2:
             ta, tb = triangles[faces[a]], triangles[faces[b]]
-            facing = np.dot(np.cross(ta[1] - ta[0], ta[2] - ta[0]), np.cross(tb[1] - tb[0], tb[2] - tb[0]))
+            facing = np.dot(
+                np.cross(ta[1] - ta[0], ta[2] - ta[0]), np.cross(tb[1] - tb[0], tb[2] - tb[0])
+            )
             pairs.append(
                 CoincidentPair(
                     (int(piece[faces[a]]), int(local[faces[a]])),
@@ -99,7 +107,9 @@ def _intersection_area(p: np.ndarray, q: np.ndarray) -> float:
             return 0.0
 
         def side(v: tuple[float, float], start=start, end=end) -> float:
-            return float((end[0] - start[0]) * (v[1] - start[1]) - (end[1] - start[1]) * (v[0] - start[0]))
+            return float(
+                (end[0] - start[0]) * (v[1] - start[1]) - (end[1] - start[1]) * (v[0] - start[0])
+            )
 
         kept: list[tuple[float, float]] = []
         for index, current in enumerate(polygon):
@@ -108,7 +118,10 @@ def _intersection_area(p: np.ndarray, q: np.ndarray) -> float:
             if (now >= 0.0) != (before >= 0.0):
                 t = before / (before - now)
                 kept.append(
-                    (previous[0] + t * (current[0] - previous[0]), previous[1] + t * (current[1] - previous[1]))
+                    (
+                        previous[0] + t * (current[0] - previous[0]),
+                        previous[1] + t * (current[1] - previous[1]),
+                    )
                 )
             if now >= 0.0:
                 kept.append(current)

@@ -70,7 +70,14 @@ def test_every_object_stands_a_little_in_the_ground_not_on_it() -> None:
     # placed on flat ground shares the ground's plane.
     builder = SceneBuilder(scene="Ground_0", scene_type="Ground", family="urban", seed=(0, 4))
     builder.terrain(60.0, flat(0.0), speckled(builder.rng, (100, 120, 80), 0.0), resolution_m=5.0)
-    kinds = ("sedan", "shipping_container", "traffic_cone_group", "statue", "carousel", "park_bench")
+    kinds = (
+        "sedan",
+        "shipping_container",
+        "traffic_cone_group",
+        "statue",
+        "carousel",
+        "park_bench",
+    )
     for index, name in enumerate(kinds):
         assert builder.place(name, -40.0 + 16.0 * index, 0.0, yaw=0.3)
     terrain, *placed = builder.piece_triangles()

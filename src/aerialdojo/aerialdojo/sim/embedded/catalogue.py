@@ -308,9 +308,7 @@ def _lookout(length: float, width: float, height: float) -> list[Piece]:
         for y in (-width / 2.0, width / 2.0)
     ]
     hut = box(length * 0.8, width * 0.8, height * 0.2).moved((0.0, 0.0, height * 0.7))
-    roof = gable_roof(length, width, height * 0.1 + SEAT_M).moved(
-        (0.0, 0.0, height * 0.9 - SEAT_M)
-    )
+    roof = gable_roof(length, width, height * 0.1 + SEAT_M).moved((0.0, 0.0, height * 0.9 - SEAT_M))
     return [*legs, (hut, MAIN), (roof, "dark")]
 
 

@@ -154,7 +154,10 @@ def fountain(b: SceneBuilder, name: str, x: float, y: float, radius: float = 6.0
     pieces = [
         (cylinder(radius, 0.8, 20).moved((x, y, base)), (200, 200, 196)),
         (cylinder(radius - 0.6, 0.85 + SEAT_M, 20).moved((x, y, base - SEAT_M)), (80, 150, 196)),
-        (frustum(1.2, 0.4, 5.0 + 2.0 * SEAT_M, 10).moved((x, y, base - 2.0 * SEAT_M)), (210, 206, 198)),
+        (
+            frustum(1.2, 0.4, 5.0 + 2.0 * SEAT_M, 10).moved((x, y, base - 2.0 * SEAT_M)),
+            (210, 206, 198),
+        ),
         (sphere(1.0, 5, 10).moved((x, y, base + 5.0)), (120, 180, 220)),
     ]
     b.landmark(

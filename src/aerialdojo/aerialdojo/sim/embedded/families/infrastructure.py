@@ -34,9 +34,7 @@ def bridge(b: SceneBuilder, variant: int) -> None:
     pieces = [(box(110.0, 12.0, 1.2).moved((0.0, 0.0, deck_z)), deck_colour)]
     for x in (-40.0, -15.0, 15.0, 40.0):
         # Piers reach into the deck (SEAT_M), rather than end on its underside's plane.
-        pieces.append(
-            (box(3.0, 8.0, deck_z + 6.0 + SEAT_M).moved((x, 0.0, -6.0)), (130, 128, 124))
-        )
+        pieces.append((box(3.0, 8.0, deck_z + 6.0 + SEAT_M).moved((x, 0.0, -6.0)), (130, 128, 124)))
     b.structure("bridge_deck", "bridge", pieces)
     if variant == 0:
         for x in (-20.0, 20.0):

@@ -92,9 +92,7 @@ def stadium(b: SceneBuilder, variant: int) -> None:
         yaw = math.atan2(y / radius_y**2, x / radius_x**2)
         # Neighbouring stands overlap: their bottoms take four depths in turn.
         depth = SEAT_M * (1 + k % 4)
-        stands.append(
-            (wedge(12.0, 9.0, 12.0 + depth).moved((x, y, -depth), yaw), (176, 176, 184))
-        )
+        stands.append((wedge(12.0, 9.0, 12.0 + depth).moved((x, y, -depth), yaw), (176, 176, 184)))
         if variant == 1:
             top = (x * 1.2, y * 1.2, 18.0)
             stands.append((beam(top, (x * 0.85, y * 0.85, 18.0), 1.0), (220, 220, 226)))
@@ -460,7 +458,9 @@ def factory(b: SceneBuilder, variant: int) -> None:
         # with another or with the shed.
         teeth = [
             (
-                wedge(width - 2.0 * SEAT_M, length - 2.0 * SEAT_M * k, 3.0 + SEAT_M * (1 + k)).moved(
+                wedge(
+                    width - 2.0 * SEAT_M, length - 2.0 * SEAT_M * k, 3.0 + SEAT_M * (1 + k)
+                ).moved(
                     (x - length / 2 + (k + 0.5) * length / 6, y, 10.0 - SEAT_M * (1 + k)),
                     0.0,
                 ),
