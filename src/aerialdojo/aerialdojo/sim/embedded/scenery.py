@@ -134,9 +134,7 @@ def tower(
 ) -> None:
     """A slender landmark tower (clock tower, lighthouse, mast) with a distinct top."""
     x, y = at
-    # Starts SEAT_M below the ground (things beside it stand on the ground's plane).
-    base = b.ground_under(x, y, 3.0) - SEAT_M
-    height += SEAT_M
+    base = b.ground_under(x, y, 3.0)
     pieces = [
         (frustum(3.0, 2.0, height, 12).moved((x, y, base)), colour),
         (
@@ -251,8 +249,11 @@ def block_grid(
                     x, y = bx + dx, by + dy
                     if b.rng.random() > fill or not b.is_clear(x, y, quarter * 1.2):
                         continue
+                    # Blocks start SEAT_M below the ground: a landmark tower may stand in
+                    # one's corner (their bottoms would share the ground's plane).
                     b.building(
                         "building", x, y,
-                        (quarter * 1.7, quarter * 1.7, float(b.rng.uniform(*heights))),
+                        (quarter * 1.7, quarter * 1.7, float(b.rng.uniform(*heights)) + SEAT_M),
                         palette[int(b.rng.integers(len(palette)))], roof=roof,
+                        base=b.ground_under(x, y, quarter * 0.85) - SEAT_M,
                     )  # fmt: skip
