@@ -117,9 +117,9 @@ def test_rendering_is_byte_identical_across_calls(toy_scene: EmbeddedScene) -> N
 # Recorded again (by this test) once the scenes lost their coincident faces, whose ties
 # Embree broke differently on different machines (test_coincident_faces.py).
 _PIXEL_DIGESTS = {
-    "Community_0": "7d506c56725c2af7c77eda80e9d015096ed249882dd7fe62c5595787bb6166f2",
+    "Community_0": "928c443d53604d0a22a063cabbfa4dec7c9c328e537917b378720d8c24edde39",
     "Harbor_0": "df3673c87b6a9c466f8144a30583d1939f6e63ecd3ed934c5e95c2777aef4e92",
-    "Forest_0": "76a077b3808d378cff73224e61775d1a5f07c9102aa5a8d48712d79d765dfeee",
+    "Forest_0": "1edef9f621189925fc3808f9b9b5fb2b4c5617537fefd88b659a338496bca6e2",
 }
 
 
