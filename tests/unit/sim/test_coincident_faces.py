@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from aerialdojo.agos.town import TOWN_NAMES, laid_out_town
+from aerialdojo.citynav.city import CITY_NAMES, laid_out_city
 from aerialdojo.sim.embedded.builder import SceneBuilder
 from aerialdojo.sim.embedded.catalogue import CATEGORIES
 from aerialdojo.sim.embedded.primitives import SEAT_M, box, box_between
@@ -37,6 +39,16 @@ def test_the_check_finds_a_slab_lying_on_a_box_and_a_marking_on_the_ground() -> 
 def test_no_scene_has_coincident_faces(name: str) -> None:
     found = coincident_faces(laid_out_scene(name).piece_triangles())
     assert found == [], found[:3]
+
+
+@pytest.mark.parametrize("name", TOWN_NAMES)
+def test_no_agos_town_has_coincident_faces(name: str) -> None:
+    assert coincident_faces(laid_out_town(name).piece_triangles()) == []
+
+
+@pytest.mark.parametrize("name", CITY_NAMES)
+def test_no_citynav_city_has_coincident_faces(name: str) -> None:
+    assert coincident_faces(laid_out_city(name).piece_triangles()) == []
 
 
 @pytest.mark.parametrize("name", sorted(CATEGORIES))

@@ -32,6 +32,7 @@ from aerialdojo.documents import SUITE, DocumentError, load_json
 from aerialdojo.errors import ConfigError, UnknownSceneError
 
 if TYPE_CHECKING:
+    from aerialdojo.sim.embedded.builder import SceneBuilder
     from aerialdojo.sim.embedded.world import EmbeddedScene
 
 #: Landmark kinds (CityNav, section 3.2: streets, buildings, parks, squares from OSM).
@@ -493,8 +494,20 @@ def load_city(name: str) -> City:
     Raises:
         UnknownSceneError: not one of ``CITY_NAMES``.
     """
+    started = time.perf_counter()
+    builder = laid_out_city(name)
+    scene = builder.build(distribution="id", agent_radius_m=0.5, started=started)
+    return City(map=embedded_city_map(name), scene=scene, goals=tuple(_layout(name).goals))
+
+
+def laid_out_city(name: str) -> SceneBuilder:
+    """A city's builder with all its pieces added, before anything is built from them.
+
+    Raises:
+        UnknownSceneError: not one of ``CITY_NAMES``.
+    """
     # Imported here: the embedded simulator pulls in Embree, which maps and scoring never need.
-    from aerialdojo.sim.embedded.builder import SceneBuilder  # noqa: PLC0415
+    from aerialdojo.sim.embedded.builder import SceneBuilder as Builder  # noqa: PLC0415
     from aerialdojo.sim.embedded.catalogue import COLOURS  # noqa: PLC0415
     from aerialdojo.sim.embedded.primitives import SEAT_M, box  # noqa: PLC0415
     from aerialdojo.sim.embedded.scenery import fountain, tree  # noqa: PLC0415
@@ -503,9 +516,8 @@ def load_city(name: str) -> City:
     def rgb(paint: Paint) -> tuple[int, int, int]:
         return COLOURS[paint] if isinstance(paint, str) else paint
 
-    started = time.perf_counter()
     layout = _layout(name)
-    builder = SceneBuilder(
+    builder = Builder(
         scene=name, scene_type="CityNavTown", family="urban", seed=(zlib.crc32(name.encode()), 2)
     )
     builder.terrain(
@@ -542,8 +554,7 @@ def load_city(name: str) -> City:
         fountain(builder, fountain_name, x, y)
     for x, y in layout.trees:
         tree(builder, x, y, "broadleaf")
-    scene = builder.build(distribution="id", agent_radius_m=0.5, started=started)
-    return City(map=embedded_city_map(name), scene=scene, goals=tuple(layout.goals))
+    return builder
 
 
 def city_scene(name: str) -> EmbeddedScene:
