@@ -36,8 +36,6 @@ _OBJECT_CLEARANCE_M = 1.6
 # Terrain extends this far beyond the flyable box so that views near the edge see ground.
 _TERRAIN_MARGIN_M = 60.0
 _ROAD_LIFT_M = 0.05
-# The terrain and water sheets are laid SEAT_M above the heights things are placed on, so
-# whatever stands on the ground stands a little in it rather than on its plane.
 
 
 @dataclass
@@ -64,7 +62,8 @@ class _Heightfield:
     heights: np.ndarray
 
     def height_at(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """Height of the triangulated surface (same diagonal split as ``heightfield``)."""
+        """Height of the triangulated ground (same diagonal split as ``heightfield``); its
+        rendered sheet lies SEAT_M above."""
         step_x, step_y = self.xs[1] - self.xs[0], self.ys[1] - self.ys[0]
         fx = np.clip((np.asarray(x) - self.xs[0]) / step_x, 0.0, len(self.xs) - 1.000001)
         fy = np.clip((np.asarray(y) - self.ys[0]) / step_y, 0.0, len(self.ys) - 1.000001)
@@ -185,6 +184,8 @@ class SceneBuilder:
         grid_x, grid_y = np.meshgrid(xs, xs)
         heights = height(grid_x, grid_y)
         self._terrain = _Heightfield(xs, xs, heights)
+        # The sheet lies SEAT_M above the heights things are placed on (``ground``), so that
+        # whatever stands on the ground stands a little in it rather than on its plane.
         mesh = heightfield(xs, xs, heights + SEAT_M)
         triangles = mesh.triangles
         normal = np.cross(triangles[:, 1] - triangles[:, 0], triangles[:, 2] - triangles[:, 0])
@@ -196,6 +197,7 @@ class SceneBuilder:
         """A water surface at ``level`` over the whole terrain (collidable: agents may not dive)."""
         self._water_level = level
         reach = self.half_extent + _TERRAIN_MARGIN_M
+        # SEAT_M above the level, as the terrain's sheet: boats sit a little in the water.
         sheet = heightfield(
             np.array((-reach, reach)), np.array((-reach, reach)), np.full((2, 2), level + SEAT_M)
         )
@@ -207,7 +209,8 @@ class SceneBuilder:
         return max(height, self._water_level) if self._water_level is not None else height
 
     def terrain_height(self, x: float, y: float) -> float:
-        """Height of the terrain sheet alone (under water where it is below the water level)."""
+        """Height of the terrain alone (under water where it is below the water level); its
+        sheet lies SEAT_M above."""
         assert self._terrain is not None, "terrain() must come first"
         return float(self._terrain.height_at(np.array(x), np.array(y)))
 
