@@ -105,16 +105,10 @@ def _intersection_area(p: np.ndarray, q: np.ndarray) -> float:
         start, end = clip[k], clip[(k + 1) % 3]
         if not polygon:
             return 0.0
-
-        def side(v: tuple[float, float], start=start, end=end) -> float:
-            return float(
-                (end[0] - start[0]) * (v[1] - start[1]) - (end[1] - start[1]) * (v[0] - start[0])
-            )
-
         kept: list[tuple[float, float]] = []
         for index, current in enumerate(polygon):
             previous = polygon[index - 1]
-            now, before = side(current), side(previous)
+            now, before = _side(start, end, current), _side(start, end, previous)
             if (now >= 0.0) != (before >= 0.0):
                 t = before / (before - now)
                 kept.append(
@@ -127,6 +121,13 @@ def _intersection_area(p: np.ndarray, q: np.ndarray) -> float:
                 kept.append(current)
         polygon = kept
     return _area(np.array(polygon)) if len(polygon) >= 3 else 0.0
+
+
+def _side(start: np.ndarray, end: np.ndarray, point: tuple[float, float]) -> float:
+    """Positive left of the line ``start`` -> ``end``, negative right of it."""
+    return float(
+        (end[0] - start[0]) * (point[1] - start[1]) - (end[1] - start[1]) * (point[0] - start[0])
+    )
 
 
 def _area(polygon: np.ndarray) -> float:
