@@ -89,12 +89,11 @@ def load_scene(name: str, seed: int = 0, *, agent_radius_m: float = 0.25) -> Emb
     Raises:
         UnknownSceneError: no such scene.
     """
+    _, variant = parse_scene_name(name)
     started = time.perf_counter()
     builder = laid_out_scene(name, seed)
     return builder.build(
-        distribution=_DISTRIBUTIONS[int(name[-1])],
-        agent_radius_m=agent_radius_m,
-        started=started,
+        distribution=_DISTRIBUTIONS[variant], agent_radius_m=agent_radius_m, started=started
     )
 
 
