@@ -11,6 +11,7 @@ from aerialdojo.sim.embedded.collision import (
     closest_points_on_triangles,
     first_contact_times,
 )
+from aerialdojo.sim.embedded.primitives import SEAT_M, box_between, heightfield
 from aerialdojo.sim.embedded.world import EmbeddedScene
 
 from .toy import OVERHANG_Z, POLE, WALL_X
@@ -82,7 +83,8 @@ def test_ground_and_scene_boundary_are_obstacles(toy_scene: EmbeddedScene) -> No
     start = np.array((0.0, 0.0, 1.0))
     down = toy_scene.sweep_sphere(start, start + np.array((0.0, 0.0, -2.0)), RADIUS)
     assert down is not None and down.name == "terrain"
-    assert down.position[2] == pytest.approx(RADIUS, abs=1e-9)
+    # The ground's sheet lies SEAT_M above z = 0 (primitives.SEAT_M).
+    assert down.position[2] == pytest.approx(RADIUS + SEAT_M, abs=1e-9)
     edge = np.array((toy_scene.annotations.bounds_max[0] - 1.0, -30.0, 5.0))
     out = toy_scene.sweep_sphere(edge, edge + np.array((5.0, 0.0, 0.0)), RADIUS)
     assert out is not None and out.name == BOUNDARY_NAME and out.fraction == pytest.approx(0.2)
@@ -151,3 +153,76 @@ def test_broad_phase_finds_triangles_spanning_many_cells() -> None:
     )
     hit = world.sweep_sphere(np.array((10.0, 10.0, 2.0)), np.array((10.0, 10.0, -2.0)), RADIUS)
     assert hit is not None and hit.name == "floor"
+
+
+def _slab_on_box_world(slab_first: bool) -> CollisionWorld:
+    """A 10 m box with a roof slab whose bottom lies exactly on the box's top (z = 12): the
+    tie the scenes once had, with the two pieces in either order (a ray tracer reports one of
+    two faces at one distance by an order of its own)."""
+    wall = box_between((0.0, 0.0, 0.0), (10.0, 10.0, 12.0)).triangles
+    roof = box_between((0.3, 0.3, 12.0), (9.7, 9.7, 12.6)).triangles
+    pieces = [roof, wall] if slab_first else [wall, roof]
+    return CollisionWorld(
+        np.concatenate(pieces),
+        np.concatenate([np.full(len(piece), index) for index, piece in enumerate(pieces)]),
+        ["first", "second"],
+        bounds_min=(-20.0, -20.0, -1.0),
+        bounds_max=(30.0, 30.0, 40.0),
+        solid=True,
+    )
+
+
+@pytest.mark.parametrize("slab_first", [False, True])
+def test_enclosure_counts_both_coincident_faces_whichever_comes_first(slab_first: bool) -> None:
+    world = _slab_on_box_world(slab_first)
+    # Straight under the slab: the upward ray meets the box's top (leaving) and the slab's
+    # bottom (entering) at one distance, then leaves through the slab's top.
+    under_the_slab = np.array((5.0, 5.0, 11.0))
+    assert world.encloses(under_the_slab)
+    assert not world.sphere_is_free(under_the_slab, 0.01)
+    # Under the box's rim (no slab above), in the slab, above it, beside the box.
+    assert world.encloses(np.array((0.1, 5.0, 11.0)))
+    assert world.encloses(np.array((5.0, 5.0, 12.3)))
+    assert not world.encloses(np.array((5.0, 5.0, 13.0)))
+    assert world.sphere_is_free(np.array((-1.0, 5.0, 11.0)), 0.5)
+
+
+def test_enclosure_holds_inside_overlapping_solids_and_below_a_sheet() -> None:
+    # A slab sunk 5 mm into its box: right under it the first face upward is the slab's
+    # bottom (entering), yet the point is inside the box.
+    wall = box_between((0.0, 0.0, 0.0), (10.0, 10.0, 12.0)).triangles
+    roof = box_between((0.3, 0.3, 11.995), (9.7, 9.7, 12.6)).triangles
+    ground = heightfield(np.array((-20.0, 30.0)), np.array((-20.0, 30.0)), np.zeros((2, 2)))
+    triangles = np.concatenate((wall, roof, ground.triangles))
+    world = CollisionWorld(
+        triangles,
+        np.zeros(len(triangles), dtype=np.int64),
+        ["all"],
+        bounds_min=(-20.0, -20.0, -5.0),
+        bounds_max=(30.0, 30.0, 40.0),
+        solid=True,
+    )
+    assert world.encloses(np.array((5.0, 5.0, 11.99)))
+    assert world.encloses(np.array((-5.0, 5.0, -1.0)))
+    assert world.encloses(np.array((5.0, 5.0, -1.0)))
+    assert not world.encloses(np.array((-5.0, 5.0, 1.0)))
+
+
+def test_a_ray_through_the_edge_two_triangles_share_counts_it_once() -> None:
+    # The box's top is two triangles split along its diagonal x = y; these rays reach z = 12
+    # on that diagonal. Counted twice, the point below the box would be inside; not at all,
+    # the point in it would be outside.
+    wall = box_between((0.0, 0.0, 0.0), (10.0, 10.0, 12.0))
+    world = CollisionWorld(
+        wall.triangles,
+        np.zeros(len(wall.faces), dtype=np.int64),
+        ["wall"],
+        bounds_min=(-20.0, -20.0, -1.0),
+        bounds_max=(30.0, 30.0, 40.0),
+        solid=True,
+    )
+    for x in (2.0, 5.0, 8.0):
+        for z, inside in ((6.0, True), (-0.5, False)):
+            rise = 12.0 - z
+            point = np.array((x - 0.013 * rise, x - 0.007 * rise, z))
+            assert world.encloses(point) is inside, (x, z)

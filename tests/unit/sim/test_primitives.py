@@ -55,5 +55,6 @@ def test_terrain_height_matches_a_vertical_ray_cast() -> None:
     down = np.tile(np.array((0.0, 0.0, -1.0), dtype=np.float32), (len(points), 1))
     hits = scene.caster.cast(origins, down)
     surface = 100.0 - hits.distance
-    expected = [builder.terrain_height(float(x), float(y)) for x, y in points]
+    # The sheet lies SEAT_M above the heights things are placed on.
+    expected = [builder.terrain_height(float(x), float(y)) + primitives.SEAT_M for x, y in points]
     np.testing.assert_allclose(surface, expected, atol=2e-4)

@@ -269,6 +269,17 @@ def load_town(name: str) -> Town:
         UnknownSceneError: not one of ``TOWN_NAMES``.
     """
     started = time.perf_counter()
+    builder = laid_out_town(name)
+    scene = builder.build(distribution="id", agent_radius_m=0.5, started=started)
+    return Town(map=town_map(name), scene=scene, vehicles=scene.annotations.objects)
+
+
+def laid_out_town(name: str) -> SceneBuilder:
+    """A town's builder with all its pieces added, before anything is built from them.
+
+    Raises:
+        UnknownSceneError: not one of ``TOWN_NAMES``.
+    """
     town = town_map(name)
     builder = SceneBuilder(
         scene=name, scene_type="AgosTown", family="urban", seed=(zlib.crc32(name.encode()), 1)
@@ -294,8 +305,7 @@ def load_town(name: str) -> Town:
         top=(60, 60, 70),
     )
     _buildings(builder, name)
-    scene = builder.build(distribution="id", agent_radius_m=0.5, started=started)
-    return Town(map=town, scene=scene, vehicles=scene.annotations.objects)
+    return builder
 
 
 def _buildings(builder: SceneBuilder, name: str) -> None:

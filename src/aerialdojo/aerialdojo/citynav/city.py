@@ -32,6 +32,7 @@ from aerialdojo.documents import SUITE, DocumentError, load_json
 from aerialdojo.errors import ConfigError, UnknownSceneError
 
 if TYPE_CHECKING:
+    from aerialdojo.sim.embedded.builder import SceneBuilder
     from aerialdojo.sim.embedded.world import EmbeddedScene
 
 #: Landmark kinds (CityNav, section 3.2: streets, buildings, parks, squares from OSM).
@@ -493,19 +494,30 @@ def load_city(name: str) -> City:
     Raises:
         UnknownSceneError: not one of ``CITY_NAMES``.
     """
+    started = time.perf_counter()
+    builder = laid_out_city(name)
+    scene = builder.build(distribution="id", agent_radius_m=0.5, started=started)
+    return City(map=embedded_city_map(name), scene=scene, goals=tuple(_layout(name).goals))
+
+
+def laid_out_city(name: str) -> SceneBuilder:
+    """A city's builder with all its pieces added, before anything is built from them.
+
+    Raises:
+        UnknownSceneError: not one of ``CITY_NAMES``.
+    """
     # Imported here: the embedded simulator pulls in Embree, which maps and scoring never need.
-    from aerialdojo.sim.embedded.builder import SceneBuilder  # noqa: PLC0415
+    from aerialdojo.sim.embedded.builder import SceneBuilder as Builder  # noqa: PLC0415
     from aerialdojo.sim.embedded.catalogue import COLOURS  # noqa: PLC0415
-    from aerialdojo.sim.embedded.primitives import box  # noqa: PLC0415
+    from aerialdojo.sim.embedded.primitives import SEAT_M, box  # noqa: PLC0415
     from aerialdojo.sim.embedded.scenery import fountain, tree  # noqa: PLC0415
     from aerialdojo.sim.embedded.terrain import flat  # noqa: PLC0415
 
     def rgb(paint: Paint) -> tuple[int, int, int]:
         return COLOURS[paint] if isinstance(paint, str) else paint
 
-    started = time.perf_counter()
     layout = _layout(name)
-    builder = SceneBuilder(
+    builder = Builder(
         scene=name, scene_type="CityNavTown", family="urban", seed=(zlib.crc32(name.encode()), 2)
     )
     builder.terrain(
@@ -524,7 +536,11 @@ def load_city(name: str) -> City:
                 builder.road([(x0, (y0 + y1) / 2), (x1, (y0 + y1) / 2)], STREET_WIDTH_M, _ASPHALT)
     for slab_name, outline, colour, semantic in layout.slabs:
         (x0, y0), _, (x1, y1), _ = outline
-        slab = box(x1 - x0, y1 - y0, 0.2).moved(((x0 + x1) / 2, (y0 + y1) / 2, 0.0), 0.0)
+        # Slabs start under the deepest bottom of what stands on them (a fountain's spout,
+        # 2 SEAT_M down), so that no two pieces share a plane.
+        slab = box(x1 - x0, y1 - y0, 0.2 + 3.0 * SEAT_M).moved(
+            ((x0 + x1) / 2, (y0 + y1) / 2, -3.0 * SEAT_M), 0.0
+        )
         builder.structure(slab_name, semantic, [(slab, rgb(colour))])
     for building_name, bx, by, sx, sy, height, wall, roof in layout.buildings:
         builder.building(
@@ -532,14 +548,13 @@ def load_city(name: str) -> City:
         )
     for object_id, x, y, yaw, colour in layout.cars:
         body = box(4.6, 2.0, 0.9).moved((x, y, 0.0), yaw)
-        cabin = box(2.6, 1.8, 0.6).moved((x, y, 0.9), yaw)
+        cabin = box(2.6, 1.8, 0.6 + SEAT_M).moved((x, y, 0.9 - SEAT_M), yaw)
         builder.structure(object_id, "sedan", [(body, rgb(colour)), (cabin, rgb(colour))])
     for fountain_name, x, y in layout.fountains:
         fountain(builder, fountain_name, x, y)
     for x, y in layout.trees:
         tree(builder, x, y, "broadleaf")
-    scene = builder.build(distribution="id", agent_radius_m=0.5, started=started)
-    return City(map=embedded_city_map(name), scene=scene, goals=tuple(layout.goals))
+    return builder
 
 
 def city_scene(name: str) -> EmbeddedScene:

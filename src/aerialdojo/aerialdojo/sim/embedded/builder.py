@@ -15,7 +15,7 @@ from aerialdojo.sim.annotations import Landmark, SceneAnnotations, TargetObject
 from aerialdojo.sim.embedded.annotate import DescribedObject, describe, find_anchor
 from aerialdojo.sim.embedded.catalogue import CATEGORIES, SEMANTIC_IDS
 from aerialdojo.sim.embedded.collision import CollisionWorld
-from aerialdojo.sim.embedded.primitives import Mesh, box, gable_roof, heightfield
+from aerialdojo.sim.embedded.primitives import SEAT_M, Mesh, box, gable_roof, heightfield
 from aerialdojo.sim.embedded.raycast import RayCaster
 from aerialdojo.sim.embedded.world import (
     PATTERN_PLAIN,
@@ -62,7 +62,8 @@ class _Heightfield:
     heights: np.ndarray
 
     def height_at(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """Height of the triangulated surface (same diagonal split as ``heightfield``)."""
+        """Height of the triangulated ground (same diagonal split as ``heightfield``); its
+        rendered sheet lies SEAT_M above."""
         step_x, step_y = self.xs[1] - self.xs[0], self.ys[1] - self.ys[0]
         fx = np.clip((np.asarray(x) - self.xs[0]) / step_x, 0.0, len(self.xs) - 1.000001)
         fy = np.clip((np.asarray(y) - self.ys[0]) / step_y, 0.0, len(self.ys) - 1.000001)
@@ -150,6 +151,12 @@ class SceneBuilder:
         self._face_count += faces
         return range(self._face_count - faces, self._face_count)
 
+    def piece_triangles(self) -> list[np.ndarray]:
+        """The (F, 3, 3) triangles of every mesh added so far, one array per ``add``: the
+        pieces that checks of the assembled geometry tell apart."""
+        vertices = np.concatenate(self._vertices)
+        return [vertices[faces] for faces in self._faces]
+
     def add_pieces(
         self, pieces: Sequence[tuple[Mesh, Colour]], owner: int, pattern: int = PATTERN_PLAIN
     ) -> list[int]:
@@ -177,7 +184,9 @@ class SceneBuilder:
         grid_x, grid_y = np.meshgrid(xs, xs)
         heights = height(grid_x, grid_y)
         self._terrain = _Heightfield(xs, xs, heights)
-        mesh = heightfield(xs, xs, heights)
+        # The sheet lies SEAT_M above the heights things are placed on (``ground``), so that
+        # whatever stands on the ground stands a little in it rather than on its plane.
+        mesh = heightfield(xs, xs, heights + SEAT_M)
         triangles = mesh.triangles
         normal = np.cross(triangles[:, 1] - triangles[:, 0], triangles[:, 2] - triangles[:, 0])
         normal_z = normal[:, 2] / np.linalg.norm(normal, axis=1)
@@ -188,8 +197,9 @@ class SceneBuilder:
         """A water surface at ``level`` over the whole terrain (collidable: agents may not dive)."""
         self._water_level = level
         reach = self.half_extent + _TERRAIN_MARGIN_M
+        # SEAT_M above the level, as the terrain's sheet: boats sit a little in the water.
         sheet = heightfield(
-            np.array((-reach, reach)), np.array((-reach, reach)), np.full((2, 2), level)
+            np.array((-reach, reach)), np.array((-reach, reach)), np.full((2, 2), level + SEAT_M)
         )
         self.add(sheet, colour, self.owner("water", "water", thing=False), PATTERN_WATER)
 
@@ -199,7 +209,8 @@ class SceneBuilder:
         return max(height, self._water_level) if self._water_level is not None else height
 
     def terrain_height(self, x: float, y: float) -> float:
-        """Height of the terrain sheet alone (under water where it is below the water level)."""
+        """Height of the terrain alone (under water where it is below the water level); its
+        sheet lies SEAT_M above."""
         assert self._terrain is not None, "terrain() must come first"
         return float(self._terrain.height_at(np.array(x), np.array(y)))
 
@@ -278,18 +289,25 @@ class SceneBuilder:
         pieces: list[tuple[Mesh, Colour]] = [
             (box(length, width, height).moved((x, y, bottom), yaw), colour)
         ]
+        # Roofs reach SEAT_M down into the walls' box (its top would be their bottom's plane);
+        # the flat slab keeps its top, the pitched roof its ridge.
         if gable:
             pieces.append(
                 (
-                    gable_roof(length + 0.6, width + 0.6, min(length, width) * 0.35).moved(
-                        (x, y, bottom + height), yaw
+                    gable_roof(length + 0.6, width + 0.6, min(length, width) * 0.35 + SEAT_M).moved(
+                        (x, y, bottom + height - SEAT_M), yaw
                     ),
                     roof or (150, 60, 50),
                 )
             )
         elif roof is not None:
             pieces.append(
-                (box(length - 0.6, width - 0.6, 0.6).moved((x, y, bottom + height), yaw), roof)
+                (
+                    box(length - 0.6, width - 0.6, 0.6 + SEAT_M).moved(
+                        (x, y, bottom + height - SEAT_M), yaw
+                    ),
+                    roof,
+                )
             )
         owner = self.owner(name, "building")
         self.add(pieces[0][0], pieces[0][1], owner, PATTERN_WINDOWS)
@@ -379,8 +397,12 @@ class SceneBuilder:
     ) -> None:
         """A road along ``points``: a ribbon on the ground and edges in the road graph."""
         owner = self.owner("road", "road", thing=False)
+        # Roads running more along x than y lie SEAT_M higher, so that crossing roads do not
+        # share a plane; the road graph keeps one lift.
+        (x_first, y_first), (x_last, y_last) = points[0], points[-1]
+        lift = _ROAD_LIFT_M + SEAT_M * (abs(x_last - x_first) > abs(y_last - y_first))
         for (x0, y0), (x1, y1) in itertools.pairwise(points):
-            self.add(self._ribbon((x0, y0), (x1, y1), width), colour, owner)
+            self.add(self._ribbon((x0, y0), (x1, y1), width, lift), colour, owner)
             node = self._road_node(x0, y0)
             following = self._road_node(x1, y1)
             for edge in ((node, following), (following, node)):
@@ -394,7 +416,9 @@ class SceneBuilder:
         self._road_nodes.append((x, y, self.ground(x, y) + _ROAD_LIFT_M))
         return len(self._road_nodes) - 1
 
-    def _ribbon(self, start: tuple[float, float], end: tuple[float, float], width: float) -> Mesh:
+    def _ribbon(
+        self, start: tuple[float, float], end: tuple[float, float], width: float, lift: float
+    ) -> Mesh:
         begin, finish = np.asarray(start), np.asarray(end)
         length = float(np.linalg.norm(finish - begin))
         steps = max(1, math.ceil(length / 3.0))
@@ -402,7 +426,7 @@ class SceneBuilder:
         centre = begin + (finish - begin) * along
         side = np.array((-(finish - begin)[1], (finish - begin)[0])) / length * (width / 2.0)
         edges = np.stack((centre - side, centre + side), axis=1).reshape(-1, 2)
-        heights = np.array([self.ground(float(x), float(y)) for x, y in edges]) + _ROAD_LIFT_M
+        heights = np.array([self.ground(float(x), float(y)) for x, y in edges]) + lift
         vertices = np.column_stack((edges, heights))
         row = np.arange(steps) * 2
         faces = np.concatenate(
@@ -431,15 +455,6 @@ class SceneBuilder:
         normals = cross[keep] / area[keep, None]
         owners = np.concatenate(self._face_owner)[keep]
         caster = RayCaster(vertices, faces)
-
-        def inside(points: np.ndarray) -> np.ndarray:
-            # A point is inside closed geometry when a ray leaving it first meets a back face.
-            direction = np.tile(np.array((0.013, 0.007, 1.0), dtype=np.float32), (len(points), 1))
-            primitive, _, _ = caster.cast(points.astype(np.float32), direction)
-            hit = primitive >= 0
-            facing = np.einsum("ij,ij->i", normals[np.where(hit, primitive, 0)], direction)
-            return np.asarray(hit & (facing > 0.0))
-
         assert self._terrain is not None, "a scene needs terrain"
         lowest = float(self._terrain.heights.min())
         reach = self.half_extent
@@ -449,7 +464,7 @@ class SceneBuilder:
             [owner.name for owner in self._owners],
             bounds_min=(-reach, -reach, lowest),
             bounds_max=(reach, reach, float(self._terrain.heights.max()) + self.ceiling_m),
-            inside_test=inside,
+            solid=True,
         )
         annotations = self._annotate(world, object_triangles, distribution, agent_radius_m)
         owner_instance = np.array([owner.instance_id for owner in self._owners], dtype=np.int32)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from aerialdojo.sim.embedded.primitives import (
+    SEAT_M,
     Mesh,
     beam,
     box,
@@ -59,6 +60,9 @@ MAIN = "main"
 Piece = tuple[Mesh, str]
 ShapeBuilder = Callable[[float, float, float], list[Piece]]
 
+# A part resting on another reaches SEAT_M down into it (taller by as much, so its top stays)
+# and parts standing on the ground start SEAT_M below it: no two parts share a face's plane.
+
 
 def _wheels(length: float, width: float, radius: float) -> list[Piece]:
     return [
@@ -71,8 +75,8 @@ def _wheels(length: float, width: float, radius: float) -> list[Piece]:
 def _car(length: float, width: float, height: float) -> list[Piece]:
     wheel = min(0.35, height * 0.22)
     body = box(length, width - 0.1, height * 0.5).moved((0.0, 0.0, wheel * 0.8))
-    cabin = box(length * 0.55, width - 0.2, height * 0.45).moved(
-        (-length * 0.05, 0.0, wheel * 0.8 + height * 0.5)
+    cabin = box(length * 0.55, width - 0.2, height * 0.45 + SEAT_M).moved(
+        (-length * 0.05, 0.0, wheel * 0.8 + height * 0.5 - SEAT_M)
     )
     return [(body, MAIN), (cabin, "glass"), *_wheels(length, width, wheel)]
 
@@ -87,8 +91,8 @@ def _truck(length: float, width: float, height: float) -> list[Piece]:
 def _pickup(length: float, width: float, height: float) -> list[Piece]:
     wheel = min(0.4, height * 0.2)
     bed = box(length, width, height * 0.45).moved((0.0, 0.0, wheel))
-    cab = box(length * 0.4, width - 0.1, height * 0.45).moved(
-        (length * 0.12, 0.0, wheel + height * 0.45)
+    cab = box(length * 0.4, width - 0.1, height * 0.45 + SEAT_M).moved(
+        (length * 0.12, 0.0, wheel + height * 0.45 - SEAT_M)
     )
     return [(bed, MAIN), (cab, MAIN), *_wheels(length, width, wheel)]
 
@@ -105,13 +109,15 @@ def _block(length: float, width: float, height: float) -> list[Piece]:
 
 
 def _crate(length: float, width: float, height: float) -> list[Piece]:
-    lid = box(length + 0.1, width + 0.1, 0.08).moved((0.0, 0.0, height))
+    lid = box(length + 0.1, width + 0.1, 0.08 + SEAT_M).moved((0.0, 0.0, height - SEAT_M))
     return [(box(length, width, height), MAIN), (lid, "dark")]
 
 
 def _upright_cylinder(length: float, width: float, height: float) -> list[Piece]:
     radius = min(length, width) / 2.0
-    cap = frustum(radius, radius * 0.6, height * 0.08, 14).moved((0.0, 0.0, height))
+    cap = frustum(radius, radius * 0.6, height * 0.08 + SEAT_M, 14).moved(
+        (0.0, 0.0, height - SEAT_M)
+    )
     return [(cylinder(radius, height, 14), MAIN), (cap, "metal")]
 
 
@@ -132,7 +138,7 @@ def _tent(length: float, width: float, height: float) -> list[Piece]:
 
 def _canopy(length: float, width: float, height: float) -> list[Piece]:
     posts = [
-        (box(0.12, 0.12, height).moved((x, y, 0.0)), "metal")
+        (box(0.12, 0.12, height + SEAT_M).moved((x, y, 0.0)), "metal")
         for x in (-length / 2.0 + 0.1, length / 2.0 - 0.1)
         for y in (-width / 2.0 + 0.1, width / 2.0 - 0.1)
     ]
@@ -148,14 +154,14 @@ def _umbrella(length: float, width: float, height: float) -> list[Piece]:
 
 
 def _lamp_post(length: float, width: float, height: float) -> list[Piece]:
-    pole = cylinder(0.1, height, 8)
+    pole = cylinder(0.1, height + SEAT_M, 8)
     head = box(max(length, 0.4), max(width, 0.3), 0.3).moved((length / 3.0, 0.0, height))
     return [(pole, "metal"), (head, MAIN)]
 
 
 def _billboard(length: float, width: float, height: float) -> list[Piece]:
     posts = [
-        (box(0.2, 0.2, height * 0.6).moved((0.0, y, 0.0)), "metal")
+        (box(0.2, 0.2, height * 0.6 + SEAT_M).moved((0.0, y, 0.0)), "metal")
         for y in (-length / 3.0, length / 3.0)
     ]
     board = box(max(width, 0.2), length, height * 0.4).moved((0.0, 0.0, height * 0.6))
@@ -164,9 +170,13 @@ def _billboard(length: float, width: float, height: float) -> list[Piece]:
 
 def _bench(length: float, width: float, height: float) -> list[Piece]:
     seat = box(length, width, 0.08).moved((0.0, 0.0, height * 0.5))
-    back = box(length, 0.08, height * 0.5).moved((0.0, width / 2.0, height * 0.5))
+    # The back stands in the seat, a little short of its ends, and the legs reach into it a
+    # little inside its sides (else they would share planes).
+    back = box(length - 2.0 * SEAT_M, 0.08, height * 0.5 - 0.04).moved(
+        (0.0, width / 2.0, height * 0.5 + 0.04)
+    )
     legs = [
-        (box(0.08, width, height * 0.5).moved((x, 0.0, 0.0)), "metal")
+        (box(0.08, width - 2.0 * SEAT_M, height * 0.5 + SEAT_M).moved((x, 0.0, 0.0)), "metal")
         for x in (-length / 2.0 + 0.1, length / 2.0 - 0.1)
     ]
     return [(seat, MAIN), (back, MAIN), *legs]
@@ -175,7 +185,7 @@ def _bench(length: float, width: float, height: float) -> list[Piece]:
 def _table(length: float, width: float, height: float) -> list[Piece]:
     top = box(length, width, 0.08).moved((0.0, 0.0, height - 0.08))
     legs = [
-        (box(0.08, 0.08, height - 0.08).moved((x, y, 0.0)), "metal")
+        (box(0.08, 0.08, height - 0.08 + SEAT_M).moved((x, y, 0.0)), "metal")
         for x in (-length / 2.0 + 0.1, length / 2.0 - 0.1)
         for y in (-width / 2.0 + 0.1, width / 2.0 - 0.1)
     ]
@@ -188,12 +198,18 @@ def _ball(length: float, width: float, height: float) -> list[Piece]:
 
 def _boat(length: float, width: float, height: float) -> list[Piece]:
     hull = box(length * 0.75, width, height * 0.45).moved((-length * 0.125, 0.0, 0.0))
+    # The bow starts inside the hull (its back would share the hull's front plane), a little
+    # lower than the hull (or their tops and bottoms would share planes where they overlap).
     bow = extrude(
-        ((length * 0.25, -width / 2.0), (length / 2.0, 0.0), (length * 0.25, width / 2.0)),
+        (
+            (length * 0.25 - SEAT_M, -width / 2.0),
+            (length / 2.0, 0.0),
+            (length * 0.25 - SEAT_M, width / 2.0),
+        ),
         height * 0.45,
-    )
-    cabin = box(length * 0.3, width * 0.7, height * 0.55).moved(
-        (-length * 0.15, 0.0, height * 0.45)
+    ).moved((0.0, 0.0, -SEAT_M))
+    cabin = box(length * 0.3, width * 0.7, height * 0.55 + SEAT_M).moved(
+        (-length * 0.15, 0.0, height * 0.45 - SEAT_M)
     )
     return [(hull, MAIN), (bow, MAIN), (cabin, "canvas")]
 
@@ -205,7 +221,10 @@ def _aircraft(length: float, width: float, height: float) -> list[Piece]:
         (-length / 2.0, 0.0, height * 0.3 + body_radius), rotation=lying
     )
     wing = box(length * 0.2, width, 0.12).moved((0.0, 0.0, height * 0.3 + body_radius))
-    tail = box(length * 0.12, 0.1, height * 0.5).moved((-length * 0.44, 0.0, height * 0.5))
+    # The tail ends just short of the fuselage's rear cap (their ends would share a plane).
+    tail = box(length * 0.12 - SEAT_M, 0.1, height * 0.5).moved(
+        (-length * 0.44 + SEAT_M / 2.0, 0.0, height * 0.5)
+    )
     gear = box(0.3, 0.3, height * 0.3 + body_radius * 0.2)
     return [(fuselage, MAIN), (wing, MAIN), (tail, MAIN), (gear, "dark")]
 
@@ -215,8 +234,13 @@ def _digger(length: float, width: float, height: float) -> list[Piece]:
         (box(length * 0.8, width * 0.3, height * 0.25).moved((0.0, y, 0.0)), "dark")
         for y in (-width * 0.35, width * 0.35)
     ]
-    body = box(length * 0.6, width * 0.9, height * 0.4).moved((-length * 0.1, 0.0, height * 0.25))
-    cab = box(length * 0.25, width * 0.4, height * 0.35).moved((0.0, width * 0.2, height * 0.65))
+    # The body's back stops short of the tracks' ends (they would share a plane).
+    body = box(length * 0.6 - SEAT_M, width * 0.9, height * 0.4 + SEAT_M).moved(
+        (-length * 0.1 + SEAT_M / 2.0, 0.0, height * 0.25 - SEAT_M)
+    )
+    cab = box(length * 0.25, width * 0.4, height * 0.35 + SEAT_M).moved(
+        (0.0, width * 0.2, height * 0.65 - SEAT_M)
+    )
     arm = beam((length * 0.15, 0.0, height * 0.55), (length * 0.55, 0.0, height * 0.95), 0.35)
     stick = beam((length * 0.55, 0.0, height * 0.95), (length * 0.62, 0.0, height * 0.1), 0.3)
     return [*tracks, (body, MAIN), (cab, "glass"), (arm, MAIN), (stick, MAIN)]
@@ -235,10 +259,11 @@ def _stack(length: float, width: float, height: float) -> list[Piece]:
     pieces: list[Piece] = []
     for layer in range(layers):
         shrink = 1.0 - 0.18 * layer
+        seat = SEAT_M if layer else 0.0
         pieces.append(
             (
-                box(length * shrink, width * shrink, height / layers).moved(
-                    (0.0, 0.0, layer * height / layers)
+                box(length * shrink, width * shrink, height / layers + seat).moved(
+                    (0.0, 0.0, layer * height / layers - seat)
                 ),
                 MAIN if layer % 2 == 0 else "wood",
             )
@@ -248,10 +273,11 @@ def _stack(length: float, width: float, height: float) -> list[Piece]:
 
 def _frame(length: float, width: float, height: float) -> list[Piece]:
     half = length / 2.0
+    # Legs start below the feet; the top bar is a little thinner than the legs it joins.
     return [
-        (beam((-half, 0.0, 0.0), (-half, 0.0, height), 0.12), MAIN),
-        (beam((half, 0.0, 0.0), (half, 0.0, height), 0.12), MAIN),
-        (beam((-half, 0.0, height), (half, 0.0, height), 0.12), MAIN),
+        (beam((-half, 0.0, -SEAT_M), (-half, 0.0, height), 0.12), MAIN),
+        (beam((half, 0.0, -SEAT_M), (half, 0.0, height), 0.12), MAIN),
+        (beam((-half, 0.0, height), (half, 0.0, height), 0.12 - 2.0 * SEAT_M), MAIN),
         (box(0.1, width, 0.1).moved((-half, 0.0, 0.0)), "metal"),
         (box(0.1, width, 0.1).moved((half, 0.0, 0.0)), "metal"),
     ]
@@ -259,14 +285,18 @@ def _frame(length: float, width: float, height: float) -> list[Piece]:
 
 def _booth(length: float, width: float, height: float) -> list[Piece]:
     cabin = box(length, width, height * 0.85)
-    roof = box(length + 0.6, width + 0.6, height * 0.15).moved((0.0, 0.0, height * 0.85))
+    roof = box(length + 0.6, width + 0.6, height * 0.15 + SEAT_M).moved(
+        (0.0, 0.0, height * 0.85 - SEAT_M)
+    )
     window = box(length * 0.6, width + 0.04, height * 0.3).moved((0.0, 0.0, height * 0.4))
     return [(cabin, MAIN), (window, "glass"), (roof, "dark")]
 
 
 def _statue(length: float, width: float, height: float) -> list[Piece]:
     pedestal = box(length, width, height * 0.3)
-    figure = frustum(min(length, width) * 0.3, min(length, width) * 0.18, height * 0.55, 10)
+    figure = frustum(
+        min(length, width) * 0.3, min(length, width) * 0.18, height * 0.55 + SEAT_M, 10
+    ).moved((0.0, 0.0, -SEAT_M))
     head = sphere(min(length, width) * 0.15, 4, 8).moved((0.0, 0.0, height * 0.83))
     return [(pedestal, "concrete"), (figure.moved((0.0, 0.0, height * 0.3)), MAIN), (head, MAIN)]
 
@@ -278,13 +308,13 @@ def _lookout(length: float, width: float, height: float) -> list[Piece]:
         for y in (-width / 2.0, width / 2.0)
     ]
     hut = box(length * 0.8, width * 0.8, height * 0.2).moved((0.0, 0.0, height * 0.7))
-    roof = gable_roof(length, width, height * 0.1).moved((0.0, 0.0, height * 0.9))
+    roof = gable_roof(length, width, height * 0.1 + SEAT_M).moved((0.0, 0.0, height * 0.9 - SEAT_M))
     return [*legs, (hut, MAIN), (roof, "dark")]
 
 
 def _rack(length: float, width: float, height: float) -> list[Piece]:
     uprights = [
-        (box(0.1, 0.1, height).moved((x, y, 0.0)), "metal")
+        (box(0.1, 0.1, height + SEAT_M).moved((x, y, 0.0)), "metal")
         for x in (-length / 2.0, length / 2.0)
         for y in (-width / 2.0, width / 2.0)
     ]
@@ -293,8 +323,8 @@ def _rack(length: float, width: float, height: float) -> list[Piece]:
     ]
     goods = [
         (
-            box(length * 0.8, width * 0.8, height / 3.0 - 0.3).moved(
-                (0.0, 0.0, height * k / 3.0 + 0.08)
+            box(length * 0.8, width * 0.8, height / 3.0 - 0.3 + SEAT_M).moved(
+                (0.0, 0.0, height * k / 3.0 + 0.08 - SEAT_M)
             ),
             "canvas",
         )
@@ -310,14 +340,18 @@ def _antenna(length: float, width: float, height: float) -> list[Piece]:
 
 
 def _sign(length: float, width: float, height: float) -> list[Piece]:
-    post = box(0.1, 0.1, height)
+    # The post is a little thinner than the board and ends inside it (a 10 cm board and post
+    # would share their side and top planes).
+    post = box(0.1 - 2.0 * SEAT_M, 0.1 - 2.0 * SEAT_M, height - SEAT_M)
     board = box(max(width, 0.08), length, height * 0.35).moved((0.0, 0.0, height * 0.65))
     return [(post, "metal"), (board, MAIN)]
 
 
 def _cone_marker(length: float, width: float, height: float) -> list[Piece]:
-    base = box(length, width, 0.05)
-    return [(base, "dark"), (frustum(min(length, width) * 0.4, 0.03, height, 10), MAIN)]
+    # The base is a little under 5 cm: a road's surface lies 5 cm above the ground.
+    base = box(length, width, 0.05 - SEAT_M)
+    cone = frustum(min(length, width) * 0.4, 0.03, height + SEAT_M, 10).moved((0.0, 0.0, -SEAT_M))
+    return [(base, "dark"), (cone, MAIN)]
 
 
 def _plant(length: float, width: float, height: float) -> list[Piece]:
@@ -330,7 +364,7 @@ def _playset(length: float, width: float, height: float) -> list[Piece]:
     tower = box(width, width, height * 0.5)
     roof = gable_roof(width + 0.2, width + 0.2, height * 0.3).moved((0.0, 0.0, height * 0.7))
     posts = [
-        (box(0.1, 0.1, height * 0.7).moved((x, y, 0.0)), "wood")
+        (box(0.1, 0.1, height * 0.7 + 2.0 * SEAT_M).moved((x, y, -SEAT_M)), "wood")
         for x in (-width / 2.0, width / 2.0)
         for y in (-width / 2.0, width / 2.0)
     ]
@@ -341,7 +375,7 @@ def _playset(length: float, width: float, height: float) -> list[Piece]:
 def _carousel(length: float, width: float, height: float) -> list[Piece]:
     radius = min(length, width) / 2.0
     deck = cylinder(radius, 0.4, 16)
-    column = cylinder(radius * 0.2, height * 0.8, 10)
+    column = cylinder(radius * 0.2, height * 0.8 + SEAT_M, 10).moved((0.0, 0.0, -SEAT_M))
     roof = frustum(radius * 1.05, 0.1, height * 0.3, 16).moved((0.0, 0.0, height * 0.7))
     return [(deck, "wood"), (column, "metal"), (roof, MAIN)]
 

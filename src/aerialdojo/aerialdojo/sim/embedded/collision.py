@@ -14,6 +14,11 @@ BOUNDARY_NAME = "scene_boundary"
 # Distances within this of the radius count as touching, not overlapping: an agent left in
 # contact with a wall may slide along it or back off, but not push into it.
 _CONTACT_TOLERANCE_M = 1e-6
+# Near-vertical rays for the enclosure test, tilted off the axes so that they seldom pass
+# exactly through an edge or a vertex; the next is used only when one does.
+_ENCLOSURE_RAYS = np.array(
+    ((0.013, 0.007, 1.0), (-0.011, 0.017, 1.0), (0.019, -0.013, 1.0), (-0.005, -0.023, 1.0))
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,6 +79,15 @@ def closest_points_on_triangles(point: np.ndarray, triangles: np.ndarray) -> np.
 
 def _dot(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     return np.asarray(np.einsum("...i,...i->...", u, v))
+
+
+def _along(direction: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """``direction . (start x end)`` per row, written out so that swapping ``start`` and
+    ``end`` negates it exactly (an edge shared by two triangles is judged the same way)."""
+    cross_x = start[:, 1] * end[:, 2] - start[:, 2] * end[:, 1]
+    cross_y = start[:, 2] * end[:, 0] - start[:, 0] * end[:, 2]
+    cross_z = start[:, 0] * end[:, 1] - start[:, 1] * end[:, 0]
+    return np.asarray(direction[0] * cross_x + direction[1] * cross_y + direction[2] * cross_z)
 
 
 def _first_root(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -160,6 +174,9 @@ class CollisionWorld:
         bounds_max: upper corner of the flyable box.
         inside_test: optional callable telling, for (N, 3) points, whether each lies inside
             closed geometry (under terrain, inside a building); ``sphere_is_free`` rejects those.
+        solid: the triangles bound outward-wound closed solids and upward-facing sheets
+            (terrain, water) that are solid below; ``sphere_is_free`` rejects points they
+            enclose (``encloses``).
         cell_size_m: edge length of the broad-phase grid cells in x and y.
     """
 
@@ -172,6 +189,7 @@ class CollisionWorld:
         bounds_min: Sequence[float],
         bounds_max: Sequence[float],
         inside_test: Callable[[np.ndarray], np.ndarray] | None = None,
+        solid: bool = False,
         cell_size_m: float = 4.0,
     ) -> None:
         self.triangles = np.ascontiguousarray(triangles, dtype=np.float64)
@@ -180,6 +198,7 @@ class CollisionWorld:
         self.bounds_min = np.asarray(bounds_min, dtype=np.float64)
         self.bounds_max = np.asarray(bounds_max, dtype=np.float64)
         self._inside_test = inside_test
+        self._solid = solid
         self._cell = cell_size_m
         self._lower = self.triangles.min(axis=1)
         self._upper = self.triangles.max(axis=1)
@@ -263,7 +282,43 @@ class CollisionWorld:
         distance, _ = self.distance_to_geometry(point, radius)
         if distance < radius - _CONTACT_TOLERANCE_M:
             return False
+        if self._solid and self.encloses(point):
+            return False
         return self._inside_test is None or not bool(self._inside_test(point[None, :])[0])
+
+    def encloses(self, point: np.ndarray) -> bool:
+        """Whether ``point`` lies inside a solid (or below a sheet) of the triangles.
+
+        The winding number of a near-vertical ray: every face it crosses above the point
+        counts +1 if the ray leaves through it (the face looks along the ray) and -1 if it
+        enters. Inside one solid or several overlapping ones the sum is positive, outside it is
+        0. Every crossing counts, so faces that coincide (a roof slab on its wall box) give the
+        same answer whichever of them a ray tracer would report first, and pieces sunk into
+        each other are still inside. Edges are tested with exactly antisymmetric products, so a
+        ray through an edge shared by two triangles of a mesh counts it once; a ray exactly
+        through an edge or vertex (a zero product) is not used and the next direction is.
+        """
+        origin = np.asarray(point, dtype=np.float64)
+        top = float(self._upper[:, 2].max())
+        for direction in _ENCLOSURE_RAYS:
+            end = origin + direction * max(top - origin[2], 0.0)
+            nearby = self.candidates(np.minimum(origin, end), np.maximum(origin, end))
+            corners = self.triangles[nearby] - origin
+            a, b, c = corners[:, 0], corners[:, 1], corners[:, 2]
+            edges = np.stack(
+                (_along(direction, a, b), _along(direction, b, c), _along(direction, c, a))
+            )
+            low, high = edges.min(axis=0), edges.max(axis=0)
+            if np.any((low <= 0.0) & (high >= 0.0) & ((low == 0.0) | (high == 0.0))):
+                continue
+            leaving, entering = low > 0.0, high < 0.0
+            normal = np.cross(b - a, c - a)
+            # The crossing is ahead of the point when the plane is on the side the ray goes.
+            ahead = _dot(a, normal) * np.where(leaving, 1.0, -1.0) > 0.0
+            return int(np.sum(leaving & ahead)) - int(np.sum(entering & ahead)) > 0
+        raise ValueError(
+            f"every enclosure ray from {origin.tolist()} passes exactly through an edge"
+        )
 
     def sweep_sphere(
         self, start: np.ndarray, end: np.ndarray, radius: float

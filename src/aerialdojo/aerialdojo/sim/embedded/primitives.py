@@ -13,6 +13,12 @@ from aerialdojo.geometry import yaw_matrix
 #: A 3D point or vector given as a sequence or an array.
 Vector = Sequence[float] | np.ndarray
 
+#: How far a piece resting on another reaches into it instead of sharing a plane with it:
+#: two coincident faces meet a ray at one distance, and which of them Embree reports depends
+#: on the machine (its BVH is built for the CPU's instruction set). Hidden inside the other
+#: piece, it changes no visible dimension by more than a few millimetres.
+SEAT_M = 0.002
+
 
 @dataclass(frozen=True)
 class Mesh:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from aerialdojo.sim.embedded.builder import Colour, SceneBuilder
-from aerialdojo.sim.embedded.primitives import Mesh, beam, box, cylinder, frustum, sphere
+from aerialdojo.sim.embedded.primitives import SEAT_M, Mesh, beam, box, cylinder, frustum, sphere
 
 _TRUNK: Colour = (96, 70, 46)
 
@@ -37,9 +37,10 @@ def tree(
         lean = rng.uniform(-0.8, 0.8, 2)
         top = (x + lean[0], y + lean[1], base + tall)
         pieces.append((beam((x, y, base), top, 0.35), (140, 110, 70)))
-        for angle in np.linspace(0.0, 2.0 * math.pi, 6, endpoint=False):
+        # Opposite fronds would share side planes where they meet: every other one is thinner.
+        for index, angle in enumerate(np.linspace(0.0, 2.0 * math.pi, 6, endpoint=False)):
             tip = (top[0] + 3.0 * math.cos(angle), top[1] + 3.0 * math.sin(angle), top[2] - 1.2)
-            pieces.append((beam(top, tip, 0.3), (52, 128, 48)))
+            pieces.append((beam(top, tip, 0.3 - 2.0 * SEAT_M * (index % 2)), (52, 128, 48)))
     elif kind == "dead":
         pieces.append((cylinder(0.3, tall * 0.7, 6).moved((x, y, base)), (90, 78, 66)))
         for angle in rng.uniform(0.0, 2.0 * math.pi, 3):
@@ -100,9 +101,14 @@ def parking_rows(
     """Rows of parking bays (painted slab) with vehicles parked in some of them."""
     bay_width, bay_length, aisle = 3.0, 6.0, 7.0
     x0, y0 = origin
-    lot = box(columns * bay_width + 2.0, rows * (bay_length + aisle), 0.04)
+    # The slab starts below the ground, where the cars parked on it start (the ground).
+    lot = box(columns * bay_width + 2.0, rows * (bay_length + aisle), 0.04 + 2.0 * SEAT_M)
     centre = (x0 + columns * bay_width / 2.0, y0 + rows * (bay_length + aisle) / 2.0)
-    b.structure("parking_lot", "road", [(lot.moved((*centre, b.ground(*centre))), (84, 86, 90))])
+    b.structure(
+        "parking_lot",
+        "road",
+        [(lot.moved((*centre, b.ground(*centre) - 2.0 * SEAT_M)), (84, 86, 90))],
+    )
     for row in range(rows):
         for column in range(columns):
             if b.rng.random() < occupancy:
@@ -131,7 +137,10 @@ def tower(
     base = b.ground_under(x, y, 3.0)
     pieces = [
         (frustum(3.0, 2.0, height, 12).moved((x, y, base)), colour),
-        (frustum(2.6, 0.0, height * 0.18, 12).moved((x, y, base + height)), top or colour),
+        (
+            frustum(2.6, 0.0, height * 0.18 + SEAT_M, 12).moved((x, y, base + height - SEAT_M)),
+            top or colour,
+        ),
     ]
     b.landmark(name, description, pieces, footprint_radius=4.0)
 
@@ -139,10 +148,14 @@ def tower(
 def fountain(b: SceneBuilder, name: str, x: float, y: float, radius: float = 6.0) -> None:
     """A round fountain with a tall central spout: a plaza landmark."""
     base = b.ground(x, y)
+    # The pool and the spout start a little deeper than the rim (bottoms on one plane).
     pieces = [
         (cylinder(radius, 0.8, 20).moved((x, y, base)), (200, 200, 196)),
-        (cylinder(radius - 0.6, 0.85, 20).moved((x, y, base)), (80, 150, 196)),
-        (frustum(1.2, 0.4, 5.0, 10).moved((x, y, base)), (210, 206, 198)),
+        (cylinder(radius - 0.6, 0.85 + SEAT_M, 20).moved((x, y, base - SEAT_M)), (80, 150, 196)),
+        (
+            frustum(1.2, 0.4, 5.0 + 2.0 * SEAT_M, 10).moved((x, y, base - 2.0 * SEAT_M)),
+            (210, 206, 198),
+        ),
         (sphere(1.0, 5, 10).moved((x, y, base + 5.0)), (120, 180, 220)),
     ]
     b.landmark(
@@ -166,7 +179,8 @@ def crane(
     direction = np.array((math.cos(yaw), math.sin(yaw), 0.0))
     top = np.array((x, y, base + height))
     pieces = [
-        (box(2.0, 2.0, height).moved((x, y, base)), colour),
+        # The mast ends inside the cab box at its top (their tops would share a plane).
+        (box(2.0, 2.0, height - SEAT_M).moved((x, y, base)), colour),
         (beam(top - direction * jib * 0.3, top + direction * jib, 1.2), colour),
         (
             box(3.0, 3.0, 2.0).moved(tuple(top - direction * jib * 0.28 - (0.0, 0.0, 2.0))),
@@ -235,8 +249,11 @@ def block_grid(
                     x, y = bx + dx, by + dy
                     if b.rng.random() > fill or not b.is_clear(x, y, quarter * 1.2):
                         continue
+                    # Blocks start SEAT_M below the ground: a landmark tower may stand in
+                    # one's corner (their bottoms would share the ground's plane).
                     b.building(
                         "building", x, y,
-                        (quarter * 1.7, quarter * 1.7, float(b.rng.uniform(*heights))),
+                        (quarter * 1.7, quarter * 1.7, float(b.rng.uniform(*heights)) + SEAT_M),
                         palette[int(b.rng.integers(len(palette)))], roof=roof,
+                        base=b.ground_under(x, y, quarter * 0.85) - SEAT_M,
                     )  # fmt: skip

@@ -89,8 +89,21 @@ def load_scene(name: str, seed: int = 0, *, agent_radius_m: float = 0.25) -> Emb
     Raises:
         UnknownSceneError: no such scene.
     """
-    scene_type, variant = parse_scene_name(name)
+    _, variant = parse_scene_name(name)
     started = time.perf_counter()
+    builder = laid_out_scene(name, seed)
+    return builder.build(
+        distribution=_DISTRIBUTIONS[variant], agent_radius_m=agent_radius_m, started=started
+    )
+
+
+def laid_out_scene(name: str, seed: int = 0) -> SceneBuilder:
+    """A scene's builder with all its pieces added, before anything is built from them.
+
+    Raises:
+        UnknownSceneError: no such scene.
+    """
+    scene_type, variant = parse_scene_name(name)
     builder = SceneBuilder(
         scene=name,
         scene_type=scene_type.name,
@@ -98,6 +111,4 @@ def load_scene(name: str, seed: int = 0, *, agent_radius_m: float = 0.25) -> Emb
         seed=(seed, zlib.crc32(name.encode())),
     )
     scene_type.generate(builder, variant)
-    return builder.build(
-        distribution=_DISTRIBUTIONS[variant], agent_radius_m=agent_radius_m, started=started
-    )
+    return builder

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from aerialdojo.sim.embedded.builder import SceneBuilder
-from aerialdojo.sim.embedded.primitives import beam, box, gable_roof, slab
+from aerialdojo.sim.embedded.primitives import SEAT_M, beam, box, gable_roof, slab
 from aerialdojo.sim.embedded.scenery import house, street_grid, tower, trees
 from aerialdojo.sim.embedded.terrain import (
     bump,
@@ -112,7 +112,10 @@ def flood(b: SceneBuilder, variant: int) -> None:
         "a church with a tall red roof above the water",
         [
             (box(20.0, 10.0, 8.0).moved((40.0, -40.0, -1.0)), (220, 210, 190)),
-            (gable_roof(21.0, 11.0, 7.0).moved((40.0, -40.0, 7.0)), (170, 50, 40)),
+            (
+                gable_roof(21.0, 11.0, 7.0 + SEAT_M).moved((40.0, -40.0, 7.0 - SEAT_M)),
+                (170, 50, 40),
+            ),
         ],
         12.0,
     )

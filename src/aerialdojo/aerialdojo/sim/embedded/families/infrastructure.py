@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from aerialdojo.sim.embedded.builder import SceneBuilder
-from aerialdojo.sim.embedded.primitives import beam, box, cylinder
+from aerialdojo.sim.embedded.primitives import SEAT_M, beam, box, cylinder
 from aerialdojo.sim.embedded.scenery import tower, trees
 from aerialdojo.sim.embedded.terrain import by_height_and_slope
 
@@ -33,21 +33,35 @@ def bridge(b: SceneBuilder, variant: int) -> None:
     deck_colour = (150, 150, 150)
     pieces = [(box(110.0, 12.0, 1.2).moved((0.0, 0.0, deck_z)), deck_colour)]
     for x in (-40.0, -15.0, 15.0, 40.0):
-        pieces.append((box(3.0, 8.0, deck_z + 6.0).moved((x, 0.0, -6.0)), (130, 128, 124)))
+        # Piers reach into the deck (SEAT_M), rather than end on its underside's plane.
+        pieces.append((box(3.0, 8.0, deck_z + 6.0 + SEAT_M).moved((x, 0.0, -6.0)), (130, 128, 124)))
     b.structure("bridge_deck", "bridge", pieces)
     if variant == 0:
         for x in (-20.0, 20.0):
+            # Legs start just under the deck's underside, the crossbeam is a little thinner
+            # than the legs, and each stay cable lies its own millimetre off the plane y = 6.5
+            # (the cables of both towers cross): no two pieces share a face's plane.
             tower_pieces = [
-                (box(3.0, 3.0, 34.0).moved((x, y, deck_z)), (200, 80, 60)) for y in (-6.5, 6.5)
+                (box(3.0, 3.0, 34.0 + SEAT_M).moved((x, y, deck_z - SEAT_M)), (200, 80, 60))
+                for y in (-6.5, 6.5)
             ]
-            tower_pieces.append((box(3.0, 16.0, 2.0).moved((x, 0.0, deck_z + 30.0)), (200, 80, 60)))
+            tower_pieces.append(
+                (
+                    box(3.0 - 2.0 * SEAT_M, 16.0 - 2.0 * SEAT_M, 2.0).moved(
+                        (x, 0.0, deck_z + 30.0)
+                    ),
+                    (200, 80, 60),
+                )
+            )
             for sign in (-1.0, 1.0):
                 for k in range(1, 4):
+                    cable = 6 * (x > 0) + 3 * (sign > 0) + k - 1  # 0 to 11 over both towers
+                    cable_y = 6.5 + 0.001 * (cable - 5.5)
                     tower_pieces.append(
                         (
                             beam(
-                                (x, 6.5, deck_z + 32.0),
-                                (x + sign * k * 9.0, 6.5, deck_z + 1.2),
+                                (x, cable_y, deck_z + 32.0),
+                                (x + sign * k * 9.0, cable_y, deck_z + 1.2),
                                 0.2,
                             ),
                             (60, 60, 60),
@@ -112,9 +126,12 @@ def rail_corridor(b: SceneBuilder, variant: int) -> None:
     for gantry_x in range(-90, 91, 30):
         for y in (tracks[0] - 3.0, tracks[-1] + 3.0):
             gantries.append((box(0.4, 0.4, 8.0).moved((float(gantry_x), y, 1.5)), (120, 120, 124)))
+        # The crossbar is a little thinner than the posts it joins (else shared side planes).
         gantries.append(
             (
-                box(0.4, tracks[-1] - tracks[0] + 6.4, 0.4).moved((float(gantry_x), 0.0, 9.3)),
+                box(0.4 - 2.0 * SEAT_M, tracks[-1] - tracks[0] + 6.4 - 2.0 * SEAT_M, 0.4).moved(
+                    (float(gantry_x), 0.0, 9.3)
+                ),
                 (120, 120, 124),
             )
         )
@@ -124,7 +141,11 @@ def rail_corridor(b: SceneBuilder, variant: int) -> None:
     platform = [(box(60.0, 6.0, 1.0).moved((-30.0, tracks[-1] + 6.5, 1.5)), (190, 186, 176))]
     platform += [(box(56.0, 7.0, 0.3).moved((-30.0, tracks[-1] + 6.5, 6.0)), (60, 100, 150))]
     platform += [
-        (box(0.4, 0.4, 3.5).moved((-30.0 + x, tracks[-1] + 6.5, 2.5)), (100, 100, 100))
+        # Posts reach into the platform and the canopy (SEAT_M each way).
+        (
+            box(0.4, 0.4, 3.5 + 2.0 * SEAT_M).moved((-30.0 + x, tracks[-1] + 6.5, 2.5 - SEAT_M)),
+            (100, 100, 100),
+        )
         for x in (-25.0, 0.0, 25.0)
     ]
     b.landmark("Station Platform", "a station platform with a long blue canopy", platform, 1.0)
@@ -140,7 +161,8 @@ def rail_corridor(b: SceneBuilder, variant: int) -> None:
     if variant == 1:
         overpass = [(box(14.0, 60.0, 1.2).moved((40.0, 0.0, 12.0)), (160, 160, 160))]
         overpass += [
-            (box(12.0, 2.0, 12.0).moved((40.0, y, 0.0)), (140, 140, 140)) for y in (-18.0, 18.0)
+            (box(12.0, 2.0, 12.0 + SEAT_M).moved((40.0, y, 0.0)), (140, 140, 140))
+            for y in (-18.0, 18.0)
         ]
         b.landmark("Road Overpass", "a concrete road overpass across the tracks", overpass, 2.0)
     b.road([(-99.0, -30.0), (99.0, -30.0)], 6.0)
@@ -151,7 +173,7 @@ def rail_corridor(b: SceneBuilder, variant: int) -> None:
             x,
             y,
             yaw=0.0,
-            base=1.68,
+            base=1.68 - SEAT_M,  # on the rails (tops at 1.68), a little into them
         )
     b.scatter(
         (
@@ -206,7 +228,11 @@ def harbor(b: SceneBuilder, variant: int) -> None:
                 b.structure("gantry_crane", "structure", legs, footprint=(x, 4.0, 10.0))
         ship = [
             (box(90.0, 18.0, 10.0).moved((0.0, -25.0, -5.0)), (120, 40, 40)),
-            (box(14.0, 14.0, 10.0).moved((38.0, -25.0, 5.0)), (236, 236, 236)),
+            # The bridge house stands in the hull, its back a little inside the stern's plane.
+            (
+                box(14.0 - 2.0 * SEAT_M, 14.0, 10.0 + SEAT_M).moved((38.0, -25.0, 5.0 - SEAT_M)),
+                (236, 236, 236),
+            ),
         ]
         b.structure("container_ship", "structure", ship)
         b.scatter(
@@ -238,8 +264,9 @@ def harbor(b: SceneBuilder, variant: int) -> None:
             [
                 (box(40.0, 14.0, 8.0).moved((-20.0, 50.0, 2.5)), (200, 190, 170)),
                 (
-                    cylinder(7.0, 40.0, 12).moved(
-                        (-40.0, 50.0, 10.5),
+                    # The roof's ends stop a little inside the hall's end walls' planes.
+                    cylinder(7.0, 40.0 - 2.0 * SEAT_M, 12).moved(
+                        (-40.0 + SEAT_M, 50.0, 10.5),
                         rotation=np.array(((0.0, 0.0, 1.0), (0.0, 1.0, 0.0), (-1.0, 0.0, 0.0))),
                     ),
                     (60, 110, 140),
@@ -271,5 +298,11 @@ def harbor(b: SceneBuilder, variant: int) -> None:
     )
     for x in (-70.0, 70.0):
         b.building(
-            "warehouse", x, 75.0, (30.0, 16.0, 10.0), (176, 164, 140), roof=(120, 60, 50), base=2.5
+            "warehouse",
+            x,
+            75.0,
+            (30.0, 16.0, 10.0 + SEAT_M),
+            (176, 164, 140),
+            roof=(120, 60, 50),
+            base=2.5 - SEAT_M,  # under the quay's objects' bottoms, same top
         )

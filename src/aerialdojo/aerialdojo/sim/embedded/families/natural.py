@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from aerialdojo.sim.embedded.builder import SceneBuilder
-from aerialdojo.sim.embedded.primitives import box, extrude
+from aerialdojo.sim.embedded.primitives import SEAT_M, box, extrude
 from aerialdojo.sim.embedded.scenery import house, tower, tree, trees
 from aerialdojo.sim.embedded.terrain import bump, by_height_and_slope, combine, flat, waves
 from aerialdojo.sim.embedded.world import Lighting
@@ -269,7 +269,7 @@ def island(b: SceneBuilder, variant: int) -> None:
     jetty_y = -55.0 if variant == 0 else -40.0
     jetty = [(box(4.0, 30.0, 0.5).moved((10.0, jetty_y - 15.0, 1.5)), (150, 110, 70))]
     jetty += [
-        (box(0.4, 0.4, 6.0).moved((10.0 + x, jetty_y - y, -4.0)), (110, 80, 50))
+        (box(0.4, 0.4, 6.0 - SEAT_M).moved((10.0 + x, jetty_y - y, -4.0)), (110, 80, 50))
         for x in (-1.6, 1.6)
         for y in (0.0, 10.0, 20.0, 30.0)
     ]

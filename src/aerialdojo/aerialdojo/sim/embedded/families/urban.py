@@ -7,7 +7,7 @@ import math
 
 from aerialdojo.sim.embedded.builder import SceneBuilder
 from aerialdojo.sim.embedded.catalogue import polar_offsets
-from aerialdojo.sim.embedded.primitives import beam, box, cylinder, frustum, sphere, wedge
+from aerialdojo.sim.embedded.primitives import SEAT_M, beam, box, cylinder, frustum, sphere, wedge
 from aerialdojo.sim.embedded.scenery import (
     block_grid,
     crane,
@@ -36,7 +36,16 @@ def mall(b: SceneBuilder, variant: int) -> None:
     facade = (214, 204, 186) if variant == 0 else (176, 190, 204)
     if variant == 0:
         b.building("mall_main_wing", -20.0, 20.0, (70.0, 34.0, 14.0), facade, roof=(120, 120, 124))
-        b.building("mall_east_wing", 28.0, 34.0, (26.0, 46.0, 11.0), facade, roof=(120, 120, 124))
+        # The east wing reaches into the main wing and starts under it (shared planes else).
+        b.building(
+            "mall_east_wing",
+            28.0 - SEAT_M,
+            34.0,
+            (26.0, 46.0, 11.0 + SEAT_M),
+            facade,
+            roof=(120, 120, 124),
+            base=-SEAT_M,
+        )
         atrium = (-20.0, 20.0)
     else:
         b.building("mall_north", -40.0, 42.0, (60.0, 28.0, 16.0), facade, roof=(110, 110, 116))
@@ -81,7 +90,9 @@ def stadium(b: SceneBuilder, variant: int) -> None:
         angle = 2 * math.pi * k / 28
         x, y = radius_x * math.cos(angle), radius_y * math.sin(angle)
         yaw = math.atan2(y / radius_y**2, x / radius_x**2)
-        stands.append((wedge(12.0, 9.0, 12.0).moved((x, y, 0.0), yaw), (176, 176, 184)))
+        # Neighbouring stands overlap: their bottoms take four depths in turn.
+        depth = SEAT_M * (1 + k % 4)
+        stands.append((wedge(12.0, 9.0, 12.0 + depth).moved((x, y, -depth), yaw), (176, 176, 184)))
         if variant == 1:
             top = (x * 1.2, y * 1.2, 18.0)
             stands.append((beam(top, (x * 0.85, y * 0.85, 18.0), 1.0), (220, 220, 226)))
@@ -141,8 +152,24 @@ def park(b: SceneBuilder, variant: int) -> None:
     for k in range(12):
         angle = 2 * math.pi * k / 12
         rim = (wheel_x + 20.0 * math.cos(angle), wheel_y, 24.0 + 20.0 * math.sin(angle))
-        spokes.append((beam(hub, rim, 0.4), (230, 230, 240)))
-        spokes.append((box(2.0, 2.4, 2.0).moved((rim[0], rim[1], rim[2] - 2.2)), (220, 60, 60)))
+        if k < 6:
+            # Opposite spokes are one bar through the hub (two would end on one plane there),
+            # and each bar lies its own millimetre off the wheel's plane.
+            off_plane = 0.001 * (k - 2.5)
+            spokes.append(
+                (
+                    beam(
+                        (2 * hub[0] - rim[0], wheel_y + off_plane, 2 * hub[2] - rim[2]),
+                        (rim[0], wheel_y + off_plane, rim[2]),
+                        0.4,
+                    ),
+                    (230, 230, 240),
+                )
+            )
+        # Gondolas hang SEAT_M into the spoke they hang from.
+        spokes.append(
+            (box(2.0, 2.4, 2.0).moved((rim[0], rim[1], rim[2] - 2.2 + SEAT_M)), (220, 60, 60))
+        )
     b.landmark("Ferris Wheel", "a 44 m ferris wheel with red gondolas", spokes, 22.0)
     track = []
     for k in range(16):
@@ -381,8 +408,11 @@ def alley(b: SceneBuilder, variant: int) -> None:
             "structure",
             [
                 (
-                    # Alternate sides of the lane, jutting 0.8 m over it.
-                    box(1.6, 4.0, 0.2).moved((c + (2.1 if k % 2 == 0 else -2.1), y, 3.2)),
+                    # Alternate sides of the lane, jutting 0.8 m over it; each with its own
+                    # height and depth to the millimetre, since awnings on a side may overlap.
+                    box(1.6 - 0.002 * k, 4.0, 0.2).moved(
+                        (c + (2.1 if k % 2 == 0 else -2.1), y, 3.2 + 0.001 * k)
+                    ),
                     (40 + 20 * k, 120, 160 - 10 * k),
                 )
             ],
@@ -423,10 +453,16 @@ def factory(b: SceneBuilder, variant: int) -> None:
     )
     for x, y, length, width in sheds:
         b.building("factory_shed", x, y, (length, width, 10.0), (170, 176, 184), roof=None)
+        # Teeth overlap several neighbours: each reaches its own depth into the shed and has
+        # its own length, and all stop short of the shed's ends, so that none shares a plane
+        # with another or with the shed.
         teeth = [
             (
-                wedge(width, length, 3.0).moved(
-                    (x - length / 2 + (k + 0.5) * length / 6, y, 10.0), 0.0
+                wedge(
+                    width - 2.0 * SEAT_M, length - 2.0 * SEAT_M * k, 3.0 + SEAT_M * (1 + k)
+                ).moved(
+                    (x - length / 2 + (k + 0.5) * length / 6, y, 10.0 - SEAT_M * (1 + k)),
+                    0.0,
                 ),
                 (120, 130, 150),
             )
@@ -449,7 +485,10 @@ def factory(b: SceneBuilder, variant: int) -> None:
     ]
     b.landmark("Grain Silos", "three tall white silos in a row", silos, 18.0)
     pipes = [(beam((40.0, 40.0, 7.0), (40.0, -5.0, 7.0), 1.0), (110, 110, 120))]
-    pipes += [(box(0.6, 0.6, 7.0).moved((40.0, y, 0.0)), (90, 90, 96)) for y in (36.0, 20.0, 4.0)]
+    pipes += [
+        (box(0.6, 0.6, 7.0 + SEAT_M).moved((40.0, y, -SEAT_M)), (90, 90, 96))
+        for y in (36.0, 20.0, 4.0)
+    ]
     b.structure("pipe_bridge", "structure", pipes)
     b.scatter(
         (
@@ -489,7 +528,8 @@ def construction_site(b: SceneBuilder, variant: int) -> None:
         for level in range(1, 5)
     ]
     frame += [
-        (box(0.7, 0.7, 16.4).moved((10.0 + x, 20.0 + y, 0.0)), (150, 150, 148))
+        # Columns end just inside the top floor slab (not on its top's plane).
+        (box(0.7, 0.7, 16.4 - SEAT_M).moved((10.0 + x, 20.0 + y, 0.0)), (150, 150, 148))
         for x in (-16.0, -5.0, 5.0, 16.0)
         for y in (-10.0, 0.0, 10.0)
     ]
