@@ -10,7 +10,8 @@ The nodes and their parameters come from ``aerialdojo.graph.node_specs``, the fu
 ``aerialdojo eval`` uses too, so both entry points start the same graph from the same YAML.
 The launch ends when the evaluator exits after writing its report. A node of
 ``runner.RESTARTABLE`` that dies during the run is started again as ``aerialdojo eval`` starts
-it (the bridge; the task manager, which resumes the run from its journal).
+it (the bridge; the task manager, which resumes the run from its journal; an agent stopped
+by a signal, whose attempt under way the task manager reruns).
 """
 
 from __future__ import annotations

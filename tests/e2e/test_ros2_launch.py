@@ -201,3 +201,29 @@ def test_a_killed_task_manager_is_started_again_and_the_launch_completes_the_run
     assert "the task manager was restarted during the episode" in said
     status = json.loads((run_dir / "run_status.json").read_text())
     assert status["complete"] and sorted(status["scored"]) == sorted(status["selected"])
+
+
+def test_a_killed_agent_is_started_again_and_the_launch_reruns_its_attempt(
+    launch_env: dict[str, str], tmp_path: Path
+) -> None:
+    # Issue 29: a dead agent left the launch's episodes to end by the agent timeout. Started
+    # again as aerialdojo eval starts it, its lost attempt is rerun within the run.
+    run_dir = tmp_path / "runs" / "agent"
+    output = tmp_path / "launch.log"
+    command = _launch_command(_config(tmp_path, "eval.yaml"), 2, tmp_path / "runs", run_dir.name)
+    with _launched(command, launch_env, output) as launch:
+        _wait_for_output(
+            launch, output, "started (attempt 0)", "the first episode never started", poll_s=0.05
+        )
+        agent = _launched_node(run_dir, "uav_agent")
+        os.kill(agent, signal.SIGSTOP)  # the episode under way cannot end meanwhile
+        try:
+            os.kill(agent, signal.SIGKILL)
+        finally:
+            os.kill(agent, signal.SIGCONT)
+        launch.wait(timeout=600)
+    said = output.read_text(errors="replace")
+    assert launch.returncode == 0, said[-3000:]
+    assert "the uav agent was restarted during the episode" in said
+    status = json.loads((run_dir / "run_status.json").read_text())
+    assert status["complete"] and sorted(status["scored"]) == sorted(status["selected"])

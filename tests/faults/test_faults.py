@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -98,6 +99,16 @@ def _status(run_dir: Path) -> dict:
     return status
 
 
+def _episode_events(run_dir: Path) -> list:
+    with AnyReader([run_dir / "bag"]) as reader:
+        return [
+            reader.deserialize(raw, connection.msgtype)
+            for connection, _, raw in reader.messages(
+                [c for c in reader.connections if c.topic == "/aerialdojo/episode_events"]
+            )
+        ]
+
+
 def test_a_hung_bridge_is_survived_and_its_episode_rerun(tmp_path: Path) -> None:
     # Row 1: the rerun after the hang waited for the CLI's one-hour timeout.
     run_dir = tmp_path / "runs" / "hung"
@@ -182,16 +193,57 @@ def test_a_task_manager_killed_or_stopped_is_restarted_and_resumes_the_run(
     # Every episode scored once; the interrupted attempt excluded, not scored, and rerun.
     assert status["complete"] and status["scored"] == _status(undisturbed)["scored"]
     assert status["superseded"] == [], status
-    with AnyReader([run_dir / "bag"]) as reader:
-        events = [
-            reader.deserialize(raw, connection.msgtype)
-            for connection, _, raw in reader.messages(
-                [c for c in reader.connections if c.topic == "/aerialdojo/episode_events"]
-            )
-        ]
+    events = _episode_events(run_dir)
     failures = [e for e in events if e.kind == EventKind.INFRA_FAILURE]
     assert [(e.episode_id, e.attempt) for e in failures] == [(interrupted, 0)]
     assert "the task manager was restarted during the episode" in failures[0].message
+    starts = [(e.episode_id, e.attempt) for e in events if e.kind == EventKind.STARTED]
+    assert sorted(starts) == sorted({*((episode, 0) for episode in status["selected"]),
+                                     (interrupted, 1)})  # fmt: skip
+    # The agents are deterministic: what they scored is what the undisturbed run scored.
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    calm = json.loads((undisturbed / "metrics.json").read_text())
+    assert metrics["episodes"] == calm["episodes"] and metrics["overall"] == calm["overall"]
+    replay = _aerialdojo("evaluate-bag", run_dir / "bag", "--out", tmp_path / "replay")
+    assert replay.returncode == 0, replay.stderr[-3000:]
+    assert (tmp_path / "replay" / "metrics.json").read_bytes() == (
+        run_dir / "metrics.json"
+    ).read_bytes()
+
+
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_an_agent_killed_or_stopped_is_restarted_and_its_attempt_rerun(
+    tmp_path: Path, undisturbed: Path, stop: signal.Signals
+) -> None:
+    # Issue 29: a uav_agent ended by a signal ended the whole run, which needed aerialdojo
+    # rerun. It is started again, and the attempt it lost is excluded and rerun in the run.
+    config = _config(tmp_path, sim_timeout_s=20.0)
+    run_dir = tmp_path / "runs" / "agent"
+    cli = _eval(config, tmp_path, "agent", 2)
+    _wait_for(run_dir / "logs" / "task_manager.log", "started (attempt 0)", cli, poll_s=0.05)
+    agent = _node_pid(run_dir, "uav_agent")
+    # Held, the agent cannot end the episode under way (nor, with it, the run's last): the
+    # signal reaches it during an attempt. A held process takes SIGTERM when continued.
+    os.kill(agent, signal.SIGSTOP)
+    try:
+        os.kill(agent, stop)
+    finally:
+        os.kill(agent, signal.SIGCONT)
+    stderr = _finish(cli)
+    assert cli.returncode == 0, stderr[-3000:]
+    assert "uav_agent died and was restarted 1 time(s)" in stderr
+    status = _status(run_dir)
+    # Every episode scored once; the interrupted attempt excluded, not scored, and rerun.
+    assert status["complete"] and status["scored"] == _status(undisturbed)["scored"]
+    assert status["superseded"] == [], status
+    events = _episode_events(run_dir)
+    failures = [e for e in events if e.kind == EventKind.INFRA_FAILURE]
+    assert [e.attempt for e in failures] == [0], [(e.episode_id, e.message) for e in failures]
+    (interrupted,) = [e.episode_id for e in failures]
+    assert failures[0].message == (
+        f"the uav agent was restarted during the episode (its process {socket.gethostname()}:"
+        f"{agent} ended); this attempt is not scored"
+    )
     starts = [(e.episode_id, e.attempt) for e in events if e.kind == EventKind.STARTED]
     assert sorted(starts) == sorted({*((episode, 0) for episode in status["selected"]),
                                      (interrupted, 1)})  # fmt: skip

@@ -1,10 +1,12 @@
 """An agent node's steps through the real bridge, with this test serving the step service in
 the task manager's place: a step that is never answered must not hold the agent (issue 15,
 row 1). An agent whose request was lost used to wait for its answer through every later
-attempt of the run, each ending at the 300 s agent timeout."""
+attempt of the run, each ending at the 300 s agent timeout. Each step names the episode and
+attempt whose task the agent acted on, and the agent's process (issue 29)."""
 
 from __future__ import annotations
 
+import socket
 import threading
 from pathlib import Path
 
@@ -58,7 +60,7 @@ def test_an_agent_whose_step_is_never_answered_takes_the_reruns_task(tmp_path: P
     spinner.start()
     tasks = client.node.create_publisher(TaskSpec, "/aerialdojo/task", TASK_QOS)
 
-    def start(after: Time) -> Time:
+    def start(after: Time, attempt: int) -> Time:
         reset = client.call(
             SimReset,
             "/sim/reset",
@@ -71,22 +73,29 @@ def test_an_agent_whose_step_is_never_answered_takes_the_reruns_task(tmp_path: P
             ),
         )
         assert reset.success, reset.message
-        tasks.publish(task_spec_msg(task, Header(stamp=reset.stamp, frame_id=MAP_FRAME)))
+        message = task_spec_msg(task, Header(stamp=reset.stamp, frame_id=MAP_FRAME))
+        message.attempt = attempt
+        tasks.publish(message)
         return reset.stamp
 
     graph = specs_for({"sim_bridge": {"image_width": 48, "image_height": 48}, "uav_agent": {}})
     try:
-        with running(graph, tmp_path):
+        with running(graph, tmp_path) as processes:
             assert client.spin_until(
                 lambda: client.node.count_subscribers("/aerialdojo/task") > 0, timeout_s=60.0
             ), "the agent never subscribed to the task"
-            first = start(Time())
+            first = start(Time(), attempt=0)
             assert client.spin_until(lambda: len(requests) == 1, timeout_s=60.0)
             # The task manager gives up on the attempt and reruns it: same id, later stamp.
-            start(first)
+            start(first, attempt=1)
             assert client.spin_until(lambda: len(requests) == 2, timeout_s=60.0), (
                 tmp_path / "logs" / "uav_agent.log"
             ).read_text()
+            named = [(request.episode_id, request.attempt) for request in requests]
+            assert named == [(episode.episode_id, 0), (episode.episode_id, 1)]
+            agent = next(node for node in processes if node.spec.name == "uav_agent")
+            process = f"{socket.gethostname()}:{agent.process.pid}"
+            assert {request.agent_process for request in requests} == {process}
     finally:
         released.set()
         serving.shutdown()

@@ -458,3 +458,98 @@ def test_refused_steps_go_back_with_the_reason_until_the_agent_fails(
         assert client.spin_until(_ended(events, EpisodeEvent.INVALID_ACTION), timeout_s=10.0)
     ending = next(e for e in events if e.kind == EpisodeEvent.INVALID_ACTION)
     assert (ending.episode_id, ending.step, ending.action) == (episode_id, 1, "MoveForward")
+
+
+def _start(client: RosClient, episode_id: str) -> StartEpisode.Response:
+    started = client.call(
+        StartEpisode, "/aerialdojo/start_episode", StartEpisode.Request(episode_id=episode_id)
+    )
+    assert started.success, started.message
+    return started
+
+
+def test_a_step_decided_for_an_earlier_attempt_is_refused_as_stale_and_uses_no_budget(
+    client: RosClient, tmp_path: Path
+) -> None:
+    # Issue 29: a slow agent's step, decided on the previous attempt's observations, was
+    # applied to the rerun of its episode.
+    events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
+    tasks = client.collect(TaskSpec, "/aerialdojo/task", TASK_QOS)
+    episode_id = _first_episode()
+    with running(_graph(), tmp_path):
+        assert _start(client, episode_id).task.attempt == 0
+        turn = Step.Request(
+            agent="uav", episode_id=episode_id, attempt=0, action="TurnLeft", magnitude=15.0
+        )
+        assert client.call(Step, "/aerialdojo/step", turn).steps_used == 1
+        stop = Step.Request(agent="uav", episode_id=episode_id, attempt=0, action="Stop")
+        assert client.call(Step, "/aerialdojo/step", stop).done
+        rerun = _start(client, episode_id)  # the episode's next attempt
+        assert rerun.task.attempt == 1
+        assert client.spin_until(lambda: tasks and tasks[-1].attempt == 1, timeout_s=10.0)
+
+        stale = client.call(Step, "/aerialdojo/step", turn)
+        assert (stale.accepted, stale.done) == (False, True)
+        assert stale.message == (
+            f"stale: decided for attempt 0 of episode {episode_id}; attempt 1 is running"
+        )
+        other = Step.Request(agent="uav", episode_id="Mall_0-other", attempt=1, action="Stop")
+        assert client.call(Step, "/aerialdojo/step", other).message == (
+            f"stale: decided for attempt 1 of episode Mall_0-other; attempt 1 of episode "
+            f"{episode_id} is running"
+        )
+        turn.attempt = 1
+        current = client.call(Step, "/aerialdojo/step", turn)
+        assert current.accepted and current.steps_used == 1  # the stale steps used none
+        # A client started by hand names no episode: its step is the running attempt's.
+        by_hand = client.call(Step, "/aerialdojo/step", Step.Request(agent="uav", action="Stop"))
+        assert by_hand.accepted and by_hand.steps_used == 2
+
+        def of_rerun() -> list[int]:
+            return [event.kind for event in events if event.attempt == 1]
+
+        assert client.spin_until(lambda: len(of_rerun()) >= 3, timeout_s=10.0)
+        # The stale steps are none of the agent's actions: no event, no refusal counted.
+        assert of_rerun() == [EpisodeEvent.STARTED, EpisodeEvent.STEP, EpisodeEvent.STOPPED]
+
+
+def test_a_step_from_a_second_process_of_an_agent_ends_the_attempt_as_not_the_agents(
+    client: RosClient, tmp_path: Path
+) -> None:
+    # Issue 29: an agent started in place of one that died lost its memory of the episode;
+    # the attempt went on as if nothing had happened.
+    events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
+    episode_id = _first_episode()
+    with running(_graph(), tmp_path):
+        _start(client, episode_id)
+
+        def turn(process: str, attempt: int = 0) -> Step.Response:
+            request = Step.Request(
+                agent="uav",
+                episode_id=episode_id,
+                attempt=attempt,
+                agent_process=process,
+                action="TurnLeft",
+                magnitude=15.0,
+            )
+            return client.call(Step, "/aerialdojo/step", request)
+
+        assert turn("robot:100").accepted and turn("robot:100").steps_used == 2
+        restarted = turn("robot:200")
+        assert (restarted.accepted, restarted.done) == (False, True)
+        reason = (
+            "the uav agent was restarted during the episode (its process robot:100 ended); "
+            "this attempt is not scored"
+        )
+        assert restarted.message == reason
+        assert client.spin_until(
+            lambda: any(event.kind == EpisodeEvent.INFRA_FAILURE for event in events),
+            timeout_s=10.0,
+        )
+        assert [(event.kind, event.message) for event in events][-1] == (
+            EpisodeEvent.INFRA_FAILURE,
+            reason,
+        )
+        # The new process acts on the episode's next attempt.
+        assert _start(client, episode_id).task.attempt == 1
+        assert turn("robot:200", attempt=1).accepted

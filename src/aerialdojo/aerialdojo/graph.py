@@ -76,6 +76,10 @@ START_ORDER = (
 #: The agent nodes that can run a model agent: their transcripts go into the run directory.
 AGENT_NODES = ("uav_agent", "agos_uav_agent", "ugv_agent")
 
+#: The nodes that act for an agent (they call ``/aerialdojo/step``), each in the namespace
+#: its agent names (``NAMESPACES``).
+ACTING_NODES = ("uav_agent", "citynav_agent", "agos_uav_agent", "ugv_agent")
+
 #: The node that publishes the simulator's (or robot's) sensors.
 BRIDGE_NODE = "sim_bridge"
 

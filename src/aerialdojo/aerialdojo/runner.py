@@ -5,8 +5,8 @@ specs as ``launch/eval.launch.py``, each node in its own process (they talk over
 in-process calls), logs per node, and an orderly shutdown when the evaluator has written its
 report or when any node dies; a bridge that dies is started again (the task manager reruns
 the episode it was in), and so is a task manager that was stopped or killed (the new one
-resumes the run from its journal); whatever ends the run, the shared memory of its dead
-processes is removed.
+resumes the run from its journal) or an agent (the task manager reruns the attempt it lost);
+whatever ends the run, the shared memory of its dead processes is removed.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import yaml
 
 from aerialdojo.dds import run_environment
 from aerialdojo.errors import ConfigError, DomainTakenError
-from aerialdojo.graph import NodeSpec, discovery_of, node_interpreter
+from aerialdojo.graph import ACTING_NODES, NodeSpec, discovery_of, node_interpreter
 from aerialdojo.nodes.lifetime import LAUNCHER_PID_ENV
 from aerialdojo.runtime import RUN_DIR_ENV, RunSighting, domain_taken_message
 
@@ -66,10 +66,14 @@ class Restarts:
 #: manager resets it for every attempt and reruns the episode it lost). The task manager's
 #: state is in its journal (``run_journal``), which the new one resumes from; one that
 #: refused to start (bad input, a journal not its run's, a domain taken: status 1) would
-#: refuse again, and is not started again.
+#: refuse again, and is not started again. An agent killed or stopped by a signal loses its
+#: memory of the attempt under way, which the task manager then ends as an infrastructure
+#: failure and reruns (``step_origin``); an agent that exits with an error of its own (its
+#: policy raised, a view it lacks) failed by itself, would fail again, and ends the run.
 RESTARTABLE = {
     "sim_bridge": Restarts(limit=3, after_error=True),
     "task_manager": Restarts(limit=3, after_error=False),
+    **{node: Restarts(limit=3, after_error=False) for node in ACTING_NODES},
 }
 
 

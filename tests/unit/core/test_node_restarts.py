@@ -1,7 +1,9 @@
 """Which dead nodes the runner starts again (issue 29, last aim): the bridge after any exit,
 the task manager only after a signal ended it (it resumes the run from its journal), never
-after it refused to start (status 1: it would refuse again), and neither more often than
-``runner.RESTARTABLE`` allows. Stand-in processes that exit as the real ones do."""
+after it refused to start (status 1: it would refuse again), an agent only after a signal
+ended it (the task manager reruns the attempt it lost), never after an error of its own (the
+agent's failure, which would happen again), and none more often than ``runner.RESTARTABLE``
+allows. Stand-in processes that exit as the real ones do."""
 
 from __future__ import annotations
 
@@ -40,7 +42,11 @@ def _node(tmp_path: Path, name: str, code: int) -> NodeProcess:
         ("task_manager", 0, 3),  # rclpy's orderly exit on SIGINT or SIGTERM
         ("task_manager", 1, 0),  # a refusal of its own: bad input, another run's journal
         ("sim_bridge", 1, 3),
-        ("uav_agent", -9, 0),
+        ("uav_agent", -9, 3),  # SIGKILL
+        ("uav_agent", 0, 3),  # SIGINT or SIGTERM
+        ("uav_agent", 1, 0),  # its policy raised: the agent's own failure
+        ("ugv_agent", -9, 3),
+        ("evaluator", -9, 0),
     ],
 )
 def test_a_dead_node_is_started_again_as_its_policy_allows(

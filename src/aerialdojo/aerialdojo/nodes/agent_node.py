@@ -9,7 +9,17 @@ now (AGOS: its turn), and turns a set into a decision.
 A task is new when its episode id or its stamp is: the rerun of an episode after an
 infrastructure failure comes with the same id and a later stamp, and the agent must take it,
 even while a step of the old attempt still awaits its answer (one that never comes must not
-hold the agent for the rest of the run).
+hold the agent for the rest of the run). Each step names the episode and attempt it was
+decided for, and this process (``step_origin``): the task manager refuses a step of an
+earlier attempt as stale (answered done: the node waits for the running attempt's task), and
+ends the attempt under way when another process of this agent steps in it (this one was
+started in place of one that died, and knows nothing of that attempt).
+
+A node started in place of one that died (``runner.RESTARTABLE``) announces its process at
+once, and the task manager ends the attempt it joined and reruns the episode. The node gets
+the rerun's task and first observation set as a node that starts late does, never waiting
+for frames sent before its subscriptions matched: the task is latched, and the bridge's
+sensor writers keep their last frames for a reader that matches late (``qos.sensor_qos``).
 
 A policy that cannot decide for reasons outside it (``errors.PolicyFaultError``: its model
 server died or hangs) does not fail the agent: the node says so on
@@ -43,6 +53,7 @@ from aerialdojo.nodes.common import (
     declare_node_parameters,
     node_process,
     param,
+    process_name,
     time_ns,
     wall_timer,
 )
@@ -67,6 +78,8 @@ class AgentNode(Node):
         self.agent = self.get_namespace().strip("/") or default_agent
         self._run = RunFilter(self)
         self.episode_id = ""
+        self.attempt = 0
+        self._process = process_name()
         self._task_key: tuple[str, int] | None = None
         self._timeout_s = float(param(self, "observation_timeout_s"))
         self._expected_ns: int | None = None
@@ -164,6 +177,7 @@ class AgentNode(Node):
             return
         self._task_key = key
         self.episode_id = task.episode_id
+        self.attempt = task.attempt
         self.begin_episode(task)
         self._expected_ns = key[1]
         self._waiting_since = time.monotonic()
@@ -191,6 +205,9 @@ class AgentNode(Node):
             Step.Request(
                 run_id=self._run.run_id,
                 agent=self.agent,
+                episode_id=self.episode_id,
+                attempt=self.attempt,
+                agent_process=self._process,
                 action=request.action,
                 magnitude=request.magnitude,
                 argument=request.argument,

@@ -11,7 +11,14 @@ a bridge that leaves the graph, or is replaced by another (a restarted one annou
 process on ``/aerialdojo/nodes``), during the attempt: at once, without waiting out
 ``sim_timeout_s``, because the agents may be waiting for frames the old bridge never finished
 publishing. A reset names the subscribers this node sees on the bridge's topics, and the
-bridge answers it only once its publishers have matched them.
+bridge answers it only once its publishers have matched them. So does an agent restarted
+during the attempt (``runner.RESTARTABLE``): a new process of an agent (its announcement on
+``/aerialdojo/nodes``, or its first step) has lost its memory of the attempt
+(``step_origin``). Each step names the episode and attempt it was decided for
+(``TaskSpec.attempt``): one decided for another (an agent that was thinking on the previous
+attempt's observations when the episode was rerun) is refused as stale, using no budget and
+counting as no action of the agent; one that names no episode (a client started by hand) is
+the running attempt's.
 What the agent does is its own and scored (issue 25): a refused step goes back to it with the
 reason, and more than ``refusals_allowed`` refusals in a row end the episode as
 ``INVALID_ACTION``; agents that send no action for ``agent_timeout_s`` end it as
@@ -85,6 +92,7 @@ from aerialdojo.errors import AerialDojoError, ConfigError, DomainTakenError
 from aerialdojo.events import ENDING_NAMES
 from aerialdojo.geometry import Pose, wrap_angle
 from aerialdojo.graph import (
+    ACTING_NODES,
     BRIDGE_NODE,
     EVALUATOR_NODE,
     NAMESPACES,
@@ -139,15 +147,16 @@ from aerialdojo.runtime import (
     PROGRESS_LISTENER_ENV,
     RUN_DIR_ENV,
 )
+from aerialdojo.step_origin import AgentProcesses, restarted_agent_message, stale_refusal
 from aerialdojo.tasks.records import suite_identity
 from aerialdojo.tasks.site_record import StartTolerance
 from aerialdojo.tasks.suite import Suite, resolve_suite
 from aerialdojo.tf_tree import MAP_FRAME
 
 _TERMINAL_NAMES = {int(kind): name for kind, name in ENDING_NAMES.items()}
-#: How often the running attempt's bridge is checked, and a bridge call looks whether its
-#: bridge is gone, wall seconds.
-_BRIDGE_WATCH_S = 0.5
+#: How often the running attempt's bridge and agents are checked, and a bridge call looks
+#: whether its bridge is gone, wall seconds.
+_ATTEMPT_WATCH_S = 0.5
 #: Longest wait for the progress line's acknowledgement of RUN_STARTED once it is seen.
 _ACK_WAIT_S = 5.0
 _CALL_POLL_S = 0.2
@@ -156,6 +165,8 @@ _CALL_POLL_S = 0.2
 _MATCH_SHARE = 0.5
 #: The endings of an attempt that are not the agent's: never scored.
 _EXCLUDED = (EpisodeEvent.INFRA_FAILURE, EpisodeEvent.INTERVENTION)
+#: The agent each acting node acts for, by the node's fully qualified name (``NodeInfo.node``).
+_AGENT_OF_NODE = {f"/{NAMESPACES[node]}/{node}": NAMESPACES[node] for node in ACTING_NODES}
 
 
 @dataclass
@@ -177,6 +188,8 @@ class _Attempt:
     #: announcements had arrived then: one arriving later from another process replaced it.
     bridge: str = ""
     announcements_at_start: int = 0
+    #: The process acting for each agent: another one during the attempt replaced it.
+    agents: AgentProcesses = field(default_factory=AgentProcesses)
 
     @property
     def pose(self) -> Pose:
@@ -246,6 +259,9 @@ class TaskManager(Node):
         #: The bridge processes of this run, in the order they announced themselves
         #: (appended on the subscription's thread; read anywhere).
         self._bridge_announcements: list[str] = []
+        #: The latest process each agent of this run announced (written on the
+        #: subscription's thread; read anywhere).
+        self._agent_processes: dict[str, str] = {}
         #: Where an automatic run keeps its journal (None: served by hand, or no run
         #: directory), and the journal once there is one.
         self._journal_path = journal_path if param(self, "auto_run") else None
@@ -263,7 +279,7 @@ class TaskManager(Node):
 
         # Service callbacks and the episode thread wait on the bridge's answers, so these
         # come in on a node of their own with an executor and a thread of its own (``main``),
-        # as do the bridge's announcements and the bridge watch, which must be heard while a
+        # as do the nodes' announcements and the attempt's watch, which must be heard while a
         # call waits. Not rclpy's multi-threaded executor: up to Jazzy it hands a ready
         # callback to its pool again and again while the first copy waits there
         # (ros2/rclpy#1452; ``spinning.run_with_realtime_thread``). Its spin thread then
@@ -295,7 +311,7 @@ class TaskManager(Node):
         )
         self.create_subscription(BackendFault, "/sim/faults", self._on_backend_fault, FAULTS_QOS)
         self.bridge_link.create_subscription(NodeInfo, NODES_TOPIC, self._on_node_info, NODES_QOS)
-        wall_timer(self.bridge_link, _BRIDGE_WATCH_S, self._watch_bridge)
+        wall_timer(self.bridge_link, _ATTEMPT_WATCH_S, self._watch_attempt)
         self._prompt_pub = self.create_publisher(
             EpisodePrompt, "/aerialdojo/operator/prompt", TASK_QOS
         )
@@ -391,6 +407,7 @@ class TaskManager(Node):
                 RefusalCount(self._refusals_allowed),
                 bridge=result.bridge_process,
                 announcements_at_start=len(self._bridge_announcements),
+                agents=AgentProcesses.at_start(self._agent_processes, episode.agents),
             )
             self._attempt = started
             record = referee.start_record()
@@ -422,6 +439,7 @@ class TaskManager(Node):
         task = self._rules.describe_task(attempt.episode, self._suite, self._settings)
         message = task_spec_msg(task, Header(stamp=attempt.stamp, frame_id=MAP_FRAME))
         message.run_id = self._run.run_id
+        message.attempt = attempt.attempt
         return message
 
     # -- stepping ----------------------------------------------------------------------
@@ -442,6 +460,20 @@ class TaskManager(Node):
                 response.message = "no episode is running; start one first"
                 # Done: an agent whose step outlived its episode (its task manager died and
                 # one resumed the run) waits for the next task instead of asking again.
+                response.done = True
+                return response
+            stale = stale_refusal(
+                request.episode_id, request.attempt, attempt.episode.episode_id, attempt.attempt
+            )
+            if stale:
+                # Done: the agent takes the running attempt's task (latched) and acts on it.
+                # Not its activity either: the running attempt has not heard from it.
+                response.message = stale
+                response.done = True
+                return response
+            if ended := attempt.agents.replaced(request.agent, request.agent_process):
+                self._end_restarted(attempt, request.agent, ended)
+                response.message = restarted_agent_message(request.agent, ended)
                 response.done = True
                 return response
             attempt.last_activity = time.monotonic()
@@ -718,9 +750,14 @@ class TaskManager(Node):
         request.subscriber_counts = [count for count in counts.values() if count]
 
     def _on_node_info(self, info: NodeInfo) -> None:
-        """Note each bridge process of this run as it announces itself."""
-        if info.node == "/" + BRIDGE_NODE and info.run_dir == self._run_dir:
-            self._bridge_announcements.append(process_name(info.host, info.pid))
+        """Note each bridge and agent process of this run as it announces itself."""
+        if info.run_dir != self._run_dir:
+            return
+        process = process_name(info.host, info.pid)
+        if info.node == "/" + BRIDGE_NODE:
+            self._bridge_announcements.append(process)
+        elif (agent := _AGENT_OF_NODE.get(info.node)) is not None:
+            self._agent_processes[agent] = process
 
     def _bridge_lost(self, attempt: _Attempt) -> str:
         """Why the bridge that reset ``attempt`` will serve it no more (it left the graph, or
@@ -739,9 +776,27 @@ class TaskManager(Node):
             )
         return ""
 
-    def _watch_bridge(self) -> None:
-        """End the running attempt as an infrastructure failure when its bridge is gone:
-        its agents may wait for frames the old bridge never finished publishing."""
+    def _restarted_agent(self, attempt: _Attempt) -> tuple[str, str] | None:
+        """The agent of ``attempt`` whose node announced a new process since the attempt
+        started, and the process that ended; None while every agent's is the one acting."""
+        for agent in attempt.episode.agents:
+            if ended := attempt.agents.replaced(agent, self._agent_processes.get(agent, "")):
+                return agent, ended
+        return None
+
+    def _end_restarted(self, attempt: _Attempt, agent: str, ended: str) -> None:
+        """End ``attempt``, whose ``agent`` was restarted during it, as an infrastructure
+        failure: the new process knows nothing of the attempt (its task, its steps, its
+        teammate's messages), and the episode is rerun like any other such failure."""
+        message = restarted_agent_message(agent, ended)
+        self.get_logger().error(message)
+        self._finish(attempt, EpisodeEvent.INFRA_FAILURE, None, message=message)
+
+    def _watch_attempt(self) -> None:
+        """End the running attempt as an infrastructure failure when its bridge is gone
+        (its agents may wait for frames the old bridge never finished publishing), or when
+        one of its agents was restarted: the new agent process may wait for the frames of a
+        step it never saw, and would never act."""
         # Never waits for the lock: its holder is a step or a reset calling the bridge, and
         # that call gives up on a lost bridge by itself. Nothing while the node shuts down:
         # the bridge looks gone then, and nothing can be published.
@@ -755,6 +810,8 @@ class TaskManager(Node):
                 if lost := self._bridge_lost(attempt):
                     self.get_logger().error(lost)
                     self._finish(attempt, EpisodeEvent.INFRA_FAILURE, None, message=lost)
+                elif restarted := self._restarted_agent(attempt):
+                    self._end_restarted(attempt, *restarted)
         finally:
             self._lock.release()
 
