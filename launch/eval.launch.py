@@ -11,7 +11,9 @@ The nodes and their parameters come from ``aerialdojo.graph.node_specs``, the fu
 The launch ends when the evaluator exits after writing its report. A node of
 ``runner.RESTARTABLE`` that dies during the run is started again as ``aerialdojo eval`` starts
 it (the bridge; the task manager, which resumes the run from its journal; an agent stopped
-by a signal, whose attempt under way the task manager reruns).
+by a signal, whose attempt under way the task manager reruns). Any other exit of a node ends
+the launch, as it ends the run of ``aerialdojo eval``: the evaluator, stopped last, writes
+what it has, and ``aerialdojo rerun`` runs the rest.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from launch import LaunchContext, LaunchDescription
 from launch.actions import (
     DeclareLaunchArgument,
     EmitEvent,
+    LogInfo,
     OpaqueFunction,
     RegisterEventHandler,
     SetEnvironmentVariable,
@@ -134,29 +137,47 @@ def _nodes(context: LaunchContext) -> list:
             )
 
         if spec.name in RESTARTABLE:
-            actions += _restartable(node_of, RESTARTABLE[spec.name])
+            actions += _restartable(node_of, spec.name, RESTARTABLE[spec.name])
             continue
         node = node_of()
-        actions.append(node)
-        if spec.name == "evaluator":
-            actions.append(
-                RegisterEventHandler(
-                    OnProcessExit(target_action=node, on_exit=[EmitEvent(event=Shutdown())])
-                )
-            )
+        actions += [
+            node,
+            RegisterEventHandler(
+                OnProcessExit(target_action=node, on_exit=_ends_the_launch(spec.name))
+            ),
+        ]
     return actions
 
 
-def _restartable(node_of: Callable[[], Node], restarts: Restarts, done: int = 0) -> list:
+def _ends_the_launch(name: str) -> Callable[[ProcessExited, LaunchContext], list | None]:
+    """What a node's exit does when the node is not started again: it ends the launch, as
+    ``runner.wait_for_graph`` ends the run of ``aerialdojo eval``. The evaluator exits once it
+    has written its report; any other node is one the run cannot go on without (an agent
+    whose policy raised would leave every later episode to the agent timeout), and the
+    evaluator, stopped with the rest, writes what it has."""
+
+    def on_exit(event: ProcessExited, context: LaunchContext) -> list | None:
+        if context.is_shutdown:
+            return None
+        reason = f"node {name} exited with status {event.returncode}"
+        # Launch logs a shutdown's reason only at debug level.
+        return [LogInfo(msg=f"{reason}: the launch ends"), EmitEvent(event=Shutdown(reason=reason))]
+
+    return on_exit
+
+
+def _restartable(node_of: Callable[[], Node], name: str, restarts: Restarts, done: int = 0) -> list:
     """A node started again, while ``restarts`` allows, when it dies during the launch: as
     ``runner.wait_for_graph`` does, which launch's own ``respawn`` cannot (it restarts on any
-    exit status, also a task manager's refusal to start, which would only refuse again)."""
+    exit status, also a task manager's refusal to start, which would only refuse again).
+    Otherwise its exit ends the launch."""
     node = node_of()
+    ends_the_launch = _ends_the_launch(name)
 
     def on_exit(event: ProcessExited, context: LaunchContext) -> list | None:
         if context.is_shutdown or not restarts.allows(event.returncode, done):
-            return None
-        return _restartable(node_of, restarts, done + 1)
+            return ends_the_launch(event, context)
+        return _restartable(node_of, name, restarts, done + 1)
 
     return [node, RegisterEventHandler(OnProcessExit(target_action=node, on_exit=on_exit))]
 

@@ -227,3 +227,38 @@ def test_a_killed_agent_is_started_again_and_the_launch_reruns_its_attempt(
     assert "the uav agent was restarted during the episode" in said
     status = json.loads((run_dir / "run_status.json").read_text())
     assert status["complete"] and sorted(status["scored"]) == sorted(status["selected"])
+
+
+#: A plug-in policy that raises on its first decision: the agent node exits with status 1.
+RAISING_POLICY = """
+class RaisesAtOnce:
+    def reset(self, goal):
+        pass
+
+    def act(self, observation):
+        raise RuntimeError("this policy fails on its first decision")
+"""
+
+
+def test_an_agent_that_fails_ends_the_launch_as_it_ends_aerialdojo_eval(
+    launch_env: dict[str, str], tmp_path: Path
+) -> None:
+    # Only the evaluator's exit ended the launch: an agent whose policy raised (not restarted,
+    # its failure is its own) left every later episode to the agent timeout, here an hour.
+    (tmp_path / "raising_policy.py").write_text(RAISING_POLICY)
+    env = {**launch_env, "PYTHONPATH": os.pathsep.join([str(tmp_path), launch_env["PYTHONPATH"]])}
+    run_dir = tmp_path / "runs" / "failed"
+    output = tmp_path / "launch.log"
+    command = _launch_command(
+        _config(tmp_path, "eval.yaml"), 3, tmp_path / "runs", run_dir.name,
+        "uav_agent.policy=raising_policy:RaisesAtOnce", "task_manager.agent_timeout_s=3600.0",
+    )  # fmt: skip
+    with _launched(command, env, output) as launch:
+        launch.wait(timeout=600)
+    said = output.read_text(errors="replace")
+    assert "node uav_agent exited with status 1" in said, said[-3000:]
+    status = json.loads((run_dir / "run_status.json").read_text())
+    assert not status["complete"] and status["scored"] == []
+    ((cut,),) = [[entry["episode_id"] for entry in status["excluded"]]]
+    assert cut == status["selected"][0]
+    assert sorted(status["not_started"]) == sorted(status["selected"][1:])

@@ -63,6 +63,7 @@ def _stand_in_modules() -> dict[str, types.ModuleType]:
     for name in (
         "DeclareLaunchArgument",
         "EmitEvent",
+        "LogInfo",
         "OpaqueFunction",
         "RegisterEventHandler",
         "SetEnvironmentVariable",
@@ -148,16 +149,15 @@ def test_launch_file_and_cli_start_the_same_nodes(
     }
     task_manager = next(e for e in started if e[1] == "task_manager")
     assert ("max_episodes", 3) in task_manager[3]
-    # The evaluator's exit ends the launch; the restartable nodes' exits (the agent's too)
-    # start them again.
+    # Every node's exit is watched: the restartable nodes' (the agent's too) start them
+    # again while their restarts allow; any other exit ends the launch.
     watched = [
         action.args[0].kwargs["target_action"].kwargs["name"]
         for action in actions
         if type(action).__name__ == "RegisterEventHandler"
     ]
-    restartable = [name for name in RESTARTABLE if name in {entry[1] for entry in started}]
-    assert "uav_agent" in restartable
-    assert sorted(watched) == sorted(["evaluator", *restartable])
+    assert "uav_agent" in RESTARTABLE
+    assert sorted(watched) == sorted(entry[1] for entry in started)
 
 
 def test_installed_share_holds_the_launch_and_config_files(repo: Path) -> None:
