@@ -177,12 +177,10 @@ def _launched_node(run_dir: Path, node: str) -> int:
     raise AssertionError(f"no {node} process for {run_dir}")
 
 
-def test_a_killed_task_manager_is_started_again_and_the_launch_completes_the_run(
-    launch_env: dict[str, str], tmp_path: Path
-) -> None:
-    # Issue 29, last aim, on the launch route: a dead task manager left the launch waiting for
-    # a run nobody served. eval.launch.py starts it again as aerialdojo eval does.
-    run_dir = tmp_path / "runs" / "resumed"
+def _killed_in_the_first_episode(launch_env: dict[str, str], tmp_path: Path, node: str) -> str:
+    """Launch two episodes, SIGKILL ``node`` during the first (the agent held meanwhile, so the
+    episode cannot end first), and check that the launch still completed the run; its output."""
+    run_dir = tmp_path / "runs" / node
     output = tmp_path / "launch.log"
     command = _launch_command(_config(tmp_path, "eval.yaml"), 2, tmp_path / "runs", run_dir.name)
     with _launched(command, launch_env, output) as launch:
@@ -190,17 +188,26 @@ def test_a_killed_task_manager_is_started_again_and_the_launch_completes_the_run
             launch, output, "started (attempt 0)", "the first episode never started", poll_s=0.05
         )
         agent = _launched_node(run_dir, "uav_agent")
-        os.kill(agent, signal.SIGSTOP)  # the episode under way cannot end meanwhile
+        os.kill(agent, signal.SIGSTOP)
         try:
-            os.kill(_launched_node(run_dir, "task_manager"), signal.SIGKILL)
+            os.kill(_launched_node(run_dir, node), signal.SIGKILL)
         finally:
             os.kill(agent, signal.SIGCONT)
         launch.wait(timeout=600)
     said = output.read_text(errors="replace")
     assert launch.returncode == 0, said[-3000:]
-    assert "the task manager was restarted during the episode" in said
     status = json.loads((run_dir / "run_status.json").read_text())
     assert status["complete"] and sorted(status["scored"]) == sorted(status["selected"])
+    return said
+
+
+def test_a_killed_task_manager_is_started_again_and_the_launch_completes_the_run(
+    launch_env: dict[str, str], tmp_path: Path
+) -> None:
+    # Issue 29, last aim, on the launch route: a dead task manager left the launch waiting for
+    # a run nobody served. eval.launch.py starts it again as aerialdojo eval does.
+    said = _killed_in_the_first_episode(launch_env, tmp_path, "task_manager")
+    assert "the task manager was restarted during the episode" in said
 
 
 def test_a_killed_agent_is_started_again_and_the_launch_reruns_its_attempt(
@@ -208,25 +215,8 @@ def test_a_killed_agent_is_started_again_and_the_launch_reruns_its_attempt(
 ) -> None:
     # Issue 29: a dead agent left the launch's episodes to end by the agent timeout. Started
     # again as aerialdojo eval starts it, its lost attempt is rerun within the run.
-    run_dir = tmp_path / "runs" / "agent"
-    output = tmp_path / "launch.log"
-    command = _launch_command(_config(tmp_path, "eval.yaml"), 2, tmp_path / "runs", run_dir.name)
-    with _launched(command, launch_env, output) as launch:
-        _wait_for_output(
-            launch, output, "started (attempt 0)", "the first episode never started", poll_s=0.05
-        )
-        agent = _launched_node(run_dir, "uav_agent")
-        os.kill(agent, signal.SIGSTOP)  # the episode under way cannot end meanwhile
-        try:
-            os.kill(agent, signal.SIGKILL)
-        finally:
-            os.kill(agent, signal.SIGCONT)
-        launch.wait(timeout=600)
-    said = output.read_text(errors="replace")
-    assert launch.returncode == 0, said[-3000:]
+    said = _killed_in_the_first_episode(launch_env, tmp_path, "uav_agent")
     assert "the uav agent was restarted during the episode" in said
-    status = json.loads((run_dir / "run_status.json").read_text())
-    assert status["complete"] and sorted(status["scored"]) == sorted(status["selected"])
 
 
 #: A plug-in policy that raises on its first decision: the agent node exits with status 1.

@@ -157,6 +157,30 @@ def undisturbed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return runs / "calm"
 
 
+def _assert_rerun_within_the_run(
+    run_dir: Path, undisturbed: Path, interrupted: str, tmp_path: Path
+) -> None:
+    """Every selected episode scored once, having started once and ``interrupted`` once more
+    (its rerun), and the run scored what the undisturbed run scored, live and from its bag."""
+    status = _status(run_dir)
+    assert status["complete"] and status["scored"] == _status(undisturbed)["scored"]
+    assert status["superseded"] == [], status
+    starts = [
+        (e.episode_id, e.attempt) for e in _episode_events(run_dir) if e.kind == EventKind.STARTED
+    ]
+    assert sorted(starts) == sorted({*((episode, 0) for episode in status["selected"]),
+                                     (interrupted, 1)})  # fmt: skip
+    # The agents are deterministic: what they scored is what the undisturbed run scored.
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    calm = json.loads((undisturbed / "metrics.json").read_text())
+    assert metrics["episodes"] == calm["episodes"] and metrics["overall"] == calm["overall"]
+    replay = _aerialdojo("evaluate-bag", run_dir / "bag", "--out", tmp_path / "replay")
+    assert replay.returncode == 0, replay.stderr[-3000:]
+    assert (tmp_path / "replay" / "metrics.json").read_bytes() == (
+        run_dir / "metrics.json"
+    ).read_bytes()
+
+
 @pytest.mark.parametrize(
     ("stop", "held"),
     # SIGTERM while a step waits for the held bridge's answer: the task manager must end with
@@ -188,27 +212,12 @@ def test_a_task_manager_killed_or_stopped_is_restarted_and_resumes_the_run(
     stderr = _finish(cli)
     assert cli.returncode == 0, stderr[-3000:]
     assert "task_manager died and was restarted 1 time(s)" in stderr
-    status = _status(run_dir)
-    interrupted = status["selected"][journal["position"]]
-    # Every episode scored once; the interrupted attempt excluded, not scored, and rerun.
-    assert status["complete"] and status["scored"] == _status(undisturbed)["scored"]
-    assert status["superseded"] == [], status
+    interrupted = _status(run_dir)["selected"][journal["position"]]
     events = _episode_events(run_dir)
     failures = [e for e in events if e.kind == EventKind.INFRA_FAILURE]
     assert [(e.episode_id, e.attempt) for e in failures] == [(interrupted, 0)]
     assert "the task manager was restarted during the episode" in failures[0].message
-    starts = [(e.episode_id, e.attempt) for e in events if e.kind == EventKind.STARTED]
-    assert sorted(starts) == sorted({*((episode, 0) for episode in status["selected"]),
-                                     (interrupted, 1)})  # fmt: skip
-    # The agents are deterministic: what they scored is what the undisturbed run scored.
-    metrics = json.loads((run_dir / "metrics.json").read_text())
-    calm = json.loads((undisturbed / "metrics.json").read_text())
-    assert metrics["episodes"] == calm["episodes"] and metrics["overall"] == calm["overall"]
-    replay = _aerialdojo("evaluate-bag", run_dir / "bag", "--out", tmp_path / "replay")
-    assert replay.returncode == 0, replay.stderr[-3000:]
-    assert (tmp_path / "replay" / "metrics.json").read_bytes() == (
-        run_dir / "metrics.json"
-    ).read_bytes()
+    _assert_rerun_within_the_run(run_dir, undisturbed, interrupted, tmp_path)
 
 
 @pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
@@ -232,10 +241,6 @@ def test_an_agent_killed_or_stopped_is_restarted_and_its_attempt_rerun(
     stderr = _finish(cli)
     assert cli.returncode == 0, stderr[-3000:]
     assert "uav_agent died and was restarted 1 time(s)" in stderr
-    status = _status(run_dir)
-    # Every episode scored once; the interrupted attempt excluded, not scored, and rerun.
-    assert status["complete"] and status["scored"] == _status(undisturbed)["scored"]
-    assert status["superseded"] == [], status
     events = _episode_events(run_dir)
     failures = [e for e in events if e.kind == EventKind.INFRA_FAILURE]
     assert [e.attempt for e in failures] == [0], [(e.episode_id, e.message) for e in failures]
@@ -244,18 +249,7 @@ def test_an_agent_killed_or_stopped_is_restarted_and_its_attempt_rerun(
         f"the uav agent was restarted during the episode (its process {socket.gethostname()}:"
         f"{agent} ended); this attempt is not scored"
     )
-    starts = [(e.episode_id, e.attempt) for e in events if e.kind == EventKind.STARTED]
-    assert sorted(starts) == sorted({*((episode, 0) for episode in status["selected"]),
-                                     (interrupted, 1)})  # fmt: skip
-    # The agents are deterministic: what they scored is what the undisturbed run scored.
-    metrics = json.loads((run_dir / "metrics.json").read_text())
-    calm = json.loads((undisturbed / "metrics.json").read_text())
-    assert metrics["episodes"] == calm["episodes"] and metrics["overall"] == calm["overall"]
-    replay = _aerialdojo("evaluate-bag", run_dir / "bag", "--out", tmp_path / "replay")
-    assert replay.returncode == 0, replay.stderr[-3000:]
-    assert (tmp_path / "replay" / "metrics.json").read_bytes() == (
-        run_dir / "metrics.json"
-    ).read_bytes()
+    _assert_rerun_within_the_run(run_dir, undisturbed, interrupted, tmp_path)
 
 
 def test_ctrl_c_leaves_a_rerunnable_run_and_the_rerun_completes_it(tmp_path: Path) -> None:

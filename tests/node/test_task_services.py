@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from aerialdojo_interfaces.msg import EpisodeEvent, TaskSpec
+from aerialdojo_interfaces.msg import EpisodeEvent, NodeInfo, TaskSpec
 from aerialdojo_interfaces.srv import ListEpisodes, StartEpisode, Step
 from geometry_msgs.msg import PoseStamped, TransformStamped
 from rostest import RosClient, running, specs_for
@@ -25,9 +25,16 @@ from sensor_msgs.msg import Image
 from tf2_msgs.msg import TFMessage
 
 from aerialdojo.nodes.conversions import pose_from_msg
-from aerialdojo.nodes.qos import EVENTS_QOS, SENSOR_QOS, SERVICE_QOS, STATE_QOS, TASK_QOS
+from aerialdojo.nodes.qos import (
+    EVENTS_QOS,
+    NODES_QOS,
+    SENSOR_QOS,
+    SERVICE_QOS,
+    STATE_QOS,
+    TASK_QOS,
+)
 from aerialdojo.protocols.aerialdojo import GEOFENCE_NOTE
-from aerialdojo.runtime import PROGRESS_LISTENER_ENV
+from aerialdojo.runtime import NODES_TOPIC, PROGRESS_LISTENER_ENV
 from aerialdojo.tasks.suite import load_suite, resolve_suite
 from aerialdojo.tf_tree import FrameTransform
 
@@ -520,6 +527,13 @@ def test_a_step_from_a_second_process_of_an_agent_ends_the_attempt_as_not_the_ag
     # the attempt went on as if nothing had happened.
     events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
     episode_id = _first_episode()
+    # The first process announced itself; the second's announcement never came (the task
+    # manager then held the first as the next attempt's, and the second ended that one too:
+    # seen on the ros2 launch route).
+    announcements = client.node.create_publisher(NodeInfo, NODES_TOPIC, NODES_QOS)
+    announcements.publish(
+        NodeInfo(node="/uav/uav_agent", run_dir=str(tmp_path), host="robot", pid=100)
+    )
     with running(_graph(), tmp_path):
         _start(client, episode_id)
 

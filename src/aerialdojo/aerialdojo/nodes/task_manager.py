@@ -472,6 +472,10 @@ class TaskManager(Node):
                 response.done = True
                 return response
             if ended := attempt.agents.replaced(request.agent, request.agent_process):
+                # The step names the agent's process now, whether or not its announcement has
+                # come: without it, the held one (the process that ended) would be the next
+                # attempt's, and the new process would end that attempt too.
+                self._agent_processes[request.agent] = request.agent_process
                 self._end_restarted(attempt, request.agent, ended)
                 response.message = restarted_agent_message(request.agent, ended)
                 response.done = True
