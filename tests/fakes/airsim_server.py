@@ -204,11 +204,12 @@ class FakeAirSim:
             ground clamp finds.
         ground_down: NED down of the ground plane (the clamp's last surface).
         render_on_tick: answer simGetImages only after the next ``tick``.
-        answer_delay_s: wall time from the render to the answer's first byte. rpclib sends
-            a reply once it is packed whole (rpclib 2.3.0 ``lib/rpc/detail/
+        answer_transit_s: wall time an image answer takes on the wire after its first
+            byte, as a large set's megabytes do (at 640² four RGB-D views are about 8 MB).
+            rpclib writes a reply once it is packed whole (rpclib 2.3.0 ``lib/rpc/detail/
             server_session.cc``: the dispatched response's ``get_data()``, one
-            ``msgpack::sbuffer``, goes to ``async_writer::write``), so reading a large set
-            back and packing it all come first; this fake packs 256² in a few ms.
+            ``msgpack::sbuffer``, goes to ``async_writer::write``), so its first byte means
+            the images were rendered.
     """
 
     def __init__(
@@ -218,13 +219,13 @@ class FakeAirSim:
         *,
         ground_down: float = 1e9,
         render_on_tick: bool = True,
-        answer_delay_s: float = 0.0,
+        answer_transit_s: float = 0.0,
     ) -> None:
         self.settings = copy.deepcopy(STOCK_CARLA_AIR_SETTINGS if settings is None else settings)
         self.obstacles = obstacles
         self.ground_down = ground_down
         self.render_on_tick = render_on_tick
-        self.answer_delay_s = answer_delay_s
+        self.answer_transit_s = answer_transit_s
         self.physics_engine = self.settings.get("PhysicsEngineName") or "FastPhysicsEngine"
         vehicles = self.settings.get("Vehicles") or {"SimpleFlight": {}}
         self.vehicle_names = list(vehicles)
@@ -366,9 +367,12 @@ class FakeAirSim:
                     try:
                         # Blocking: a large answer to a slow reader must not be cut short.
                         connection.settimeout(None)
-                        connection.sendall(
-                            msgpack.packb(reply, use_bin_type=True, use_single_float=True)
-                        )
+                        packed = msgpack.packb(reply, use_bin_type=True, use_single_float=True)
+                        if method == "simGetImages" and self.answer_transit_s:
+                            connection.sendall(packed[:1])
+                            time.sleep(self.answer_transit_s)
+                            packed = packed[1:]
+                        connection.sendall(packed)
                         connection.settimeout(0.1)
                     except OSError:
                         return
@@ -512,7 +516,6 @@ class FakeAirSim:
                     self._condition.wait(0.1)
             vehicle = self.vehicle(vehicle_name)
             position, yaw, stamp = vehicle.position, vehicle.yaw, self.now_ns()
-        time.sleep(self.answer_delay_s)
         responses = []
         for request, camera in zip(requests, cameras, strict=True):
             image_type = request["image_type"]

@@ -154,6 +154,13 @@ SMOKE_TEST_UAV_START = Pose(0.0, 0.0, 100.0, 0.0)
 _log = logging.getLogger(__name__)
 
 
+def next_reply_wait(started_after_s: float, timeout_s: float) -> float:
+    """How long to wait for an image answer to start after a tick before ticking again,
+    given that the last one started ``started_after_s`` after its first tick: at least
+    ``_REPLY_WAIT_S``, ``_REPLY_WAIT_MARGIN`` times that, at most ``timeout_s``."""
+    return min(max(_REPLY_WAIT_S, _REPLY_WAIT_MARGIN * started_after_s), timeout_s)
+
+
 @dataclass(frozen=True)
 class RoadGraph:
     """CARLA's OpenDRIVE lanes sampled as a directed graph (AGOS-Bench, appendix A.1.1).
@@ -1049,10 +1056,7 @@ class CarlaAirBackend(SimulatorBackend):
         if first_tick_done is not None and fetch.answer_started is not None:
             # An answer that came after a second tick may still be the first tick's images:
             # wait longer next time (an overestimate only when the request came late).
-            started_after_s = fetch.answer_started - first_tick_done
-            self._reply_wait_s = min(
-                max(_REPLY_WAIT_S, _REPLY_WAIT_MARGIN * started_after_s), timeout_s
-            )
+            self._reply_wait_s = next_reply_wait(fetch.answer_started - first_tick_done, timeout_s)
         done, _ = concurrent.futures.wait(
             [fetch.result], timeout=max(0.0, deadline - time.monotonic())
         )
