@@ -181,9 +181,9 @@ def _wait_for_line(log: Path, text: str, cli: subprocess.Popen[str]) -> None:
     raise AssertionError(f"{log} never showed {text!r}")
 
 
-#: Stops at once in the first episode, raises in the second: the agent node exits with
-#: status 1, its own failure, which is not restarted (an agent ended by a signal is started
-#: again: tests/faults).
+#: Stops at once in the first episode, raises in the second: the episode is the agent's
+#: failure, scored, and the agent node exits with status 1, which is not restarted (an agent
+#: ended by a signal is started again: tests/faults).
 FAILS_IN_THE_SECOND_EPISODE = """
 from aerialdojo.actions import STOP, Action
 
@@ -201,7 +201,11 @@ class FailsInTheSecondEpisode:
 """
 
 
-def test_an_agent_that_dies_mid_run_loses_no_recorded_episode(repo: Path, tmp_path: Path) -> None:
+def test_an_agent_whose_policy_raises_fails_that_episode_and_stops_the_run(
+    repo: Path, tmp_path: Path
+) -> None:
+    # The episode under way was cut short and excluded as an infrastructure failure, so an
+    # agent that crashed on its hard episodes had them rerun until it did not.
     (tmp_path / "failing_policy.py").write_text(FAILS_IN_THE_SECOND_EPISODE)
     config = _config(repo, tmp_path)
     run_dir = tmp_path / "runs" / "cut"
@@ -220,7 +224,14 @@ def test_an_agent_that_dies_mid_run_loses_no_recorded_episode(repo: Path, tmp_pa
     assert cli.returncode == EXIT_INCOMPLETE, stderr[-3000:]  # a report, episodes to rerun
     assert "node uav_agent exited with status 1" in stderr
     metrics = json.loads((run_dir / "metrics.json").read_text())
-    assert len(metrics["episodes"]) == 1
+    assert sorted(e["termination"] for e in metrics["episodes"]) == ["agent_error", "stopped"]
+    assert metrics["excluded"] == []
+    status = json.loads((run_dir / "run_status.json").read_text())
+    assert len(status["not_started"]) == 1 and not status["complete"]
+    assert (
+        "RuntimeError: this policy fails in its second episode"
+        in (run_dir / "logs" / "uav_agent.log").read_text()
+    )
     assert "did not finish" in (run_dir / "run_notes.md").read_text()
     replay = _aerialdojo("evaluate-bag", run_dir / "bag", "--out", tmp_path / "replay", timeout=120)
     assert replay.returncode == EXIT_INCOMPLETE, replay.stderr

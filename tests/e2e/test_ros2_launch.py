@@ -248,7 +248,8 @@ def test_an_agent_that_fails_ends_the_launch_as_it_ends_aerialdojo_eval(
     said = output.read_text(errors="replace")
     assert "node uav_agent exited with status 1" in said, said[-3000:]
     status = json.loads((run_dir / "run_status.json").read_text())
-    assert not status["complete"] and status["scored"] == []
-    ((cut,),) = [[entry["episode_id"] for entry in status["excluded"]]]
-    assert cut == status["selected"][0]
+    # The episode under way is the agent's failure, scored; the others never started.
+    assert not status["complete"] and status["excluded"] == []
+    assert status["scored"] == status["selected"][:1]
+    assert status["endings"] == {"agent_error": 1}
     assert sorted(status["not_started"]) == sorted(status["selected"][1:])

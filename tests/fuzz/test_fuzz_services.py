@@ -105,6 +105,7 @@ fuzzed_steps = st.builds(
     episode_id=st.sampled_from(["", *EPISODES[:2]]) | texts,
     attempt=st.integers(min_value=0, max_value=2**32 - 1),
     agent_process=st.sampled_from(["", "robot:1", "robot:2"]) | texts,
+    agent_error=st.just("") | texts,
     action=st.sampled_from([action.name for action in CHOICES]) | texts,
     magnitude=magnitudes,
     argument=texts,
@@ -137,8 +138,12 @@ def test_every_fuzzed_request_is_answered_and_no_node_dies(
             assert answer.success or answer.message, "a start refused without a reason"
         else:
             assert answer.accepted or answer.message, "a step refused without a reason"
-            if not answer.accepted:  # refused: no budget used, or the refusal that ends it
-                ended_invalid = answer.done and answer.termination == EpisodeEvent.INVALID_ACTION
+            if not answer.accepted:  # refused: no budget used, or the episode ends
+                # The refusal that ends it, or a step that says the policy raised.
+                ended_by_agent = answer.done and answer.termination in (
+                    EpisodeEvent.INVALID_ACTION,
+                    EpisodeEvent.AGENT_ERROR,
+                )
                 # With no episode running the refusal says done: nothing is left to step, and
                 # an agent waits for its next task (a resumed run's rerun) instead of asking.
                 no_episode = answer.steps_used == answer.steps_left == 0 and (
@@ -149,7 +154,7 @@ def test_every_fuzzed_request_is_answered_and_no_node_dies(
                 not_this_attempt = answer.message.startswith("stale: decided for") or (
                     "was restarted during the episode" in answer.message
                 )
-                assert not answer.done or ended_invalid or no_episode or not_this_attempt, answer
+                assert not answer.done or ended_by_agent or no_episode or not_this_attempt, answer
             if answer.accepted and not math.isfinite(request.magnitude):
                 pytest.fail(f"a step of magnitude {request.magnitude} was accepted")
         assert graph.alive(), f"a node died after {name} {request}"

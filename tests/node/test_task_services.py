@@ -467,6 +467,35 @@ def test_refused_steps_go_back_with_the_reason_until_the_agent_fails(
     assert (ending.episode_id, ending.step, ending.action) == (episode_id, 1, "MoveForward")
 
 
+def test_a_step_that_reports_the_policys_error_ends_the_episode_as_the_agents(
+    client: RosClient, tmp_path: Path
+) -> None:
+    # An agent whose policy raised was cut short with the run and excluded as an
+    # infrastructure failure: an agent that crashed on the hard episodes lost none of them.
+    events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
+    with running(_graph(), tmp_path):
+        episode_id = _first_episode()
+        _start(client, episode_id)
+        turned = client.call(
+            Step, "/aerialdojo/step", Step.Request(agent="uav", action="TurnLeft", magnitude=15.0)
+        )
+        assert turned.accepted
+        # Only an agent of the episode can end it so: the answer names the refusal.
+        ugv = Step.Request(agent="ugv", agent_error="RuntimeError: not in this episode")
+        assert not client.call(Step, "/aerialdojo/step", ugv).done
+        failed = Step.Request(agent="uav", agent_error="RuntimeError: the model's parser broke")
+        ended = client.call(Step, "/aerialdojo/step", failed)
+        assert (ended.accepted, ended.done) == (False, True)
+        assert ended.termination == EpisodeEvent.AGENT_ERROR and ended.steps_used == 1
+        assert ended.message == (
+            "agent error: uav: its policy raised RuntimeError: the model's parser broke"
+        )
+        assert client.spin_until(_ended(events, EpisodeEvent.AGENT_ERROR), timeout_s=10.0)
+    ending = next(e for e in events if e.kind == EpisodeEvent.AGENT_ERROR)
+    # The ending carries no action: the trace takes nothing from it.
+    assert (ending.episode_id, ending.step, ending.action) == (episode_id, 1, "")
+
+
 def _start(client: RosClient, episode_id: str) -> StartEpisode.Response:
     started = client.call(
         StartEpisode, "/aerialdojo/start_episode", StartEpisode.Request(episode_id=episode_id)

@@ -29,6 +29,7 @@ from aerialdojo.metrics.aggregate import CAUSE_INFRASTRUCTURE, CAUSE_INTERVENTIO
 from aerialdojo.metrics.trace import (
     POSITIONS_FROM_ACTIONS,
     POSITIONS_FROM_POSE_TRACK,
+    TERMINATION_AGENT_ERROR,
     TERMINATION_AGENT_TIMEOUT,
     TERMINATION_BUDGET_EXHAUSTED,
     TERMINATION_COLLIDED,
@@ -55,6 +56,7 @@ class EventKind(IntEnum):
     INTERVENTION = 8
     INVALID_ACTION = 9
     AGENT_TIMEOUT = 10
+    AGENT_ERROR = 11
 
 
 #: The events that end an attempt without scoring it, and why.
@@ -72,10 +74,13 @@ _TERMINATIONS = {
     EventKind.BUDGET_EXHAUSTED: TERMINATION_BUDGET_EXHAUSTED,
     EventKind.INVALID_ACTION: TERMINATION_INVALID_ACTION,
     EventKind.AGENT_TIMEOUT: TERMINATION_AGENT_TIMEOUT,
+    EventKind.AGENT_ERROR: TERMINATION_AGENT_ERROR,
 }
 #: Endings that are the agent's failure to act (legally, or at all): their event carries no
 #: executed action, so the trace takes nothing from it.
-AGENT_FAILURES = frozenset({EventKind.INVALID_ACTION, EventKind.AGENT_TIMEOUT})
+AGENT_FAILURES = frozenset(
+    {EventKind.INVALID_ACTION, EventKind.AGENT_TIMEOUT, EventKind.AGENT_ERROR}
+)
 #: How logs and progress lines name each ending of an attempt.
 ENDING_NAMES = {
     EventKind.STOPPED: "stopped",
@@ -83,6 +88,7 @@ ENDING_NAMES = {
     EventKind.BUDGET_EXHAUSTED: "budget exhausted",
     EventKind.INVALID_ACTION: "invalid action",
     EventKind.AGENT_TIMEOUT: "agent timeout",
+    EventKind.AGENT_ERROR: "agent error",
     EventKind.INFRA_FAILURE: "infrastructure failure",
     EventKind.INTERVENTION: "operator/safety intervention",
 }

@@ -1,6 +1,7 @@
 """What the agent does is scored (issue 25): refusals in a row beyond the allowed re-asks,
-and silence, end an episode as the agent's failure with the termination named; the trace
-takes nothing from such an ending, and the accounting counts how every episode ended."""
+silence, and an error its policy raised end an episode as the agent's failure with the
+termination named; the trace takes nothing from such an ending, and the accounting counts
+how every episode ended."""
 
 from __future__ import annotations
 
@@ -72,6 +73,22 @@ def test_agent_failures_are_scored_with_their_termination(tmp_path: Path) -> Non
         "3 episode(s) selected: 3 scored, 0 excluded as infrastructure failures, 0 not started; "
         "the scored ones ended: stopped 1, invalid action 1, agent timeout 1" in report
     )
+
+
+def test_a_policy_that_raised_is_scored_as_the_agents_failure(tmp_path: Path) -> None:
+    assembler = EpisodeAssembler(trace_builder)
+    assembler.add(event(EventKind.RUN_STARTED, episode_json=json.dumps({"selection": ["a"]})))
+    for e in _ended_by(EventKind.AGENT_ERROR, "a"):
+        assembler.add(e)
+    assembler.add(event(EventKind.RUN_FINISHED, message="1 of 1 episodes ran"))
+    result = score_assembled(assembler, None)
+    assert result.complete and not result.excluded
+    (trace,) = result.traces
+    assert trace.termination == "agent_error" and not trace.stop_called
+    assert [p[0] for p in trace.positions] == [0.0, 3.0, 6.0]
+    write_run(tmp_path, result)
+    assert json.loads((tmp_path / STATUS_JSON).read_text())["endings"] == {"agent_error": 1}
+    assert "the scored ones ended: agent error 1" in (tmp_path / REPORT_MD).read_text()
 
 
 def test_an_agos_episode_ends_by_refusals_without_facts() -> None:

@@ -21,6 +21,9 @@ TERMINATION_INVALID_ACTION = "invalid_action"
 #: The agent sent no action for the run's agent timeout and reported no fault of its own
 #: services: its failure, scored.
 TERMINATION_AGENT_TIMEOUT = "agent_timeout"
+#: The agent's policy raised an error of its own instead of deciding (not a fault of the
+#: services it depends on, which it reports as one): its failure, scored.
+TERMINATION_AGENT_ERROR = "agent_error"
 #: How an episode can end: the papers' Stop, collision or budget (AerialDojo-200K, section
 #: 3.2 "Task execution"), and the agent's failures to act legally or at all
 #: (docs/protocols/, issue 25).
@@ -30,6 +33,7 @@ TERMINATIONS = (
     TERMINATION_BUDGET_EXHAUSTED,
     TERMINATION_INVALID_ACTION,
     TERMINATION_AGENT_TIMEOUT,
+    TERMINATION_AGENT_ERROR,
 )
 POSITIONS_FROM_ACTIONS = "actions"
 POSITIONS_FROM_POSE_TRACK = "pose_track"

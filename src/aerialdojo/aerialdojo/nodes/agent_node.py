@@ -24,7 +24,10 @@ sensor writers keep their last frames for a reader that matches late (``qos.sens
 A policy that cannot decide for reasons outside it (``errors.PolicyFaultError``: its model
 server died or hangs) does not fail the agent: the node says so on
 ``/aerialdojo/agent_faults`` and the task manager ends the attempt as an infrastructure
-failure and reruns the episode.
+failure and reruns the episode. Any other error a policy raises is its own: the node says so
+in a last step (``Step.Request.agent_error``), the task manager ends the episode as the
+agent's failure (``AGENT_ERROR``, scored, as an illegal action or silence is), and the node
+then exits with the error, which stops the run as any failed node does.
 
 A step the referee refuses goes back to the policy with the reason (its optional
 ``refused(reason)``, ``agents.observation.tell_refused``) and the node asks it again on the
@@ -60,6 +63,11 @@ from aerialdojo.nodes.common import (
 from aerialdojo.nodes.qos import AGENTS_QOS, FAULTS_QOS, TASK_QOS
 from aerialdojo.nodes.sensor_sync import ObservationSync
 from aerialdojo.protocols.referee import StepRequest
+
+#: How much of a policy's error its last step carries (its traceback ends the node's log).
+_AGENT_ERROR_CHARS = 500
+#: How long a node whose policy raised waits for the task manager's answer before it exits.
+_ERROR_ANSWER_WAIT_S = 5.0
 
 
 class AgentNode(Node):
@@ -178,7 +186,11 @@ class AgentNode(Node):
         self._task_key = key
         self.episode_id = task.episode_id
         self.attempt = task.attempt
-        self.begin_episode(task)
+        try:
+            self.begin_episode(task)
+        except Exception as error:
+            self._policy_failed(error)
+            return
         self._expected_ns = key[1]
         self._waiting_since = time.monotonic()
         self.try_act()
@@ -195,8 +207,8 @@ class AgentNode(Node):
         pose, views = observed
         try:
             request = self.decide(pose, views)
-        except PolicyFaultError as error:
-            self._report_fault(str(error))
+        except Exception as error:
+            self._policy_failed(error)
             return
         self._sensors.forget_before(stamp)
         task_key = self._pending_task = self._task_key
@@ -237,10 +249,18 @@ class AgentNode(Node):
             if response.done:  # the refusal after the allowed ones ended the episode
                 self._expected_ns = None
                 return
-            self.refused(request, response.message)
+            try:
+                self.refused(request, response.message)
+            except Exception as error:
+                self._policy_failed(error)
+                return
             self.try_act()  # asked again, on the same observation set
             return
-        self.stepped(request, pose)
+        try:
+            self.stepped(request, pose)
+        except Exception as error:
+            self._policy_failed(error)
+            return
         if response.done:
             self.get_logger().info(f"episode {self.episode_id} done: {response.message}")
             self._expected_ns = None
@@ -248,6 +268,42 @@ class AgentNode(Node):
         self._expected_ns = time_ns(response.stamp)
         self._waiting_since = time.monotonic()
         self.try_act()
+
+    def _policy_failed(self, error: Exception) -> None:
+        """A call into the policy raised ``error``: a fault of the services it depends on
+        (``PolicyFaultError``) ends the attempt as an infrastructure failure, rerun; any
+        other error is the policy's own, the agent's failure (``AGENT_ERROR``, scored)."""
+        if isinstance(error, PolicyFaultError):
+            self._report_fault(str(error))
+        else:
+            self._end_with_error(error)
+
+    def _end_with_error(self, error: Exception) -> None:
+        """Say in a last step that the policy raised ``error``, then end the node with it
+        once the task manager answered (or after ``_ERROR_ANSWER_WAIT_S``: it may be gone).
+        The run stops as for any node that fails: a policy that raised is not trusted with
+        the next episode, and the user reads the traceback."""
+        described = f"{type(error).__name__}: {error}"
+        self.get_logger().error(
+            f"episode {self.episode_id}: the policy raised {described}; the episode is the "
+            "agent's failure and this node exits with the error"
+        )
+        self._expected_ns = None
+
+        def exit_with_error(_: object = None) -> None:
+            raise error
+
+        self._step_client.call_async(
+            Step.Request(
+                run_id=self._run.run_id,
+                agent=self.agent,
+                episode_id=self.episode_id,
+                attempt=self.attempt,
+                agent_process=self._process,
+                agent_error=described[:_AGENT_ERROR_CHARS],
+            )
+        ).add_done_callback(exit_with_error)
+        wall_timer(self, _ERROR_ANSWER_WAIT_S, exit_with_error)
 
     def _report_fault(self, reason: str) -> None:
         """End this attempt as an infrastructure failure: the task manager reruns it."""

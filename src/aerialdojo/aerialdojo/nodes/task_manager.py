@@ -22,9 +22,11 @@ the running attempt's.
 What the agent does is its own and scored (issue 25): a refused step goes back to it with the
 reason, and more than ``refusals_allowed`` refusals in a row end the episode as
 ``INVALID_ACTION``; agents that send no action for ``agent_timeout_s`` end it as
-``AGENT_TIMEOUT``. A second attempt of an episode (a rerun, or ``start_episode`` of an
-episode that ended) carries the next attempt number and supersedes the first. Invalid
-requests are answered with a reason; every request is queued and answered (``SERVICE_QOS``).
+``AGENT_TIMEOUT``; an agent whose policy raised an error of its own says so in its last step
+(``Step.Request.agent_error``) and ends it as ``AGENT_ERROR``. A second attempt of an
+episode (a rerun, or ``start_episode`` of an episode that ended) carries the next attempt
+number and supersedes the first. Invalid requests are answered with a reason; every request
+is queued and answered (``SERVICE_QOS``).
 
 In an automatic run, ``RUN_STARTED`` names the selection before the first episode, so that
 whoever scores the run can list the episodes that never started. The run's journal
@@ -480,6 +482,9 @@ class TaskManager(Node):
                 response.message = restarted_agent_message(request.agent, ended)
                 response.done = True
                 return response
+            if request.agent_error and request.agent in attempt.episode.agents:
+                self._end_agent_error(attempt, request, response)
+                return response
             attempt.last_activity = time.monotonic()
             try:
                 return self._step(attempt, request, response)
@@ -531,6 +536,21 @@ class TaskManager(Node):
         response.termination = EpisodeEvent.INVALID_ACTION
         response.stamp = attempt.stamp
         response.message = f"{_TERMINAL_NAMES[EpisodeEvent.INVALID_ACTION]}: {message}"
+
+    def _end_agent_error(
+        self, attempt: _Attempt, request: Step.Request, response: Step.Response
+    ) -> None:
+        """The agent's policy raised an error of its own instead of deciding: the episode
+        ends as the agent's failure, scored (docs/protocols/: as an illegal action or
+        silence, what the agent's own code does is the agent's); its node exits next."""
+        message = f"{request.agent}: its policy raised {request.agent_error}"
+        self._finish(attempt, EpisodeEvent.AGENT_ERROR, None, message=message)
+        response.done = True
+        response.termination = EpisodeEvent.AGENT_ERROR
+        response.steps_used = attempt.referee.steps_used
+        response.steps_left = attempt.referee.steps_left
+        response.stamp = attempt.stamp
+        response.message = f"{_TERMINAL_NAMES[EpisodeEvent.AGENT_ERROR]}: {message}"
 
     def _execute(
         self, attempt: _Attempt, request: Step.Request, planned: PlannedStep

@@ -217,7 +217,7 @@ PROTOCOL = register(
         },
         condition_titles={"distribution": "split family", "goal": "goal type"},
         # docs/protocols/aerialdojo.md, "Scoring versions": which rule moved which number.
-        scoring_version=2,
+        scoring_version=3,
         scoring_settings=("observation", "odometry"),
         episodes=EpisodeRules(
             load_suite=load_suite,

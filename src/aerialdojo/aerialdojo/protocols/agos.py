@@ -390,7 +390,7 @@ PROTOCOL = register(
         group_keys=("mode", "ablation"),
         condition_labels={"mode": MODE_LABELS, "ablation": {NO_TOOLS: "–"}},
         # docs/protocols/agos.md, "Scoring versions": which rule moved which number.
-        scoring_version=3,
+        scoring_version=4,
         scoring_settings=tuple(run_settings({})),
         observes_view=observes_view,
         episodes=EpisodeRules(

@@ -249,7 +249,7 @@ PROTOCOL = register(
         report_sections=_report_sections,
         paper_table=table2,
         # docs/protocols/citynav.md, "Scoring versions": which rule moved which number.
-        scoring_version=2,
+        scoring_version=3,
         scoring_settings=("action_budget",),
         episodes=EpisodeRules(
             load_suite=load_citynav_suite,
