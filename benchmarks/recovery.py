@@ -130,7 +130,7 @@ def _interrupted_run(
     moment_s = rng.uniform(0.0, 5.0)  # within the first episodes
     log = run_dir / "logs" / "task_manager.log"
     deadline = time.monotonic() + 600
-    while not (log.exists() and "started (attempt 0)" in log.read_text(errors="replace")):
+    while not (log.exists() and "started (attempt 1)" in log.read_text(errors="replace")):
         if cli.poll() is not None or time.monotonic() > deadline:
             break
         time.sleep(0.2)

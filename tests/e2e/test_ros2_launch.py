@@ -185,7 +185,7 @@ def _killed_in_the_first_episode(launch_env: dict[str, str], tmp_path: Path, nod
     command = _launch_command(_config(tmp_path, "eval.yaml"), 2, tmp_path / "runs", run_dir.name)
     with _launched(command, launch_env, output) as launch:
         _wait_for_output(
-            launch, output, "started (attempt 0)", "the first episode never started", poll_s=0.05
+            launch, output, "started (attempt 1)", "the first episode never started", poll_s=0.05
         )
         agent = _launched_node(run_dir, "uav_agent")
         os.kill(agent, signal.SIGSTOP)

@@ -106,7 +106,7 @@ def test_a_stalled_evaluator_says_per_topic_what_its_bag_lost(tmp_path: Path) ->
     try:
         log = run_dir / "logs" / "task_manager.log"
         deadline = time.monotonic() + 600
-        while not (log.exists() and "started (attempt 0)" in log.read_text(errors="replace")):
+        while not (log.exists() and "started (attempt 1)" in log.read_text(errors="replace")):
             assert cli.poll() is None and time.monotonic() < deadline
             time.sleep(0.3)
         evaluator = _pid_of(run_dir / "params" / "evaluator.yaml")

@@ -113,7 +113,7 @@ def test_a_hung_bridge_is_survived_and_its_episode_rerun(tmp_path: Path) -> None
     # Row 1: the rerun after the hang waited for the CLI's one-hour timeout.
     run_dir = tmp_path / "runs" / "hung"
     cli = _eval(_config(tmp_path, sim_timeout_s=5.0), tmp_path, "hung", 2)
-    _wait_for(run_dir / "logs" / "task_manager.log", "started (attempt 0)", cli)
+    _wait_for(run_dir / "logs" / "task_manager.log", "started (attempt 1)", cli)
     bridge = _node_pid(run_dir, "sim_bridge")
     os.kill(bridge, signal.SIGSTOP)
     time.sleep(7.0)
@@ -128,7 +128,7 @@ def test_a_killed_bridge_is_restarted_and_its_episode_rerun(tmp_path: Path) -> N
     # Row 2: a dead bridge ended the run.
     run_dir = tmp_path / "runs" / "killed"
     cli = _eval(_config(tmp_path, sim_timeout_s=20.0), tmp_path, "killed", 2)
-    _wait_for(run_dir / "logs" / "task_manager.log", "started (attempt 0)", cli)
+    _wait_for(run_dir / "logs" / "task_manager.log", "started (attempt 1)", cli)
     bridge = _node_pid(run_dir, "sim_bridge")
     # The bridge's own segments, those its process maps: other processes' (another test
     # session's, a user's) come and go meanwhile and are not this run's to remove.
@@ -198,7 +198,7 @@ def test_a_task_manager_killed_or_stopped_is_restarted_and_resumes_the_run(
     runs = tmp_path / "runs"
     run_dir = runs / "resumed"
     cli = _eval(config, tmp_path, "resumed", 2)
-    _wait_for(run_dir / "logs" / "task_manager.log", "started (attempt 0)", cli, poll_s=0.05)
+    _wait_for(run_dir / "logs" / "task_manager.log", "started (attempt 1)", cli, poll_s=0.05)
     holding = _node_pid(run_dir, held)
     # Held, the agent (or the bridge the next step waits for) cannot end the episode under
     # way: the task manager ends during it.
@@ -229,7 +229,7 @@ def test_an_agent_killed_or_stopped_is_restarted_and_its_attempt_rerun(
     config = _config(tmp_path, sim_timeout_s=20.0)
     run_dir = tmp_path / "runs" / "agent"
     cli = _eval(config, tmp_path, "agent", 2)
-    _wait_for(run_dir / "logs" / "task_manager.log", "started (attempt 0)", cli, poll_s=0.05)
+    _wait_for(run_dir / "logs" / "task_manager.log", "started (attempt 1)", cli, poll_s=0.05)
     agent = _node_pid(run_dir, "uav_agent")
     # Held, the agent cannot end the episode under way (nor, with it, the run's last): the
     # signal reaches it during an attempt. A held process takes SIGTERM when continued.

@@ -527,11 +527,11 @@ def test_a_step_decided_for_an_earlier_attempt_is_refused_as_stale_and_uses_no_b
         stale = client.call(Step, "/aerialdojo/step", turn)
         assert (stale.accepted, stale.done) == (False, True)
         assert stale.message == (
-            f"stale: decided for attempt 0 of episode {episode_id}; attempt 1 is running"
+            f"stale: decided for attempt 1 of episode {episode_id}; attempt 2 is running"
         )
         other = Step.Request(agent="uav", episode_id="Mall_0-other", attempt=1, action="Stop")
         assert client.call(Step, "/aerialdojo/step", other).message == (
-            f"stale: decided for attempt 1 of episode Mall_0-other; attempt 1 of episode "
+            f"stale: decided for attempt 2 of episode Mall_0-other; attempt 2 of episode "
             f"{episode_id} is running"
         )
         turn.attempt = 1

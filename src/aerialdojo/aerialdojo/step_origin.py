@@ -20,6 +20,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 
+def attempt_name(attempt: int) -> str:
+    """How logs, answers and reports name an attempt: counted from 1, as ``run_status.json``
+    does, though messages carry it counted from 0 (``TaskSpec.attempt``, ``EpisodeEvent``)."""
+    return f"attempt {attempt + 1}"
+
+
 def stale_refusal(
     episode_id: str, attempt: int, running_episode_id: str, running_attempt: int
 ) -> str:
@@ -27,10 +33,12 @@ def stale_refusal(
     attempt, or "" when it does or names no episode (a client started by hand)."""
     if not episode_id or (episode_id, attempt) == (running_episode_id, running_attempt):
         return ""
-    running = f"attempt {running_attempt}"
+    running = attempt_name(running_attempt)
     if episode_id != running_episode_id:
         running += f" of episode {running_episode_id}"
-    return f"stale: decided for attempt {attempt} of episode {episode_id}; {running} is running"
+    return (
+        f"stale: decided for {attempt_name(attempt)} of episode {episode_id}; {running} is running"
+    )
 
 
 def restarted_agent_message(agent: str, ended_process: str) -> str:

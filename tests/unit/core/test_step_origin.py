@@ -16,10 +16,10 @@ def test_a_step_of_the_running_attempt_or_of_a_client_started_by_hand_is_not_sta
 
 def test_a_step_of_an_earlier_attempt_or_another_episode_is_stale_and_says_which() -> None:
     assert stale_refusal("E", 0, "E", 1) == (
-        "stale: decided for attempt 0 of episode E; attempt 1 is running"
+        "stale: decided for attempt 1 of episode E; attempt 2 is running"
     )
     assert stale_refusal("D", 2, "E", 0) == (
-        "stale: decided for attempt 2 of episode D; attempt 0 of episode E is running"
+        "stale: decided for attempt 3 of episode D; attempt 1 of episode E is running"
     )
 
 

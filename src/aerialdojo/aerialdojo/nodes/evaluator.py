@@ -82,6 +82,7 @@ from aerialdojo.report.run import (
     write_run,
 )
 from aerialdojo.runtime import NODES_TOPIC, RUN_DIR_ENV, distribution_mismatch, run_id_of
+from aerialdojo.step_origin import attempt_name
 
 #: How long the evaluator waits for a publisher of each per-step topic before it subscribes
 #: to the episode events (and so lets the run start).
@@ -372,7 +373,9 @@ class Evaluator(Node):
             message=f"not recorded whole: {what} never reached the evaluator (it stalled or "
             "fell behind)",
         )
-        self.get_logger().warning(f"{event.episode_id} attempt {event.attempt}: {marker.message}")
+        self.get_logger().warning(
+            f"{event.episode_id} {attempt_name(event.attempt)}: {marker.message}"
+        )
         self.lost[EVENTS_TOPIC] = self.lost.get(EVENTS_TOPIC, 0) + 1
         self._write(EVENTS_TOPIC, serialize_message(marker))
         self._on_event(marker)
@@ -400,7 +403,7 @@ class Evaluator(Node):
         elif event.kind == EpisodeEvent.INFRA_FAILURE:
             self._ledger.abandon_pending()
             self.get_logger().warning(
-                f"{event.episode_id} attempt {event.attempt}: infrastructure failure "
+                f"{event.episode_id} {attempt_name(event.attempt)}: infrastructure failure "
                 f"({event.message}); not scored"
             )
         if self._assembler.finished:

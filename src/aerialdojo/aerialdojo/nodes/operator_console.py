@@ -59,6 +59,7 @@ from aerialdojo.robot.console import (
 )
 from aerialdojo.robot.link import SafetyState, resolve
 from aerialdojo.robot.safety import FaultClass, GateState
+from aerialdojo.step_origin import attempt_name
 from aerialdojo.tf_tree import MAP_FRAME
 
 #: What the terminal accepts, and what each does.
@@ -206,7 +207,7 @@ class OperatorConsole(Node):
             return
         if event.kind == EpisodeEvent.STARTED:
             self._running = event.episode_id
-            self._say(f"episode {event.episode_id} started (attempt {event.attempt + 1})")
+            self._say(f"episode {event.episode_id} started ({attempt_name(event.attempt)})")
         elif event.kind in _ENDINGS:
             self._running = None
             ending = _ENDINGS[event.kind]

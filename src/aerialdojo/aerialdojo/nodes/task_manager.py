@@ -149,7 +149,12 @@ from aerialdojo.runtime import (
     PROGRESS_LISTENER_ENV,
     RUN_DIR_ENV,
 )
-from aerialdojo.step_origin import AgentProcesses, restarted_agent_message, stale_refusal
+from aerialdojo.step_origin import (
+    AgentProcesses,
+    attempt_name,
+    restarted_agent_message,
+    stale_refusal,
+)
 from aerialdojo.tasks.records import suite_identity
 from aerialdojo.tasks.site_record import StartTolerance
 from aerialdojo.tasks.suite import Suite, resolve_suite
@@ -422,7 +427,8 @@ class TaskManager(Node):
                 self._publish_message(message, started)
             self._publish_turn(started)
             self.get_logger().info(
-                f"episode {index + 1}/{count} {episode.episode_id} started (attempt {attempt})"
+                f"episode {index + 1}/{count} {episode.episode_id} started "
+                f"({attempt_name(attempt)})"
             )
             return started, "started"
 
@@ -950,7 +956,7 @@ class TaskManager(Node):
                     if attempt is not None:
                         reason = "infrastructure failure during the episode"
                     self.get_logger().warning(
-                        f"{episode_id} attempt {attempt_number} failed ({reason}); "
+                        f"{episode_id} {attempt_name(attempt_number)} failed ({reason}); "
                         f"{'giving up' if given_up else 'rerunning'}"
                     )
                 if given_up:
@@ -1028,7 +1034,7 @@ class TaskManager(Node):
         self._publish_event(stopped, EpisodeEvent.INFRA_FAILURE, message=message)
         given_up = interrupted.attempt + 1 >= max_attempts
         self.get_logger().warning(
-            f"{episode.episode_id} attempt {interrupted.attempt} failed ({message}); "
+            f"{episode.episode_id} {attempt_name(interrupted.attempt)} failed ({message}); "
             f"{'giving up' if given_up else 'rerunning'}"
         )
         self._note(

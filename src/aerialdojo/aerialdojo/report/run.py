@@ -45,6 +45,7 @@ from aerialdojo.report.markdown import (
 from aerialdojo.report.plots import write_plots
 from aerialdojo.run_contract import run_id_problem
 from aerialdojo.runtime import NodeRecord, distribution_mismatch, platform_summary
+from aerialdojo.step_origin import attempt_name
 from aerialdojo.tasks.records import suite_identity
 from aerialdojo.tasks.suite import resolve_suite
 
@@ -203,7 +204,7 @@ class RunResult:
         if self.not_started:
             notes.append(f"episodes never started: {', '.join(self.not_started)}")
         notes += [
-            f"episode {s.episode_id}: attempt {s.attempt + 1} ({s.outcome}) was superseded by "
+            f"episode {s.episode_id}: {attempt_name(s.attempt)} ({s.outcome}) was superseded by "
             "a later attempt"
             for s in self.superseded
         ]

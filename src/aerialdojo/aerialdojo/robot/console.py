@@ -20,6 +20,7 @@ from aerialdojo.protocols.task import TaskDescription
 from aerialdojo.robot.link import SafetyState
 from aerialdojo.robot.motions import split_legs
 from aerialdojo.robot.safety import GateState
+from aerialdojo.step_origin import attempt_name
 
 
 def task_line(task: TaskDescription) -> str:
@@ -74,7 +75,7 @@ def render(
     """The card the console prints before an attempt."""
     lines = [
         f"episode {prompt.index + 1}/{prompt.count}: {prompt.episode_id} "
-        f"(attempt {prompt.attempt + 1})",
+        f"({attempt_name(prompt.attempt)})",
         f"  task: {prompt.task}",
     ]
     for agent, start in prompt.starts.items():
