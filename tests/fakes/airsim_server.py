@@ -160,6 +160,16 @@ def expected_rgb(position: tuple[float, float, float], yaw: float, camera: str) 
     )
 
 
+def textured_bgr(rgb: tuple[int, ...], width: int, height: int) -> bytes:
+    """A Scene image's BGR bytes: the flat colour ``rgb``, every second pixel of its lower half
+    inverted (a rendered world is never one colour). Built as two rows repeated, at memory
+    speed as a real server's copy of its render target is, not pixel by pixel."""
+    plain = np.tile(np.array(rgb[::-1], dtype=np.uint8), width).reshape(width, 3)
+    textured = plain.copy()
+    textured[::2] = 255 - textured[::2]
+    return plain.tobytes() * (height // 2) + textured.tobytes() * (height - height // 2)
+
+
 def settings_cameras(settings: dict[str, Any], vehicle: dict[str, Any]) -> dict[str, Camera]:
     """The cameras a vehicle of these settings has (PawnSimApi::setupCamerasFromSettings)."""
     cameras = {
@@ -584,11 +594,8 @@ class FakeAirSim:
                 response["image_data_float"] = np.full(width * height, depth, np.float32)
                 response["image_data_uint8"] = b"\x00"  # rpclib cannot send an empty vector
             else:
-                bgr = np.empty((height, width, 3), dtype=np.uint8)
-                bgr[:] = expected_rgb(position, yaw, camera.name)[::-1]
-                texture = bgr[height // 2 :, ::2]
-                texture[:] = 255 - texture  # a rendered world is never one colour
-                response["image_data_uint8"] = bgr.tobytes()
+                colour = expected_rgb(position, yaw, camera.name)
+                response["image_data_uint8"] = textured_bgr(colour, width, height)
                 response["image_data_float"] = [0.0]
             responses.append(response)
         return responses

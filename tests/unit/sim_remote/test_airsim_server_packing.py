@@ -1,6 +1,6 @@
-"""The fake AirSim server's packing: its numpy-built float runs are the bytes msgpack wrote for
-the same values before (``fakes.airsim_server.pack_reply``), so the wire did not change when
-the fake got cheaper."""
+"""The fake AirSim server's packing: its numpy-built float runs and Scene images are the bytes
+msgpack wrote for the same values before (``fakes.airsim_server.pack_reply``,
+``textured_bgr``), so the wire did not change when the fake got cheaper."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import msgpack
 import numpy as np
 import pytest
-from fakes.airsim_server import FakeAirSim, pack_reply
+from fakes.airsim_server import FakeAirSim, pack_reply, textured_bgr
 
 from aerialdojo.sim.backend import aerialdojo_uav_rig
 from aerialdojo.sim.remote.airsim_settings import settings_for_rig
@@ -74,6 +74,18 @@ def test_a_depth_image_of_one_value_is_packed_as_before(depth: float) -> None:
 def test_a_float_run_that_is_not_float32_is_refused() -> None:
     with pytest.raises(TypeError, match="float32"):
         pack_reply([np.zeros(3)])
+
+
+@pytest.mark.parametrize("width, height", [(256, 256), (256, 144), (7, 5), (1, 1)])
+def test_a_scene_image_is_the_flat_colour_with_its_lower_half_textured(
+    width: int, height: int
+) -> None:
+    rgb = (12, 200, 255)
+    pixels = np.frombuffer(textured_bgr(rgb, width, height), np.uint8).reshape(height, width, 3)
+    bgr = np.array(rgb[::-1], np.uint8)
+    assert (pixels[: height // 2] == bgr).all()
+    assert (pixels[height // 2 :, 1::2] == bgr).all()
+    assert (pixels[height // 2 :, ::2] == 255 - bgr).all()
 
 
 def _reply_bytes(connection: socket.socket) -> bytes:
