@@ -42,7 +42,8 @@ What it simulates, as the plugin does it:
   (``SteppableClock.hpp``, ``World.hpp``, ``SimModeWorldBase.h``); image and collision time
   stamps come from it (``RenderRequest.cpp``, ``PawnSimApi.cpp`` ``onCollision``).
 - images: uncompressed Scene as 3-channel BGR bytes (msgpack bin), DepthPlanar as floats
-  (msgpack float32 elements, as rpclib packs a ``std::vector<float>``); in CARLA-Air's
+  (msgpack float32 elements, as rpclib packs a ``std::vector<float>``; ``pack_reply`` writes
+  those bytes with numpy, nearer a C++ server's cost than Python floats); in CARLA-Air's
   synchronous mode they render on the world's next tick, so ``simGetImages`` answers only
   after ``tick`` was called once more (``render_on_tick``).
 
@@ -159,6 +160,16 @@ def expected_rgb(position: tuple[float, float, float], yaw: float, camera: str) 
     )
 
 
+def textured_bgr(rgb: tuple[int, ...], width: int, height: int) -> bytes:
+    """A Scene image's BGR bytes: the flat colour ``rgb``, every second pixel of its lower half
+    inverted (a rendered world is never one colour). Built as two rows repeated, at memory
+    speed as a real server's copy of its render target is, not pixel by pixel."""
+    plain = np.tile(np.array(rgb[::-1], dtype=np.uint8), width).reshape(width, 3)
+    textured = plain.copy()
+    textured[::2] = 255 - textured[::2]
+    return plain.tobytes() * (height // 2) + textured.tobytes() * (height - height // 2)
+
+
 def settings_cameras(settings: dict[str, Any], vehicle: dict[str, Any]) -> dict[str, Camera]:
     """The cameras a vehicle of these settings has (PawnSimApi::setupCamerasFromSettings)."""
     cameras = {
@@ -179,6 +190,50 @@ def settings_cameras(settings: dict[str, Any], vehicle: dict[str, Any]) -> dict[
             )
         cameras[name] = Camera(name, float(camera.get("Pitch", 0.0)), captures, fov)
     return cameras
+
+
+#: One element of a packed ``std::vector<float>``: msgpack-c's ``pack_float`` writes tag 0xca
+#: and the float's four bytes big-endian (rpclib 2.3.0 include/rpc/msgpack/v1/pack.hpp:1104-1112).
+_FLOAT32_ELEMENT = np.dtype([("tag", "u1"), ("value", ">f4")])
+
+
+def pack_reply(reply: Any) -> bytes:
+    """``reply`` as ``msgpack.packb(reply, use_bin_type=True, use_single_float=True)`` packs it
+    with each numpy array in it as the list of its values, byte for byte.
+
+    An image's float run goes out as rpclib writes a ``std::vector<float>`` (``v1/adaptor/
+    vector.hpp:73-77``): ``pack_array``'s header (``v1/pack.hpp:1160-1175``: 0x90|n below 16,
+    0xdc and a big-endian uint16 below 65536, else 0xdd and a uint32, as Python msgpack's
+    ``pack_array_header`` writes it), then one ``_FLOAT32_ELEMENT`` a value, built by numpy. A
+    C++ server packs at memory speed; packing a 256² answer's 262,144 Python floats one by
+    one took the fake milliseconds. The arrays must be float32: the server holds C++ floats.
+    """
+    packer = msgpack.Packer(use_bin_type=True, use_single_float=True)
+    parts: list[bytes | memoryview] = []
+    _pack_into(packer, reply, parts)
+    return b"".join(parts)
+
+
+def _pack_into(packer: msgpack.Packer, value: Any, parts: list[bytes | memoryview]) -> None:
+    if isinstance(value, np.ndarray):
+        if value.dtype != np.float32:
+            raise TypeError(f"a float run must be float32 (a C++ float), not {value.dtype}")
+        elements = np.empty(value.size, _FLOAT32_ELEMENT)
+        elements["tag"] = 0xCA
+        elements["value"] = value.ravel()
+        parts.append(packer.pack_array_header(value.size))
+        parts.append(elements.data)  # joined without a copy of its own
+    elif isinstance(value, dict):
+        parts.append(packer.pack_map_header(len(value)))
+        for key, item in value.items():
+            _pack_into(packer, key, parts)
+            _pack_into(packer, item, parts)
+    elif isinstance(value, list | tuple):
+        parts.append(packer.pack_array_header(len(value)))
+        for item in value:
+            _pack_into(packer, item, parts)
+    else:
+        parts.append(packer.pack(value))
 
 
 def _as_float32(value: float) -> float:
@@ -363,11 +418,12 @@ class FakeAirSim:
                     # rpclib 2.3.0 (AirSim's setup.sh) packs every float as msgpack float32,
                     # tag 0xca (include/rpc/msgpack/v1/adaptor/float.hpp:47-50,
                     # v1/pack.hpp:1104-1112). Only GeoPoint's latitude and longitude are
-                    # doubles, and no answer served here has one.
+                    # doubles, and no answer served here has one. Image float runs are numpy
+                    # float32 arrays, which ``pack_reply`` writes in those same bytes.
                     try:
                         # Blocking: a large answer to a slow reader must not be cut short.
                         connection.settimeout(None)
-                        packed = msgpack.packb(reply, use_bin_type=True, use_single_float=True)
+                        packed = pack_reply(reply)
                         if method == "simGetImages" and self.answer_transit_s:
                             connection.sendall(packed[:1])
                             time.sleep(self.answer_transit_s)
@@ -535,14 +591,11 @@ class FakeAirSim:
             if image_type == DEPTH_PLANAR and request["pixels_as_float"]:
                 looks_down = camera.pitch_deg <= -89.0
                 depth = self.ground_down - position[2] if looks_down else HORIZON_DEPTH_M
-                response["image_data_float"] = [depth] * (width * height)
+                response["image_data_float"] = np.full(width * height, depth, np.float32)
                 response["image_data_uint8"] = b"\x00"  # rpclib cannot send an empty vector
             else:
-                bgr = np.empty((height, width, 3), dtype=np.uint8)
-                bgr[:] = expected_rgb(position, yaw, camera.name)[::-1]
-                texture = bgr[height // 2 :, ::2]
-                texture[:] = 255 - texture  # a rendered world is never one colour
-                response["image_data_uint8"] = bgr.tobytes()
+                colour = expected_rgb(position, yaw, camera.name)
+                response["image_data_uint8"] = textured_bgr(colour, width, height)
                 response["image_data_float"] = [0.0]
             responses.append(response)
         return responses
