@@ -214,18 +214,24 @@ class AgentNode(Node):
         task_key = self._pending_task = self._task_key
         self._step_sent_at = time.monotonic()
         self._step_client.call_async(
-            Step.Request(
-                run_id=self._run.run_id,
-                agent=self.agent,
-                episode_id=self.episode_id,
-                attempt=self.attempt,
-                agent_process=self._process,
+            self._step_request(
                 action=request.action,
                 magnitude=request.magnitude,
                 argument=request.argument,
                 teammate_message=request.teammate_message,
             )
         ).add_done_callback(lambda future: self._on_step_done(future, request, pose, task_key))
+
+    def _step_request(self, **fields: object) -> Step.Request:
+        """A step of this agent's process for the attempt it works on, with ``fields``."""
+        return Step.Request(
+            run_id=self._run.run_id,
+            agent=self.agent,
+            episode_id=self.episode_id,
+            attempt=self.attempt,
+            agent_process=self._process,
+            **fields,
+        )
 
     def _on_step_done(
         self,
@@ -294,14 +300,7 @@ class AgentNode(Node):
             raise error
 
         self._step_client.call_async(
-            Step.Request(
-                run_id=self._run.run_id,
-                agent=self.agent,
-                episode_id=self.episode_id,
-                attempt=self.attempt,
-                agent_process=self._process,
-                agent_error=described[:_AGENT_ERROR_CHARS],
-            )
+            self._step_request(agent_error=described[:_AGENT_ERROR_CHARS])
         ).add_done_callback(exit_with_error)
         wall_timer(self, _ERROR_ANSWER_WAIT_S, exit_with_error)
 
