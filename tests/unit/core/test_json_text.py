@@ -76,3 +76,22 @@ def test_it_refuses_what_json_dumps_refuses(document: Any) -> None:
 
 def test_integer_keys_are_left_to_json_dumps() -> None:
     assert dumps_sorted_indented({2: "b", 1: "a"}) == _stdlib({2: "b", 1: "a"})
+
+
+def test_runs_of_scalars_written_together_keep_their_places() -> None:
+    # Strings that look like the joins between runs (braces, commas, the control
+    # character that stands for a line break) at every indentation.
+    tricky = ["}", "},{", "},\x00{", "\x00", "a,\x00b", "{}", '"}', "\\"]
+    rng = random.Random(1)
+    episodes = [
+        {
+            "id": rng.choice(tricky) + str(index),
+            "distance": rng.uniform(0.0, 50.0),
+            "conditions": {} if index % 2 else {"goal": rng.choice(tricky)},
+            "values": {"sr": float(index % 2), "note": rng.choice(tricky), "n": index},
+            "zlast": [rng.choice(tricky), {"deep": {"x": rng.choice(tricky), "y": None}}],
+        }
+        for index in range(200)
+    ]
+    document = {"episodes": episodes, "b": "}", "a": {"only": {}}, "c": [{"k": 1}, {}]}
+    assert dumps_sorted_indented(document) == _stdlib(document)

@@ -13,9 +13,12 @@ from aerialdojo.errors import MetricsError, TrajectoryLogError
 from aerialdojo.metrics.aggregate import ExcludedEpisode
 from aerialdojo.metrics.jsonl import (
     load_trajectory_log,
+    record_to_trace,
+    records_to_traces,
     trace_to_record,
     write_trajectory_log,
 )
+from aerialdojo.metrics.scores import PathFacts
 from aerialdojo.metrics.trace import AgosCandidate, AgosRecord, EpisodeTrace
 from aerialdojo.protocols.scoring import score_run
 from aerialdojo.report.markdown import metrics_json_text
@@ -191,3 +194,29 @@ def test_a_huge_line_is_refused_unread_and_problems_are_capped(tmp_path: Path) -
     assert problems[0] == f"{path}:1: (line): longer than {jsonl.MAX_LINE_BYTES} bytes"
     assert len(problems) == jsonl.MAX_PROBLEMS + 1
     assert problems[-1].endswith("more problems")
+
+
+def test_records_converted_together_make_the_traces_each_makes_alone(make_trace: Factory) -> None:
+    traces = [
+        make_trace(episode_id="one", positions=((1.0, 0.0, 10.0),), steps_used=0),
+        make_trace(episode_id="still", positions=((1.0, 0.5, 10.0),) * 3),
+        make_trace(episode_id="ep", positions=((-0.0, 2.5, 10.0), (1e-300, 0.1, 9.5))),
+    ]
+    records = [json.loads(json.dumps(trace_to_record(trace))) for trace in traces]
+    together, alone = records_to_traces(records), [record_to_trace(r) for r in records]
+    assert together == alone == traces
+    assert [t.position_array.tolist() for t in together] == [list(map(list, t.path)) for t in alone]
+    assert not any(t.position_array.flags.writeable for t in together)
+    PathFacts.measure(together)
+    assert [PathFacts.of(t) for t in together] == [PathFacts.of(t) for t in alone]
+
+    # An int among the floats: each record converts its own, to the same values.
+    records[2]["positions"][0][1] = 2
+    assert records_to_traces(records)[2].path[0] == (-0.0, 2.0, 10.0)
+    # A record each would refuse is refused together too, with the same error.
+    records[1]["positions"] = [[1.0, 0.0]]
+    with pytest.raises(MetricsError, match=r"episode 'still': positions must be \(N>=1, 3\)"):
+        records_to_traces(records)
+    records[1]["positions"] = [[1.0, 0.0, float("nan")]]
+    with pytest.raises(MetricsError, match="episode 'still': positions contain non-finite"):
+        records_to_traces(records)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from aerialdojo.metrics import spatial
@@ -58,3 +59,20 @@ def test_polygon_distance_on_a_non_convex_polygon(
 
 def test_polygon_distance_ignores_height() -> None:
     assert spatial.polygon_distance_xy((0.5, 0.5, 30.0), L_SHAPE) == 0.0
+
+
+def test_many_paths_measured_together_match_each_measured_alone() -> None:
+    rng = np.random.default_rng(7)
+    paths = [
+        rng.normal(0.0, 5.0, (1, 3)),  # a single position: no segment
+        np.repeat(rng.normal(0.0, 5.0, (1, 3)), 4, axis=0),  # never moved
+        np.round(rng.normal(0.0, 5.0, (9, 3))),
+        *(np.cumsum(rng.choice([0.0, 1.5, -0.5], (n, 3)), axis=0) for n in range(2, 40)),
+    ]
+    targets = rng.normal(0.0, 8.0, (len(paths), 3))
+    segments = spatial.segment_approaches(targets, np.concatenate(paths), [len(p) for p in paths])
+    for target, rows, closest in zip(targets.tolist(), paths, segments.tolist(), strict=True):
+        path = tuple(map(tuple, rows.tolist()))
+        nearest = min(math.dist(target, position) for position in path)
+        assert min(nearest, closest) == spatial.closest_approach(target, path)
+    assert segments[0] == segments[1] == math.inf

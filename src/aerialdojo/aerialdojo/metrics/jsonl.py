@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -20,7 +20,9 @@ from aerialdojo.metrics.trace import (
     POSITIONS_FROM_POSE_TRACK,
     AgosCandidate,
     AgosRecord,
+    ConvertedPositions,
     EpisodeTrace,
+    convert_many,
 )
 
 #: The schema version this code writes; it reads every 1.x.
@@ -111,8 +113,15 @@ def trace_to_record(trace: EpisodeTrace) -> dict[str, Any]:
     return record
 
 
-def record_to_trace(record: dict[str, Any]) -> EpisodeTrace:
+def record_to_trace(
+    record: dict[str, Any], positions: ConvertedPositions | None = None
+) -> EpisodeTrace:
     """Build the trace of a schema-valid episode record.
+
+    Args:
+        record: the record.
+        positions: its positions, converted with other records' (``records_to_traces``);
+            None: converted here.
 
     Raises:
         MetricsError: the record breaks a consistency rule of ``EpisodeTrace``.
@@ -125,7 +134,7 @@ def record_to_trace(record: dict[str, Any]) -> EpisodeTrace:
         family=record["family"],
         setting=record["setting"],
         split=record["split"],
-        positions=record["positions"],
+        positions=record["positions"] if positions is None else positions,
         stop_called=record["stop_called"],
         collided=record["collided"],
         collision_step=record["collision_step"],
@@ -157,6 +166,21 @@ def record_to_trace(record: dict[str, Any]) -> EpisodeTrace:
             candidate_workflow=agos.get("candidate_workflow", True),
         ),
     )
+
+
+def records_to_traces(records: Sequence[dict[str, Any]]) -> list[EpisodeTrace]:
+    """``record_to_trace`` of each of many records, their positions converted together
+    (``convert_many``).
+
+    Raises:
+        MetricsError: as ``record_to_trace``, for the first record that breaks a rule.
+    """
+    converted = convert_many(
+        [record.get("positions") if isinstance(record, dict) else None for record in records]
+    )
+    if converted is None:
+        return [record_to_trace(record) for record in records]
+    return list(map(record_to_trace, records, converted))
 
 
 def write_trajectory_log(

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from aerialdojo.metrics import spatial
 from aerialdojo.metrics.trace import EpisodeTrace
@@ -95,6 +98,28 @@ class PathFacts:
             # go stale.
             trace.__dict__[_FACTS_KEY] = facts
         return facts
+
+    @classmethod
+    def measure(cls, traces: Sequence[EpisodeTrace]) -> None:
+        """``PathFacts.of`` of every trace not yet measured, the same values, their
+        segments measured in one numpy pass (``spatial.segment_approaches``): one pass
+        per trace cost a merge of 200,000 records a seventh of its time."""
+        pending = [trace for trace in traces if _FACTS_KEY not in trace.__dict__]
+        if not pending:
+            return
+        approaches = spatial.segment_approaches(
+            np.array([trace.target for trace in pending], dtype=np.float64),
+            np.concatenate([trace.position_array for trace in pending]),
+            [len(trace.path) for trace in pending],
+        )
+        for trace, segments in zip(pending, approaches.tolist(), strict=True):
+            path, target = trace.path, trace.target
+            nearest = min(map(math.dist, itertools.repeat(target), path))
+            trace.__dict__[_FACTS_KEY] = cls(
+                final_distance_m=final_distance(trace),
+                closest_approach_m=min(nearest, segments),
+                executed_length_m=spatial.path_length(path),
+            )
 
 
 #: Where ``PathFacts.of`` keeps a trace's facts.

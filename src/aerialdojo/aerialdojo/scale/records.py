@@ -32,7 +32,7 @@ from aerialdojo.documents import LINE, RECORD, DocumentError, load_json, parse_j
 from aerialdojo.errors import ConfigError
 from aerialdojo.events import AgentRecord
 from aerialdojo.metrics.aggregate import ExcludedEpisode
-from aerialdojo.metrics.jsonl import record_to_trace, trace_to_record
+from aerialdojo.metrics.jsonl import record_to_trace, records_to_traces, trace_to_record
 from aerialdojo.metrics.scores import PathFacts
 from aerialdojo.metrics.trace import EpisodeTrace
 from aerialdojo.protocols.scoring import run_protocol
@@ -109,24 +109,29 @@ def read_record(path: Path) -> EpisodeRecord:
         document = load_json(path, RECORD)
     except DocumentError as error:
         raise ConfigError(f"{error}: not a readable episode record") from None
-    return _record_of(path, document)
+    document = _checked(path, document)
+    return _record_of(document, record_to_trace(document["trace"]))
 
 
-def _parse_record(path: Path | str, data: bytes) -> EpisodeRecord:
-    """A record of a sharded run's own worker, read in bulk: parsed without ``load_json``'s
-    depth scan (the writer bounds it), a damaged one still refused by name."""
+def _parse_record(path: Path | str, data: bytes) -> dict[str, Any]:
+    """The document of a sharded run's own worker's record, read in bulk: parsed without
+    ``load_json``'s depth scan (the writer bounds it), a damaged one still refused by name."""
     try:
         document = json.loads(data)
     except (ValueError, RecursionError) as error:
         raise ConfigError(f"{path}: not a readable episode record: {error}") from None
-    return _record_of(path, document)
+    return _checked(path, document)
 
 
-def _record_of(path: Path | str, document: Any) -> EpisodeRecord:
+def _checked(path: Path | str, document: Any) -> dict[str, Any]:
     if not isinstance(document, dict) or document.get("format") != RECORD_FORMAT:
         raise ConfigError(f"{path}: not an episode record (format {RECORD_FORMAT} expected)")
+    return document
+
+
+def _record_of(document: dict[str, Any], trace: EpisodeTrace) -> EpisodeRecord:
     return EpisodeRecord(
-        trace=record_to_trace(document["trace"]),
+        trace=trace,
         agents=tuple(AgentRecord(**agent) for agent in document["agents"]),
         graph=str(document["graph"]),
         nodes=tuple(NodeRecord(**node) for node in document.get("nodes", [])),
@@ -165,7 +170,14 @@ def read_records(
     # Every record stays alive; the collector would walk them all.
     with cyclic_gc_paused(keep_out=large):
         if processes <= 1:
-            records = _read_chunk(episodes, ordered)
+            # By chunks here too: a chunk's documents are alive until its traces are built,
+            # and all of them at once left the memory that the scoring's values then take
+            # scattered (a third slower to aggregate).
+            records = [
+                record
+                for start in range(0, len(ordered), _CHUNK)
+                for record in _read_chunk(episodes, ordered[start : start + _CHUNK])
+            ]
         else:
             # Several chunks per reader, so that the first come back (and are unpickled
             # here) while the readers go on.
@@ -190,24 +202,28 @@ def reader_processes() -> int:
 
 def _read_chunk(episodes: str, episode_ids: Sequence[str]) -> list[EpisodeRecord]:
     """The finished records of ``episode_ids`` under ``episodes``, their paths measured; in a
-    reader process or this one.
+    reader process or this one. The chunk's positions are converted and its paths measured
+    together (``records_to_traces``, ``PathFacts.measure``), so every file is read first:
+    of two damaged records, one unreadable is named before one that breaks a trace's rule.
 
     Raises:
         ConfigError: a damaged record.
+        MetricsError: a record that breaks a rule of ``EpisodeTrace``.
     """
     with cyclic_gc_paused():
-        records = [
-            record
+        documents = [
+            document
             for episode_id in episode_ids
-            if (record := _read_finished(os.path.join(episodes, episode_id, RECORD_FILE)))
+            if (path := os.path.join(episodes, episode_id, RECORD_FILE))
+            and (document := _read_finished(path)) is not None
         ]
-        for record in records:
-            PathFacts.of(record.trace)
-    return records
+        traces = records_to_traces([document["trace"] for document in documents])
+        PathFacts.measure(traces)
+        return list(map(_record_of, documents, traces))
 
 
-def _read_finished(path: str) -> EpisodeRecord | None:
-    """The record at ``path``; None when the episode has not finished.
+def _read_finished(path: str) -> dict[str, Any] | None:
+    """The record document at ``path``; None when the episode has not finished.
 
     Raises:
         ConfigError: a damaged record.
