@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -87,16 +86,10 @@ class PathFacts:
         paths they read, and a report's radius sweep asks again at every radius."""
         facts: PathFacts | None = trace.__dict__.get(_FACTS_KEY)
         if facts is None:
-            facts = cls(
-                final_distance_m=final_distance(trace),
-                closest_approach_m=spatial.closest_approach(
-                    trace.target, trace.path, position_array=trace.position_array
-                ),
-                executed_length_m=spatial.path_length(trace.path),
+            closest_m = spatial.closest_approach(
+                trace.target, trace.path, position_array=trace.position_array
             )
-            # The trace is frozen and its path and target never change: the facts cannot
-            # go stale.
-            trace.__dict__[_FACTS_KEY] = facts
+            facts = cls._kept(trace, closest_m)
         return facts
 
     @classmethod
@@ -112,14 +105,21 @@ class PathFacts:
             np.concatenate([trace.position_array for trace in pending]),
             [len(trace.path) for trace in pending],
         )
-        for trace, segments in zip(pending, approaches.tolist(), strict=True):
-            path, target = trace.path, trace.target
-            nearest = min(map(math.dist, itertools.repeat(target), path))
-            trace.__dict__[_FACTS_KEY] = cls(
-                final_distance_m=final_distance(trace),
-                closest_approach_m=min(nearest, segments),
-                executed_length_m=spatial.path_length(path),
-            )
+        for trace, segments_m in zip(pending, approaches.tolist(), strict=True):
+            cls._kept(trace, spatial.approach_with_positions(trace.target, trace.path, segments_m))
+
+    @classmethod
+    def _kept(cls, trace: EpisodeTrace, closest_approach_m: float) -> PathFacts:
+        """The facts of ``trace`` with its closest approach measured, kept with it."""
+        facts = cls(
+            final_distance_m=final_distance(trace),
+            closest_approach_m=closest_approach_m,
+            executed_length_m=spatial.path_length(trace.path),
+        )
+        # The trace is frozen and its path and target never change: the facts cannot go
+        # stale.
+        trace.__dict__[_FACTS_KEY] = facts
+        return facts
 
 
 #: Where ``PathFacts.of`` keeps a trace's facts.

@@ -53,12 +53,21 @@ def closest_approach(
         position_array: the same positions as an (N, 3) float64 array, where the caller
             has one (``EpisodeTrace.position_array``); saves converting them again.
     """
-    nearest = min(map(math.dist, itertools.repeat(point), positions))
     if len(positions) < 2:
-        return nearest
+        return approach_with_positions(point, positions, math.inf)
     path = np.asarray(positions if position_array is None else position_array, dtype=np.float64)
     targets = np.asarray(point, dtype=np.float64).reshape(1, 3)
-    return min(nearest, float(segment_approaches(targets, path, [len(path)])[0]))
+    segments_m = float(segment_approaches(targets, path, [len(path)])[0])
+    return approach_with_positions(point, positions, segments_m)
+
+
+def approach_with_positions(
+    point: Sequence[float], positions: Sequence[Point3], segments_m: float
+) -> float:
+    """``closest_approach`` of a path whose segments come within ``segments_m`` of
+    ``point`` (``segment_approaches``): the positions themselves counted with the final
+    distance's formula."""
+    return min(*map(math.dist, itertools.repeat(point), positions), segments_m)
 
 
 def segment_approaches(
