@@ -4,7 +4,11 @@ A*, and loading a large suite.
 1. Generation throughput, per core. The baseline is the generator as it was before it was
    made faster: the source of ``--baseline-commit`` is exported with ``git archive`` into a
    temporary directory, and both generators run as child processes of this script, scene
-   by scene and one after the other, on the same scenes, seed and candidate pairs. Each
+   by scene and one after the other, on the same scenes, seed and candidate pairs. The
+   scenes are this tree's: the change that gave every resting piece its seat
+   (``SCENE_CHANGE``, 4 December: no two faces coincide) moved surfaces by millimetres, so
+   it is applied to the exported baseline too (``git apply`` of that change's diff of the
+   embedded scenes, which touches the scenes' geometry only, not the search). Each
    child reports the CPU time (``time.process_time``, all its threads) of setting its
    scenes up (scene generation, collision structures) and of choosing their tasks
    (``choose_scene_tasks``: candidate pairs, early rejections, Hybrid A*, filters). Kept
@@ -47,6 +51,13 @@ SOURCE = REPO / "src" / "aerialdojo"
 #: The generator before this round's speed-up (issue 18): the last commit with the
 #: voxel free-space filter and one heap entry per successor.
 BASELINE_COMMIT = "8e67eb990aea4720c352b9143973dbc05dd0ea57"
+#: The scenes' seat (``primitives.SEAT_M``), from its parent to its last commit: geometry of
+#: the embedded scenes only. Applied to the baseline so that both search the same scenes.
+SCENE_CHANGE = (
+    "cf0ceed89a6e5a13312304c439d8c1b05bbe3209",
+    "379e924c2d2166d69ee2365258cb32d89ff5d44d",
+)
+SCENE_PATHS = ("src/aerialdojo/aerialdojo/sim/embedded",)
 
 
 def _generation_worker(source: Path, scenes: list[str], candidates: int, seed: int) -> None:
@@ -125,6 +136,30 @@ def _export(commit: str, into: Path) -> Path:
     return into / "src" / "aerialdojo"
 
 
+def _apply_scene_change(tree: Path) -> None:
+    """Apply ``SCENE_CHANGE`` to the exported source under ``tree``, so that the baseline
+    builds this tree's scenes; stop if it does not apply cleanly."""
+    try:
+        diff = subprocess.run(
+            ["git", "-C", str(REPO), "diff", *SCENE_CHANGE, "--", *SCENE_PATHS],
+            check=True,
+            capture_output=True,
+        ).stdout
+        subprocess.run(
+            ["git", "apply", "--whitespace=nowarn", "-"],
+            cwd=tree,
+            input=diff,
+            check=True,
+            capture_output=True,
+        )
+    except (OSError, subprocess.CalledProcessError) as error:
+        detail = getattr(error, "stderr", b"") or b""
+        raise SystemExit(
+            f"cannot apply the scenes' change {SCENE_CHANGE[0][:10]}..{SCENE_CHANGE[1][:10]} "
+            f"to the baseline {error} {detail.decode(errors='replace').strip()}"
+        ) from error
+
+
 def _run_generator(source: Path, scene: str, args: argparse.Namespace) -> dict[str, Any]:
     """Run ``_generation_worker`` on ``source`` and one scene in a fresh interpreter."""
     command = [
@@ -149,7 +184,9 @@ def _run_generator(source: Path, scene: str, args: argparse.Namespace) -> dict[s
 def _generation(args: argparse.Namespace) -> dict[str, float | int | str]:
     runs: dict[str, list[dict[str, Any]]] = {"baseline": [], "current": []}
     with tempfile.TemporaryDirectory() as directory:
-        sources = {"baseline": _export(args.baseline_commit, Path(directory)), "current": SOURCE}
+        baseline = _export(args.baseline_commit, Path(directory))
+        _apply_scene_change(Path(directory))
+        sources = {"baseline": baseline, "current": SOURCE}
         # Scene by scene, baseline then current: a shared machine's load drifts, and this
         # way it weighs on both alike.
         for scene in args.scenes.split(","):
@@ -168,7 +205,10 @@ def _generation(args: argparse.Namespace) -> dict[str, float | int | str]:
             f"this tree {len(current_kept)}): {differing[:5]}"
         )
     kept = len(current_kept)
-    figures: dict[str, float | int | str] = {"baseline_commit": args.baseline_commit}
+    figures: dict[str, float | int | str] = {
+        "baseline_commit": args.baseline_commit,
+        "baseline_scene_change": "..".join(SCENE_CHANGE),
+    }
     for label, scene_runs in runs.items():
         setup = sum(run["setup_cpu_s"] for run in scene_runs)
         planning = sum(run["planning_cpu_s"] for run in scene_runs)
