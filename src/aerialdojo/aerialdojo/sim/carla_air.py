@@ -1010,9 +1010,17 @@ class CarlaAirBackend(SimulatorBackend):
         ]
         fetcher = self._fetcher
         assert fetcher is not None  # connected
-        responses = self._tick_until(
-            fetcher.fetch(requests, self.settings.airsim_vehicle), "UAV images"
-        )
+        fetch, what = fetcher.fetch(requests, self.settings.airsim_vehicle), "UAV images"
+        deadline = self._tick_until_answering(fetch, what)
+        # No tick follows an answer that has started, so the pose now is the one the images
+        # were rendered at; reading it while the image thread reads the answer hides its
+        # round trip. A server that fails meanwhile is named by the images' fault, as before.
+        try:
+            pose = self._uav_pose()
+        except SimulatorFaultError:
+            self._answer(fetch, what, deadline)
+            raise
+        responses = self._answer(fetch, what, deadline)
         # AirSim's own time stamps run on its physics thread's epoch clock; the tick that
         # rendered the images (the last one before they came) is on CARLA's.
         stamp_s = self._tick_time_s
@@ -1036,13 +1044,14 @@ class CarlaAirBackend(SimulatorBackend):
                 ),
             )
             self._uav_sizes[spec.name] = (colour.width, colour.height)
-        return Observation(sim_time_s=stamp_s, pose=self._uav_pose(), frames=frames)
+        return Observation(sim_time_s=stamp_s, pose=pose, frames=frames)
 
-    def _tick_until(self, fetch: _ImageFetch, what: str) -> Any:
-        """Tick the world until ``fetch`` is answered (CARLA-Air renders on ticks): the first
-        tick as soon as the request is on the wire, another only if no answer started within
-        the reply wait of the last (the request reached the server after it). Once the
-        answer starts, no more ticks: the set is stamped with the tick that rendered it."""
+    def _tick_until_answering(self, fetch: _ImageFetch, what: str) -> float:
+        """Tick the world until ``fetch``'s answer starts (CARLA-Air renders on ticks): the
+        first tick as soon as the request is on the wire, another only if no answer started
+        within the reply wait of the last (the request reached the server after it). Once the
+        answer starts, no more ticks: the set is stamped with the tick that rendered it.
+        Returns the deadline (monotonic) of the whole fetch."""
         timeout_s = self.settings.frame_timeout_s
         deadline = time.monotonic() + timeout_s
         fetch.sent.wait(timeout_s)
@@ -1057,6 +1066,10 @@ class CarlaAirBackend(SimulatorBackend):
             # An answer that came after a second tick may still be the first tick's images:
             # wait longer next time (an overestimate only when the request came late).
             self._reply_wait_s = next_reply_wait(fetch.answer_started - first_tick_done, timeout_s)
+        return deadline
+
+    def _answer(self, fetch: _ImageFetch, what: str, deadline: float) -> Any:
+        """``fetch``'s responses, once read whole by ``deadline``."""
         done, _ = concurrent.futures.wait(
             [fetch.result], timeout=max(0.0, deadline - time.monotonic())
         )

@@ -41,6 +41,14 @@ def _shaped(flat: np.ndarray, shape: tuple[int, ...], what: str) -> np.ndarray:
     return flat.reshape(shape)
 
 
+def _rgb_into(rgb: np.ndarray, bgr: np.ndarray) -> None:
+    """Write ``bgr``'s first three channels into ``rgb`` in reverse order, one channel plane at a
+    time: numpy copies a reversed channel axis element by element, five times slower at 256²
+    (0.34 against 0.07 ms)."""
+    for channel in range(3):
+        np.copyto(rgb[:, :, channel], bgr[:, :, 2 - channel])
+
+
 def rgb_from_bgr_bytes(
     data: bytes | Sequence[int], width: int, height: int, what: str
 ) -> np.ndarray:
@@ -51,7 +59,7 @@ def rgb_from_bgr_bytes(
     """
     bgr = _shaped(_buffer(data, what), (height, width, 3), what)
     rgb = message_array((height, width, 3), np.uint8)
-    np.copyto(rgb, bgr[:, :, ::-1])
+    _rgb_into(rgb, bgr)
     return rgb
 
 
@@ -78,7 +86,9 @@ def rgb_from_carla_bgra(data: bytes, width: int, height: int, what: str) -> np.n
         SimulatorFaultError: wrong payload size.
     """
     bgra = _shaped(_buffer(data, what), (height, width, 4), what)
-    return np.ascontiguousarray(bgra[:, :, 2::-1])
+    rgb = np.empty((height, width, 3), np.uint8)
+    _rgb_into(rgb, bgra)
+    return rgb
 
 
 def depth_from_carla_bgra(data: bytes, width: int, height: int, what: str) -> np.ndarray:
