@@ -37,6 +37,7 @@ import msgpack
 import numpy as np
 
 from aerialdojo.errors import SimulatorFaultError
+from aerialdojo.sim.remote.images import copy_reversed_channels
 
 FRAME_SUBSCRIBE, FRAME_UNSUBSCRIBE, FRAME_MESSAGE, FRAME_UNSUBSCRIBE_ALL = 0, 1, 2, 3
 TOPIC_LIST = "/$topics"
@@ -161,8 +162,10 @@ class PackedImage:
                 )
             pixels = np.frombuffer(data, np.uint8).reshape(self.height, self.width, 3)
             if _COLOUR_ENCODINGS[self.encoding]:
-                pixels = pixels[:, :, ::-1]
-            self._pixels = np.ascontiguousarray(pixels)
+                self._pixels = np.empty_like(pixels)
+                copy_reversed_channels(self._pixels, pixels)
+            else:
+                self._pixels = np.ascontiguousarray(pixels)
         return self._pixels
 
     def depth(self, what: str) -> np.ndarray:
