@@ -28,6 +28,7 @@ from typing import Any
 
 from aerialdojo.agents.vlm.transcript import IMAGES_DIR, TRANSCRIPTS_DIR
 from aerialdojo.collector import cyclic_gc_paused
+from aerialdojo.cores import idle_cores
 from aerialdojo.documents import LINE, RECORD, DocumentError, load_json, parse_json
 from aerialdojo.errors import ConfigError
 from aerialdojo.events import AgentRecord
@@ -191,13 +192,15 @@ def read_records(
 
 
 def reader_processes() -> int:
-    """The reader processes of a large merge: one per idle core this process may run on
-    (its cores less the last minute's load average), at least one (none: read here).
-    Readers pickle what they read and this process unpickles it, about a third more CPU in
-    all: it pays only on cores nobody else is using (a 200,000-record merge read by two
-    readers at load 7-10 on two cores took 166 s, read here 112 s)."""
+    """The reader processes of a large merge: one per core this process may run on that is
+    idle now (``cores.idle_cores``: a fifth of a second watched), at least one (none: read
+    here). Readers pickle what they read and this process unpickles it, about a third more
+    CPU in all: it pays only on cores nobody else is using (a 200,000-record merge read by
+    two readers at load 7-10 on two cores took 166 s, read here 112 s). Not the 1-minute
+    load average: it still counted the caller's own work that had just ended (a benchmark
+    writing the records), so on an idle 2-core machine the second core stayed idle."""
     cores = len(os.sched_getaffinity(0))
-    return max(1, min(cores, cores - round(os.getloadavg()[0])))
+    return max(1, min(cores, round(idle_cores())))
 
 
 def _read_chunk(episodes: str, episode_ids: Sequence[str]) -> list[EpisodeRecord]:
