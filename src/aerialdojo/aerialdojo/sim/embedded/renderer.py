@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import threading
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -104,19 +105,61 @@ class _Scratch(threading.local):
     def __init__(self) -> None:
         self.capacity = 0
 
-    def buffers(self, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(3, count) float32 colour planes, (count,) float32 haze, uint8 patterns and bool
-        misses, each contiguous."""
+    def buffers(self, count: int) -> tuple[np.ndarray, ...]:
+        """(3, count) float32 colour and uint8 channel planes, (count,) float32 haze, uint8
+        patterns, bool misses and intp primitive indices, each contiguous."""
         if count > self.capacity:
             self.capacity = max(count, CHUNK_RAYS)
             self.colour = np.empty((3, self.capacity), dtype=np.float32)
+            self.channels = np.empty((3, self.capacity), dtype=np.uint8)
             self.haze = np.empty(self.capacity, dtype=np.float32)
             self.pattern = np.empty(self.capacity, dtype=np.uint8)
             self.miss = np.empty(self.capacity, dtype=np.bool_)
-        return self.colour[:, :count], self.haze[:count], self.pattern[:count], self.miss[:count]
+            self.faces = np.empty(self.capacity, dtype=np.intp)
+        return (
+            self.colour[:, :count],
+            self.channels[:, :count],
+            self.haze[:count],
+            self.pattern[:count],
+            self.miss[:count],
+            self.faces[:count],
+        )
 
 
 _SCRATCH = _Scratch()
+
+
+@dataclass(frozen=True)
+class _ShadingTables:
+    """Per-primitive values a scene's shading gathers, derived once per scene.
+
+    Attributes:
+        lit_less_haze: (3, T + 1) float32 ``EmbeddedScene.lit_channels`` less the haze colour
+            (``haze_colour``): the first step of the haze blend, done once per primitive
+            instead of once per pixel (the same float32 subtraction, so the same values).
+        patterned: some face has a procedural pattern; without one (the natural scenes)
+            the shading skips the per-pixel pattern gather.
+    """
+
+    lit_less_haze: np.ndarray
+    patterned: bool
+
+
+# Keyed by the scene object itself (scenes compare by identity), dropped with the scene.
+_TABLES: weakref.WeakKeyDictionary[EmbeddedScene, _ShadingTables] = weakref.WeakKeyDictionary()
+_TABLES_LOCK = threading.Lock()
+
+
+def _shading_tables(scene: EmbeddedScene) -> _ShadingTables:
+    with _TABLES_LOCK:
+        tables = _TABLES.get(scene)
+        if tables is None:
+            lit_less_haze = scene.lit_channels - haze_colour(scene.lighting)[:, None]
+            lit_less_haze.setflags(write=False)
+            tables = _TABLES[scene] = _ShadingTables(
+                lit_less_haze, bool(np.any(scene.face_pattern))
+            )
+        return tables
 
 
 def haze_colour(lighting: Lighting) -> np.ndarray:
@@ -175,11 +218,17 @@ def render_views(
     # Looked up here, once per view, not by every chunk's thread.
     directions = {spec.name: _yawed_rays(spec, scene.lighting, pose.yaw) for spec in specs}
     origins = {spec.name: camera_origin(pose, spec).astype(np.float32) for spec in specs}
+    tables = _shading_tables(scene)
 
     def trace(job: tuple[CameraSpec, slice]) -> None:
         spec, pixels = job
         _render_chunk(
-            scene, frames[spec.name], pixels, directions[spec.name][pixels], origins[spec.name]
+            scene,
+            tables,
+            frames[spec.name],
+            pixels,
+            directions[spec.name][pixels],
+            origins[spec.name],
         )
 
     run_in_pool(trace, jobs)
@@ -188,6 +237,7 @@ def render_views(
 
 def _render_chunk(
     scene: EmbeddedScene,
+    tables: _ShadingTables,
     frame: CameraFrame,
     pixels: slice,
     directions: np.ndarray,
@@ -197,50 +247,57 @@ def _render_chunk(
     (those pixels' rays in the map frame) from ``origin``."""
     light = scene.lighting
     constants = _view_constants(frame.spec, light)
-    primitive, distance, _ = scene.caster.cast(
-        np.broadcast_to(origin, directions.shape), directions
-    )
-    colour, haze, pattern, miss = _SCRATCH.buffers(len(primitive))
+    depth = frame.depth.reshape(-1)[pixels]
+    # Embree writes each hit's distance into the depth image itself and leaves a miss's
+    # starting value: infinity is a miss's depth, and its haze factor exp(-inf) is 0.
+    depth.fill(np.inf)
+    primitive = scene.caster.cast(
+        np.broadcast_to(origin, directions.shape), directions, distances=depth
+    ).primitive
+    colour, channels, haze, pattern, miss, faces = _SCRATCH.buffers(len(primitive))
+    # np.take converts int32 indices to intp on every call: converted once for all gathers.
+    np.copyto(faces, primitive)
     # Shaded as three channel planes, so that every numpy pass runs along the pixels (on
     # interleaved RGB a per-channel operand makes numpy loop over rows of three). Gathered
     # straight by primitive: the tables' last entry (index -1, which mode "wrap" takes as
     # it is) is a miss's.
     for channel in range(3):
-        np.take(scene.lit_channels[channel], primitive, out=colour[channel], mode="wrap")
-    np.take(scene.pattern_or_miss, primitive, out=pattern, mode="wrap")
-    patterned = np.flatnonzero(pattern)
-    if len(patterned):
-        faces = primitive[patterned]
-        colour[:, patterned] = _apply_patterns(
-            colour[:, patterned].T,
-            pattern[patterned],
-            origin + directions[patterned] * distance[patterned, None],
-            scene.face_normal[faces],
-        ).T
-    with np.errstate(over="ignore"):
-        np.multiply(distance, constants.lengths[pixels], out=haze)
-        haze *= np.float32(-1.0 / light.haze_distance_m)
-        np.exp(haze, out=haze)
-    # Every pixel blends towards the haze colour in place; a miss's haze factor is 0, so
-    # its pixel is then the sky's, written over it below.
-    colour -= constants.haze
+        np.take(tables.lit_less_haze[channel], faces, out=colour[channel], mode="wrap")
+    if tables.patterned:
+        np.take(scene.pattern_or_miss, faces, out=pattern, mode="wrap")
+        patterned = np.flatnonzero(pattern)
+        if len(patterned):
+            hit = faces[patterned]
+            colour[:, patterned] = _apply_patterns(
+                scene.lit_channels[:, hit].T,
+                pattern[patterned],
+                origin + directions[patterned] * depth[patterned, None],
+                scene.face_normal[hit],
+            ).T
+            colour[:, patterned] -= constants.haze
+    np.multiply(depth, constants.lengths[pixels], out=haze)
+    haze *= np.float32(-1.0 / light.haze_distance_m)
+    np.exp(haze, out=haze)
+    # Every pixel blends from the haze colour in place; a miss's haze factor is 0, so its
+    # pixel is then the haze colour, and the sky's is written over it. Truncated to bytes
+    # (astype's cast) in contiguous planes, where numpy's cast is vectorised, and then
+    # interleaved into the frame: a cast straight into the frame's strided channels is slower.
     colour *= haze
     colour += constants.haze
+    np.copyto(channels, colour, casting="unsafe")
     np.less(primitive, 0, out=miss)
     rgb = frame.rgb.reshape(-1, 3)[pixels]
     for channel in range(3):
-        # Written into the frame in place; the casts are astype's.
-        np.copyto(rgb[:, channel], colour[channel], casting="unsafe")
-        np.copyto(rgb[:, channel], constants.sky[channel, pixels], where=miss)
-    depth = frame.depth.reshape(-1)[pixels]
-    np.copyto(depth, distance)
-    np.copyto(depth, np.float32(np.inf), where=miss)
+        # Masked per channel: a mask broadcast over the three planes, or fancy indexing by
+        # the misses' positions, is several times slower in numpy.
+        np.copyto(channels[channel], constants.sky[channel, pixels], where=miss)
+        np.copyto(rgb[:, channel], channels[channel])
     if frame.instance_ids is not None and frame.semantic_ids is not None:
         for table, image in (
             (scene.instance_or_miss, frame.instance_ids),
             (scene.semantic_or_miss, frame.semantic_ids),
         ):
-            np.take(table, primitive, out=image.reshape(-1)[pixels], mode="wrap")
+            np.take(table, faces, out=image.reshape(-1)[pixels], mode="wrap")
 
 
 def _apply_patterns(
