@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -57,13 +57,11 @@ class _ViewConstants:
         lengths: (N,) their lengths.
         sky: (3, N) uint8 the sky's colour per channel as written into the image (what a
             miss shows).
-        haze: (3, 1) the haze colour per channel in [0, 255] plus 0.5 for rounding.
     """
 
     rays: np.ndarray
     lengths: np.ndarray
     sky: np.ndarray
-    haze: np.ndarray
 
 
 @lru_cache(maxsize=32)
@@ -80,7 +78,6 @@ def _view_constants(spec: CameraSpec, lighting: Lighting) -> _ViewConstants:
         rays,
         lengths.astype(np.float32),
         np.ascontiguousarray(sky.astype(np.float32).astype(np.uint8).T),
-        horizon[:, None],
     )
 
 
@@ -105,28 +102,18 @@ class _Scratch(threading.local):
     def __init__(self) -> None:
         self.capacity = 0
 
-    def buffers(self, count: int) -> tuple[np.ndarray, ...]:
-        """(3, count) float32 colour and uint8 channel planes, (count,) float32 haze, uint8
-        patterns, bool misses and intp primitive indices, each contiguous."""
+    def buffers(self, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """(count,) float32 haze factors and intp positions of patterned pixels."""
         if count > self.capacity:
             self.capacity = max(count, CHUNK_RAYS)
-            self.colour = np.empty((3, self.capacity), dtype=np.float32)
-            self.channels = np.empty((3, self.capacity), dtype=np.uint8)
             self.haze = np.empty(self.capacity, dtype=np.float32)
-            self.pattern = np.empty(self.capacity, dtype=np.uint8)
-            self.miss = np.empty(self.capacity, dtype=np.bool_)
-            self.faces = np.empty(self.capacity, dtype=np.intp)
-        return (
-            self.colour[:, :count],
-            self.channels[:, :count],
-            self.haze[:count],
-            self.pattern[:count],
-            self.miss[:count],
-            self.faces[:count],
-        )
+            self.patterned = np.empty(self.capacity, dtype=np.intp)
+        return self.haze[:count], self.patterned[:count]
 
 
 _SCRATCH = _Scratch()
+# What the shading kernel takes for id images when a frame has none.
+_NO_IDS = np.empty(0, dtype=np.int32)
 
 
 @dataclass(frozen=True)
@@ -137,12 +124,11 @@ class _ShadingTables:
         lit_less_haze: (3, T + 1) float32 ``EmbeddedScene.lit_channels`` less the haze colour
             (``haze_colour``): the first step of the haze blend, done once per primitive
             instead of once per pixel (the same float32 subtraction, so the same values).
-        patterned: some face has a procedural pattern; without one (the natural scenes)
-            the shading skips the per-pixel pattern gather.
+        haze_colour: (3,) float32 ``haze_colour``, contiguous for the shading kernel.
     """
 
     lit_less_haze: np.ndarray
-    patterned: bool
+    haze_colour: np.ndarray
 
 
 # Keyed by the scene object itself (scenes compare by identity), dropped with the scene.
@@ -154,11 +140,11 @@ def _shading_tables(scene: EmbeddedScene) -> _ShadingTables:
     with _TABLES_LOCK:
         tables = _TABLES.get(scene)
         if tables is None:
-            lit_less_haze = scene.lit_channels - haze_colour(scene.lighting)[:, None]
+            haze = haze_colour(scene.lighting)
+            lit_less_haze = scene.lit_channels - haze[:, None]
             lit_less_haze.setflags(write=False)
-            tables = _TABLES[scene] = _ShadingTables(
-                lit_less_haze, bool(np.any(scene.face_pattern))
-            )
+            haze.setflags(write=False)
+            tables = _TABLES[scene] = _ShadingTables(lit_less_haze, haze)
         return tables
 
 
@@ -219,16 +205,20 @@ def render_views(
     directions = {spec.name: _yawed_rays(spec, scene.lighting, pose.yaw) for spec in specs}
     origins = {spec.name: camera_origin(pose, spec).astype(np.float32) for spec in specs}
     tables = _shading_tables(scene)
+    # Imported on the first frame: numba's import costs a process about 0.3 CPU s, which
+    # the modules that only read the camera geometry here need not pay.
+    from aerialdojo.sim.embedded.shading_kernel import shade_chunk  # noqa: PLC0415
 
     def trace(job: tuple[CameraSpec, slice]) -> None:
         spec, pixels = job
         _render_chunk(
             scene,
-            tables,
             frames[spec.name],
             pixels,
             directions[spec.name][pixels],
             origins[spec.name],
+            tables=tables,
+            shade_chunk=shade_chunk,
         )
 
     run_in_pool(trace, jobs)
@@ -237,11 +227,13 @@ def render_views(
 
 def _render_chunk(
     scene: EmbeddedScene,
-    tables: _ShadingTables,
     frame: CameraFrame,
     pixels: slice,
     directions: np.ndarray,
     origin: np.ndarray,
+    *,
+    tables: _ShadingTables,
+    shade_chunk: Callable[..., int],
 ) -> None:
     """Trace and shade one run of pixels of one view into ``frame``, casting ``directions``
     (those pixels' rays in the map frame) from ``origin``."""
@@ -254,50 +246,48 @@ def _render_chunk(
     primitive = scene.caster.cast(
         np.broadcast_to(origin, directions.shape), directions, distances=depth
     ).primitive
-    colour, channels, haze, pattern, miss, faces = _SCRATCH.buffers(len(primitive))
-    # np.take converts int32 indices to intp on every call: converted once for all gathers.
-    np.copyto(faces, primitive)
-    # Shaded as three channel planes, so that every numpy pass runs along the pixels (on
-    # interleaved RGB a per-channel operand makes numpy loop over rows of three). Gathered
-    # straight by primitive: the tables' last entry (index -1, which mode "wrap" takes as
-    # it is) is a miss's.
-    for channel in range(3):
-        np.take(tables.lit_less_haze[channel], faces, out=colour[channel], mode="wrap")
-    if tables.patterned:
-        np.take(scene.pattern_or_miss, faces, out=pattern, mode="wrap")
-        patterned = np.flatnonzero(pattern)
-        if len(patterned):
-            hit = faces[patterned]
-            colour[:, patterned] = _apply_patterns(
-                scene.lit_channels[:, hit].T,
-                pattern[patterned],
-                origin + directions[patterned] * depth[patterned, None],
-                scene.face_normal[hit],
-            ).T
-            colour[:, patterned] -= constants.haze
+    haze, patterned = _SCRATCH.buffers(len(primitive))
     np.multiply(depth, constants.lengths[pixels], out=haze)
     haze *= np.float32(-1.0 / light.haze_distance_m)
     np.exp(haze, out=haze)
-    # Every pixel blends from the haze colour in place; a miss's haze factor is 0, so its
-    # pixel is then the haze colour, and the sky's is written over it. Truncated to bytes
-    # (astype's cast) in contiguous planes, where numpy's cast is vectorised, and then
-    # interleaved into the frame: a cast straight into the frame's strided channels is slower.
-    colour *= haze
-    colour += constants.haze
-    np.copyto(channels, colour, casting="unsafe")
-    np.less(primitive, 0, out=miss)
     rgb = frame.rgb.reshape(-1, 3)[pixels]
-    for channel in range(3):
-        # Masked per channel: a mask broadcast over the three planes, or fancy indexing by
-        # the misses' positions, is several times slower in numpy.
-        np.copyto(channels[channel], constants.sky[channel, pixels], where=miss)
-        np.copyto(rgb[:, channel], channels[channel])
-    if frame.instance_ids is not None and frame.semantic_ids is not None:
-        for table, image in (
-            (scene.instance_or_miss, frame.instance_ids),
-            (scene.semantic_or_miss, frame.semantic_ids),
-        ):
-            np.take(table, faces, out=image.reshape(-1)[pixels], mode="wrap")
+    ids = (
+        (frame.instance_ids.reshape(-1)[pixels], frame.semantic_ids.reshape(-1)[pixels])
+        if frame.instance_ids is not None and frame.semantic_ids is not None
+        else (_NO_IDS, _NO_IDS)
+    )
+    # One compiled pass: colour and id gathers, the haze blend, the cast to bytes, the sky.
+    count = shade_chunk(
+        primitive,
+        haze,
+        tables.lit_less_haze,
+        tables.haze_colour,
+        constants.sky[:, pixels],
+        rgb,
+        scene.pattern_or_miss,
+        patterned,
+        scene.instance_or_miss,
+        scene.semantic_or_miss,
+        *ids,
+    )
+    if count:
+        # Window and water detail stays in numpy (its sin is numpy's), then blends as the
+        # kernel does: the same float32 operations in the same order.
+        positions = patterned[:count]
+        faces = primitive[positions]
+        colour = np.asarray(
+            _apply_patterns(
+                scene.lit_channels[:, faces].T,
+                scene.pattern_or_miss[faces],
+                origin + directions[positions] * depth[positions, None],
+                scene.face_normal[faces],
+            ),
+            dtype=np.float32,
+        )
+        colour -= tables.haze_colour
+        colour *= haze[positions, None]
+        colour += tables.haze_colour
+        rgb[positions] = colour.astype(np.uint8)
 
 
 def _apply_patterns(
