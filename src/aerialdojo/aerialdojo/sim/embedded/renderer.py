@@ -271,38 +271,60 @@ def _render_chunk(
         *ids,
     )
     if count:
-        # Window and water detail stays in numpy (its sin is numpy's), then blends as the
-        # kernel does: the same float32 operations in the same order.
-        positions = patterned[:count]
-        faces = primitive[positions]
-        colour = np.asarray(
-            _apply_patterns(
-                scene.lit_channels[:, faces].T,
-                scene.pattern_or_miss[faces],
-                origin + directions[positions] * depth[positions, None],
-                scene.face_normal[faces],
-            ),
-            dtype=np.float32,
+        _shade_patterned(
+            scene,
+            patterned[:count],
+            tables=tables,
+            rgb=rgb,
+            primitive=primitive,
+            directions=directions,
+            depth=depth,
+            origin=origin,
+            haze=haze,
         )
-        colour -= tables.haze_colour
-        colour *= haze[positions, None]
-        colour += tables.haze_colour
-        rgb[positions] = colour.astype(np.uint8)
 
 
-def _apply_patterns(
-    colour: np.ndarray, pattern: np.ndarray, points: np.ndarray, normal: np.ndarray
-) -> np.ndarray:
-    """Procedural detail: window grids on building walls, ripples on water."""
-    windows = pattern == PATTERN_WINDOWS
-    across = np.where(np.abs(normal[:, 0]) > np.abs(normal[:, 1]), points[:, 1], points[:, 0])
-    floor_phase = np.mod(points[:, 2], _WINDOW_FLOOR_M) / _WINDOW_FLOOR_M
-    bay_phase = np.mod(across, _WINDOW_BAY_M) / _WINDOW_BAY_M
-    glass = (
-        windows & (floor_phase > 0.3) & (floor_phase < 0.8) & (bay_phase > 0.2) & (bay_phase < 0.8)
-    )
-    colour = np.where(glass[:, None], colour * 0.35 + np.float32(20.0), colour)
-    ripple = 0.92 + 0.08 * np.sin(points[:, 0] * 1.7 + np.sin(points[:, 1] * 0.9) * 2.0)
-    return np.asarray(
-        np.where((pattern == PATTERN_WATER)[:, None], colour * ripple[:, None], colour)
-    )
+def _shade_patterned(
+    scene: EmbeddedScene,
+    positions: np.ndarray,
+    *,
+    tables: _ShadingTables,
+    rgb: np.ndarray,
+    primitive: np.ndarray,
+    directions: np.ndarray,
+    depth: np.ndarray,
+    origin: np.ndarray,
+    haze: np.ndarray,
+) -> None:
+    """Procedural detail, window grids on building walls and ripples on water, at the hits
+    of a chunk on patterned faces (``positions``), blended as ``shading_kernel`` blends.
+
+    In numpy (its sin and mod are what the images were made with), on channel planes, and
+    each pattern only on its own pixels: per pixel the same float32 operations as when
+    every patterned pixel went through both patterns as (N, 3) rows.
+    """
+    faces = primitive[positions]
+    pattern = scene.pattern_or_miss[faces]
+    colour = scene.lit_channels[:, faces]
+    distance = depth[positions]
+    rays = directions[positions]
+    x, y, z = (origin[axis] + rays[:, axis] * distance for axis in range(3))
+    windows = np.flatnonzero(pattern == PATTERN_WINDOWS)
+    if len(windows):
+        normal = scene.face_normal[faces[windows]]
+        across = np.where(np.abs(normal[:, 0]) > np.abs(normal[:, 1]), y[windows], x[windows])
+        floor_phase = np.mod(z[windows], _WINDOW_FLOOR_M) / _WINDOW_FLOOR_M
+        bay_phase = np.mod(across, _WINDOW_BAY_M) / _WINDOW_BAY_M
+        glass = windows[
+            (floor_phase > 0.3) & (floor_phase < 0.8) & (bay_phase > 0.2) & (bay_phase < 0.8)
+        ]
+        colour[:, glass] = colour[:, glass] * 0.35 + np.float32(20.0)
+    water = np.flatnonzero(pattern == PATTERN_WATER)
+    if len(water):
+        ripple = 0.92 + 0.08 * np.sin(x[water] * 1.7 + np.sin(y[water] * 0.9) * 2.0)
+        colour[:, water] = colour[:, water] * ripple
+    haze_colour = tables.haze_colour[:, None]
+    colour -= haze_colour
+    colour *= haze[positions]
+    colour += haze_colour
+    rgb[positions] = colour.T.astype(np.uint8)
