@@ -16,10 +16,7 @@ from aerialdojo.geometry import Pose, yaw_matrix
 from aerialdojo.image_codec import message_array
 from aerialdojo.sim.backend import CameraFrame, CameraSpec
 from aerialdojo.sim.embedded.raycast import CHUNK_RAYS, run_in_pool
-from aerialdojo.sim.embedded.world import PATTERN_WATER, PATTERN_WINDOWS, EmbeddedScene, Lighting
-
-_WINDOW_FLOOR_M = 3.2
-_WINDOW_BAY_M = 2.6
+from aerialdojo.sim.embedded.world import EmbeddedScene, Lighting
 
 
 @lru_cache(maxsize=32)
@@ -265,13 +262,18 @@ def _render_chunk(
         constants.sky[:, pixels],
         rgb,
         scene.pattern_or_miss,
+        scene.lit_channels,
+        scene.face_normal,
+        origin,
+        directions,
+        depth,
         patterned,
         scene.instance_or_miss,
         scene.semantic_or_miss,
         *ids,
     )
     if count:
-        _shade_patterned(
+        _shade_water(
             scene,
             patterned[:count],
             tables=tables,
@@ -284,7 +286,7 @@ def _render_chunk(
         )
 
 
-def _shade_patterned(
+def _shade_water(
     scene: EmbeddedScene,
     positions: np.ndarray,
     *,
@@ -296,33 +298,16 @@ def _shade_patterned(
     origin: np.ndarray,
     haze: np.ndarray,
 ) -> None:
-    """Procedural detail, window grids on building walls and ripples on water, at the hits
-    of a chunk on patterned faces (``positions``), blended as ``shading_kernel`` blends.
-
-    In numpy (its sin and mod are what the images were made with), on channel planes, and
-    each pattern only on its own pixels: per pixel the same float32 operations as when
-    every patterned pixel went through both patterns as (N, 3) rows.
-    """
+    """Ripples on water at the hits of a chunk that the shading kernel left (``positions``),
+    blended as the kernel blends. In numpy, whose vectorised float32 sin the images were
+    made with, on channel planes: per pixel the same float32 operations as the (N, 3) rows
+    it replaced."""
     faces = primitive[positions]
-    pattern = scene.pattern_or_miss[faces]
     colour = scene.lit_channels[:, faces]
     distance = depth[positions]
     rays = directions[positions]
-    x, y, z = (origin[axis] + rays[:, axis] * distance for axis in range(3))
-    windows = np.flatnonzero(pattern == PATTERN_WINDOWS)
-    if len(windows):
-        normal = scene.face_normal[faces[windows]]
-        across = np.where(np.abs(normal[:, 0]) > np.abs(normal[:, 1]), y[windows], x[windows])
-        floor_phase = np.mod(z[windows], _WINDOW_FLOOR_M) / _WINDOW_FLOOR_M
-        bay_phase = np.mod(across, _WINDOW_BAY_M) / _WINDOW_BAY_M
-        glass = windows[
-            (floor_phase > 0.3) & (floor_phase < 0.8) & (bay_phase > 0.2) & (bay_phase < 0.8)
-        ]
-        colour[:, glass] = colour[:, glass] * 0.35 + np.float32(20.0)
-    water = np.flatnonzero(pattern == PATTERN_WATER)
-    if len(water):
-        ripple = 0.92 + 0.08 * np.sin(x[water] * 1.7 + np.sin(y[water] * 0.9) * 2.0)
-        colour[:, water] = colour[:, water] * ripple
+    x, y = (origin[axis] + rays[:, axis] * distance for axis in range(2))
+    colour *= 0.92 + 0.08 * np.sin(x * 1.7 + np.sin(y * 0.9) * 2.0)
     haze_colour = tables.haze_colour[:, None]
     colour -= haze_colour
     colour *= haze[positions]
