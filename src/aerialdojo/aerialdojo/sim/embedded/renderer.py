@@ -100,7 +100,7 @@ class _Scratch(threading.local):
         self.capacity = 0
 
     def buffers(self, count: int) -> tuple[np.ndarray, np.ndarray]:
-        """(count,) float32 haze factors and intp positions of patterned pixels."""
+        """(count,) float32 haze factors and intp positions of water pixels."""
         if count > self.capacity:
             self.capacity = max(count, CHUNK_RAYS)
             self.haze = np.empty(self.capacity, dtype=np.float32)
@@ -253,7 +253,7 @@ def _render_chunk(
         if frame.instance_ids is not None and frame.semantic_ids is not None
         else (_NO_IDS, _NO_IDS)
     )
-    # One compiled pass: colour and id gathers, the haze blend, the cast to bytes, the sky.
+    # One compiled pass: colour and id gathers, window grid, haze blend, cast to bytes, sky.
     count = shade_chunk(
         primitive,
         haze,
