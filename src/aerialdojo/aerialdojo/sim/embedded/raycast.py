@@ -50,14 +50,20 @@ class RayCaster:
             np.ascontiguousarray(faces, dtype=np.int32),
         )
 
-    def cast(self, origins: np.ndarray, directions: np.ndarray) -> RayHits:
+    def cast(
+        self, origins: np.ndarray, directions: np.ndarray, distances: np.ndarray | None = None
+    ) -> RayHits:
         """Trace rays on the calling thread.
 
         Args:
             origins: (N, 3) float32.
             directions: (N, 3) float32, not necessarily unit length.
+            distances: (N,) float32 each ray's far limit, overwritten with its hit distance
+                (a miss keeps its limit) and returned as ``RayHits.distance``: a caller that
+                wants the distances in its own buffer gets them there without a copy. By
+                default a new array whose limit is embreex's, 1e37.
         """
-        result = self._scene.run(origins, directions, output=1)
+        result = self._scene.run(origins, directions, dists=distances, output=1)
         return RayHits(result["primID"], result["tfar"], result["Ng"])
 
 

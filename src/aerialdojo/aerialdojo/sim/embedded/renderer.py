@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Sequence
+import weakref
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -15,10 +16,7 @@ from aerialdojo.geometry import Pose, yaw_matrix
 from aerialdojo.image_codec import message_array
 from aerialdojo.sim.backend import CameraFrame, CameraSpec
 from aerialdojo.sim.embedded.raycast import CHUNK_RAYS, run_in_pool
-from aerialdojo.sim.embedded.world import PATTERN_WATER, PATTERN_WINDOWS, EmbeddedScene, Lighting
-
-_WINDOW_FLOOR_M = 3.2
-_WINDOW_BAY_M = 2.6
+from aerialdojo.sim.embedded.world import EmbeddedScene, Lighting
 
 
 @lru_cache(maxsize=32)
@@ -56,13 +54,11 @@ class _ViewConstants:
         lengths: (N,) their lengths.
         sky: (3, N) uint8 the sky's colour per channel as written into the image (what a
             miss shows).
-        haze: (3, 1) the haze colour per channel in [0, 255] plus 0.5 for rounding.
     """
 
     rays: np.ndarray
     lengths: np.ndarray
     sky: np.ndarray
-    haze: np.ndarray
 
 
 @lru_cache(maxsize=32)
@@ -79,7 +75,6 @@ def _view_constants(spec: CameraSpec, lighting: Lighting) -> _ViewConstants:
         rays,
         lengths.astype(np.float32),
         np.ascontiguousarray(sky.astype(np.float32).astype(np.uint8).T),
-        horizon[:, None],
     )
 
 
@@ -104,19 +99,50 @@ class _Scratch(threading.local):
     def __init__(self) -> None:
         self.capacity = 0
 
-    def buffers(self, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(3, count) float32 colour planes, (count,) float32 haze, uint8 patterns and bool
-        misses, each contiguous."""
+    def buffers(self, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """(count,) float32 haze factors and intp positions of water pixels."""
         if count > self.capacity:
             self.capacity = max(count, CHUNK_RAYS)
-            self.colour = np.empty((3, self.capacity), dtype=np.float32)
             self.haze = np.empty(self.capacity, dtype=np.float32)
-            self.pattern = np.empty(self.capacity, dtype=np.uint8)
-            self.miss = np.empty(self.capacity, dtype=np.bool_)
-        return self.colour[:, :count], self.haze[:count], self.pattern[:count], self.miss[:count]
+            self.patterned = np.empty(self.capacity, dtype=np.intp)
+        return self.haze[:count], self.patterned[:count]
 
 
 _SCRATCH = _Scratch()
+# What the shading kernel takes for id images when a frame has none.
+_NO_IDS = np.empty(0, dtype=np.int32)
+
+
+@dataclass(frozen=True)
+class _ShadingTables:
+    """Per-primitive values a scene's shading gathers, derived once per scene.
+
+    Attributes:
+        lit_less_haze: (3, T + 1) float32 ``EmbeddedScene.lit_channels`` less the haze colour
+            (``haze_colour``): the first step of the haze blend, done once per primitive
+            instead of once per pixel (the same float32 subtraction, so the same values).
+        haze_colour: (3,) float32 ``haze_colour``, contiguous for the shading kernel.
+    """
+
+    lit_less_haze: np.ndarray
+    haze_colour: np.ndarray
+
+
+# Keyed by the scene object itself (scenes compare by identity), dropped with the scene.
+_TABLES: weakref.WeakKeyDictionary[EmbeddedScene, _ShadingTables] = weakref.WeakKeyDictionary()
+_TABLES_LOCK = threading.Lock()
+
+
+def _shading_tables(scene: EmbeddedScene) -> _ShadingTables:
+    with _TABLES_LOCK:
+        tables = _TABLES.get(scene)
+        if tables is None:
+            haze = haze_colour(scene.lighting)
+            lit_less_haze = scene.lit_channels - haze[:, None]
+            lit_less_haze.setflags(write=False)
+            haze.setflags(write=False)
+            tables = _TABLES[scene] = _ShadingTables(lit_less_haze, haze)
+        return tables
 
 
 def haze_colour(lighting: Lighting) -> np.ndarray:
@@ -175,11 +201,21 @@ def render_views(
     # Looked up here, once per view, not by every chunk's thread.
     directions = {spec.name: _yawed_rays(spec, scene.lighting, pose.yaw) for spec in specs}
     origins = {spec.name: camera_origin(pose, spec).astype(np.float32) for spec in specs}
+    tables = _shading_tables(scene)
+    # Imported on the first frame: numba's import costs a process about 0.3 CPU s, which
+    # the modules that only read the camera geometry here need not pay.
+    from aerialdojo.sim.embedded.shading_kernel import shade_chunk  # noqa: PLC0415
 
     def trace(job: tuple[CameraSpec, slice]) -> None:
         spec, pixels = job
         _render_chunk(
-            scene, frames[spec.name], pixels, directions[spec.name][pixels], origins[spec.name]
+            scene,
+            frames[spec.name],
+            pixels,
+            directions[spec.name][pixels],
+            origins[spec.name],
+            tables=tables,
+            shade_chunk=shade_chunk,
         )
 
     run_in_pool(trace, jobs)
@@ -192,70 +228,88 @@ def _render_chunk(
     pixels: slice,
     directions: np.ndarray,
     origin: np.ndarray,
+    *,
+    tables: _ShadingTables,
+    shade_chunk: Callable[..., int],
 ) -> None:
     """Trace and shade one run of pixels of one view into ``frame``, casting ``directions``
     (those pixels' rays in the map frame) from ``origin``."""
     light = scene.lighting
     constants = _view_constants(frame.spec, light)
-    primitive, distance, _ = scene.caster.cast(
-        np.broadcast_to(origin, directions.shape), directions
-    )
-    colour, haze, pattern, miss = _SCRATCH.buffers(len(primitive))
-    # Shaded as three channel planes, so that every numpy pass runs along the pixels (on
-    # interleaved RGB a per-channel operand makes numpy loop over rows of three). Gathered
-    # straight by primitive: the tables' last entry (index -1, which mode "wrap" takes as
-    # it is) is a miss's.
-    for channel in range(3):
-        np.take(scene.lit_channels[channel], primitive, out=colour[channel], mode="wrap")
-    np.take(scene.pattern_or_miss, primitive, out=pattern, mode="wrap")
-    patterned = np.flatnonzero(pattern)
-    if len(patterned):
-        faces = primitive[patterned]
-        colour[:, patterned] = _apply_patterns(
-            colour[:, patterned].T,
-            pattern[patterned],
-            origin + directions[patterned] * distance[patterned, None],
-            scene.face_normal[faces],
-        ).T
-    with np.errstate(over="ignore"):
-        np.multiply(distance, constants.lengths[pixels], out=haze)
-        haze *= np.float32(-1.0 / light.haze_distance_m)
-        np.exp(haze, out=haze)
-    # Every pixel blends towards the haze colour in place; a miss's haze factor is 0, so
-    # its pixel is then the sky's, written over it below.
-    colour -= constants.haze
-    colour *= haze
-    colour += constants.haze
-    np.less(primitive, 0, out=miss)
-    rgb = frame.rgb.reshape(-1, 3)[pixels]
-    for channel in range(3):
-        # Written into the frame in place; the casts are astype's.
-        np.copyto(rgb[:, channel], colour[channel], casting="unsafe")
-        np.copyto(rgb[:, channel], constants.sky[channel, pixels], where=miss)
     depth = frame.depth.reshape(-1)[pixels]
-    np.copyto(depth, distance)
-    np.copyto(depth, np.float32(np.inf), where=miss)
-    if frame.instance_ids is not None and frame.semantic_ids is not None:
-        for table, image in (
-            (scene.instance_or_miss, frame.instance_ids),
-            (scene.semantic_or_miss, frame.semantic_ids),
-        ):
-            np.take(table, primitive, out=image.reshape(-1)[pixels], mode="wrap")
+    # Embree writes each hit's distance into the depth image itself and leaves a miss's
+    # starting value: infinity is a miss's depth, and its haze factor exp(-inf) is 0.
+    depth.fill(np.inf)
+    primitive = scene.caster.cast(
+        np.broadcast_to(origin, directions.shape), directions, distances=depth
+    ).primitive
+    haze, patterned = _SCRATCH.buffers(len(primitive))
+    np.multiply(depth, constants.lengths[pixels], out=haze)
+    haze *= np.float32(-1.0 / light.haze_distance_m)
+    np.exp(haze, out=haze)
+    rgb = frame.rgb.reshape(-1, 3)[pixels]
+    ids = (
+        (frame.instance_ids.reshape(-1)[pixels], frame.semantic_ids.reshape(-1)[pixels])
+        if frame.instance_ids is not None and frame.semantic_ids is not None
+        else (_NO_IDS, _NO_IDS)
+    )
+    # One compiled pass: colour and id gathers, window grid, haze blend, cast to bytes, sky.
+    count = shade_chunk(
+        primitive,
+        haze,
+        tables.lit_less_haze,
+        tables.haze_colour,
+        constants.sky[:, pixels],
+        rgb,
+        scene.pattern_or_miss,
+        scene.lit_channels,
+        scene.face_normal,
+        origin,
+        directions,
+        depth,
+        patterned,
+        scene.instance_or_miss,
+        scene.semantic_or_miss,
+        *ids,
+    )
+    if count:
+        _shade_water(
+            scene,
+            patterned[:count],
+            tables=tables,
+            rgb=rgb,
+            primitive=primitive,
+            directions=directions,
+            depth=depth,
+            origin=origin,
+            haze=haze,
+        )
 
 
-def _apply_patterns(
-    colour: np.ndarray, pattern: np.ndarray, points: np.ndarray, normal: np.ndarray
-) -> np.ndarray:
-    """Procedural detail: window grids on building walls, ripples on water."""
-    windows = pattern == PATTERN_WINDOWS
-    across = np.where(np.abs(normal[:, 0]) > np.abs(normal[:, 1]), points[:, 1], points[:, 0])
-    floor_phase = np.mod(points[:, 2], _WINDOW_FLOOR_M) / _WINDOW_FLOOR_M
-    bay_phase = np.mod(across, _WINDOW_BAY_M) / _WINDOW_BAY_M
-    glass = (
-        windows & (floor_phase > 0.3) & (floor_phase < 0.8) & (bay_phase > 0.2) & (bay_phase < 0.8)
-    )
-    colour = np.where(glass[:, None], colour * 0.35 + np.float32(20.0), colour)
-    ripple = 0.92 + 0.08 * np.sin(points[:, 0] * 1.7 + np.sin(points[:, 1] * 0.9) * 2.0)
-    return np.asarray(
-        np.where((pattern == PATTERN_WATER)[:, None], colour * ripple[:, None], colour)
-    )
+def _shade_water(
+    scene: EmbeddedScene,
+    positions: np.ndarray,
+    *,
+    tables: _ShadingTables,
+    rgb: np.ndarray,
+    primitive: np.ndarray,
+    directions: np.ndarray,
+    depth: np.ndarray,
+    origin: np.ndarray,
+    haze: np.ndarray,
+) -> None:
+    """Ripples on water at the hits of a chunk that the shading kernel left (``positions``),
+    blended as the kernel blends. In numpy, whose vectorised float32 sin the images were
+    made with, on channel planes: per pixel the same float32 operations as the (N, 3) rows
+    it replaced."""
+    faces = primitive[positions]
+    colour = scene.lit_channels[:, faces]
+    distance = depth[positions]
+    rays = directions[positions]
+    x, y = (origin[axis] + rays[:, axis] * distance for axis in range(2))
+    colour *= 0.92 + 0.08 * np.sin(x * 1.7 + np.sin(y * 0.9) * 2.0)
+    haze_colour = tables.haze_colour[:, None]
+    colour -= haze_colour
+    colour *= haze[positions]
+    colour += haze_colour
+    rgb[positions] = colour.T.astype(np.uint8)
