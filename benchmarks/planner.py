@@ -117,20 +117,24 @@ def _generation_worker(source: Path, scenes: list[str], candidates: int, seed: i
     )
 
 
-def _export(commit: str, into: Path) -> Path:
-    """The package source of ``commit`` (``src/aerialdojo``) under ``into``."""
+def _git(arguments: list[str], failure: str, *, cwd: Path = REPO, stdin: bytes = b"") -> bytes:
+    """The output of ``git <arguments>`` run in ``cwd``; stops with ``failure`` and git's
+    error when it fails (a git checkout of aerialdojo is needed)."""
     try:
-        archive = subprocess.run(
-            ["git", "-C", str(REPO), "archive", commit, "src/aerialdojo/aerialdojo"],
-            check=True,
-            capture_output=True,
+        return subprocess.run(
+            ["git", *arguments], cwd=cwd, input=stdin, check=True, capture_output=True
         ).stdout
     except (OSError, subprocess.CalledProcessError) as error:
         detail = getattr(error, "stderr", b"") or b""
-        raise SystemExit(
-            f"cannot export baseline commit {commit} with git archive (a git checkout of "
-            f"aerialdojo is needed): {error} {detail.decode(errors='replace').strip()}"
-        ) from error
+        raise SystemExit(f"{failure}: {error} {detail.decode(errors='replace').strip()}") from error
+
+
+def _export(commit: str, into: Path) -> Path:
+    """The package source of ``commit`` (``src/aerialdojo``) under ``into``."""
+    archive = _git(
+        ["archive", commit, "src/aerialdojo/aerialdojo"],
+        f"cannot export baseline commit {commit} with git archive",
+    )
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(into, filter="data")
     return into / "src" / "aerialdojo"
@@ -139,25 +143,12 @@ def _export(commit: str, into: Path) -> Path:
 def _apply_scene_change(tree: Path) -> None:
     """Apply ``SCENE_CHANGE`` to the exported source under ``tree``, so that the baseline
     builds this tree's scenes; stop if it does not apply cleanly."""
-    try:
-        diff = subprocess.run(
-            ["git", "-C", str(REPO), "diff", *SCENE_CHANGE, "--", *SCENE_PATHS],
-            check=True,
-            capture_output=True,
-        ).stdout
-        subprocess.run(
-            ["git", "apply", "--whitespace=nowarn", "-"],
-            cwd=tree,
-            input=diff,
-            check=True,
-            capture_output=True,
-        )
-    except (OSError, subprocess.CalledProcessError) as error:
-        detail = getattr(error, "stderr", b"") or b""
-        raise SystemExit(
-            f"cannot apply the scenes' change {SCENE_CHANGE[0][:10]}..{SCENE_CHANGE[1][:10]} "
-            f"to the baseline {error} {detail.decode(errors='replace').strip()}"
-        ) from error
+    failure = (
+        f"cannot apply the scenes' change {SCENE_CHANGE[0][:10]}..{SCENE_CHANGE[1][:10]} "
+        "to the baseline"
+    )
+    diff = _git(["diff", *SCENE_CHANGE, "--", *SCENE_PATHS], failure)
+    _git(["apply", "--whitespace=nowarn", "-"], failure, cwd=tree, stdin=diff)
 
 
 def _run_generator(source: Path, scene: str, args: argparse.Namespace) -> dict[str, Any]:
