@@ -133,7 +133,7 @@ def bench_merge(work: Path, count: int, report_count: int) -> float:
     write_metrics_json(result.metrics, run_dir / "metrics.json")
     (run_dir / STATUS_JSON).write_text(json.dumps(result.status(), indent=2, sort_keys=True))
     value = time.perf_counter() - started
-    how = f"{readers} reader processes" if readers > 1 else "read in this process"
+    how = f"{readers} processes reading" if readers > 1 else "read in this process"
     print(
         f"merge of {count} records ({how}): {value:.1f} s; reading them alone {baseline:.1f} s "
         f"({_load()})"

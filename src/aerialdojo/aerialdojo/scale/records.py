@@ -14,7 +14,6 @@ Layout under ``<output_dir>/<run_id>/``:
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import os
@@ -153,8 +152,8 @@ def read_records(
     Args:
         run_dir: the run directory.
         selection: the episodes to read.
-        processes: reader processes (1: none, read in this process); None:
-            ``reader_processes()`` for ``PARALLEL_MIN_RECORDS`` or more, else 1. Readers
+        processes: processes reading, this one among them (1: this one alone); None:
+            ``reader_processes()`` for ``PARALLEL_MIN_RECORDS`` or more, else 1. The others
             are spawned, and spawning imports the calling script again: a script that may
             start them guards its top level with ``if __name__ == "__main__"``.
 
@@ -180,23 +179,43 @@ def read_records(
                 for record in _read_chunk(episodes, ordered[start : start + _CHUNK])
             ]
         else:
-            # Several chunks per reader, so that the first come back (and are unpickled
-            # here) while the readers go on.
             size = max(1, min(_CHUNK, math.ceil(len(ordered) / (processes * 4))))
             chunks = [ordered[start : start + size] for start in range(0, len(ordered), size)]
-            # Spawned, not forked: the caller may have threads (a graph's listener, Ray's).
-            with ProcessPoolExecutor(processes, mp_context=get_context("spawn")) as pool:
-                parts = pool.map(_read_chunk, itertools.repeat(episodes), chunks)
-                records = [record for part in parts for record in part]
+            records = [
+                record for part in _read_shared(episodes, chunks, processes) for record in part
+            ]
     return records
 
 
+def _read_shared(
+    episodes: str, chunks: Sequence[Sequence[str]], processes: int
+) -> list[list[EpisodeRecord]]:
+    """Each of ``chunks`` read (``_read_chunk``) by this process and ``processes - 1``
+    readers: this one takes chunks from the front, the readers from the back, until they
+    meet. A chunk read here is neither pickled nor unpickled (a third of a chunk's CPU when a
+    reader reads it), and neither side waits for the other at the end."""
+    # Spawned, not forked: the caller may have threads (a graph's listener, Ray's).
+    with ProcessPoolExecutor(processes - 1, mp_context=get_context("spawn")) as pool:
+        futures = [pool.submit(_read_chunk, episodes, chunk) for chunk in reversed(chunks)]
+        futures.reverse()
+        try:
+            # A chunk no reader has taken yet is cancelled there and read here.
+            return [
+                _read_chunk(episodes, chunk) if future.cancel() else future.result()
+                for chunk, future in zip(chunks, futures, strict=True)
+            ]
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
+            raise
+
+
 def reader_processes() -> int:
-    """The reader processes of a large merge: one per core this process may run on that is
-    idle now (``cores.idle_cores``: a fifth of a second watched), at least one (none: read
-    here). Readers pickle what they read and this process unpickles it, about a third more
-    CPU in all: it pays only on cores nobody else is using (a 200,000-record merge read by
-    two readers at load 7-10 on two cores took 166 s, read here 112 s). Not the 1-minute
+    """The processes reading a large merge's records, this one among them: one per core this
+    process may run on that is idle now (``cores.idle_cores``: a fifth of a second watched),
+    at least one (this one alone). A reader pickles what it reads and this process unpickles
+    it, about a third more CPU for its share: it pays only on cores nobody else is using (a
+    200,000-record merge read by two readers at load 7-10 on two cores took 166 s, read
+    here 112 s). Not the 1-minute
     load average: it still counted the caller's own work that had just ended (a benchmark
     writing the records), so on an idle 2-core machine the second core stayed idle."""
     cores = len(os.sched_getaffinity(0))
