@@ -98,7 +98,12 @@ def test_estop_holds_stops_the_keepalive_and_px4_failsafe_fires(tmp_path) -> Non
             lambda: bool(status) and status[-1].nav_state == offboard,
             20.0, "OFFBOARD after the consent",
         )  # fmt: skip
-        assert gate.goal((START[0], START[1] + 4.0, START[2])).accepted
+        # The gate learns the mode from its adapter's report, a hop after this client saw
+        # it, and refuses goals until then ("not under the gate's control yet").
+        gate.wait_for(
+            lambda: gate.goal((START[0], START[1] + 4.0, START[2])).accepted,
+            10.0, "the goal accepted once the gate sees OFFBOARD",
+        )  # fmt: skip
         gate.spin_for(1.5)  # mid-move
 
         requested_us = time.time_ns() // 1000  # the adapter stamps in system time, µs
