@@ -206,6 +206,11 @@ def test_each_injected_fault_ends_in_its_fault_class(
     needs("px4_msgs" if contract == "px4" else "mavros_msgs")
     gate_values = _mavros_gate() if contract == "mavros" else {"vehicle": "px4"}
     gate_values["require_deadman"] = True
+    # The heartbeat is required, as on a robot, but this test is about the other faults: a
+    # loaded machine once held this client's 10 Hz heartbeat back past 1 s, and the gate
+    # rightly faulted on the dead-man before the injected fault (test_deadman_loss_is_an_
+    # intervention holds the 1 s default).
+    gate_values["deadman_timeout_s"] = 3.0
     if fault == "motor_failure":
         gate_values.update(tracking_timeout_s=1.0, tracking_error_m=0.5)
     with robot_graph(tmp_path, robot_specs(contract, gate_values)) as gate:
