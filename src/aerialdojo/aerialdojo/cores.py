@@ -33,7 +33,7 @@ def idle_cores(window_s: float = 0.2, *, stat_path: str = PROC_STAT) -> float:
             each core 20.
         stat_path: the kernel's per-core times.
     """
-    cores = _cores()
+    cores = allowed_cores()
     before = _core_times(stat_path, cores)
     after = None
     if before is not None:
@@ -49,7 +49,7 @@ def idle_cores(window_s: float = 0.2, *, stat_path: str = PROC_STAT) -> float:
     return idle
 
 
-def _cores() -> Collection[int]:
+def allowed_cores() -> Collection[int]:
     """The cores this process may run on (all of them where affinity is unknown)."""
     if hasattr(os, "sched_getaffinity"):
         return os.sched_getaffinity(0)

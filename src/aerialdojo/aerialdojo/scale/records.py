@@ -27,7 +27,7 @@ from typing import Any
 
 from aerialdojo.agents.vlm.transcript import IMAGES_DIR, TRANSCRIPTS_DIR
 from aerialdojo.collector import cyclic_gc_paused
-from aerialdojo.cores import idle_cores
+from aerialdojo.cores import allowed_cores, idle_cores
 from aerialdojo.documents import LINE, RECORD, DocumentError, load_json, parse_json
 from aerialdojo.errors import ConfigError
 from aerialdojo.events import AgentRecord
@@ -218,8 +218,7 @@ def reader_processes() -> int:
     here 112 s). Not the 1-minute
     load average: it still counted the caller's own work that had just ended (a benchmark
     writing the records), so on an idle 2-core machine the second core stayed idle."""
-    cores = len(os.sched_getaffinity(0))
-    return max(1, min(cores, round(idle_cores())))
+    return max(1, min(len(allowed_cores()), round(idle_cores())))
 
 
 def _read_chunk(episodes: str, episode_ids: Sequence[str]) -> list[EpisodeRecord]:
