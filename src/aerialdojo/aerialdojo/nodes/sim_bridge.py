@@ -10,6 +10,11 @@ Per agent ``<a>`` (topics relative to the node, e.g. ``/uav/...``):
 Services for the task manager: ``/sim/reset`` (SimReset), ``/sim/execute`` (SimExecute);
 faults the backend finds outside them go to ``/sim/faults`` (BackendFault).
 All views of one observation set carry the same stamp, the simulation time after the action.
+A backend that knows that time before rendering and renders in this process
+(``SimulatorBackend.next_observation_time_s``: the embedded simulators) gets its action
+answered first and the observation rendered on a thread of its own meanwhile, so the answer's
+way back to the agent overlaps the render; a render that fails there is reported on
+``/sim/faults`` and ends the episode as the simulator's failure.
 A reset is answered, and its observation set published, only once the bridge's publishers
 have matched every subscriber the task manager sees on them (``SimReset.subscribed_topics``):
 a bridge restarted in the middle of a run must not send the rerun's first frames before the
@@ -27,6 +32,7 @@ node of such a graph without ``use_sim_time``).
 from __future__ import annotations
 
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -151,6 +157,10 @@ class SimBridge(Node):
         self._frame_publisher = FramePublisher(
             on_failure=lambda error: self.get_logger().error(f"publishing frames failed: {error!r}")
         )
+        #: Renders the observation of an action answered before it was rendered; every other
+        #: call into the backend waits for it first (``_settle``): backends are not thread-safe.
+        self._renderer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="aerialdojo-render")
+        self._rendering: Future[None] | None = None
         # A robot's world has no simulated clock to publish.
         self._clock_pub = (
             None if self._wall_clock else self.create_publisher(Clock, "/clock", STATE_QOS)
@@ -264,6 +274,7 @@ class SimBridge(Node):
             agent: pose_from_msg(msg)
             for agent, msg in zip(request.agents, request.poses, strict=True)
         }
+        self._settle()
         self._episode_id = request.episode_id
         try:
             objects = [spawned_object_from_msg(msg) for msg in request.objects]
@@ -328,11 +339,16 @@ class SimBridge(Node):
         if request.agent not in self._episode_start:
             response.message = f"agent {request.agent!r} has not been placed by /sim/reset"
             return response
+        self._settle()
         try:
             outcome = self._backend.execute(
                 request.agent, Action(request.action, request.magnitude), request.argument
             )
-            response.stamp, _ = self._publish_observations([request.agent])
+            time_s = self._backend.next_observation_time_s()
+            if time_s is None:
+                response.stamp, _ = self._publish_observations([request.agent])
+            else:
+                response.stamp = self._render_after_answer(request.agent, time_s)
         except SafetyInterventionError as error:
             response.intervention = True
             response.message = str(error)
@@ -352,21 +368,60 @@ class SimBridge(Node):
         response.pose = pose_msg(outcome.pose)
         return response
 
+    def _render_after_answer(self, agent: str, time_s: float) -> Time:
+        """The stamp of ``agent``'s observation at the backend's ``time_s``, which is rendered
+        and queued on the render thread while the answer travels (the agent waits for the
+        set by stamp)."""
+        stamp = time_msg(self._stamps.stamp(time_s, reset=False))
+        self._rendering = self._renderer.submit(self._render_answered, agent, time_s, stamp)
+        return stamp
+
+    def _render_answered(self, agent: str, time_s: float, stamp: Time) -> None:
+        """On the render thread: render ``agent``'s observation of an answered action and
+        queue it under the answer's ``stamp``. A failure cannot fail the answer any more, and
+        an agent left waiting for the set must not be scored silent: it is reported as the
+        simulator's fault, which ends the running attempt as an infrastructure failure."""
+        try:
+            observation = self._backend.observe(agent)
+            if observation.sim_time_s != time_s:
+                raise SimulatorFaultError(
+                    f"the observation is at {observation.sim_time_s:.3f} s of simulated time, "
+                    f"but the answer named {time_s:.3f} s"
+                )
+            self._queue_observations({agent: observation}, stamp, reset=False)
+        except Exception as error:  # any error here is the simulator's: reported, not raised
+            self._report_fault(
+                BackendFault(agent=agent, reason=f"rendering the answered step failed: {error!r}")
+            )
+
+    def _settle(self) -> None:
+        """Wait for the observation still rendering on the render thread, if any."""
+        if self._rendering is not None:
+            self._rendering.result()
+            self._rendering = None
+
     def _publish_observations(
         self, agents: list[str], reset: bool = False, after_s: float = 0.0
     ) -> tuple[Time, dict[str, Observation]]:
         """Render every view of ``agents`` and queue the messages for publishing; returns the
-        shared stamp and the observations. Publishing runs on the frame publisher's thread,
-        so the service answers without waiting for the images to be serialized (agents wait
-        for them by stamp).
+        shared stamp and the observations."""
+        observations = {agent: self._backend.observe(agent) for agent in agents}
+        sim_time = max(observation.sim_time_s for observation in observations.values())
+        stamp = time_msg(self._stamps.stamp(sim_time, reset=reset, after_s=after_s))
+        self._queue_observations(observations, stamp, reset)
+        return stamp, observations
+
+    def _queue_observations(
+        self, observations: dict[str, Observation], stamp: Time, reset: bool
+    ) -> None:
+        """Queue the messages of ``observations`` under ``stamp``. Publishing runs on the frame
+        publisher's thread, so the service answers without waiting for the images to be
+        serialized (agents wait for them by stamp).
 
         The state (clock, odometry, poses, tf) goes out before the frames, and the frames
         view by view: an agent acts once the views it is given and its odometry of the stamp
         have arrived, so odometry queued behind every view's images held it until the whole
         set had been serialized."""
-        observations = {agent: self._backend.observe(agent) for agent in agents}
-        sim_time = max(observation.sim_time_s for observation in observations.values())
-        stamp = time_msg(self._stamps.stamp(sim_time, reset=reset, after_s=after_s))
         state: list[tuple[Publisher, object]] = []
         if self._clock_pub is not None:
             state.append((self._clock_pub, Clock(clock=stamp)))
@@ -385,7 +440,6 @@ class SimBridge(Node):
             ]
         state.append((self._tf_pub, TFMessage(transforms=transforms)))
         self._frame_publisher.submit([*state, *frames])
-        return stamp, observations
 
     def _frame_messages(
         self, agent: str, observation: Observation, stamp: Time
@@ -447,7 +501,9 @@ class SimBridge(Node):
 
     def destroy_node(self) -> None:
         # A constructor that failed (a bad parameter) left these unset; its own error is the
-        # one to see, not an AttributeError from here.
+        # one to see, not an AttributeError from here. The set still rendering goes out first.
+        if hasattr(self, "_renderer"):
+            self._renderer.shutdown(wait=True)
         if hasattr(self, "_frame_publisher"):
             self._frame_publisher.close()
         if hasattr(self, "_backend"):

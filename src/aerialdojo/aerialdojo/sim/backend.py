@@ -323,6 +323,13 @@ class SimulatorBackend(ABC):
             SimulatorFaultError: the simulator failed.
         """
 
+    def next_observation_time_s(self) -> float | None:
+        """The simulated time the next ``observe`` will report, where the backend knows it
+        without asking its world and ``observe`` renders in this process from the state
+        ``execute`` left (no server or robot that can fault in between): the bridge may then
+        answer an action before its observation is rendered. None: it must observe first."""
+        return None
+
     def close(self) -> None:  # noqa: B027 - optional hook; most backends hold nothing
         """Release the simulator connection or scene resources."""
 
@@ -357,6 +364,9 @@ class LocalBackend(SimulatorBackend):
                 f"agent {agent!r} is not in the scene; placed: {sorted(self._poses)}"
             )
         return self._poses[agent]
+
+    def next_observation_time_s(self) -> float | None:
+        return self._sim_time_s
 
     def _place(self, poses: Mapping[str, Pose]) -> None:
         """Place the agents (their rigs already checked) and restart the clock at 0."""
