@@ -39,6 +39,7 @@ from aerialdojo.scale.worker import (
     EndingSink,
     GraphJob,
     JobOutcome,
+    WorkerGraph,
     await_closed_bags,
     run_job,
     salvage_graphs,
@@ -334,11 +335,7 @@ def run_sharded(
 
         try:
             if workers == 1 and ray_address is None:
-                for job in jobs:
-                    placed = domains.assign(job)
-                    outcome = run_job(placed, progress.ending)
-                    domains.release(placed, outcome)
-                    on_outcome(outcome, None)
+                _run_here(jobs, domains, sink=progress.ending, on_outcome=on_outcome)
             else:
                 _run_on_ray(
                     jobs,
@@ -379,6 +376,35 @@ def run_sharded(
     if result.metrics is None:
         return EXIT_FAILED
     return 0 if result.complete else EXIT_INCOMPLETE
+
+
+def _run_here(
+    jobs: Sequence[GraphJob],
+    domains: HeldDomains,
+    *,
+    sink: EndingSink,
+    on_outcome: Callable[[JobOutcome, str | None], None],
+) -> None:
+    """The jobs one after the other on one worker in this process, on a graph kept from
+    batch to batch (``WorkerGraph``) in a domain of ``domains``. A graph that did not finish
+    its batch, scored nothing, heard another run in its domain, or lost its bridge or an
+    agent after its batch is stopped, every node of it, and its domain given back as after
+    its last batch (``HeldDomains.release``, which lets the doubtful ones go); the next batch
+    starts a new graph."""
+    graph: WorkerGraph | None = None
+    try:
+        for job in jobs:
+            if graph is None:
+                graph = WorkerGraph(domains.assign(job), sink)
+            outcome = graph.run(job)
+            on_outcome(outcome, None)
+            if not (graph.alive and outcome.scored and not outcome.domain_shared):
+                graph.close()
+                domains.release(graph.job, outcome)
+                graph = None
+    finally:
+        if graph is not None:  # the run's end (its domains are let go with it), or Ctrl-C
+            graph.close()
 
 
 def _salvage(run_dir: Path, selection: Sequence[str], console: Any) -> list[str]:
