@@ -1,6 +1,7 @@
-"""``aerialdojo eval --workers N``: the run's unfinished episodes in batches, each batch a
-worker graph (``scale.worker``), in this process or as Ray tasks on local cores or a
-cluster; then the merged report of every finished episode.
+"""``aerialdojo eval --workers N``: the run's unfinished episodes in batches, each batch run
+by a worker graph (``scale.worker``): in this process on one graph kept from batch to
+batch, or as Ray tasks on local cores or a cluster, a graph each; then the merged report of
+every finished episode.
 
 Re-running the same command (same ``--run-id``) skips finished episodes; a batch whose
 worker dies keeps the episodes its graph ended, and the rest come back as infrastructure

@@ -1,6 +1,7 @@
-"""One worker graph: a batch of episodes run by its own node graph (simulator backend
-included) in a DDS domain no other graph on the host uses, then cut into per-episode bags
-and records. Runs in the CLI's process or in a Ray worker."""
+"""Worker graphs: a batch of episodes run by a node graph (simulator backend included) in a
+DDS domain no other graph on the host uses, then cut into per-episode bags and records. A
+graph in the CLI's process is kept for the worker's next batch (``WorkerGraph``); a Ray
+task runs one batch on a graph of its own (``run_job``)."""
 
 from __future__ import annotations
 
