@@ -42,7 +42,6 @@ from aerialdojo.scale.worker import (
     JobOutcome,
     WorkerGraph,
     await_closed_bags,
-    run_job,
     salvage_graphs,
 )
 from aerialdojo.tasks.shards import ray_session
@@ -399,7 +398,7 @@ def _run_here(
                 graph = WorkerGraph(domains.assign(job), sink)
             outcome = graph.run(job)
             on_outcome(outcome, None)
-            if not (graph.alive and outcome.scored and not outcome.domain_shared):
+            if not graph.fit_after(outcome):
                 graph.close()
                 domains.release(graph.job, outcome)
                 graph = None
@@ -451,9 +450,32 @@ def _prepare_run_dir(
         ) from error
 
 
-def _on_ray_worker(job: GraphJob, queue: Any) -> JobOutcome:
-    """Runs in a Ray worker: the job, its endings sent through ``queue``."""
-    return run_job(job, queue.put)
+class _GraphActor:
+    """A Ray actor that owns one worker's graph (``WorkerGraph``), kept from batch to batch
+    as on a worker in the CLI's process (``_run_here``); its endings go through ``queue``."""
+
+    def __init__(self, queue: Any) -> None:
+        self._queue = queue
+        self._graph: WorkerGraph | None = None
+
+    def run(self, job: GraphJob) -> tuple[JobOutcome, bool]:
+        """Run ``job`` on the kept graph, or on a new one started for it (in ``job``'s
+        domain); returns its outcome, and whether the graph is kept for the next batch
+        (else it was stopped, every node of it, and its domain can be handed on)."""
+        if self._graph is None:
+            self._graph = WorkerGraph(job, self._queue.put)
+        outcome = self._graph.run(job)
+        if self._graph.fit_after(outcome):
+            return outcome, True
+        self._graph.close()
+        self._graph = None
+        return outcome, False
+
+    def close(self) -> None:
+        """Stop the kept graph."""
+        if self._graph is not None:
+            self._graph.close()
+            self._graph = None
 
 
 def _run_on_ray(
@@ -466,44 +488,62 @@ def _run_on_ray(
     sink: EndingSink,
     on_outcome: Callable[[JobOutcome, str | None], None],
 ) -> None:
-    """At most ``workers`` jobs at a time on Ray, where Ray places them, each in a domain of
-    ``domains`` while one is free; a job whose worker dies (or that Ray cannot run) comes back
-    with all its episodes excluded."""
+    """The jobs on ``workers`` Ray actors, where Ray places them, each owning a graph kept
+    from batch to batch (``_GraphActor``); a job goes to whichever actor is free, and an
+    actor without a graph starts one in a domain of ``domains`` while one is free. A job
+    whose actor dies (or that Ray cannot run) comes back with all its episodes excluded;
+    a new actor takes the actor's place while batches wait."""
     import ray  # noqa: PLC0415  (only sharded runs pay for importing Ray)
     from ray.util.queue import Queue  # noqa: PLC0415
 
-    running: dict[Any, GraphJob] = {}
     with ray_session(workers, ray_address):
+        queue = Queue()
+        # No restarts or retries by Ray: a lost batch is reported, and the next invocation
+        # reruns it; the actor's place goes to a new one.
+        actor_class: Any = ray.remote(_GraphActor).options(
+            max_restarts=0, max_task_retries=0, **resources.ray_options()
+        )
+        idle: list[Any] = [actor_class.remote(queue) for _ in range(workers)]
+        #: The job each actor's kept graph was started for (its name and domain).
+        graph_of: dict[Any, GraphJob] = {}
+        running: dict[Any, tuple[Any, GraphJob]] = {}
         try:
-            queue = Queue()
-            # No retries by Ray: a lost batch is reported, and the next invocation reruns it.
-            remote: Any = ray.remote(_on_ray_worker).options(
-                max_retries=0, **resources.ray_options()
-            )
             waiting = list(jobs)
             while waiting or running:
-                while waiting and len(running) < workers:
-                    job = domains.assign(waiting.pop(0))
-                    running[remote.remote(job, queue)] = job
+                while waiting and idle:
+                    actor, job = idle.pop(0), waiting.pop(0)
+                    if actor not in graph_of:
+                        job = domains.assign(job)
+                    running[actor.run.remote(job)] = (actor, job)
                 ready, _ = ray.wait(list(running), num_returns=1, timeout=_POLL_S)
                 while not queue.empty():
                     sink(queue.get())
                 for reference in ready:
-                    job = running.pop(reference)
+                    actor, job = running.pop(reference)
+                    graph = graph_of.pop(actor, job)  # the job its graph was started for
                     try:
-                        outcome = ray.get(reference)
+                        outcome, kept = ray.get(reference)
                     except ray.exceptions.RayError as error:
-                        domains.release(job, None)
+                        ray.kill(actor)  # a graph in doubt: its nodes stop with it
+                        if waiting:
+                            idle.append(actor_class.remote(queue))
+                        domains.release(graph, None)
                         reason = _lost_reason(error)
-                        on_outcome(JobOutcome.lost(job, f"graph {job.graph}: {reason}"), reason)
+                        lost = dataclasses.replace(job, graph=graph.graph)
+                        on_outcome(JobOutcome.lost(lost, f"graph {graph.graph}: {reason}"), reason)
+                        continue
+                    if kept:
+                        graph_of[actor] = graph
                     else:
-                        domains.release(job, outcome)
-                        on_outcome(outcome, None)
+                        domains.release(graph, outcome)
+                    idle.append(actor)
+                    on_outcome(outcome, None)
             while not queue.empty():
                 sink(queue.get())
+            ray.get([actor.close.remote() for actor in idle])
         except KeyboardInterrupt:
-            for reference in running:
-                ray.cancel(reference, force=True)
+            for actor in [*idle, *(actor for actor, _ in running.values())]:
+                ray.kill(actor)
             raise
 
 

@@ -1,7 +1,7 @@
-"""Worker graphs: a batch of episodes run by a node graph (simulator backend included) in a
-DDS domain no other graph on the host uses, then cut into per-episode bags and records. A
-graph in the CLI's process is kept for the worker's next batch (``WorkerGraph``); a Ray
-task runs one batch on a graph of its own (``run_job``)."""
+"""Worker graphs: batches of episodes run by a node graph (simulator backend included),
+kept from batch to batch (``WorkerGraph``), in a DDS domain no other graph on the host
+uses; each batch cut into per-episode bags and records. A graph runs in the CLI's process
+or in a Ray actor."""
 
 from __future__ import annotations
 
@@ -122,21 +122,6 @@ class EpisodeEnding:
 EndingSink = Callable[[EpisodeEnding], None]
 
 
-def run_job(job: GraphJob, sink: EndingSink) -> JobOutcome:
-    """Run ``job``'s episodes in a graph of their own (``WorkerGraph``, stopped after the
-    batch) and write each scored episode's bag, then its record; the rest are excluded with
-    the reason (the run reruns them).
-
-    Raises:
-        KeyboardInterrupt: after stopping the graph.
-    """
-    graph = WorkerGraph(job, sink)
-    try:
-        return graph.run(job, keep=False)
-    finally:
-        graph.close()
-
-
 #: The nodes that serve and score one batch: a kept graph starts them again for each batch
 #: with its selection (a task manager's journal, an evaluator's bag and report are one
 #: batch's). The bridge and the agents stay; the task manager resets them for every attempt,
@@ -180,11 +165,18 @@ class WorkerGraph:
             and not self._heard()
         )
 
-    def run(self, job: GraphJob, *, keep: bool = True) -> JobOutcome:
+    def fit_after(self, outcome: JobOutcome) -> bool:
+        """Whether the graph is kept after a batch that ended with ``outcome``: it is
+        ``alive`` and scored an episode (its task manager served) in a domain no other run
+        was heard in; else it is to be stopped and its domain handed back
+        (``HeldDomains.release``, which lets the doubtful ones go)."""
+        return self.alive and bool(outcome.scored) and not outcome.domain_shared
+
+    def run(self, job: GraphJob) -> JobOutcome:
         """Run ``job``'s episodes on this graph (started for its first batch) and write each
         scored episode's bag, then its record; the rest are excluded with the reason (the
-        run reruns them). With ``keep``, the bridge and agents are left running for the next
-        batch when this one finished. A graph in whose domain another run's task manager
+        run reruns them). The bridge and agents are left running for the next batch when
+        this one finished. A graph in whose domain another run's task manager
         was heard scores nothing: the two runs may have answered each other's requests.
 
         Raises:
@@ -209,7 +201,7 @@ class WorkerGraph:
             by_name = {node.spec.name: node for node in [*self._kept, *started]}
             nodes = [by_name[spec.name] for spec in specs]  # in start order, for stop_graph
         self._kept = []
-        kept = () if not keep else [s.name for s in specs if s.name not in BATCH_NODES]
+        kept = [spec.name for spec in specs if spec.name not in BATCH_NODES]
         try:
             ended = wait_for_graph(nodes, job.timeout_s, on_tick=self._stop_if_heard, keep=kept)
         except _AnotherRunHeardError:
