@@ -1,7 +1,7 @@
-"""``aerialdojo eval --workers N``: the run's unfinished episodes in batches, each batch run
-by a worker graph (``scale.worker``): in this process on one graph kept from batch to
-batch, or as Ray tasks on local cores or a cluster, a graph each; then the merged report of
-every finished episode.
+"""``aerialdojo eval --workers N``: the run's unfinished episodes in batches, run by workers
+(this process for one, else Ray actors on local cores or a cluster), each on a worker graph
+kept from batch to batch (``scale.worker``); then the merged report of every finished
+episode.
 
 Re-running the same command (same ``--run-id``) skips finished episodes; a batch whose
 worker dies keeps the episodes its graph ended, and the rest come back as infrastructure
@@ -97,7 +97,7 @@ class WorkerResources:
         return cls(cpus=amounts.pop("CPU", 1.0), gpus=amounts.pop("GPU", 0.0), custom=amounts)
 
     def ray_options(self) -> dict[str, Any]:
-        """Options of a Ray task that reserves these."""
+        """Options of a Ray actor that reserves these."""
         return {"num_cpus": self.cpus, "num_gpus": self.gpus, "resources": dict(self.custom)}
 
     def to_text(self) -> str:
@@ -293,7 +293,7 @@ def run_sharded(
             Ray instance with that many CPUs, or use the cluster at ``ray_address``.
         ray_address: a Ray cluster (``auto`` or ``host:port``).
         resources: what each worker reserves on Ray.
-        timeout_s: per worker graph.
+        timeout_s: per batch.
 
     Raises:
         ConfigError: a bad option, or a run directory that holds a run of another config.

@@ -56,9 +56,10 @@ class GraphJob:
 
     Attributes:
         run_dir: the run directory (shared by every worker).
-        graph: the graph's name, unique in the run (its logs: ``graphs/<graph>``).
+        graph: a name unique in the run, for a graph started for the batch (its logs:
+            ``graphs/<graph>``); a batch on a kept graph runs under that graph's name.
         episode_ids: the episodes, in selection order.
-        timeout_s: the graph gives up after this long.
+        timeout_s: the batch gives up after this long.
         domain: a ROS domain the run holds for this graph (``scale.run.HeldDomains``);
             None: the graph claims one of its own.
         domain_checked: whether ``domain`` has been looked at for other runs, and listened
