@@ -14,13 +14,15 @@ benchmark-sized run's episode records.
 2. Episodes per minute. The same suite (``config/eval.yaml``: the colour-seeking baseline;
    the first ``--episodes`` of the whole ``aerialdojo_mini`` suite at ``--size`` pixels)
    runs through ``aerialdojo eval --workers 1`` (one graph in the CLI's process) and then
-   ``--workers 2`` (two graphs on a local Ray instance), each into a fresh run directory;
+   ``--workers 2`` (two graphs, each owned by a Ray actor on a local Ray instance), each
+   into a fresh run directory;
    episodes per minute of wall time, command start to merged report, Ray start-up included.
    The two merged ``metrics.json`` must be byte-identical; the script stops if they are not.
-   ``--episodes-per-graph N`` caps a worker graph's batch at N episodes instead of 20
+   ``--episodes-per-graph N`` caps a batch at N episodes instead of 20
    (``scale.run.MAX_EPISODES_PER_GRAPH``, set in the CLI's process), so that a short run
-   has the several graphs per worker of a long one, and what a graph after the first costs
-   shows.
+   has the several batches per worker of a long one, and what a batch after the first costs
+   shows (a worker keeps its graph from batch to batch: a task manager and an evaluator
+   per batch).
 
 Usage:
     tools/run.sh python benchmarks/scale.py [--episodes 16] [--size 128] [--records 200000]

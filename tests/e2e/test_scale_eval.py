@@ -27,7 +27,7 @@ from aerialdojo.graph import run_specs
 from aerialdojo.nodes.domain_guard import DISCOVERY_WINDOW_S, WINDOW_ENV
 from aerialdojo.runner import start_graph, stop_graph
 from aerialdojo.scale import run as scale_run
-from aerialdojo.scale.worker import EndingSink, GraphJob, JobOutcome, run_job
+from aerialdojo.scale.worker import GraphJob, JobOutcome, WorkerGraph
 
 pytestmark = [pytest.mark.ros, pytest.mark.e2e]
 
@@ -198,11 +198,11 @@ def test_a_worker_domain_is_held_for_the_run_and_only_its_first_graph_looks_for_
     for name in ("metrics.json", "run_status.json"):
         assert (run_dir / name).read_bytes() == (one_worker_run / name).read_bytes(), name
     graphs = _graphs(run_dir)
-    assert len(graphs) == EPISODES  # one episode a graph, on two Ray workers
-    domains = [domain for _, domain, _ in graphs]
-    assert len(set(domains)) == 2  # one per worker, kept from graph to graph
-    first_in_its_domain = [domains.index(domain) == i for i, domain in enumerate(domains)]
-    assert [looked for _, _, looked in graphs] == first_in_its_domain
+    assert len(graphs) == 2  # one per Ray worker, kept for its next batch
+    assert len({domain for _, domain, _ in graphs}) == 2  # one per worker
+    # One episode a batch: three batches, of which only each graph's first looked.
+    batches = [_batches_looked(graph) for graph, _, _ in graphs]
+    assert sorted(batches) == [[True], [True, False]]
 
 
 @contextlib.contextmanager
@@ -228,7 +228,7 @@ def _another_run(config: Path, domain: int, run_dir: Path) -> Iterator[None]:
         stop_graph(nodes)
 
 
-def test_another_run_heard_in_a_held_domain_between_two_graphs_costs_the_next_graph_only(
+def test_another_run_heard_in_a_held_domain_between_two_batches_costs_the_next_batch_only(
     repo: Path,
     tmp_path: Path,
     one_worker_run: Path,
@@ -240,14 +240,15 @@ def test_another_run_heard_in_a_held_domain_between_two_graphs_costs_the_next_gr
     run_dir = tmp_path / "runs" / "sharded"
     episodes = _episode_ids(one_worker_run)
     other_run = tmp_path / "others" / "other-run"
+    run_batch = WorkerGraph.run
 
-    def second_graph_beside_another_run(job: GraphJob, sink: EndingSink) -> JobOutcome:
-        if job.episode_ids != (episodes[1],) or job.domain is None:
-            return run_job(job, sink)
-        with _another_run(config, job.domain, other_run):
-            return run_job(job, sink)
+    def second_batch_beside_another_run(graph: WorkerGraph, job: GraphJob) -> JobOutcome:
+        if job.episode_ids != (episodes[1],) or graph.job.domain is None:
+            return run_batch(graph, job)
+        with _another_run(config, graph.job.domain, other_run):
+            return run_batch(graph, job)
 
-    monkeypatch.setattr(scale_run, "run_job", second_graph_beside_another_run)
+    monkeypatch.setattr(WorkerGraph, "run", second_batch_beside_another_run)
     assert cli_here(command) == EXIT_INCOMPLETE
     status = json.loads((run_dir / "run_status.json").read_text())
     assert sorted(status["scored"]) == sorted([episodes[0], episodes[2]])
@@ -255,16 +256,92 @@ def test_another_run_heard_in_a_held_domain_between_two_graphs_costs_the_next_gr
     assert lost["episode_id"] == episodes[1]
     assert "another run's task manager was in its domain" in lost["reason"]
     assert str(other_run) in lost["reason"]
-    first, second, third = _graphs(run_dir)
-    (_, held, looked_first), (second_dir, in_second, looked_second) = first, second
-    looked_third = third[2]
-    # The second graph ran in the first one's domain without looking, heard the other run,
-    # scored nothing and left nothing to salvage; the third claimed a domain and looked.
-    assert in_second == held and looked_first and not looked_second and looked_third
-    assert not (second_dir / "bag").exists()
+    (first_dir, _, looked_first), (second_dir, _, looked_second) = _graphs(run_dir)
+    # The second batch ran on the first batch's graph, in its domain, without looking; it
+    # heard the other run, scored nothing and left nothing to salvage. The third batch's
+    # graph claimed a domain of its own and looked.
+    assert _batches_looked(first_dir) == [True, False]
+    assert looked_first and looked_second
+    assert _batches_looked(second_dir) == [True]
+    assert not (first_dir / "bag").exists()
     assert not (run_dir / "episodes" / episodes[1] / "episode.json").exists()
 
-    monkeypatch.setattr(scale_run, "run_job", run_job)
+    monkeypatch.setattr(WorkerGraph, "run", run_batch)
     assert cli_here(command) == 0
     for name in ("metrics.json", "run_status.json"):
         assert (run_dir / name).read_bytes() == (one_worker_run / name).read_bytes(), name
+
+
+#: What a kept graph's logs say when a node was started for its next batch.
+NEXT_BATCH = "started for the next batch"
+
+
+def _batches_looked(graph: Path) -> list[bool]:
+    """For each batch a graph ran, whether its task manager looked for other runs."""
+    log = (graph / "logs" / "task_manager.log").read_text(errors="replace")
+    return [LOOKED in batch for batch in log.split(NEXT_BATCH)]
+
+
+def test_one_worker_runs_batch_after_batch_on_one_graph(
+    repo: Path, tmp_path: Path, one_worker_run: Path, cli_here: Callable[[list[str]], int]
+) -> None:
+    assert cli_here(_command(_config(repo, tmp_path), tmp_path / "runs", 1)) == 0
+    run_dir = tmp_path / "runs" / "sharded"
+    for name in ("metrics.json", "run_status.json", "episodes.csv"):
+        assert (run_dir / name).read_bytes() == (one_worker_run / name).read_bytes(), name
+    [(graph, _, _)] = _graphs(run_dir)  # one episode a batch, three batches, one graph
+    # Its bridge and agent started once; a task manager and an evaluator for each batch,
+    # of which only the first looked for other runs.
+    logs = {log.stem: log.read_text(errors="replace") for log in (graph / "logs").glob("*.log")}
+    assert logs["evaluator"].count(NEXT_BATCH) == EPISODES - 1
+    assert _batches_looked(graph) == [True] + [False] * (EPISODES - 1)
+    kept = [name for name in logs if name not in ("task_manager", "evaluator")]
+    assert "sim_bridge" in kept and len(kept) >= 2
+    for name in kept:
+        assert NEXT_BATCH not in logs[name] and "restart" not in logs[name], name
+
+
+def _children(name: str) -> list[int]:
+    """The pids of this process's children that run the node module ``name``."""
+    children = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            ppid = int(stat.read_text().rpartition(")")[2].split()[1])
+            command = (stat.parent / "cmdline").read_bytes().split(b"\0")
+            if ppid == os.getpid() and f"aerialdojo.nodes.{name}".encode() in command:
+                children.append(int(stat.parent.name))
+    return children
+
+
+def test_a_graph_whose_bridge_dies_between_batches_is_replaced_for_the_next_batch(
+    repo: Path,
+    tmp_path: Path,
+    one_worker_run: Path,
+    cli_here: Callable[[list[str]], int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    run_batch = WorkerGraph.run
+    batches: list[str] = []
+
+    def bridge_killed_after_the_first_batch(graph: WorkerGraph, job: GraphJob) -> JobOutcome:
+        outcome = run_batch(graph, job)
+        batches.append(graph.name)
+        if len(batches) == 1:
+            [bridge] = _children("sim_bridge")
+            os.kill(bridge, signal.SIGKILL)
+            os.waitid(os.P_PID, bridge, os.WEXITED | os.WNOWAIT)  # dead, left to its Popen
+        return outcome
+
+    monkeypatch.setattr(WorkerGraph, "run", bridge_killed_after_the_first_batch)
+    assert cli_here(_command(_config(repo, tmp_path), tmp_path / "runs", 1)) == 0
+    run_dir = tmp_path / "runs" / "sharded"
+    for name in ("metrics.json", "run_status.json", "episodes.csv"):
+        assert (run_dir / name).read_bytes() == (one_worker_run / name).read_bytes(), name
+    # The first graph ran one batch and lost its bridge. It was stopped, every node of it,
+    # and its domain, held and listened in, went to a new graph, which ran the other two
+    # batches without looking.
+    (first, in_first, _), (second, in_second, _) = _graphs(run_dir)
+    assert batches == [first.name, second.name, second.name]
+    assert in_first == in_second
+    assert _batches_looked(first) == [True]
+    assert _batches_looked(second) == [False, False]

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -287,11 +287,16 @@ def write_params_file(spec: NodeSpec, directory: Path) -> Path:
 
 
 def start_graph(
-    specs: Sequence[NodeSpec], run_dir: Path, env: Mapping[str, str] | None = None
+    specs: Sequence[NodeSpec],
+    run_dir: Path,
+    env: Mapping[str, str] | None = None,
+    *,
+    append_logs: bool = False,
 ) -> list[NodeProcess]:
     """Start every node with the shipped transport profile of the run's discovery setting
     applied (``dds.run_environment``), its run directory named; logs go to
-    ``run_dir/logs/<node>.log``, parameter files to ``run_dir/params``."""
+    ``run_dir/logs/<node>.log`` (after what they hold with ``append_logs``: a node started
+    again for a kept graph's next batch), parameter files to ``run_dir/params``."""
     base_env = dict(os.environ if env is None else env)
     # The shipped DDS transport profile the run's discovery setting names, unless the user
     # chose other settings.
@@ -307,7 +312,10 @@ def start_graph(
     for spec in specs:
         params_file = write_params_file(spec, run_dir / "params")
         log_path = run_dir / "logs" / f"{spec.name}.log"
-        log_file = log_path.open("wb")
+        log_file = log_path.open("ab" if append_logs else "wb")
+        if append_logs:
+            log_file.write(f"\n[aerialdojo] {spec.name} started for the next batch\n".encode())
+            log_file.flush()
         command = node_command(spec, params_file)
         process = _popen(command, log_file, child_env)
         started.append(NodeProcess(spec, process, log_path, log_file, command, child_env))
@@ -328,10 +336,12 @@ def wait_for_graph(
     nodes: Sequence[NodeProcess],
     timeout_s: float,
     on_tick: Callable[[], None] | None = None,
+    keep: Collection[str] = (),
 ) -> GraphOutcome:
     """Wait until the evaluator exits, a node dies, or ``timeout_s`` passes; then stop the
-    rest (SIGINT, then SIGTERM, then SIGKILL) and report how it ended. A node of
-    ``RESTARTABLE`` that dies is started again while it has restarts left."""
+    rest (SIGINT, then SIGTERM, then SIGKILL) and report how it ended; the nodes named in
+    ``keep`` are left running when the evaluator finished (a graph kept for another batch).
+    A node of ``RESTARTABLE`` that dies is started again while it has restarts left."""
     deadline = time.monotonic() + timeout_s
     failed: str | None = None
     finished = False
@@ -358,7 +368,7 @@ def wait_for_graph(
             time.sleep(0.2)
             continue
         break
-    forced = stop_graph(nodes)
+    forced = stop_graph([node for node in nodes if not finished or node.spec.name not in keep])
     return GraphOutcome(
         finished=finished,
         failed_node=failed,

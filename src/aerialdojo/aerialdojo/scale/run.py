@@ -1,6 +1,7 @@
-"""``aerialdojo eval --workers N``: the run's unfinished episodes in batches, each batch a
-worker graph (``scale.worker``), in this process or as Ray tasks on local cores or a
-cluster; then the merged report of every finished episode.
+"""``aerialdojo eval --workers N``: the run's unfinished episodes in batches, run by workers
+(this process for one, else Ray actors on local cores or a cluster), each on a worker graph
+kept from batch to batch (``scale.worker``); then the merged report of every finished
+episode.
 
 Re-running the same command (same ``--run-id``) skips finished episodes; a batch whose
 worker dies keeps the episodes its graph ended, and the rest come back as infrastructure
@@ -39,8 +40,8 @@ from aerialdojo.scale.worker import (
     EndingSink,
     GraphJob,
     JobOutcome,
+    WorkerGraph,
     await_closed_bags,
-    run_job,
     salvage_graphs,
 )
 from aerialdojo.tasks.shards import ray_session
@@ -96,7 +97,7 @@ class WorkerResources:
         return cls(cpus=amounts.pop("CPU", 1.0), gpus=amounts.pop("GPU", 0.0), custom=amounts)
 
     def ray_options(self) -> dict[str, Any]:
-        """Options of a Ray task that reserves these."""
+        """Options of a Ray actor that reserves these."""
         return {"num_cpus": self.cpus, "num_gpus": self.gpus, "resources": dict(self.custom)}
 
     def to_text(self) -> str:
@@ -292,7 +293,7 @@ def run_sharded(
             Ray instance with that many CPUs, or use the cluster at ``ray_address``.
         ray_address: a Ray cluster (``auto`` or ``host:port``).
         resources: what each worker reserves on Ray.
-        timeout_s: per worker graph.
+        timeout_s: per batch.
 
     Raises:
         ConfigError: a bad option, or a run directory that holds a run of another config.
@@ -334,11 +335,7 @@ def run_sharded(
 
         try:
             if workers == 1 and ray_address is None:
-                for job in jobs:
-                    placed = domains.assign(job)
-                    outcome = run_job(placed, progress.ending)
-                    domains.release(placed, outcome)
-                    on_outcome(outcome, None)
+                _run_here(jobs, domains, sink=progress.ending, on_outcome=on_outcome)
             else:
                 _run_on_ray(
                     jobs,
@@ -379,6 +376,35 @@ def run_sharded(
     if result.metrics is None:
         return EXIT_FAILED
     return 0 if result.complete else EXIT_INCOMPLETE
+
+
+def _run_here(
+    jobs: Sequence[GraphJob],
+    domains: HeldDomains,
+    *,
+    sink: EndingSink,
+    on_outcome: Callable[[JobOutcome, str | None], None],
+) -> None:
+    """The jobs one after the other on one worker in this process, on a graph kept from
+    batch to batch (``WorkerGraph``) in a domain of ``domains``. A graph that did not finish
+    its batch, scored nothing, heard another run in its domain, or lost its bridge or an
+    agent after its batch is stopped, every node of it, and its domain given back as after
+    its last batch (``HeldDomains.release``, which lets the doubtful ones go); the next batch
+    starts a new graph."""
+    graph: WorkerGraph | None = None
+    try:
+        for job in jobs:
+            if graph is None:
+                graph = WorkerGraph(domains.assign(job), sink)
+            outcome = graph.run(job)
+            on_outcome(outcome, None)
+            if not graph.fit_after(outcome):
+                graph.close()
+                domains.release(graph.job, outcome)
+                graph = None
+    finally:
+        if graph is not None:  # the run's end (its domains are let go with it), or Ctrl-C
+            graph.close()
 
 
 def _salvage(run_dir: Path, selection: Sequence[str], console: Any) -> list[str]:
@@ -424,9 +450,32 @@ def _prepare_run_dir(
         ) from error
 
 
-def _on_ray_worker(job: GraphJob, queue: Any) -> JobOutcome:
-    """Runs in a Ray worker: the job, its endings sent through ``queue``."""
-    return run_job(job, queue.put)
+class _GraphActor:
+    """A Ray actor that owns one worker's graph (``WorkerGraph``), kept from batch to batch
+    as on a worker in the CLI's process (``_run_here``); its endings go through ``queue``."""
+
+    def __init__(self, queue: Any) -> None:
+        self._queue = queue
+        self._graph: WorkerGraph | None = None
+
+    def run(self, job: GraphJob) -> tuple[JobOutcome, bool]:
+        """Run ``job`` on the kept graph, or on a new one started for it (in ``job``'s
+        domain); returns its outcome, and whether the graph is kept for the next batch
+        (else it was stopped, every node of it, and its domain can be handed on)."""
+        if self._graph is None:
+            self._graph = WorkerGraph(job, self._queue.put)
+        outcome = self._graph.run(job)
+        if self._graph.fit_after(outcome):
+            return outcome, True
+        self._graph.close()
+        self._graph = None
+        return outcome, False
+
+    def close(self) -> None:
+        """Stop the kept graph."""
+        if self._graph is not None:
+            self._graph.close()
+            self._graph = None
 
 
 def _run_on_ray(
@@ -439,44 +488,62 @@ def _run_on_ray(
     sink: EndingSink,
     on_outcome: Callable[[JobOutcome, str | None], None],
 ) -> None:
-    """At most ``workers`` jobs at a time on Ray, where Ray places them, each in a domain of
-    ``domains`` while one is free; a job whose worker dies (or that Ray cannot run) comes back
-    with all its episodes excluded."""
+    """The jobs on ``workers`` Ray actors, where Ray places them, each owning a graph kept
+    from batch to batch (``_GraphActor``); a job goes to whichever actor is free, and an
+    actor without a graph starts one in a domain of ``domains`` while one is free. A job
+    whose actor dies (or that Ray cannot run) comes back with all its episodes excluded;
+    a new actor takes the actor's place while batches wait."""
     import ray  # noqa: PLC0415  (only sharded runs pay for importing Ray)
     from ray.util.queue import Queue  # noqa: PLC0415
 
-    running: dict[Any, GraphJob] = {}
     with ray_session(workers, ray_address):
+        queue = Queue()
+        # No restarts or retries by Ray: a lost batch is reported, and the next invocation
+        # reruns it; the actor's place goes to a new one.
+        actor_class: Any = ray.remote(_GraphActor).options(
+            max_restarts=0, max_task_retries=0, **resources.ray_options()
+        )
+        idle: list[Any] = [actor_class.remote(queue) for _ in range(workers)]
+        #: The job each actor's kept graph was started for (its name and domain).
+        graph_of: dict[Any, GraphJob] = {}
+        running: dict[Any, tuple[Any, GraphJob]] = {}
         try:
-            queue = Queue()
-            # No retries by Ray: a lost batch is reported, and the next invocation reruns it.
-            remote: Any = ray.remote(_on_ray_worker).options(
-                max_retries=0, **resources.ray_options()
-            )
             waiting = list(jobs)
             while waiting or running:
-                while waiting and len(running) < workers:
-                    job = domains.assign(waiting.pop(0))
-                    running[remote.remote(job, queue)] = job
+                while waiting and idle:
+                    actor, job = idle.pop(0), waiting.pop(0)
+                    if actor not in graph_of:
+                        job = domains.assign(job)
+                    running[actor.run.remote(job)] = (actor, job)
                 ready, _ = ray.wait(list(running), num_returns=1, timeout=_POLL_S)
                 while not queue.empty():
                     sink(queue.get())
                 for reference in ready:
-                    job = running.pop(reference)
+                    actor, job = running.pop(reference)
+                    graph = graph_of.pop(actor, job)  # the job its graph was started for
                     try:
-                        outcome = ray.get(reference)
+                        outcome, kept = ray.get(reference)
                     except ray.exceptions.RayError as error:
-                        domains.release(job, None)
+                        ray.kill(actor)  # a graph in doubt: its nodes stop with it
+                        if waiting:
+                            idle.append(actor_class.remote(queue))
+                        domains.release(graph, None)
                         reason = _lost_reason(error)
-                        on_outcome(JobOutcome.lost(job, f"graph {job.graph}: {reason}"), reason)
+                        lost = dataclasses.replace(job, graph=graph.graph)
+                        on_outcome(JobOutcome.lost(lost, f"graph {graph.graph}: {reason}"), reason)
+                        continue
+                    if kept:
+                        graph_of[actor] = graph
                     else:
-                        domains.release(job, outcome)
-                        on_outcome(outcome, None)
+                        domains.release(graph, outcome)
+                    idle.append(actor)
+                    on_outcome(outcome, None)
             while not queue.empty():
                 sink(queue.get())
+            ray.get([actor.close.remote() for actor in idle])
         except KeyboardInterrupt:
-            for reference in running:
-                ray.cancel(reference, force=True)
+            for actor in [*idle, *(actor for actor, _ in running.values())]:
+                ray.kill(actor)
             raise
 
 

@@ -1,10 +1,12 @@
-"""One worker graph: a batch of episodes run by its own node graph (simulator backend
-included) in a DDS domain no other graph on the host uses, then cut into per-episode bags
-and records. Runs in the CLI's process or in a Ray worker."""
+"""Worker graphs: batches of episodes run by a node graph (simulator backend included),
+kept from batch to batch (``WorkerGraph``), in a DDS domain no other graph on the host
+uses; each batch cut into per-episode bags and records. A graph runs in the CLI's process
+or in a Ray actor."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -14,13 +16,24 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aerialdojo.agents.vlm.transcript import TRANSCRIPTS_DIR
 from aerialdojo.errors import AerialDojoError
+from aerialdojo.graph import EVALUATOR_NODE, NodeSpec, run_specs
 from aerialdojo.metrics.aggregate import ExcludedEpisode
 from aerialdojo.run_contract import RUN_CONFIG
-from aerialdojo.runner import claimed_domain
-from aerialdojo.runtime import DOMAIN_CHECKED_ENV
+from aerialdojo.run_journal import JOURNAL_FILE
+from aerialdojo.runner import (
+    NodeProcess,
+    claimed_domain,
+    remove_dead_segments,
+    shm_segments,
+    start_graph,
+    stop_graph,
+    wait_for_graph,
+)
+from aerialdojo.runtime import DOMAIN_CHECKED_ENV, TASK_MANAGER_NODE, RunSighting
 from aerialdojo.scale.records import (
     EPISODE_BAG,
     GRAPHS_DIR,
@@ -29,6 +42,9 @@ from aerialdojo.scale.records import (
     finished_episodes,
     write_record,
 )
+
+if TYPE_CHECKING:
+    from aerialdojo.nodes.episode_endings import EpisodeEndings
 
 #: Written into a graph's directory when its worker starts: which process and domain.
 WORKER_FILE = "worker.json"
@@ -40,9 +56,10 @@ class GraphJob:
 
     Attributes:
         run_dir: the run directory (shared by every worker).
-        graph: the graph's name, unique in the run (its logs: ``graphs/<graph>``).
+        graph: a name unique in the run, for a graph started for the batch (its logs:
+            ``graphs/<graph>``); a batch on a kept graph runs under that graph's name.
         episode_ids: the episodes, in selection order.
-        timeout_s: the graph gives up after this long.
+        timeout_s: the batch gives up after this long.
         domain: a ROS domain the run holds for this graph (``scale.run.HeldDomains``);
             None: the graph claims one of its own.
         domain_checked: whether ``domain`` has been looked at for other runs, and listened
@@ -106,26 +123,161 @@ class EpisodeEnding:
 EndingSink = Callable[[EpisodeEnding], None]
 
 
-def run_job(job: GraphJob, sink: EndingSink) -> JobOutcome:
-    """Run ``job``'s episodes in a graph of their own and write each scored episode's bag,
-    then its record; the rest are excluded with the reason (the run reruns them). A graph
-    whose domain another run's task manager was heard in while it lived scores nothing:
-    the two runs may have answered each other's requests.
+#: The nodes that serve and score one batch: a kept graph starts them again for each batch
+#: with its selection (a task manager's journal, an evaluator's bag and report are one
+#: batch's). The bridge and the agents stay; the task manager resets them for every attempt,
+#: as within a batch.
+BATCH_NODES = (TASK_MANAGER_NODE, EVALUATOR_NODE)
 
-    Raises:
-        KeyboardInterrupt: after stopping the graph.
+
+class WorkerGraph:
+    """A worker's node graph, kept from batch to batch while it is sound: its bridge and
+    agents (their processes, imports and scene) serve every batch, and a task manager and
+    an evaluator are started for each (``BATCH_NODES``). It lives in one domain under the
+    name of its first batch (``graphs/<graph>``: the nodes' logs, the running batch's bag,
+    the transcripts), with one listener for its endings and for other runs. A graph whose
+    batch did not finish, whose bag was not cut, or where another run was heard is stopped:
+    the next batch needs a new graph (``alive``).
     """
-    from aerialdojo.graph import run_specs  # noqa: PLC0415
-    from aerialdojo.nodes.episode_endings import EpisodeEndings  # noqa: PLC0415
-    from aerialdojo.runner import (  # noqa: PLC0415
-        remove_dead_segments,
-        shm_segments,
-        start_graph,
-        stop_graph,
-        wait_for_graph,
-    )
 
-    graph_dir = job.run_dir / GRAPHS_DIR / job.graph
+    def __init__(self, job: GraphJob, sink: EndingSink) -> None:
+        """A graph for ``job`` (its name, domain and whether that was looked at) and the
+        batches after it, started by its first ``run``; its endings go to ``sink``."""
+        self.name = job.graph
+        self.dir = job.run_dir / GRAPHS_DIR / job.graph
+        #: The job it was started for: its domain is the graph's.
+        self.job = job
+        self._sink = sink
+        self._stack = contextlib.ExitStack()
+        self._listener: EpisodeEndings | None = None
+        self._env: dict[str, str] = {}
+        self._domain = -1  # taken by the first run
+        self._segments_before: set[str] = set()
+        #: The bridge's and agents' processes between batches (none: stopped, or not started).
+        self._kept: list[NodeProcess] = []
+
+    @property
+    def alive(self) -> bool:
+        """Whether the next batch can run on it: the last batch finished and was cut, its
+        kept nodes still run, and no other run was heard in its domain."""
+        return (
+            bool(self._kept)
+            and all(node.process.poll() is None for node in self._kept)
+            and not self._heard()
+        )
+
+    def fit_after(self, outcome: JobOutcome) -> bool:
+        """Whether the graph is kept after a batch that ended with ``outcome``: it is
+        ``alive`` and scored an episode (its task manager served) in a domain no other run
+        was heard in; else it is to be stopped and its domain handed back
+        (``HeldDomains.release``, which lets the doubtful ones go)."""
+        return self.alive and bool(outcome.scored) and not outcome.domain_shared
+
+    def run(self, job: GraphJob) -> JobOutcome:
+        """Run ``job``'s episodes on this graph (started for its first batch) and write each
+        scored episode's bag, then its record; the rest are excluded with the reason (the
+        run reruns them). The bridge and agents are left running for the next batch when
+        this one finished. A graph in whose domain another run's task manager
+        was heard scores nothing: the two runs may have answered each other's requests.
+
+        Raises:
+            KeyboardInterrupt: after stopping the graph.
+        """
+        job = dataclasses.replace(job, graph=self.name)
+        specs = _graph_specs(job, self.dir)
+        if self._listener is None:
+            self._start()
+            nodes = start_graph(specs, self.dir, env=self._env)
+        else:
+            # The last batch's run is over: a task manager that found its journal would
+            # resume it. Its successor need not look for other runs: the graph's listener
+            # has listened in the domain since the first one served.
+            (self.dir / JOURNAL_FILE).unlink(missing_ok=True)
+            started = start_graph(
+                [spec for spec in specs if spec.name in BATCH_NODES],
+                self.dir,
+                env={**self._env, DOMAIN_CHECKED_ENV: str(self._domain)},
+                append_logs=True,
+            )
+            by_name = {node.spec.name: node for node in [*self._kept, *started]}
+            nodes = [by_name[spec.name] for spec in specs]  # in start order, for stop_graph
+        self._kept = []
+        kept = [spec.name for spec in specs if spec.name not in BATCH_NODES]
+        try:
+            ended = wait_for_graph(nodes, job.timeout_s, on_tick=self._stop_if_heard, keep=kept)
+        except _AnotherRunHeardError:
+            stop_graph(nodes)  # at once: the longer both runs share the domain, the worse
+        except KeyboardInterrupt:
+            stop_graph(nodes)
+            raise
+        finally:
+            remove_dead_segments(self._segments_before)
+        if other_runs := self._heard():
+            stop_graph([node for node in nodes if node.process.poll() is None])
+            # Not cut, and gone: the end of the run must not salvage it as a dead worker's bag.
+            shutil.rmtree(self.dir / "bag", ignore_errors=True)
+            heard = "; ".join(sorted({sighting.describe() for sighting in other_runs}))
+            reason = (
+                f"graph {job.graph}: another run's task manager was in its domain {self._domain}: "
+                f"{heard}"
+            )
+            return JobOutcome.lost(job, reason, domain_shared=True)
+        outcome = _collect(job, self.dir, ended.message)
+        running = [node for node in nodes if node.process.poll() is None]
+        if ended.finished and not (self.dir / "bag").exists():
+            self._kept = running
+        else:
+            stop_graph(running)  # its bag was not cut: the next batch's would not open
+        return outcome
+
+    def _start(self) -> None:
+        """Take the graph's domain and start listening in it."""
+        from aerialdojo.nodes.episode_endings import EpisodeEndings  # noqa: PLC0415 (rclpy)
+
+        domain = self._domain = self._stack.enter_context(_graph_domain(self.job))
+        self.dir.mkdir(parents=True, exist_ok=True)
+        (self.dir / WORKER_FILE).write_text(
+            json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "domain": domain})
+        )
+        # The listener joins the graph's domain; so does everything this process starts.
+        os.environ["ROS_DOMAIN_ID"] = str(domain)
+        self._env = {k: v for k, v in os.environ.items() if k != DOMAIN_CHECKED_ENV}
+        if self.job.domain_checked:
+            self._env[DOMAIN_CHECKED_ENV] = str(domain)
+        self._segments_before = shm_segments()
+        # A Ray worker runs tasks with SIGINT blocked, and children inherit the mask: the
+        # nodes would sit out the runner's SIGINT and its grace period. Unblocked while the
+        # graph lives, as in the CLI's process.
+        mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        self._stack.callback(signal.pthread_sigmask, signal.SIG_SETMASK, mask)
+        self._stack.callback(remove_dead_segments, self._segments_before)
+        sink = self._sink
+        self._listener = EpisodeEndings(
+            lambda e, ending, scored: sink(
+                EpisodeEnding(episode_id=e, ending=ending, scored=scored)
+            ),
+            self.name,
+            self.dir.parent,
+        )
+        self._stack.callback(self._listener.close)
+
+    def _heard(self) -> list[RunSighting]:
+        """The other runs' task managers heard in the graph's domain."""
+        return list(self._listener.other_runs.heard) if self._listener is not None else []
+
+    def _stop_if_heard(self) -> None:
+        if self._heard():
+            raise _AnotherRunHeardError
+
+    def close(self) -> None:
+        """Stop the kept nodes, stop listening and let the graph's domain go."""
+        stop_graph(self._kept)
+        self._kept = []
+        self._stack.close()
+
+
+def _graph_specs(job: GraphJob, graph_dir: Path) -> list[NodeSpec]:
+    """The graph's nodes with ``job``'s selection."""
     specs = run_specs(
         job.run_dir / RUN_CONFIG,
         run_id=job.graph,
@@ -137,55 +289,7 @@ def run_job(job: GraphJob, sink: EndingSink) -> JobOutcome:
             # Each graph writes its own model transcripts (two graphs appending to one file
             # could interleave their lines); the merge gathers the scored episodes'.
             spec.parameters["transcript_dir"] = str(graph_dir / TRANSCRIPTS_DIR)
-    with _graph_domain(job) as domain:
-        graph_dir.mkdir(parents=True, exist_ok=True)
-        (graph_dir / WORKER_FILE).write_text(
-            json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "domain": domain})
-        )
-        # The listener joins the graph's domain; so does everything this process starts.
-        os.environ["ROS_DOMAIN_ID"] = str(domain)
-        graph_env = {k: v for k, v in os.environ.items() if k != DOMAIN_CHECKED_ENV}
-        if job.domain_checked:
-            graph_env[DOMAIN_CHECKED_ENV] = str(domain)
-        segments_before = shm_segments()
-        # A Ray worker runs tasks with SIGINT blocked, and children inherit the mask: the
-        # nodes would sit out the runner's SIGINT and its grace period. Unblocked while the
-        # graph lives, as in the CLI's process.
-        mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-        listener = EpisodeEndings(
-            lambda e, ending, scored: sink(
-                EpisodeEnding(episode_id=e, ending=ending, scored=scored)
-            ),
-            graph_dir.name,
-            graph_dir.parent,
-        )
-
-        def stop_if_another_run() -> None:
-            if listener.other_runs.heard:
-                raise _AnotherRunHeardError
-
-        nodes = start_graph(specs, graph_dir, env=graph_env)
-        try:
-            message = wait_for_graph(nodes, job.timeout_s, on_tick=stop_if_another_run).message
-        except _AnotherRunHeardError:
-            stop_graph(nodes)  # at once: the longer both runs share the domain, the worse
-        except KeyboardInterrupt:
-            stop_graph(nodes)
-            raise
-        finally:
-            other_runs = listener.other_runs.heard
-            listener.close()
-            remove_dead_segments(segments_before)
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-    if other_runs:
-        # Not cut, and gone: the end of the run must not salvage it as a dead worker's bag.
-        shutil.rmtree(graph_dir / "bag", ignore_errors=True)
-        heard = "; ".join(sorted({sighting.describe() for sighting in other_runs}))
-        reason = (
-            f"graph {job.graph}: another run's task manager was in its domain {domain}: {heard}"
-        )
-        return JobOutcome.lost(job, reason, domain_shared=True)
-    return _collect(job, graph_dir, message)
+    return specs
 
 
 class _AnotherRunHeardError(Exception):
