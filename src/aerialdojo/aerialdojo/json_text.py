@@ -17,7 +17,7 @@ import itertools
 import json
 import math
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
@@ -217,12 +217,13 @@ def _texts(values: list[Any] | tuple[Any, ...], newline: str) -> list[str]:
         rows_of.setdefault(tuple(value), []).append(row)
     texts = [""] * len(values)
     for shape, rows in rows_of.items():
-        for row, text in zip(rows, _record_texts([values[row] for row in rows], shape, newline)):
+        shape_texts = _record_texts([values[row] for row in rows], shape, newline)
+        for row, text in zip(rows, shape_texts, strict=True):
             texts[row] = text
     return texts
 
 
-def _record_texts(records: list[dict[Any, Any]], keys: tuple[Any, ...], newline: str) -> list[str]:
+def _record_texts(records: Sequence[Any], keys: tuple[Any, ...], newline: str) -> list[str]:
     """The text of each of ``records``, dicts whose keys are ``keys``, column by column."""
     if not keys:
         return ["{}"] * len(records)
@@ -236,4 +237,4 @@ def _record_texts(records: list[dict[Any, Any]], keys: tuple[Any, ...], newline:
     )
     template = "{" + inner + entries + newline + "}"
     columns = [_texts(list(map(operator.itemgetter(key), records)), inner) for key in ordered]
-    return [template % row for row in zip(*columns)]
+    return [template % row for row in zip(*columns, strict=True)]

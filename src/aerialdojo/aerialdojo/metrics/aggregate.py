@@ -432,10 +432,7 @@ def aggregate(
         episodes=tuple(ordered),
         overall=pooled(every),
         task_weighted=pooled(every, RULE_EPISODE_POOLED),
-        by_family={
-            name: pooled(members)
-            for name, members in _grouped(every, family_of).items()
-        },
+        by_family={name: pooled(members) for name, members in _grouped(every, family_of).items()},
         by_setting={name: group(members) for name, members in settings.items()},
         by_scene={
             name: group(members, RULE_EPISODE_POOLED)
