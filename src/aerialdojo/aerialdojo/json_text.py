@@ -13,9 +13,11 @@ the standard library would hand to ``default``, a key that is not a string) is l
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
-from collections.abc import Callable
+import operator
+from collections.abc import Callable, Sequence
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
@@ -173,6 +175,10 @@ def _encode_list(
     if all(type(item) in _SCALARS for item in value):
         parts.append("[" + inner + _flat(inner, value) + newline + "]")
         return
+    if all(type(item) is dict for item in value):
+        # A list of records (``metrics.json``'s episodes): written column by column.
+        parts.append("[" + inner + ("," + inner).join(_texts(value, inner)) + newline + "]")
+        return
     separator = "," + inner
     parts.append("[" + inner)
     for index, item in enumerate(value):
@@ -180,3 +186,55 @@ def _encode_list(
             parts.append(separator)
         _encode(item, inner, parts, runs)
     parts.append(newline + "]")
+
+
+def _texts(values: list[Any] | tuple[Any, ...], newline: str) -> list[str]:
+    """The text of each of ``values`` at the indentation ``newline`` ends with.
+
+    Records (dicts of the same keys) are written by columns: a column of scalars by one call
+    of the C encoder, split where its item separator holds ``_MARK`` (which, escaped in every
+    string, marks only separators), a column of records by this function again, and each
+    record's entries put together by one format. ``metrics.json`` of 200,000 episodes took
+    three dict walks and sorts per episode otherwise, the most of writing it. Anything else
+    is written value by value.
+    """
+    if not values:
+        return []
+    types = set(map(type, values))
+    if types <= _SCALARS.keys():
+        text = json.dumps(values, allow_nan=False, separators=_MARKED)
+        return text[1:-1].split(_MARKED[0])
+    if types != {dict}:
+        return [dumps_sorted_indented(value).replace("\n", newline) for value in values]
+    keys = tuple(values[0])
+    # Every record holding as many keys as the first and each of its keys: the same keys.
+    if set(map(len, values)) == {len(keys)} and all(
+        all(map(operator.contains, values, itertools.repeat(key))) for key in keys
+    ):
+        return _record_texts(values, keys, newline)
+    rows_of: dict[tuple[Any, ...], list[int]] = {}
+    for row, value in enumerate(values):
+        rows_of.setdefault(tuple(value), []).append(row)
+    texts = [""] * len(values)
+    for shape, rows in rows_of.items():
+        shape_texts = _record_texts([values[row] for row in rows], shape, newline)
+        for row, text in zip(rows, shape_texts, strict=True):
+            texts[row] = text
+    return texts
+
+
+def _record_texts(records: Sequence[Any], keys: tuple[Any, ...], newline: str) -> list[str]:
+    """The text of each of ``records``, dicts whose keys are ``keys``, column by column."""
+    if not keys:
+        return ["{}"] * len(records)
+    if not all(type(key) is str for key in keys):
+        raise _UnsupportedError  # as in ``_encode_dict``
+    ordered = sorted(keys)
+    inner = newline + _INDENT
+    # Each entry's key in a %-format, a % in a key doubled.
+    entries = ("," + inner).join(
+        encode_basestring_ascii(key).replace("%", "%%") + ": %s" for key in ordered
+    )
+    template = "{" + inner + entries + newline + "}"
+    columns = [_texts(list(map(operator.itemgetter(key), records)), inner) for key in ordered]
+    return [template % row for row in zip(*columns, strict=True)]

@@ -95,3 +95,47 @@ def test_runs_of_scalars_written_together_keep_their_places() -> None:
     ]
     document = {"episodes": episodes, "b": "}", "a": {"only": {}}, "c": [{"k": 1}, {}]}
     assert dumps_sorted_indented(document) == _stdlib(document)
+
+
+def _record(rng: random.Random, keys: list[str]) -> dict[str, Any]:
+    return {key: _random_document(rng, 2) for key in keys}
+
+
+def test_lists_of_records_written_by_columns_match() -> None:
+    # Records of one shape, of several shapes (and the same keys in another order), with
+    # keys holding % (the columns are put together by a %-format) and nested records.
+    rng = random.Random(2)
+    shapes = [["b%s", "a", "c"], ["c", "a", "b%s"], ["a"], [], ["%d", "é", "z"]]
+    for _ in range(300):
+        records = [
+            {
+                **_record(rng, rng.choice(shapes)),
+                "values": _record(rng, rng.choice(shapes)),
+                "list": [_record(rng, rng.choice(shapes)) for _ in range(rng.randint(0, 3))],
+            }
+            for _ in range(rng.randint(1, 12))
+        ]
+        document = {"episodes": records, "mixed": [*records[:2], 1, [records[0]]]}
+        assert dumps_sorted_indented(document) == _stdlib(document)
+
+
+@pytest.mark.parametrize(
+    "records",
+    [
+        [{"k": _Kind.STEP}, {"k": 2}],
+        [{"k": np.float64(0.5)}, {"k": 0.5}],
+        [{"k": math.nan}, {"k": 1.0}],
+        [{"k": 1}, {2: 1}],
+        [{"k": OrderedDict([("b", 1), ("a", 2)])}, {"k": {"a": 1, "b": 2}}],
+    ],
+)
+def test_columns_of_odd_values_match_or_refuse_as_json_dumps(records: list[Any]) -> None:
+    try:
+        expected: str | type = _stdlib(records)
+    except (TypeError, ValueError) as error:
+        expected = type(error)
+    if isinstance(expected, str):
+        assert dumps_sorted_indented(records) == expected
+    else:
+        with pytest.raises(expected):
+            dumps_sorted_indented(records)

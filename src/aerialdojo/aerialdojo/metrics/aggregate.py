@@ -388,7 +388,11 @@ def aggregate(
     _check_rule(rule)
     table = _Table(ordered, [spec.key for spec in specs])
     every = range(len(ordered))
-    settings = _grouped(every, lambda i: ordered[i].setting)
+    # Each episode's setting by its row, looked up by the list's own method: a lambda per
+    # row was a quarter of aggregating 200,000 episodes (families and scenes: ``table``).
+    setting_of = [score.setting for score in ordered].__getitem__
+    family_of = table.families.__getitem__
+    settings = _grouped(every, setting_of)
     pooled_withheld = headline_by_setting and len(settings) > 1
 
     def group(members: Sequence[int], group_rule: str = rule) -> GroupMetrics:
@@ -412,11 +416,9 @@ def aggregate(
         return {
             setting: {
                 family: group(family_members)
-                for family, family_members in _grouped(
-                    setting_members, lambda i: ordered[i].family
-                ).items()
+                for family, family_members in _grouped(setting_members, family_of).items()
             }
-            for setting, setting_members in _grouped(members, lambda i: ordered[i].setting).items()
+            for setting, setting_members in _grouped(members, setting_of).items()
         }
 
     names = sorted({name for score in ordered for name in score.conditions})
@@ -430,14 +432,11 @@ def aggregate(
         episodes=tuple(ordered),
         overall=pooled(every),
         task_weighted=pooled(every, RULE_EPISODE_POOLED),
-        by_family={
-            name: pooled(members)
-            for name, members in _grouped(every, lambda i: ordered[i].family).items()
-        },
+        by_family={name: pooled(members) for name, members in _grouped(every, family_of).items()},
         by_setting={name: group(members) for name, members in settings.items()},
         by_scene={
             name: group(members, RULE_EPISODE_POOLED)
-            for name, members in _grouped(every, lambda i: ordered[i].scene).items()
+            for name, members in _grouped(every, table.scenes.__getitem__).items()
         },
         by_setting_family=by_setting_family(every),
         by_condition={name: by_value(name) for name in names},
@@ -448,9 +447,7 @@ def aggregate(
                 overall=pooled(members),
                 by_setting={
                     name: group(setting_members)
-                    for name, setting_members in _grouped(
-                        members, lambda i: ordered[i].setting
-                    ).items()
+                    for name, setting_members in _grouped(members, setting_of).items()
                 },
                 by_setting_family=by_setting_family(members),
             )

@@ -14,19 +14,20 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.collections import LineCollection
-from matplotlib.figure import Figure
-from matplotlib.patches import Circle, Polygon
 from PIL import Image
 
 from aerialdojo.errors import AerialDojoError
 from aerialdojo.geometry import Pose
 from aerialdojo.metrics.scores import EpisodeScore
 from aerialdojo.metrics.trace import EpisodeTrace
+from aerialdojo.report.figures import agg_figure
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.collections import LineCollection
 
 MAPS_DIR = "maps"
 FAILURES_PNG = "failures.png"
@@ -174,6 +175,10 @@ def draw_episode(
 ) -> LineCollection:
     """Draw one episode's map into ``axes``; returns the time-coloured path (for a colour
     bar)."""
+    # Imported here, as in ``report.figures``: not in processes that never draw.
+    from matplotlib.collections import LineCollection  # noqa: PLC0415
+    from matplotlib.patches import Circle, Polygon  # noqa: PLC0415
+
     path = _path_xy(trace)
     target = np.array(trace.target[:2])
     scenery = scenery or Scenery()
@@ -247,8 +252,7 @@ def plot_episode_map(
     scenery: Scenery | None = None,
 ) -> None:
     """One episode's top-down map as a PNG."""
-    figure = Figure(figsize=(6.0, 6.0), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = agg_figure(6.0, 6.0)
     axes = figure.add_subplot()
     line = draw_episode(axes, trace, score, scenery)
     figure.colorbar(line, ax=axes, shrink=0.7, label="step along the path")
@@ -313,8 +317,7 @@ def plot_overlay(
         raise MetricsError(f"the runs {', '.join(names)} share no episode to overlay")
     columns = min(3, len(shared))
     rows = math.ceil(len(shared) / columns)
-    figure = Figure(figsize=(4.6 * columns, 4.6 * rows), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = agg_figure(4.6 * columns, 4.6 * rows)
     colours = ("tab:blue", "tab:orange", "tab:green", "tab:purple")
     for index, episode_id in enumerate(shared, start=1):
         axes = figure.add_subplot(rows, columns, index)

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aerialdojo.collector import cyclic_gc_paused
 from aerialdojo.documents import write_atomic
 from aerialdojo.json_text import dumps_sorted_indented
 from aerialdojo.metrics.aggregate import (
@@ -299,12 +300,15 @@ def metrics_json_text(
             (``protocols.scoring.ScoringRecord.to_dict``), under ``"scoring"``; left out
             when None.
     """
-    document = run.to_dict()
-    if context:
-        document["run"] = dict(context)
-    if scoring is not None:
-        document["scoring"] = dict(scoring)
-    return dumps_sorted_indented(document) + "\n"
+    # The document (three dicts an episode) holds no cycle and is dropped whole: the
+    # collector's passes over it were a third of building it for 200,000 episodes.
+    with cyclic_gc_paused():
+        document = run.to_dict()
+        if context:
+            document["run"] = dict(context)
+        if scoring is not None:
+            document["scoring"] = dict(scoring)
+        return dumps_sorted_indented(document) + "\n"
 
 
 def write_metrics_json(

@@ -8,15 +8,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-
 from aerialdojo.errors import MetricsError
 from aerialdojo.metrics.aggregate import RunMetrics
 from aerialdojo.metrics.scores import radius_key
 from aerialdojo.metrics.trace import EpisodeTrace
+from aerialdojo.report.figures import agg_figure
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from aerialdojo.protocols import BenchmarkProtocol
 
 RADAR_PNG = "radar.png"
@@ -148,8 +148,7 @@ def radar_figure(
     per_run = {label: radar_values(run, radius_m) for label, run in runs.items()}
     families = sorted({family for values in per_run.values() for family in values})
     chosen = ranges or FIXED_RANGES
-    figure = Figure(figsize=(max(4.0 * len(families), 6.0), 4.8), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = agg_figure(max(4.0 * len(families), 6.0), 4.8)
     angles = [2.0 * math.pi * index / len(RADAR_AXES) for index in range(len(RADAR_AXES))]
     for index, family in enumerate(families, start=1):
         axes = figure.add_subplot(1, len(families), index, projection="polar")
@@ -210,8 +209,7 @@ def plot_radius_sweep(
     """SR and OSR (%) against the success radius, one pair of lines per series (a run, or
     each setting of a run whose benchmark reports settings apart), with the primary radius
     marked."""
-    figure = Figure(figsize=(6.0, 4.0), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = agg_figure(6.0, 4.0)
     axes = figure.add_subplot()
     for name, points in series.items():
         radii = [point.radius_m for point in points]
