@@ -10,7 +10,8 @@ from typing import Any
 
 import rclpy
 from aerialdojo_interfaces.msg import EpisodeEvent, TaskSpec
-from aerialdojo_interfaces.srv import Step
+from aerialdojo_interfaces.srv import SimReset, Step
+from geometry_msgs.msg import Pose
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
@@ -20,6 +21,7 @@ from aerialdojo.nodes.qos import EVENTS_QOS, TASK_QOS
 from aerialdojo.params import validate_parameters
 from aerialdojo.runner import NodeProcess, start_graph, stop_graph
 from aerialdojo.runtime import DOMAIN_CHECKED_ENV
+from aerialdojo.tasks.suite import load_suite, resolve_suite
 
 
 def specs_for(nodes: dict[str, dict[str, Any]]) -> list[NodeSpec]:
@@ -29,6 +31,21 @@ def specs_for(nodes: dict[str, dict[str, Any]]) -> list[NodeSpec]:
     config.setdefault("task_manager", {})
     config.setdefault("evaluator", {})
     return [spec for spec in node_specs(config) if spec.name in nodes]
+
+
+def first_mini_reset() -> SimReset.Request:
+    """A bridge's reset into the first episode of ``aerialdojo_mini``, the UAV at its start."""
+    suite = load_suite(resolve_suite("aerialdojo_mini"))
+    episode = suite.episode(suite.select()[0])
+    start = Pose()
+    start.position.x, start.position.y, start.position.z = (
+        episode.start.x,
+        episode.start.y,
+        episode.start.z,
+    )
+    return SimReset.Request(
+        episode_id=episode.episode_id, scene=episode.scene, agents=["uav"], poses=[start]
+    )
 
 
 @contextmanager

@@ -12,9 +12,8 @@ import pytest
 import rclpy
 from aerialdojo_interfaces.msg import BackendFault
 from aerialdojo_interfaces.srv import SimExecute, SimReset
-from geometry_msgs.msg import Pose
 from rclpy.executors import SingleThreadedExecutor
-from rostest import RosClient
+from rostest import RosClient, first_mini_reset
 from sensor_msgs.msg import Image
 
 from aerialdojo.errors import SimulatorFaultError
@@ -22,7 +21,6 @@ from aerialdojo.nodes.common import time_ns
 from aerialdojo.nodes.qos import FAULTS_QOS, SENSOR_QOS
 from aerialdojo.nodes.sim_bridge import SimBridge
 from aerialdojo.sim.backend import Observation
-from aerialdojo.tasks.suite import load_suite, resolve_suite
 
 pytestmark = pytest.mark.ros
 
@@ -44,21 +42,8 @@ def test_the_set_after_an_early_answer_has_its_stamp_and_a_failed_render_is_a_fa
     try:
         images = client.collect(Image, "/uav/camera/front/image", SENSOR_QOS)
         faults = client.collect(BackendFault, "/sim/faults", FAULTS_QOS)
-        suite = load_suite(resolve_suite("aerialdojo_mini"))
-        episode = suite.episode(suite.select()[0])
-        start = Pose()
-        start.position.x, start.position.y, start.position.z = (
-            episode.start.x,
-            episode.start.y,
-            episode.start.z,
-        )
-        reset = client.call(
-            SimReset,
-            "/sim/reset",
-            SimReset.Request(
-                episode_id=episode.episode_id, scene=episode.scene, agents=["uav"], poses=[start]
-            ),
-        )
+        request = first_mini_reset()
+        reset = client.call(SimReset, "/sim/reset", request)
         assert reset.success, reset.message
         step = SimExecute.Request(agent="uav", action="MoveUp", magnitude=1.0)
         answer = client.call(SimExecute, "/sim/execute", step)
@@ -73,7 +58,7 @@ def test_the_set_after_an_early_answer_has_its_stamp_and_a_failed_render_is_a_fa
         answer = client.call(SimExecute, "/sim/execute", step)
         assert answer.success, answer.message  # the outcome was known; the render failed after
         assert client.spin_until(lambda: bool(faults), 30), "the failed render was not reported"
-        assert faults[0].episode_id == episode.episode_id and faults[0].agent == "uav"
+        assert faults[0].episode_id == request.episode_id and faults[0].agent == "uav"
         assert not faults[0].intervention
         assert "the render of uav failed" in faults[0].reason
         assert all(time_ns(image.header.stamp) != time_ns(answer.stamp) for image in images)

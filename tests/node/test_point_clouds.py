@@ -8,29 +8,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 from aerialdojo_interfaces.srv import SimReset
-from geometry_msgs.msg import Pose
-from rostest import RosClient, running, specs_for
+from rostest import RosClient, first_mini_reset, running, specs_for
 from sensor_msgs.msg import CameraInfo, Image, PointCloud2
 
 from aerialdojo.image_codec import image_to_array
 from aerialdojo.nodes.qos import SENSOR_QOS
-from aerialdojo.tasks.suite import load_suite, resolve_suite
 
 pytestmark = pytest.mark.ros
 
 
 def _reset(client: RosClient) -> None:
-    suite = load_suite(resolve_suite("aerialdojo_mini"))
-    episode = suite.episode(suite.select()[0])
-    pose = Pose()
-    pose.position.x, pose.position.y, pose.position.z = (
-        episode.start.x,
-        episode.start.y,
-        episode.start.z,
-    )
-    request = SimReset.Request(
-        episode_id=episode.episode_id, scene=episode.scene, agents=["uav"], poses=[pose]
-    )
+    request = first_mini_reset()
     answer = client.call(SimReset, "/sim/reset", request)
     assert answer.success, answer.message
 
