@@ -178,8 +178,9 @@ def _launched_node(run_dir: Path, node: str) -> int:
 
 
 def _killed_in_the_first_episode(launch_env: dict[str, str], tmp_path: Path, node: str) -> str:
-    """Launch two episodes, SIGKILL ``node`` during the first (the agent held meanwhile, so the
-    episode cannot end first), and check that the launch still completed the run; its output."""
+    """Launch two episodes, SIGKILL ``node`` during the first (the agent held meanwhile if it is
+    another node, so the episode cannot end first), and check that the launch still completed the
+    run; its output."""
     run_dir = tmp_path / "runs" / node
     output = tmp_path / "launch.log"
     command = _launch_command(_config(tmp_path, "eval.yaml"), 2, tmp_path / "runs", run_dir.name)
@@ -188,11 +189,16 @@ def _killed_in_the_first_episode(launch_env: dict[str, str], tmp_path: Path, nod
             launch, output, "started (attempt 1)", "the first episode never started", poll_s=0.05
         )
         agent = _launched_node(run_dir, "uav_agent")
-        os.kill(agent, signal.SIGSTOP)
-        try:
-            os.kill(_launched_node(run_dir, node), signal.SIGKILL)
-        finally:
-            os.kill(agent, signal.SIGCONT)
+        victim = _launched_node(run_dir, node)
+        if victim == agent:
+            # A killed process may be reaped by the launch at once: no SIGCONT can follow.
+            os.kill(victim, signal.SIGKILL)
+        else:
+            os.kill(agent, signal.SIGSTOP)
+            try:
+                os.kill(victim, signal.SIGKILL)
+            finally:
+                os.kill(agent, signal.SIGCONT)
         launch.wait(timeout=600)
     said = output.read_text(errors="replace")
     assert launch.returncode == 0, said[-3000:]
