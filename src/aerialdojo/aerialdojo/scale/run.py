@@ -396,10 +396,9 @@ def _run_here(
         for job in jobs:
             if graph is None:
                 graph = WorkerGraph(domains.assign(job), sink)
-            outcome = graph.run(job)
+            outcome, kept = graph.run_kept(job)
             on_outcome(outcome, None)
-            if not graph.fit_after(outcome):
-                graph.close()
+            if not kept:
                 domains.release(graph.job, outcome)
                 graph = None
     finally:
@@ -464,12 +463,10 @@ class _GraphActor:
         (else it was stopped, every node of it, and its domain can be handed on)."""
         if self._graph is None:
             self._graph = WorkerGraph(job, self._queue.put)
-        outcome = self._graph.run(job)
-        if self._graph.fit_after(outcome):
-            return outcome, True
-        self._graph.close()
-        self._graph = None
-        return outcome, False
+        outcome, kept = self._graph.run_kept(job)
+        if not kept:
+            self._graph = None
+        return outcome, kept
 
     def close(self) -> None:
         """Stop the kept graph."""

@@ -166,12 +166,16 @@ class WorkerGraph:
             and not self._heard()
         )
 
-    def fit_after(self, outcome: JobOutcome) -> bool:
-        """Whether the graph is kept after a batch that ended with ``outcome``: it is
-        ``alive`` and scored an episode (its task manager served) in a domain no other run
-        was heard in; else it is to be stopped and its domain handed back
+    def run_kept(self, job: GraphJob) -> tuple[JobOutcome, bool]:
+        """``run`` ``job``, and whether the graph is kept for the next batch: it is ``alive``
+        and scored an episode (its task manager served) in a domain no other run was heard
+        in. Else it is stopped, every node of it, and its domain is to be handed back
         (``HeldDomains.release``, which lets the doubtful ones go)."""
-        return self.alive and bool(outcome.scored) and not outcome.domain_shared
+        outcome = self.run(job)
+        if self.alive and outcome.scored and not outcome.domain_shared:
+            return outcome, True
+        self.close()
+        return outcome, False
 
     def run(self, job: GraphJob) -> JobOutcome:
         """Run ``job``'s episodes on this graph (started for its first batch) and write each
