@@ -6,12 +6,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import signal
 import socket
 import sys
 import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator
+from types import FrameType
 from typing import Any
 
 import rclpy
@@ -22,9 +24,15 @@ from rclpy.clock import Clock, ClockType
 from rclpy.context import Context
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.executors import ExternalShutdownException
+from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.publisher import Publisher
+from rclpy.signals import (
+    SignalHandlerOptions,
+    get_current_signal_handlers_options,
+    uninstall_signal_handlers,
+)
 from rclpy.task import Future
 from rclpy.timer import Timer
 from std_msgs.msg import Header
@@ -41,6 +49,9 @@ from aerialdojo.runtime import (
     ros_distro,
     run_id_of,
 )
+
+#: What a failed rcl call raises (rclpy exports it from its extension only).
+RCLError = rclpy_implementation.RCLError
 
 
 @contextlib.contextmanager
@@ -60,16 +71,75 @@ def node_process(args: list[str] | None = None) -> Iterator[None]:
     exit_with_launcher()
     failures: list[BaseException] = []
     threading.excepthook = functools.partial(_end_on_thread_failure, failures)
+    # Before rclpy.init: rclpy's own handlers call the handler they replace.
+    for stop in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(stop, _stop_on_signal)
     try:
         rclpy.init(args=args)
+        _stopping.context, _stopping.requested = rclpy.get_default_context().handle, False
         try:
             yield
+        except RCLError:
+            if rclpy.ok():
+                raise
+            # A stop's context shutdown met an executor building its wait set: the stop.
         finally:
             rclpy.try_shutdown()
+            _stopping.context = None
+            # Nothing may walk the executors' guard conditions while the interpreter frees
+            # them at exit.
+            _remove_rclpy_signal_handling()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     if failures:
         raise WorkerFailure(failures[0])
+
+
+def _stop_on_signal(signum: int, frame: FrameType | None) -> None:
+    """SIGINT or SIGTERM. Once rclpy is up, the first one stops the node through rclpy: its
+    signal thread wakes every executor and then shuts the context down, so each spin ends
+    with ``ExternalShutdownException`` and the node's clean-up runs whole. This handler
+    waits until that thread is done and gone: it wakes the executors through guard
+    conditions it holds by bare pointer, with no lock against an executor's shutdown
+    freeing them (rclpy ``signal_handler.cpp``, ``trigger_guard_conditions`` and
+    ``unregister_sigint_guard_condition``), and a clean-up that shut an executor down while
+    the thread still walked them ended the process with SIGSEGV in
+    ``rcl_trigger_guard_condition``. Before rclpy is up, and for every later signal (a
+    second Ctrl-C, a launcher's SIGTERM after its grace period), a ``KeyboardInterrupt``,
+    as Python's own handler raises."""
+    if _stopping.context is None or _stopping.requested:
+        raise KeyboardInterrupt
+    _stopping.requested = True
+    # The context's own handle: its Python wrapper's lock may be held by the code this
+    # handler interrupted.
+    deadline = time.monotonic() + STOP_HANDOVER_S
+    while _stopping.context.ok() and time.monotonic() < deadline:
+        time.sleep(0.001)
+    _remove_rclpy_signal_handling()
+
+
+def _remove_rclpy_signal_handling() -> None:
+    """Uninstall rclpy's signal handlers, which joins its signal thread, if they are
+    installed (uninstalling twice leaves SIGINT with the default handler for a moment)."""
+    if get_current_signal_handlers_options() != SignalHandlerOptions.NO:
+        uninstall_signal_handlers()
+
+
+#: How long a stop signal's handler waits for rclpy's signal thread to shut the context down
+#: (it takes well under a millisecond; the bound only keeps a stop from hanging on it).
+STOP_HANDOVER_S = 2.0
+
+
+class _Stopping:
+    """Where this process's node stands for ``_stop_on_signal``."""
+
+    #: The handle of the context rclpy's signal thread shuts down; None until rclpy is up.
+    context: Any = None
+    #: A stop signal came once rclpy was up.
+    requested = False
+
+
+_stopping = _Stopping()
 
 
 class WorkerFailure(SystemExit):
@@ -83,8 +153,11 @@ class WorkerFailure(SystemExit):
 def _end_on_thread_failure(
     failures: list[BaseException], failure: threading.ExceptHookArgs
 ) -> None:
-    # A thread that stops because rclpy shut down (SIGINT, SIGTERM) did not fail.
+    # A thread that stops because rclpy shut down (SIGINT, SIGTERM) did not fail, nor one
+    # whose executor was building its wait set when the stop shut the context down.
     if failure.exc_type in (SystemExit, ExternalShutdownException) or failure.exc_value is None:
+        return
+    if failure.exc_type is RCLError and not rclpy.ok():
         return
     failures.append(failure.exc_value)
     thread = failure.thread.name if failure.thread is not None else "a thread"
