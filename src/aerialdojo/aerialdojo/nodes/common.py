@@ -20,6 +20,7 @@ import rclpy
 from aerialdojo_interfaces.msg import NodeInfo
 from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy import executors
 from rclpy.clock import Clock, ClockType
 from rclpy.context import Context
 from rclpy.exceptions import ParameterUninitializedException
@@ -97,16 +98,17 @@ def node_process(args: list[str] | None = None) -> Iterator[None]:
 
 def _stop_on_signal(signum: int, frame: FrameType | None) -> None:
     """SIGINT or SIGTERM. Once rclpy is up, the first one stops the node through rclpy: its
-    signal thread wakes every executor and then shuts the context down, so each spin ends
-    with ``ExternalShutdownException`` and the node's clean-up runs whole. This handler
-    waits until that thread is done and gone: it wakes the executors through guard
-    conditions it holds by bare pointer, with no lock against an executor's shutdown
-    freeing them (rclpy ``signal_handler.cpp``, ``trigger_guard_conditions`` and
+    signal thread wakes every executor and then shuts the context down, so each spin ends.
+    This handler first waits until that thread is done and gone: it wakes the executors
+    through guard conditions it holds by bare pointer, with no lock against an executor's
+    shutdown freeing them (rclpy ``signal_handler.cpp``, ``trigger_guard_conditions`` and
     ``unregister_sigint_guard_condition``), and a clean-up that shut an executor down while
     the thread still walked them ended the process with SIGSEGV in
-    ``rcl_trigger_guard_condition``. Before rclpy is up, and for every later signal (a
-    second Ctrl-C, a launcher's SIGTERM after its grace period), a ``KeyboardInterrupt``,
-    as Python's own handler raises."""
+    ``rcl_trigger_guard_condition``. Then, if the main thread is spinning (a callback waiting
+    on a model or a simulator included), a ``KeyboardInterrupt`` ends the spin at once; its
+    clean-up is never interrupted. Before rclpy is up, and for every later signal (a second
+    Ctrl-C, a launcher's SIGTERM after its grace period), a ``KeyboardInterrupt``, as
+    Python's own handler raises."""
     if _stopping.context is None or _stopping.requested:
         raise KeyboardInterrupt
     _stopping.requested = True
@@ -116,6 +118,18 @@ def _stop_on_signal(signum: int, frame: FrameType | None) -> None:
     while _stopping.context.ok() and time.monotonic() < deadline:
         time.sleep(0.001)
     _remove_rclpy_signal_handling()
+    if _spinning(frame):
+        raise KeyboardInterrupt
+
+
+def _spinning(frame: FrameType | None) -> bool:
+    """Whether ``frame`` runs inside an executor's spin."""
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename == executors.__file__ and code.co_name.startswith("spin"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _remove_rclpy_signal_handling() -> None:
