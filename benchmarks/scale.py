@@ -8,7 +8,8 @@ benchmark-sized run's episode records.
      value:    ``scale.records.read_records`` and ``merged_result`` (read, rebuild and check
                every trace, score, aggregate under the paper's map-family rule) and writing
                ``metrics.json`` and ``run_status.json``.
-   Printed as ``RESULT scale_merge_records_s``. The full report on top (plots with the
+   Printed as ``RESULT scale_merge_records_s``, after the value's phases (wall time, and
+   the CPU of this process and of the reader processes). The full report on top (plots with the
    radius sweep re-scoring every episode at each radius, Markdown tables, report.html) is
    timed on ``--report-records`` of them and printed as a figure of its own.
 2. Episodes per minute. The same suite (``config/eval.yaml``: the colour-seeking baseline;
@@ -36,21 +37,25 @@ processes take cores from the workers. Last line:
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from aerialdojo.documents import write_atomic
 from aerialdojo.events import AgentRecord
 from aerialdojo.metrics.jsonl import trace_to_record
 from aerialdojo.metrics.trace import EpisodeTrace
-from aerialdojo.report.markdown import write_metrics_json
+from aerialdojo.report.markdown import metrics_json_text
 from aerialdojo.report.run import STATUS_JSON, write_run
 from aerialdojo.scale.records import (
     EPISODES_DIR,
@@ -69,6 +74,39 @@ FAMILIES = ("urban", "natural", "infrastructure", "disaster")
 def _load() -> str:
     one, five, fifteen = os.getloadavg()
     return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
+
+
+#: What the merge does between the clocks ``bench_merge`` reads.
+_MERGE_PHASES = (
+    "read (readers chosen, records read, rebuilt, measured)",
+    "score and aggregate",
+    "metrics.json text",
+    "metrics.json written and synced",
+    "run_status.json",
+)
+
+
+@dataclass(frozen=True)
+class _Clock:
+    """Wall time, this process's CPU and its ended children's CPU (a merge's reader
+    processes end with ``read_records``)."""
+
+    wall: float
+    cpu: float
+    children_cpu: float
+
+    @classmethod
+    def now(cls) -> _Clock:
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return cls(time.perf_counter(), time.process_time(), children.ru_utime + children.ru_stime)
+
+    def since(self, start: _Clock, name: str) -> str:
+        """``name``'s wall time and CPU from ``start`` to this clock."""
+        readers = self.children_cpu - start.children_cpu
+        cpu = f"{self.cpu - start.cpu:.1f} CPU-s here"
+        if readers:
+            cpu += f", {readers:.1f} in readers"
+        return f"{name} {self.wall - start.wall:.2f} s ({cpu})"
 
 
 def _synthetic_records(run_dir: Path, count: int) -> list[str]:
@@ -125,21 +163,30 @@ def bench_merge(work: Path, count: int, report_count: int) -> float:
         json.loads((run_dir / EPISODES_DIR / episode_id / RECORD_FILE).read_bytes())
     baseline = time.perf_counter() - started
 
-    started = time.perf_counter()
+    clocks = [_Clock.now()]
     # The choice read_records makes itself (and pays for: it watches the cores), made
     # here so that the figure says how many readers ran.
     readers = reader_processes() if count >= PARALLEL_MIN_RECORDS else 1
     records = read_records(run_dir, selection, processes=readers)
+    clocks.append(_Clock.now())
     result = merged_result(records, selection, {}, None, finished=True)
     assert result.metrics is not None and result.complete
-    write_metrics_json(result.metrics, run_dir / "metrics.json")
+    clocks.append(_Clock.now())
+    # write_metrics_json in its two steps, timed apart: the text, then the atomic write.
+    text = metrics_json_text(result.metrics)
+    clocks.append(_Clock.now())
+    write_atomic(run_dir / "metrics.json", text)
+    clocks.append(_Clock.now())
     (run_dir / STATUS_JSON).write_text(json.dumps(result.status(), indent=2, sort_keys=True))
-    value = time.perf_counter() - started
+    clocks.append(_Clock.now())
+    value = clocks[-1].wall - clocks[0].wall
     how = f"{readers} processes reading" if readers > 1 else "read in this process"
     print(
         f"merge of {count} records ({how}): {value:.1f} s; reading them alone {baseline:.1f} s "
         f"({_load()})"
     )
+    phases = zip(_MERGE_PHASES, itertools.pairwise(clocks), strict=True)
+    print("phases: " + "; ".join(end.since(start, name) for name, (start, end) in phases))
 
     subset = selection[:report_count]
     started = time.perf_counter()
