@@ -13,8 +13,10 @@ All views of one observation set carry the same stamp, the simulation time after
 A backend that knows that time before rendering and renders in this process
 (``SimulatorBackend.next_observation_time_s``: the embedded simulators) gets its action
 answered first and the observation rendered on a thread of its own meanwhile, so the answer's
-way back to the agent overlaps the render; a render that fails there is reported on
-``/sim/faults`` and ends the episode as the simulator's failure.
+way back to the agent overlaps the render, and each view goes out as soon as it is rendered
+(``SimulatorBackend.views_as_rendered``), so an agent given the first view decides while the
+others render; a render that fails there is reported on ``/sim/faults`` and ends the episode
+as the simulator's failure.
 A reset is answered, and its observation set published, only once the bridge's publishers
 have matched every subscriber the task manager sees on them (``SimReset.subscribed_topics``):
 a bridge restarted in the middle of a run must not send the rerun's first frames before the
