@@ -9,7 +9,12 @@ per view.
    process driving them through ``/aerialdojo/step``, with a timing wrapper around its
    policy. Both execute one fixed action sequence, so they do the same simulator work; the
    policy is asked for its action each step, so its cost counts on both sides. The ratio is
-   the stack's step over the direct step: 1.05 means the harness adds 5 %.
+   the stack's step over the direct step: 1.05 means the harness adds 5 %. Since the bridge
+   publishes each view as soon as it is rendered (docs/performance.md, change 55), the
+   agent decides on its views while the others still render, which the direct loop (one
+   ``observe`` of every view, then the policy) cannot; so the CPU both sides spend per step
+   is printed beside the ratio (Linux: every graph process's, from ``/proc``), and the
+   stack's CPU over the direct's is the harness's cost that overlap does not show.
 2. Episodes per hour (``--episodes``, 20 by default; ``--skip-run`` leaves it out):
    ``aerialdojo eval`` of the colour agent on the first episodes of the whole suite, command
    start to report, against the sum of the same episodes' direct backend time (each
@@ -39,6 +44,7 @@ from typing import Any
 
 import rclpy
 from aerialdojo_interfaces.srv import StartEpisode
+from idle_nodes import cpu_seconds
 from rclpy.executors import SingleThreadedExecutor
 
 from aerialdojo.actions import STOP, Action
@@ -55,6 +61,10 @@ from aerialdojo.runner import start_graph, stop_graph
 from aerialdojo.sim.backend import aerialdojo_uav_rig
 from aerialdojo.sim.embedded.backend import EmbeddedBackend
 from aerialdojo.tasks.suite import load_suite, resolve_suite
+
+#: Steps left out of the CPU per step on both sides: the first renders' numba compilation
+#: and caches, and the stack's first set.
+CPU_WARM_UP_STEPS = 10
 
 # Motions that exercise rendering and collision sweeps without ending the episode early.
 ACTIONS = (
@@ -86,9 +96,10 @@ class TimedFixedPolicy:
         return self.actions[index] if index < len(self.actions) else Action("Stop")
 
 
-def direct(episode, size: int, steps: int) -> tuple[list[float], list[float]]:
+def direct(episode, size: int, steps: int) -> tuple[list[float], list[float], float]:
     """Simulator and agent seconds of each step, no ROS; the policy sees what the stack's
-    agent node hands it (the task's views, odometry only where the task gives it)."""
+    agent node hands it (the task's views, odometry only where the task gives it); and the
+    CPU seconds per step after ``CPU_WARM_UP_STEPS`` (this process, all its threads)."""
     rig = aerialdojo_uav_rig(size, size)
     backend = EmbeddedBackend(rigs={"uav": rig})
     backend.reset(episode.scene, {"uav": episode.start})
@@ -107,7 +118,10 @@ def direct(episode, size: int, steps: int) -> tuple[list[float], list[float]]:
         )
     )
     simulator, agent = [], []
-    for action in islice(cycle(ACTIONS), steps):
+    cpu_start = 0.0
+    for index, action in enumerate(islice(cycle(ACTIONS), steps)):
+        if index == CPU_WARM_UP_STEPS:
+            cpu_start = time.process_time()
         start = time.perf_counter()
         backend.execute("uav", action)
         observation = backend.observe("uav")
@@ -125,13 +139,15 @@ def direct(episode, size: int, steps: int) -> tuple[list[float], list[float]]:
         )  # fmt: skip
         simulator.append(rendered - start)
         agent.append(time.perf_counter() - rendered)
-    return simulator, agent
+    return simulator, agent, (time.process_time() - cpu_start) / (steps - CPU_WARM_UP_STEPS)
 
 
 def stack(
     suite: str, episode_id: str, size: int, steps: int, run_dir: Path
-) -> tuple[list[float], list[float]]:
-    """Per-step wall times through the node graph, and the agent's share of each."""
+) -> tuple[list[float], list[float], dict[str, float]]:
+    """Per-step wall times through the node graph, and the agent's share of each; and the
+    CPU seconds per step of each process after ``CPU_WARM_UP_STEPS`` (the agent's is this
+    process)."""
     config = {
         "sim_bridge": validate_parameters(
             "sim_bridge", {"image_width": size, "image_height": size}, "bench"
@@ -144,6 +160,8 @@ def stack(
     }
     specs = node_specs(config)
     processes = start_graph([s for s in specs if s.name in ("sim_bridge", "task_manager")], run_dir)
+    pids = {node.spec.name: node.process.pid for node in processes}
+    cpu: dict[int, dict[str, float]] = {}
     policy = TimedFixedPolicy(steps)
     # The agent subscribes to the views the graph gives it (``aerialdojo eval``'s).
     views = next(s for s in specs if s.name == "uav_agent").parameters["views"]
@@ -165,13 +183,21 @@ def stack(
         deadline = time.monotonic() + 600
         while len(policy.decided) < steps + 1 and time.monotonic() < deadline:
             executor.spin_once(timeout_sec=0.1)
+            decided = len(policy.decided)
+            if decided in (CPU_WARM_UP_STEPS, steps) and decided not in cpu:
+                cpu[decided] = {name: cpu_seconds(pid) for name, pid in pids.items()}
+                cpu[decided]["uav_agent"] = time.process_time()
     finally:
         rclpy.shutdown()
         stop_graph(processes, grace_s=5.0)
     # Step i: from deciding action i to deciding action i+1 (sim + stack + agent).
     walls = [b - a for a, b in itertools.pairwise(policy.decided)]
     agents = [d - r for r, d in zip(policy.ready[1:], policy.decided[1:], strict=True)]
-    return walls[:steps], agents[:steps]
+    cpu_per_step = {
+        name: (cpu[steps][name] - cpu[CPU_WARM_UP_STEPS][name]) / (steps - CPU_WARM_UP_STEPS)
+        for name in cpu[steps]
+    }
+    return walls[:steps], agents[:steps], cpu_per_step
 
 
 def executed_actions(bag: Path) -> list[tuple[dict[str, Any], list[Action]]]:
@@ -236,10 +262,12 @@ def main() -> None:
     print(f"load average before: {_load()}")
     # Direct stepping before and after the stack run, so a load change during the run
     # shows in both; medians throughout.
-    simulator, agent = direct(episode, args.size, args.steps)
+    simulator, agent, cpu_before = direct(episode, args.size, args.steps)
     with tempfile.TemporaryDirectory() as run_dir:
-        walls, agents = stack(args.suite, episode.episode_id, args.size, args.steps, Path(run_dir))
-    simulator_after, agent_after = direct(episode, args.size, args.steps)
+        walls, agents, stack_cpu = stack(
+            args.suite, episode.episode_id, args.size, args.steps, Path(run_dir)
+        )
+    simulator_after, agent_after, cpu_after = direct(episode, args.size, args.steps)
     simulator_s = statistics.median(simulator + simulator_after)
     agent_s = statistics.median(agent + agent_after)
     stack_s = statistics.median(walls)
@@ -253,9 +281,17 @@ def main() -> None:
         f"stack:  {stack_s * 1e3:.1f} ms per step (median; p90 "
         f"{statistics.quantiles(walls, n=10)[-1] * 1e3:.1f} ms), agent {agent_stack_s * 1e3:.1f} ms"
     )
+    # The agent decides while the views it is not given still render (change 55): the
+    # simulator's and the agent's shares may add up to more than the step.
     print(
         f"split of a stack step: simulator {simulator_s / stack_s:.0%}, "
-        f"agent {agent_stack_s / stack_s:.0%}, stack overhead {overhead_s / stack_s:.0%}"
+        f"agent {agent_stack_s / stack_s:.0%}, the rest {overhead_s / stack_s:.0%}"
+    )
+    direct_cpu = (cpu_before + cpu_after) / 2
+    print(
+        f"CPU per step: direct {direct_cpu * 1e3:.1f} ms; stack {sum(stack_cpu.values()) * 1e3:.1f}"
+        f" ms ({', '.join(f'{name} {value * 1e3:.1f}' for name, value in stack_cpu.items())}), "
+        f"{sum(stack_cpu.values()) / direct_cpu:.2f}x the direct loop's"
     )
     print(f"load average after the steps: {_load()}")
     if not args.skip_run:

@@ -10,7 +10,7 @@ import pytest
 from aerialdojo.actions import Action
 from aerialdojo.errors import ConfigError, InvalidActionError, UnknownSceneError
 from aerialdojo.geometry import Pose
-from aerialdojo.sim.backend import CameraSpec, SimulatorBackend
+from aerialdojo.sim.backend import CameraSpec, Observation, SimulatorBackend
 from aerialdojo.sim.embedded.backend import EmbeddedBackend
 from aerialdojo.sim.embedded.scenes import scene_names
 
@@ -79,6 +79,25 @@ def test_observation_has_every_view_and_ids_only_on_request(backend: EmbeddedBac
     truth = backend.observe("uav", with_ground_truth_ids=True)
     assert truth.frames["front"].instance_ids is not None
     np.testing.assert_array_equal(plain.frames["front"].rgb, truth.frames["front"].rgb)
+
+
+def test_views_as_rendered_hands_each_view_with_the_observation_time_and_pose() -> None:
+    rig = [CameraSpec(name="front", width=32, height=32), CameraSpec(name="down", width=16,
+           height=16, pitch_deg=-90.0)]  # fmt: skip
+    backend = EmbeddedBackend(seed=0, rigs={"uav": rig})
+    _start(backend)
+    backend.execute("uav", Action("MoveForward", 1.0))
+    handed: list[Observation] = []
+    with backend.views_as_rendered(handed.append):
+        observation = backend.observe("uav")
+    assert [list(view.frames) for view in handed] == [["front"], ["down"]]
+    for view in handed:
+        assert (view.sim_time_s, view.pose) == (observation.sim_time_s, observation.pose)
+        ((name, frame),) = view.frames.items()
+        assert frame is observation.frames[name]
+    handed.clear()
+    backend.observe("uav")  # outside the context nothing is handed over
+    assert handed == []
 
 
 def test_same_seed_and_actions_give_identical_images() -> None:

@@ -110,6 +110,28 @@ def test_rendering_is_byte_identical_across_calls(toy_scene: EmbeddedScene) -> N
         assert first[name].instance_ids.tobytes() == second[name].instance_ids.tobytes()
 
 
+def test_each_view_is_handed_over_whole_in_rig_order(toy_scene: EmbeddedScene) -> None:
+    """``on_view`` gets every view, in the rig's order, with its pixels already final: the
+    bridge publishes a view from there while the later views render."""
+    rig = aerialdojo_uav_rig(300, 250)  # a view spans several ray chunks
+    pose = Pose(-12.0, 7.0, 9.0, 0.7)
+    handed: list[tuple[str, bytes, bytes]] = []
+    frames = render_views(
+        toy_scene,
+        pose,
+        rig,
+        with_ground_truth_ids=False,
+        on_view=lambda frame: handed.append(
+            (frame.spec.name, frame.rgb.tobytes(), frame.depth.tobytes())
+        ),
+    )
+    assert [name for name, _, _ in handed] == [spec.name for spec in rig]
+    for name, rgb, depth in handed:
+        assert rgb == frames[name].rgb.tobytes() and depth == frames[name].depth.tobytes()
+    plain = render_views(toy_scene, pose, rig, with_ground_truth_ids=False)
+    assert all(plain[name].rgb.tobytes() == rgb for name, rgb, _ in handed)
+
+
 # SHA-256 of every view's RGB, depth and id images, rendered by the renderer of main 01c588d
 # (numpy 2.4, embreex 4.4 on x86-64) before its shading was reorganised for speed: the
 # colour agent's episodes, and so the shipped suites' metrics, depend on these bytes.

@@ -126,7 +126,11 @@ class AgosBackend(LocalBackend):
         pose = self.pose(agent)
         rig = current_views(self.cameras(agent), ring=agent in self._ring_next)
         frames = render_views(
-            self.town.scene, pose, rig, with_ground_truth_ids=with_ground_truth_ids
+            self.town.scene,
+            pose,
+            rig,
+            with_ground_truth_ids=with_ground_truth_ids,
+            on_view=self._view_sink(pose),
         )
         return Observation(sim_time_s=self.sim_time_s, pose=pose, frames=frames)
 

@@ -13,8 +13,10 @@ All views of one observation set carry the same stamp, the simulation time after
 A backend that knows that time before rendering and renders in this process
 (``SimulatorBackend.next_observation_time_s``: the embedded simulators) gets its action
 answered first and the observation rendered on a thread of its own meanwhile, so the answer's
-way back to the agent overlaps the render; a render that fails there is reported on
-``/sim/faults`` and ends the episode as the simulator's failure.
+way back to the agent overlaps the render, and each view goes out as soon as it is rendered
+(``SimulatorBackend.views_as_rendered``), so an agent given the first view decides while the
+others render; a render that fails there is reported on ``/sim/faults`` and ends the episode
+as the simulator's failure.
 A reset is answered, and its observation set published, only once the bridge's publishers
 have matched every subscriber the task manager sees on them (``SimReset.subscribed_topics``):
 a bridge restarted in the middle of a run must not send the rerun's first frames before the
@@ -33,7 +35,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import rclpy
@@ -378,17 +380,31 @@ class SimBridge(Node):
 
     def _render_answered(self, agent: str, time_s: float, stamp: Time) -> None:
         """On the render thread: render ``agent``'s observation of an answered action and
-        queue it under the answer's ``stamp``. A failure cannot fail the answer any more, and
-        an agent left waiting for the set must not be scored silent: it is reported as the
-        simulator's fault, which ends the running attempt as an infrastructure failure."""
+        queue it under the answer's ``stamp``, each view as soon as it is rendered where the
+        backend hands them over one by one (``views_as_rendered``), the state with the first:
+        an agent given the first view decides while the others still render. A failure
+        cannot fail the answer any more, and an agent left waiting for the set must not be
+        scored silent: it is reported as the simulator's fault, which ends the running
+        attempt as an infrastructure failure."""
+        queued: set[str] = set()
+
+        def queue_view(view: Observation) -> None:
+            _check_time(view, time_s)
+            self._queue_observations({agent: view}, stamp, reset=False, with_state=not queued)
+            queued.update(view.frames)
+
         try:
-            observation = self._backend.observe(agent)
-            if observation.sim_time_s != time_s:
-                raise SimulatorFaultError(
-                    f"the observation is at {observation.sim_time_s:.3f} s of simulated time, "
-                    f"but the answer named {time_s:.3f} s"
+            with self._backend.views_as_rendered(queue_view):
+                observation = self._backend.observe(agent)
+            _check_time(observation, time_s)
+            rest = {name: frame for name, frame in observation.frames.items() if name not in queued}
+            if rest or not queued:
+                self._queue_observations(
+                    {agent: replace(observation, frames=rest)},
+                    stamp,
+                    reset=False,
+                    with_state=not queued,
                 )
-            self._queue_observations({agent: observation}, stamp, reset=False)
         except Exception as error:  # any error here is the simulator's: reported, not raised
             self._report_fault(
                 BackendFault(agent=agent, reason=f"rendering the answered step failed: {error!r}")
@@ -412,7 +428,12 @@ class SimBridge(Node):
         return stamp, observations
 
     def _queue_observations(
-        self, observations: dict[str, Observation], stamp: Time, reset: bool
+        self,
+        observations: dict[str, Observation],
+        stamp: Time,
+        reset: bool,
+        *,
+        with_state: bool = True,
     ) -> None:
         """Queue the messages of ``observations`` under ``stamp``. Publishing runs on the frame
         publisher's thread, so the service answers without waiting for the images to be
@@ -421,24 +442,28 @@ class SimBridge(Node):
         The state (clock, odometry, poses, tf) goes out before the frames, and the frames
         view by view: an agent acts once the views it is given and its odometry of the stamp
         have arrived, so odometry queued behind every view's images held it until the whole
-        set had been serialized."""
+        set had been serialized. Without ``with_state``, only the frames (the later views of a
+        set whose state went out with its first view)."""
         state: list[tuple[Publisher, object]] = []
-        if self._clock_pub is not None:
+        if with_state and self._clock_pub is not None:
             state.append((self._clock_pub, Clock(clock=stamp)))
         frames: list[tuple[Publisher, object]] = []
         transforms = []
         for agent, observation in observations.items():
             if reset:
                 self._episode_start[agent] = observation.pose
-            state += self._state_messages(agent, observation, stamp)
             frames += self._frame_messages(agent, observation, stamp)
+            if not with_state:
+                continue
+            state += self._state_messages(agent, observation, stamp)
             transforms += [
                 transform_msg(transform, stamp)
                 for transform in agent_transforms(
                     agent, observation.pose, self._episode_start[agent]
                 )
             ]
-        state.append((self._tf_pub, TFMessage(transforms=transforms)))
+        if with_state:
+            state.append((self._tf_pub, TFMessage(transforms=transforms)))
         self._frame_publisher.submit([*state, *frames])
 
     def _frame_messages(
@@ -509,6 +534,15 @@ class SimBridge(Node):
         if hasattr(self, "_backend"):
             self._backend.close()
         super().destroy_node()
+
+
+def _check_time(observation: Observation, time_s: float) -> None:
+    """Raise unless ``observation`` is at the simulated ``time_s`` an answer named."""
+    if observation.sim_time_s != time_s:
+        raise SimulatorFaultError(
+            f"the observation is at {observation.sim_time_s:.3f} s of simulated time, "
+            f"but the answer named {time_s:.3f} s"
+        )
 
 
 def main(args: list[str] | None = None) -> None:

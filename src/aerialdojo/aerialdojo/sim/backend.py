@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -330,6 +331,16 @@ class SimulatorBackend(ABC):
         answer an action before its observation is rendered. None: it must observe first."""
         return None
 
+    @contextmanager
+    def views_as_rendered(self, on_view: Callable[[Observation], None]) -> Iterator[None]:
+        """While open, a backend that renders view after view in this process hands each
+        view of ``observe`` to ``on_view`` as soon as it is done, as an observation of that
+        one view (``observe``'s time and pose), on ``observe``'s thread, while the later views
+        render; ``observe`` still returns them all. Other backends hand none (the default):
+        the caller takes every view from ``observe``."""
+        del on_view
+        yield
+
     def close(self) -> None:  # noqa: B027 - optional hook; most backends hold nothing
         """Release the simulator connection or scene resources."""
 
@@ -347,6 +358,7 @@ class LocalBackend(SimulatorBackend):
         super().__init__(rigs=rigs, seconds_per_action=seconds_per_action)
         self._poses: dict[str, Pose] = {}
         self._sim_time_s = 0.0
+        self._on_view: Callable[[Observation], None] | None = None
 
     @property
     def sim_time_s(self) -> float:
@@ -367,6 +379,25 @@ class LocalBackend(SimulatorBackend):
 
     def next_observation_time_s(self) -> float | None:
         return self._sim_time_s
+
+    @contextmanager
+    def views_as_rendered(self, on_view: Callable[[Observation], None]) -> Iterator[None]:
+        self._on_view = on_view
+        try:
+            yield
+        finally:
+            self._on_view = None
+
+    def _view_sink(self, pose: Pose) -> Callable[[CameraFrame], None] | None:
+        """What a subclass's ``observe`` hands each finished view to (``render_views``'s
+        ``on_view``) for an agent at ``pose``: None outside ``views_as_rendered``."""
+        on_view = self._on_view
+        if on_view is None:
+            return None
+        sim_time_s = self._sim_time_s
+        return lambda frame: on_view(
+            Observation(sim_time_s=sim_time_s, pose=pose, frames={frame.spec.name: frame})
+        )
 
     def _place(self, poses: Mapping[str, Pose]) -> None:
         """Place the agents (their rigs already checked) and restart the clock at 0."""

@@ -129,7 +129,11 @@ class EmbeddedBackend(LocalBackend):
     def observe(self, agent: str, with_ground_truth_ids: bool = False) -> Observation:
         pose = self.pose(agent)
         frames = render_views(
-            self.scene, pose, self.cameras(agent), with_ground_truth_ids=with_ground_truth_ids
+            self.scene,
+            pose,
+            self.cameras(agent),
+            with_ground_truth_ids=with_ground_truth_ids,
+            on_view=self._view_sink(pose),
         )
         return Observation(sim_time_s=self.sim_time_s, pose=pose, frames=frames)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import NamedTuple, TypeVar
 
 import numpy as np
@@ -12,8 +12,8 @@ from embreex import rtcore_scene
 from embreex.mesh_construction import TriangleMesh
 
 # embreex releases the GIL while it traces, so threads give real parallelism.
-_WORKERS = max(1, os.cpu_count() or 1)
-_POOL = ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="aerialdojo-ray")
+WORKERS = max(1, os.cpu_count() or 1)
+_POOL = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="aerialdojo-ray")
 Job = TypeVar("Job")
 # Rays per work item: small enough to balance the cores, large enough to amortise numpy calls.
 CHUNK_RAYS = 65536
@@ -77,5 +77,11 @@ def run_chunked(count: int, work: Callable[[slice], None]) -> None:
 
 def run_in_pool(work: Callable[[Job], None], jobs: Sequence[Job]) -> None:
     """Run ``work`` on every job on the shared thread pool and wait; re-raises the first error."""
-    for future in [_POOL.submit(work, job) for job in jobs]:
+    for future in submit_to_pool(work, jobs):
         future.result()
+
+
+def submit_to_pool(work: Callable[[Job], None], jobs: Sequence[Job]) -> list[Future[None]]:
+    """Start ``work`` on every job on the shared thread pool, taken in order; the caller waits
+    on the futures (``Future.result`` re-raises a job's error)."""
+    return [_POOL.submit(work, job) for job in jobs]

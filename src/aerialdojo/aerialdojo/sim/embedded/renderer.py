@@ -8,6 +8,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import islice
 
 import numpy as np
 
@@ -15,7 +16,7 @@ from aerialdojo.errors import CameraConfigError
 from aerialdojo.geometry import Pose, yaw_matrix
 from aerialdojo.image_codec import message_array
 from aerialdojo.sim.backend import CameraFrame, CameraSpec
-from aerialdojo.sim.embedded.raycast import CHUNK_RAYS, run_in_pool
+from aerialdojo.sim.embedded.raycast import CHUNK_RAYS, WORKERS, submit_to_pool
 from aerialdojo.sim.embedded.world import EmbeddedScene, Lighting
 
 
@@ -157,19 +158,26 @@ def render_views(
     specs: Sequence[CameraSpec],
     *,
     with_ground_truth_ids: bool,
+    on_view: Callable[[CameraFrame], None] | None = None,
 ) -> dict[str, CameraFrame]:
     """Render each camera of a rig mounted on a body at ``pose``.
 
-    All views are traced in chunks spread over the cores. RGB is the scene's sunlit face
-    colour (Lambert, precomputed per face side) with procedural window and water detail,
-    distance haze and a sky gradient; depth is planar depth along the optical axis in metres
-    (+inf where a ray meets nothing).
+    The views are traced one after another, each in chunks spread over the cores, so the
+    first view is done first: ``on_view``, if given, gets each view on the calling thread as
+    soon as its pixels are done, in ``specs`` order, while the later views are still
+    rendering (the bridge publishes a view an agent waits for meanwhile).
+
+    RGB is the scene's sunlit face colour (Lambert, precomputed per face side) with
+    procedural window and water detail, distance haze and a sky gradient; depth is planar
+    depth along the optical axis in metres (+inf where a ray meets nothing).
 
     Args:
         scene: the scene to render.
         pose: the body's pose in the map frame.
         specs: the cameras, each with a unique name.
         with_ground_truth_ids: also fill instance and semantic id images.
+        on_view: called with each finished view, before the next is waited for; an error it
+            raises is raised from here.
 
     Raises:
         CameraConfigError: two cameras share a name.
@@ -193,11 +201,8 @@ def render_views(
         )
         for spec in specs
     }
-    jobs = [
-        (spec, slice(start, min(start + CHUNK_RAYS, spec.width * spec.height)))
-        for spec in specs
-        for start in range(0, spec.width * spec.height, CHUNK_RAYS)
-    ]
+    chunks = {spec.name: _view_chunks(spec) for spec in specs}
+    jobs = [(spec, pixels) for spec in specs for pixels in chunks[spec.name]]
     # Looked up here, once per view, not by every chunk's thread.
     directions = {spec.name: _yawed_rays(spec, scene.lighting, pose.yaw) for spec in specs}
     origins = {spec.name: camera_origin(pose, spec).astype(np.float32) for spec in specs}
@@ -218,8 +223,22 @@ def render_views(
             shade_chunk=shade_chunk,
         )
 
-    run_in_pool(trace, jobs)
+    futures = iter(submit_to_pool(trace, jobs))
+    for spec in specs:
+        # The jobs are in view order: this view's are the next ones.
+        for future in islice(futures, len(chunks[spec.name])):
+            future.result()
+        if on_view is not None:
+            on_view(frames[spec.name])
     return frames
+
+
+def _view_chunks(spec: CameraSpec) -> list[slice]:
+    """A view's pixels in runs for the thread pool: at most ``CHUNK_RAYS`` each, and at least
+    one per core, so that every core works on the first view before any starts the next."""
+    count = spec.width * spec.height
+    size = min(CHUNK_RAYS, -(-count // WORKERS))
+    return [slice(start, min(start + size, count)) for start in range(0, count, size)]
 
 
 def _render_chunk(
