@@ -258,6 +258,13 @@ def main() -> None:
     args = parser.parse_args()
     suite = load_suite(resolve_suite(args.suite))
     episode = suite.episode(suite.select()[0])
+    if args.steps + 1 > episode.action_budget:
+        # The stack's agent decides steps + 1 actions; past the budget the episode has ended
+        # and the run would wait out its deadline for decisions that never come.
+        parser.error(
+            f"--steps {args.steps}: episode {episode.episode_id} allows "
+            f"{episode.action_budget} actions, so at most {episode.action_budget - 1} steps"
+        )
 
     print(f"load average before: {_load()}")
     # Direct stepping before and after the stack run, so a load change during the run
