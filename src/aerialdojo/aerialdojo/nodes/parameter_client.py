@@ -83,8 +83,22 @@ def _call(
             f"--mavros: {name} did not appear within {timeout_s:g} s; is MAVROS running with "
             "its param plugin, in this ROS domain?"
         )
-    future = client.call_async(request)
-    executor.spin_until_future_complete(future, timeout_sec=timeout_s)
-    if not future.done() or future.result() is None:
-        raise ConfigError(f"--mavros: {name} did not answer within {timeout_s:g} s")
-    return future.result()
+    # A service that has only just been discovered can drop its first answer: Fast DDS's
+    # server waits 100 ms for the client's response reader to match and otherwise sends the
+    # response to nobody ("client will not receive response", rmw_fastrtps
+    # rmw_response.cpp, ros2/rmw_fastrtps#390 and #467), which a loaded machine exceeds.
+    # The reads are idempotent, so an unanswered request is asked again.
+    deadline = time.monotonic() + timeout_s
+    while True:
+        future = client.call_async(request)
+        wait_s = min(RESEND_S, max(0.0, deadline - time.monotonic()))
+        executor.spin_until_future_complete(future, timeout_sec=wait_s)
+        if future.done() and future.result() is not None:
+            return future.result()
+        client.remove_pending_request(future)
+        if time.monotonic() >= deadline:
+            raise ConfigError(f"--mavros: {name} did not answer within {timeout_s:g} s")
+
+
+#: How long one request to MAVROS' parameter services waits before it is asked again.
+RESEND_S = 2.0
