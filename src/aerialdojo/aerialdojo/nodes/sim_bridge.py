@@ -75,13 +75,14 @@ from aerialdojo.nodes.conversions import (
     pose_from_msg,
     pose_msg,
     spawned_object_from_msg,
+    stamped_camera_info,
     transform_msg,
 )
 from aerialdojo.nodes.frame_publisher import FramePublisher
 from aerialdojo.nodes.images import array_to_image, points_to_cloud
 from aerialdojo.nodes.qos import FAULTS_QOS, SENSOR_QOS, STATE_QOS, TASK_QOS
 from aerialdojo.params import NODE_PARAMETERS
-from aerialdojo.sim.backend import BackendFault, BackendOptions, Observation
+from aerialdojo.sim.backend import BackendFault, BackendOptions, CameraSpec, Observation
 from aerialdojo.sim.clock import BridgeClock
 from aerialdojo.tf_tree import (
     MAP_FRAME,
@@ -168,6 +169,9 @@ class SimBridge(Node):
             None if self._wall_clock else self.create_publisher(Clock, "/clock", STATE_QOS)
         )
         self._views = {agent: self._make_view_publishers(agent) for agent in self._agents}
+        #: Each camera's CameraInfo by its spec and optical frame, made once: a frame's is a
+        #: stamped copy (``stamped_camera_info``).
+        self._calibrations: dict[tuple[CameraSpec, str], CameraInfo] = {}
         self._odom_pubs = {
             agent: self.create_publisher(Odometry, f"{agent}/odom", STATE_QOS)
             for agent in self._agents
@@ -473,8 +477,11 @@ class SimBridge(Node):
         for name, frame in observation.frames.items():
             view = self._views[agent][name]
             header = Header(stamp=stamp, frame_id=view.frame_id)
-            info = camera_info_msg(frame.spec, view.frame_id)
-            info.header.stamp = stamp
+            calibration = self._calibrations.get((frame.spec, view.frame_id))
+            if calibration is None:
+                calibration = camera_info_msg(frame.spec, view.frame_id)
+                self._calibrations[frame.spec, view.frame_id] = calibration
+            info = stamped_camera_info(calibration, header)
             messages += [
                 (view.image, array_to_image(frame.rgb, "rgb8", header)),
                 (view.depth, array_to_image(frame.depth, "32FC1", header)),
