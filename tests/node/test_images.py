@@ -1,16 +1,20 @@
 """sensor_msgs/Image and CompressedImage messages built from numpy pixels (rclpy messages, no
-DDS): header, one copy of the pixels, big-endian marking, and what the codec reads back."""
+DDS): header, one copy of the pixels, big-endian marking, and what the codec reads back; and
+a frame's CameraInfo as a stamped copy of its camera's."""
 
 from __future__ import annotations
 
 import tracemalloc
 
 import numpy as np
+from builtin_interfaces.msg import Time
 from sensor_msgs.msg import Image
 from std_msgs.msg import Header
 
 from aerialdojo.image_codec import compressed_to_array, image_to_array, message_array
+from aerialdojo.nodes.conversions import camera_info_msg, stamped_camera_info
 from aerialdojo.nodes.images import array_to_compressed, array_to_image
+from aerialdojo.sim.backend import CameraSpec
 
 
 def _pixels(height: int, width: int) -> np.ndarray:
@@ -74,3 +78,16 @@ def test_pixels_rendered_into_a_message_array_are_taken_without_a_copy() -> None
     part = array_to_image(rgb[:10], "rgb8")
     assert not np.shares_memory(image_to_array(part), rgb)
     np.testing.assert_array_equal(image_to_array(part), rgb[:10])
+
+
+def test_a_stamped_camera_info_is_the_fresh_message_and_leaves_the_calibration_alone() -> None:
+    spec = CameraSpec(name="down", width=40, height=30, fov_deg=70.0, pitch_deg=-90.0)
+    calibration = camera_info_msg(spec, "uav/down_optical")
+    header = Header(stamp=Time(sec=12, nanosec=500_000_000), frame_id="uav/down_optical")
+
+    info = stamped_camera_info(calibration, header)
+
+    fresh = camera_info_msg(spec, "uav/down_optical")
+    fresh.header.stamp = header.stamp
+    assert info == fresh
+    assert calibration.header.stamp == Time()  # the next frame's copy starts from it again

@@ -48,10 +48,16 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.publisher import Publisher
+from rclpy.qos import QoSProfile
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CameraInfo, Image, PointCloud2
 from std_msgs.msg import Header
 from tf2_msgs.msg import TFMessage
+
+try:  # Iron on; Humble has it in rclpy.qos_event (Jazzy keeps that name, with a warning)
+    from rclpy.event_handler import PublisherEventCallbacks
+except ImportError:  # pragma: no cover - Humble
+    from rclpy.qos_event import PublisherEventCallbacks  # type: ignore[no-redef]
 
 from aerialdojo.actions import Action
 from aerialdojo.backends import build_transport, create_backend, runs_on_wall_clock
@@ -75,13 +81,14 @@ from aerialdojo.nodes.conversions import (
     pose_from_msg,
     pose_msg,
     spawned_object_from_msg,
+    stamped_camera_info,
     transform_msg,
 )
 from aerialdojo.nodes.frame_publisher import FramePublisher
 from aerialdojo.nodes.images import array_to_image, points_to_cloud
 from aerialdojo.nodes.qos import FAULTS_QOS, SENSOR_QOS, STATE_QOS, TASK_QOS
 from aerialdojo.params import NODE_PARAMETERS
-from aerialdojo.sim.backend import BackendFault, BackendOptions, Observation
+from aerialdojo.sim.backend import BackendFault, BackendOptions, CameraSpec, Observation
 from aerialdojo.sim.clock import BridgeClock
 from aerialdojo.tf_tree import (
     MAP_FRAME,
@@ -94,6 +101,12 @@ from aerialdojo.tf_tree import (
 
 #: How often a reset looks whether its publishers have matched the expected subscribers, s.
 _MATCH_POLL_S = 0.02
+
+#: The bridge's publishers take no event handlers. rclpy gives each publisher two by default
+#: (warnings of a subscriber with an incompatible QoS or type), and each is a waitable that
+#: the executor adds to, and looks up in, a wait set it rebuilds on every wake-up: 40 of them
+#: for one agent's four views. The subscriber's node still warns of both by default.
+_NO_EVENT_HANDLERS = PublisherEventCallbacks(use_default_callbacks=False)
 
 
 class BridgeTransport(Protocol):
@@ -136,7 +149,7 @@ class SimBridge(Node):
         self._transport: BridgeTransport | None = build_transport(backend, self)  # type: ignore[assignment]
         self._wall_clock = runs_on_wall_clock(backend)
         self._episode_id = ""
-        self._faults_pub = self.create_publisher(BackendFaultMsg, "/sim/faults", FAULTS_QOS)
+        self._faults_pub = self._publisher(BackendFaultMsg, "/sim/faults", FAULTS_QOS)
         self._backend = create_backend(
             backend,
             BackendOptions(
@@ -164,19 +177,19 @@ class SimBridge(Node):
         self._renderer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="aerialdojo-render")
         self._rendering: Future[None] | None = None
         # A robot's world has no simulated clock to publish.
-        self._clock_pub = (
-            None if self._wall_clock else self.create_publisher(Clock, "/clock", STATE_QOS)
-        )
+        self._clock_pub = None if self._wall_clock else self._publisher(Clock, "/clock", STATE_QOS)
         self._views = {agent: self._make_view_publishers(agent) for agent in self._agents}
+        #: Each camera's CameraInfo by its spec and optical frame, made once: a frame's is a
+        #: stamped copy (``stamped_camera_info``).
+        self._calibrations: dict[tuple[CameraSpec, str], CameraInfo] = {}
         self._odom_pubs = {
-            agent: self.create_publisher(Odometry, f"{agent}/odom", STATE_QOS)
-            for agent in self._agents
+            agent: self._publisher(Odometry, f"{agent}/odom", STATE_QOS) for agent in self._agents
         }
         self._truth_pubs = {
-            agent: self.create_publisher(PoseStamped, f"/sim/ground_truth/{agent}/pose", STATE_QOS)
+            agent: self._publisher(PoseStamped, f"/sim/ground_truth/{agent}/pose", STATE_QOS)
             for agent in self._agents
         }
-        self._tf_pub = self.create_publisher(TFMessage, "/tf", STATE_QOS)
+        self._tf_pub = self._publisher(TFMessage, "/tf", STATE_QOS)
         #: What an observation set goes out on, by topic: a reset waits until these have
         #: matched the subscribers the task manager sees.
         self._observation_pubs: dict[str, Publisher] = {
@@ -196,7 +209,7 @@ class SimBridge(Node):
             )
         }
         # Latched like the task: a tf listener that starts later still gets the mounts.
-        tf_static_pub = self.create_publisher(TFMessage, "/tf_static", TASK_QOS)
+        tf_static_pub = self._publisher(TFMessage, "/tf_static", TASK_QOS)
         tf_static_pub.publish(
             TFMessage(
                 transforms=[
@@ -220,6 +233,9 @@ class SimBridge(Node):
             f"{param(self, 'backend')} backend ready; agents: {', '.join(self._agents)}; "
             f"{len(self._backend.scenes())} scenes"
         )
+
+    def _publisher(self, msg_type: type, topic: str, qos: QoSProfile) -> Publisher:
+        return self.create_publisher(msg_type, topic, qos, event_callbacks=_NO_EVENT_HANDLERS)
 
     @property
     def needs_threads(self) -> bool:
@@ -247,11 +263,11 @@ class SimBridge(Node):
         for spec in self._backend.cameras(agent):
             base = f"{agent}/camera/{spec.name}"
             views[spec.name] = _ViewPublishers(
-                image=self.create_publisher(Image, f"{base}/image", SENSOR_QOS),
-                depth=self.create_publisher(Image, f"{base}/depth", SENSOR_QOS),
-                info=self.create_publisher(CameraInfo, f"{base}/camera_info", SENSOR_QOS),
+                image=self._publisher(Image, f"{base}/image", SENSOR_QOS),
+                depth=self._publisher(Image, f"{base}/depth", SENSOR_QOS),
+                info=self._publisher(CameraInfo, f"{base}/camera_info", SENSOR_QOS),
                 frame_id=optical_frame(agent, spec.name),
-                points=self.create_publisher(PointCloud2, f"{base}/points", SENSOR_QOS)
+                points=self._publisher(PointCloud2, f"{base}/points", SENSOR_QOS)
                 if self._point_clouds
                 else None,
             )
@@ -473,8 +489,11 @@ class SimBridge(Node):
         for name, frame in observation.frames.items():
             view = self._views[agent][name]
             header = Header(stamp=stamp, frame_id=view.frame_id)
-            info = camera_info_msg(frame.spec, view.frame_id)
-            info.header.stamp = stamp
+            calibration = self._calibrations.get((frame.spec, view.frame_id))
+            if calibration is None:
+                calibration = camera_info_msg(frame.spec, view.frame_id)
+                self._calibrations[frame.spec, view.frame_id] = calibration
+            info = stamped_camera_info(calibration, header)
             messages += [
                 (view.image, array_to_image(frame.rgb, "rgb8", header)),
                 (view.depth, array_to_image(frame.depth, "32FC1", header)),
