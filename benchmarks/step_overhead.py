@@ -57,7 +57,7 @@ from aerialdojo.graph import node_specs
 from aerialdojo.nodes.uav_agent import UavAgent
 from aerialdojo.params import validate_parameters
 from aerialdojo.protocols.settings import aerialdojo_observation
-from aerialdojo.runner import start_graph, stop_graph
+from aerialdojo.runner import run_domain, start_graph, stop_graph
 from aerialdojo.sim.backend import aerialdojo_uav_rig
 from aerialdojo.sim.embedded.backend import EmbeddedBackend
 from aerialdojo.tasks.suite import load_suite, resolve_suite
@@ -270,10 +270,16 @@ def main() -> None:
     # Direct stepping before and after the stack run, so a load change during the run
     # shows in both; medians throughout.
     simulator, agent, cpu_before = direct(episode, args.size, args.steps)
-    with tempfile.TemporaryDirectory() as run_dir:
+    chosen_domain = os.environ.get("ROS_DOMAIN_ID")
+    with tempfile.TemporaryDirectory() as run_dir, run_domain(os.environ) as domain:
+        # A domain held for the stack: in a shared one another run's bridge refuses this
+        # run's episode (and answers its steps). The whole run below claims its own.
+        os.environ["ROS_DOMAIN_ID"] = domain
         walls, agents, stack_cpu = stack(
             args.suite, episode.episode_id, args.size, args.steps, Path(run_dir)
         )
+    if chosen_domain is None:
+        del os.environ["ROS_DOMAIN_ID"]
     simulator_after, agent_after, cpu_after = direct(episode, args.size, args.steps)
     simulator_s = statistics.median(simulator + simulator_after)
     agent_s = statistics.median(agent + agent_after)
