@@ -4,7 +4,19 @@ from __future__ import annotations
 
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
+try:  # Iron on; Humble has it in rclpy.qos_event (Jazzy keeps that name, with a warning)
+    from rclpy.event_handler import PublisherEventCallbacks
+except ImportError:  # pragma: no cover - Humble
+    from rclpy.qos_event import PublisherEventCallbacks
+
 from aerialdojo.errors import ConfigError
+
+#: The event handlers of a publisher on the step path: none. rclpy gives each publisher two
+#: by default (warnings of a subscriber with an incompatible QoS or type), and each is a
+#: waitable that a single-threaded executor adds to, and looks up in, the wait set it
+#: rebuilds on every wake-up (40 in the bridge for one agent's four views). The
+#: subscriber's node still warns of both by default.
+NO_PUBLISHER_EVENTS = PublisherEventCallbacks(use_default_callbacks=False)
 
 
 def sensor_qos(*, reliable: bool = True, depth: int = 5) -> QoSProfile:

@@ -54,11 +54,6 @@ from sensor_msgs.msg import CameraInfo, Image, PointCloud2
 from std_msgs.msg import Header
 from tf2_msgs.msg import TFMessage
 
-try:  # Iron on; Humble has it in rclpy.qos_event (Jazzy keeps that name, with a warning)
-    from rclpy.event_handler import PublisherEventCallbacks
-except ImportError:  # pragma: no cover - Humble
-    from rclpy.qos_event import PublisherEventCallbacks  # type: ignore[no-redef]
-
 from aerialdojo.actions import Action
 from aerialdojo.backends import build_transport, create_backend, runs_on_wall_clock
 from aerialdojo.depth_cloud import depth_points
@@ -86,7 +81,13 @@ from aerialdojo.nodes.conversions import (
 )
 from aerialdojo.nodes.frame_publisher import FramePublisher
 from aerialdojo.nodes.images import array_to_image, points_to_cloud
-from aerialdojo.nodes.qos import FAULTS_QOS, SENSOR_QOS, STATE_QOS, TASK_QOS
+from aerialdojo.nodes.qos import (
+    FAULTS_QOS,
+    NO_PUBLISHER_EVENTS,
+    SENSOR_QOS,
+    STATE_QOS,
+    TASK_QOS,
+)
 from aerialdojo.params import NODE_PARAMETERS
 from aerialdojo.sim.backend import BackendFault, BackendOptions, CameraSpec, Observation
 from aerialdojo.sim.clock import BridgeClock
@@ -101,12 +102,6 @@ from aerialdojo.tf_tree import (
 
 #: How often a reset looks whether its publishers have matched the expected subscribers, s.
 _MATCH_POLL_S = 0.02
-
-#: The bridge's publishers take no event handlers. rclpy gives each publisher two by default
-#: (warnings of a subscriber with an incompatible QoS or type), and each is a waitable that
-#: the executor adds to, and looks up in, a wait set it rebuilds on every wake-up: 40 of them
-#: for one agent's four views. The subscriber's node still warns of both by default.
-_NO_EVENT_HANDLERS = PublisherEventCallbacks(use_default_callbacks=False)
 
 
 class BridgeTransport(Protocol):
@@ -235,7 +230,7 @@ class SimBridge(Node):
         )
 
     def _publisher(self, msg_type: type, topic: str, qos: QoSProfile) -> Publisher:
-        return self.create_publisher(msg_type, topic, qos, event_callbacks=_NO_EVENT_HANDLERS)
+        return self.create_publisher(msg_type, topic, qos, event_callbacks=NO_PUBLISHER_EVENTS)
 
     @property
     def needs_threads(self) -> bool:
