@@ -28,7 +28,7 @@ from pathlib import Path
 
 from aerialdojo.graph import node_specs
 from aerialdojo.params import validate_parameters
-from aerialdojo.runner import start_graph, stop_graph
+from aerialdojo.runner import run_domain, start_graph, stop_graph
 
 BARE_NODE = """
 import rclpy
@@ -63,9 +63,12 @@ def main() -> None:
         "uav_agent": validate_parameters("uav_agent", {}, "bench"),
         "evaluator": validate_parameters("evaluator", {}, "bench"),
     }
-    with tempfile.TemporaryDirectory() as run_dir:
-        nodes = start_graph(node_specs(config), Path(run_dir))
-        bare = subprocess.Popen([sys.executable, "-c", BARE_NODE])
+    with tempfile.TemporaryDirectory() as run_dir, run_domain(os.environ) as domain:
+        # A domain held for these nodes: in a shared one another run's messages would wake
+        # them, and its requests reach them.
+        env = {**os.environ, "ROS_DOMAIN_ID": domain}
+        nodes = start_graph(node_specs(config), Path(run_dir), env)
+        bare = subprocess.Popen([sys.executable, "-c", BARE_NODE], env=env)
         try:
             time.sleep(args.settle)
             pids = {node.spec.name: node.process.pid for node in nodes} | {"bare rclpy": bare.pid}
