@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rclpy.node import Node
+from rclpy.publisher import Publisher
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 try:  # Iron on; Humble has it in rclpy.qos_event (Jazzy keeps that name, with a warning)
@@ -11,12 +13,18 @@ except ImportError:  # pragma: no cover - Humble
 
 from aerialdojo.errors import ConfigError
 
-#: The event handlers of a publisher on the step path: none. rclpy gives each publisher two
-#: by default (warnings of a subscriber with an incompatible QoS or type), and each is a
-#: waitable that a single-threaded executor adds to, and looks up in, the wait set it
-#: rebuilds on every wake-up (40 in the bridge for one agent's four views). The
-#: subscriber's node still warns of both by default.
-NO_PUBLISHER_EVENTS = PublisherEventCallbacks(use_default_callbacks=False)
+_NO_EVENT_HANDLERS = PublisherEventCallbacks(use_default_callbacks=False)
+
+
+def publisher_without_events(node: Node, msg_type: type, topic: str, qos: QoSProfile) -> Publisher:
+    """A publisher of ``node`` with no event handlers, for a node on the step path.
+
+    rclpy gives each publisher two by default (warnings of a subscriber with an incompatible
+    QoS or type), and each is a waitable that a single-threaded executor adds to, and looks
+    up in, the wait set it rebuilds on every wake-up (40 in the bridge for one agent's four
+    views). The subscriber's node still warns of both by default.
+    """
+    return node.create_publisher(msg_type, topic, qos, event_callbacks=_NO_EVENT_HANDLERS)
 
 
 def sensor_qos(*, reliable: bool = True, depth: int = 5) -> QoSProfile:

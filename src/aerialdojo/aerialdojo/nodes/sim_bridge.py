@@ -48,7 +48,6 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.publisher import Publisher
-from rclpy.qos import QoSProfile
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CameraInfo, Image, PointCloud2
 from std_msgs.msg import Header
@@ -83,10 +82,10 @@ from aerialdojo.nodes.frame_publisher import FramePublisher
 from aerialdojo.nodes.images import array_to_image, points_to_cloud
 from aerialdojo.nodes.qos import (
     FAULTS_QOS,
-    NO_PUBLISHER_EVENTS,
     SENSOR_QOS,
     STATE_QOS,
     TASK_QOS,
+    publisher_without_events,
 )
 from aerialdojo.params import NODE_PARAMETERS
 from aerialdojo.sim.backend import BackendFault, BackendOptions, CameraSpec, Observation
@@ -144,7 +143,9 @@ class SimBridge(Node):
         self._transport: BridgeTransport | None = build_transport(backend, self)  # type: ignore[assignment]
         self._wall_clock = runs_on_wall_clock(backend)
         self._episode_id = ""
-        self._faults_pub = self._publisher(BackendFaultMsg, "/sim/faults", FAULTS_QOS)
+        self._faults_pub = publisher_without_events(
+            self, BackendFaultMsg, "/sim/faults", FAULTS_QOS
+        )
         self._backend = create_backend(
             backend,
             BackendOptions(
@@ -172,19 +173,24 @@ class SimBridge(Node):
         self._renderer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="aerialdojo-render")
         self._rendering: Future[None] | None = None
         # A robot's world has no simulated clock to publish.
-        self._clock_pub = None if self._wall_clock else self._publisher(Clock, "/clock", STATE_QOS)
+        self._clock_pub = (
+            None if self._wall_clock else publisher_without_events(self, Clock, "/clock", STATE_QOS)
+        )
         self._views = {agent: self._make_view_publishers(agent) for agent in self._agents}
         #: Each camera's CameraInfo by its spec and optical frame, made once: a frame's is a
         #: stamped copy (``stamped_camera_info``).
         self._calibrations: dict[tuple[CameraSpec, str], CameraInfo] = {}
         self._odom_pubs = {
-            agent: self._publisher(Odometry, f"{agent}/odom", STATE_QOS) for agent in self._agents
-        }
-        self._truth_pubs = {
-            agent: self._publisher(PoseStamped, f"/sim/ground_truth/{agent}/pose", STATE_QOS)
+            agent: publisher_without_events(self, Odometry, f"{agent}/odom", STATE_QOS)
             for agent in self._agents
         }
-        self._tf_pub = self._publisher(TFMessage, "/tf", STATE_QOS)
+        self._truth_pubs = {
+            agent: publisher_without_events(
+                self, PoseStamped, f"/sim/ground_truth/{agent}/pose", STATE_QOS
+            )
+            for agent in self._agents
+        }
+        self._tf_pub = publisher_without_events(self, TFMessage, "/tf", STATE_QOS)
         #: What an observation set goes out on, by topic: a reset waits until these have
         #: matched the subscribers the task manager sees.
         self._observation_pubs: dict[str, Publisher] = {
@@ -204,7 +210,7 @@ class SimBridge(Node):
             )
         }
         # Latched like the task: a tf listener that starts later still gets the mounts.
-        tf_static_pub = self._publisher(TFMessage, "/tf_static", TASK_QOS)
+        tf_static_pub = publisher_without_events(self, TFMessage, "/tf_static", TASK_QOS)
         tf_static_pub.publish(
             TFMessage(
                 transforms=[
@@ -228,9 +234,6 @@ class SimBridge(Node):
             f"{param(self, 'backend')} backend ready; agents: {', '.join(self._agents)}; "
             f"{len(self._backend.scenes())} scenes"
         )
-
-    def _publisher(self, msg_type: type, topic: str, qos: QoSProfile) -> Publisher:
-        return self.create_publisher(msg_type, topic, qos, event_callbacks=NO_PUBLISHER_EVENTS)
 
     @property
     def needs_threads(self) -> bool:
@@ -258,11 +261,11 @@ class SimBridge(Node):
         for spec in self._backend.cameras(agent):
             base = f"{agent}/camera/{spec.name}"
             views[spec.name] = _ViewPublishers(
-                image=self._publisher(Image, f"{base}/image", SENSOR_QOS),
-                depth=self._publisher(Image, f"{base}/depth", SENSOR_QOS),
-                info=self._publisher(CameraInfo, f"{base}/camera_info", SENSOR_QOS),
+                image=publisher_without_events(self, Image, f"{base}/image", SENSOR_QOS),
+                depth=publisher_without_events(self, Image, f"{base}/depth", SENSOR_QOS),
+                info=publisher_without_events(self, CameraInfo, f"{base}/camera_info", SENSOR_QOS),
                 frame_id=optical_frame(agent, spec.name),
-                points=self._publisher(PointCloud2, f"{base}/points", SENSOR_QOS)
+                points=publisher_without_events(self, PointCloud2, f"{base}/points", SENSOR_QOS)
                 if self._point_clouds
                 else None,
             )

@@ -125,10 +125,10 @@ from aerialdojo.nodes.qos import (
     EVENTS_QOS,
     FAULTS_QOS,
     HANDOFF_QOS,
-    NO_PUBLISHER_EVENTS,
     NODES_QOS,
     SERVICE_QOS,
     TASK_QOS,
+    publisher_without_events,
 )
 from aerialdojo.params import NODE_PARAMETERS
 from aerialdojo.protocols import EpisodeLike, load_suite
@@ -301,25 +301,18 @@ class TaskManager(Node):
         )
         self._reset_client = self.bridge_link.create_client(SimReset, "/sim/reset")
         self._execute_client = self.bridge_link.create_client(SimExecute, "/sim/execute")
-        # No event handlers: the services' executor rebuilds its wait set at every request
-        # (nodes.qos.NO_PUBLISHER_EVENTS); the agents and the evaluator still warn.
-        self._task_pub = self.create_publisher(
-            TaskSpec, "/aerialdojo/task", TASK_QOS, event_callbacks=NO_PUBLISHER_EVENTS
+        # Without event handlers: the services' executor rebuilds its wait set at every
+        # request; the agents and the evaluator still warn.
+        self._task_pub = publisher_without_events(self, TaskSpec, "/aerialdojo/task", TASK_QOS)
+        self._candidates_pub = publisher_without_events(
+            self, Candidate, "/agos/candidates", HANDOFF_QOS
         )
-        self._candidates_pub = self.create_publisher(
-            Candidate, "/agos/candidates", HANDOFF_QOS, event_callbacks=NO_PUBLISHER_EVENTS
+        self._turn_pub = publisher_without_events(self, AgosTurn, "/agos/turn", TASK_QOS)
+        self._messages_pub = publisher_without_events(
+            self, AgentMessage, "/agos/messages", HANDOFF_QOS
         )
-        self._turn_pub = self.create_publisher(
-            AgosTurn, "/agos/turn", TASK_QOS, event_callbacks=NO_PUBLISHER_EVENTS
-        )
-        self._messages_pub = self.create_publisher(
-            AgentMessage, "/agos/messages", HANDOFF_QOS, event_callbacks=NO_PUBLISHER_EVENTS
-        )
-        self._events_pub = self.create_publisher(
-            EpisodeEvent,
-            "/aerialdojo/episode_events",
-            EVENTS_QOS,
-            event_callbacks=NO_PUBLISHER_EVENTS,
+        self._events_pub = publisher_without_events(
+            self, EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS
         )
         for srv_type, name, callback in (
             (ListEpisodes, "/aerialdojo/list_episodes", self._on_list),
@@ -333,11 +326,8 @@ class TaskManager(Node):
         self.create_subscription(BackendFault, "/sim/faults", self._on_backend_fault, FAULTS_QOS)
         self.bridge_link.create_subscription(NodeInfo, NODES_TOPIC, self._on_node_info, NODES_QOS)
         wall_timer(self.bridge_link, _ATTEMPT_WATCH_S, self._watch_attempt)
-        self._prompt_pub = self.create_publisher(
-            EpisodePrompt,
-            "/aerialdojo/operator/prompt",
-            TASK_QOS,
-            event_callbacks=NO_PUBLISHER_EVENTS,
+        self._prompt_pub = publisher_without_events(
+            self, EpisodePrompt, "/aerialdojo/operator/prompt", TASK_QOS
         )
         self.create_service(Trigger, "/aerialdojo/operator/start", self._on_operator_start)
         self.get_logger().info(
