@@ -174,7 +174,12 @@ class AgentNode(Node):
         # discovers the request and response topics independently), and the agent would wait
         # for its answer until the attempt timed out.
         if self._sensors.publishers_matched and self._step_client.service_is_ready():
-            self._subscribe_to_tasks.cancel()
+            # Destroyed, not cancelled: a cancelled timer stays in every wait set.
+            self.destroy_timer(self._subscribe_to_tasks)
+            # Once, as rclpy's default event handlers would (the sensor subscriptions have
+            # none: ``qos.subscription_without_events``); and again if the set never comes.
+            for problem in self._sensors.unreachable_publishers():
+                self.get_logger().warning(problem)
             self.create_subscription(TaskSpec, "/aerialdojo/task", self._on_task, TASK_QOS)
 
     def _on_task(self, task: TaskSpec) -> None:

@@ -2,18 +2,32 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, cast
+
 from rclpy.node import Node
 from rclpy.publisher import Publisher
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import (
+    DurabilityPolicy,
+    HistoryPolicy,
+    QoSCompatibility,
+    QoSProfile,
+    ReliabilityPolicy,
+    qos_check_compatible,
+)
+from rclpy.subscription import Subscription
 
-try:  # Iron on; Humble has it in rclpy.qos_event (Jazzy keeps that name, with a warning)
-    from rclpy.event_handler import PublisherEventCallbacks
+try:  # Iron on; Humble has them in rclpy.qos_event (Jazzy keeps that name, with a warning)
+    from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
 except ImportError:  # pragma: no cover - Humble
-    from rclpy.qos_event import PublisherEventCallbacks
+    from rclpy.qos_event import PublisherEventCallbacks, SubscriptionEventCallbacks
 
 from aerialdojo.errors import ConfigError
 
 _NO_EVENT_HANDLERS = PublisherEventCallbacks(use_default_callbacks=False)
+_NO_SUBSCRIPTION_EVENT_HANDLERS = SubscriptionEventCallbacks(use_default_callbacks=False)
+#: The node name rmw gives an endpoint whose node it has not yet heard of.
+_UNKNOWN_NODE = "_NODE_NAME_UNKNOWN_"
 
 
 def publisher_without_events(node: Node, msg_type: type, topic: str, qos: QoSProfile) -> Publisher:
@@ -25,6 +39,52 @@ def publisher_without_events(node: Node, msg_type: type, topic: str, qos: QoSPro
     views). The subscriber's node still warns of both by default.
     """
     return node.create_publisher(msg_type, topic, qos, event_callbacks=_NO_EVENT_HANDLERS)
+
+
+def subscription_without_events(
+    node: Node, msg_type: type, topic: str, callback: Callable[[Any], None], qos: QoSProfile
+) -> Subscription:
+    """A subscription of ``node`` with no event handlers, for an agent's sensor topics.
+
+    rclpy's two default handlers (a publisher with an incompatible QoS or type) are waitables
+    the agent's executor rebuilds into its wait set at each of the five or six wake-ups of a
+    step (6 us each a wake-up, 0.6 ms of a step for an agent's subscriptions). The same
+    mismatches are found once instead, when the publishers are there
+    (``unreachable_publishers``).
+    """
+    return node.create_subscription(
+        msg_type, topic, callback, qos, event_callbacks=_NO_SUBSCRIPTION_EVENT_HANDLERS
+    )
+
+
+def unreachable_publishers(node: Node, subscription: Subscription) -> list[str]:
+    """Why each publisher now on ``subscription``'s topic cannot reach it: a QoS policy the
+    two do not agree on (a best-effort camera driver and a reliable subscription), or
+    another message type; one line per such publisher, naming the topic and the publisher's
+    node. What rclpy's default subscription event handlers would warn of."""
+    msg_type = cast(type, subscription.msg_type)
+    expected_type = f"{msg_type.__module__.split('.')[0]}/msg/{msg_type.__name__}"
+    problems = []
+    for endpoint in node.get_publishers_info_by_topic(subscription.topic_name):
+        publisher = (
+            f"{endpoint.node_namespace.rstrip('/')}/{endpoint.node_name}"
+            # Nodes are announced apart from their endpoints, and can be seen later.
+            if endpoint.node_name != _UNKNOWN_NODE
+            else "(its node not yet discovered)"
+        )
+        if endpoint.topic_type != expected_type:
+            problems.append(
+                f"{subscription.topic_name}: publisher {publisher} sends {endpoint.topic_type}, "
+                f"this node takes {expected_type}"
+            )
+            continue
+        compatibility, reason = qos_check_compatible(endpoint.qos_profile, subscription.qos_profile)
+        if compatibility == QoSCompatibility.ERROR:
+            problems.append(
+                f"{subscription.topic_name}: publisher {publisher} has a QoS this subscription "
+                f"cannot match, so none of its messages arrive: {reason}"
+            )
+    return problems
 
 
 def sensor_qos(*, reliable: bool = True, depth: int = 5) -> QoSProfile:

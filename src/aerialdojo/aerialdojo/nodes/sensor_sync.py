@@ -21,7 +21,12 @@ from aerialdojo.geometry import Pose
 from aerialdojo.image_codec import image_to_array
 from aerialdojo.nodes.common import time_ns
 from aerialdojo.nodes.conversions import intrinsics_from_msg, pose_from_msg
-from aerialdojo.nodes.qos import SENSOR_QOS, STATE_QOS
+from aerialdojo.nodes.qos import (
+    SENSOR_QOS,
+    STATE_QOS,
+    subscription_without_events,
+    unreachable_publishers,
+)
 
 KINDS = ("image", "depth", "camera_info")
 
@@ -42,7 +47,8 @@ class ObservationSync:
         self._frames: dict[int, dict[tuple[str, str], Any]] = defaultdict(dict)
         self._odometry: dict[int, Odometry] = {}
         self._subscriptions: list[Subscription] = [
-            node.create_subscription(
+            subscription_without_events(
+                node,
                 msg_type,
                 f"camera/{view}/{kind}",
                 lambda msg, key=(view, kind): self._store_frame(key, msg),
@@ -52,7 +58,7 @@ class ObservationSync:
             for kind, msg_type in zip(KINDS, (Image, Image, CameraInfo), strict=True)
         ]
         self._subscriptions.append(
-            node.create_subscription(Odometry, "odom", self._store_odometry, STATE_QOS)
+            subscription_without_events(node, Odometry, "odom", self._store_odometry, STATE_QOS)
         )
 
     def _store_frame(self, key: tuple[str, str], msg: Image | CameraInfo) -> None:
@@ -76,6 +82,15 @@ class ObservationSync:
             self._node.count_publishers(subscription.topic_name) > 0
             for subscription in self._subscriptions
         )
+
+    def unreachable_publishers(self) -> list[str]:
+        """Why a publisher now on a sensor topic cannot reach this agent (a QoS or type
+        mismatch, ``qos.unreachable_publishers``); empty when every one can."""
+        return [
+            problem
+            for subscription in self._subscriptions
+            for problem in unreachable_publishers(self._node, subscription)
+        ]
 
     def observation(
         self, stamp_ns: int, views: Sequence[str]
@@ -103,9 +118,12 @@ class ObservationSync:
             return "waiting for the camera and odometry publishers"
         if expected_ns is None or waited_s <= timeout_s:
             return ""
-        return (
-            f"no complete observation set for stamp {expected_ns} ns after {waited_s:.0f} s; "
-            f"have {sorted(self._frames.get(expected_ns, {}))}"
+        return "; ".join(
+            [
+                f"no complete observation set for stamp {expected_ns} ns after "
+                f"{waited_s:.0f} s; have {sorted(self._frames.get(expected_ns, {}))}",
+                *self.unreachable_publishers(),
+            ]
         )
 
     def forget_before(self, stamp_ns: int) -> None:
