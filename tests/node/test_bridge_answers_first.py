@@ -7,6 +7,9 @@ never as an agent left waiting for a set that does not come."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 
 import pytest
 import rclpy
@@ -30,7 +33,9 @@ def _fail_render(agent: str, with_ground_truth_ids: bool = False) -> Observation
     raise SimulatorFaultError(f"the render of {agent} failed")
 
 
-def test_the_set_after_an_early_answer_has_its_stamp_and_a_failed_render_is_a_fault() -> None:
+@contextmanager
+def _bridge_and_client() -> Iterator[tuple[SimBridge, RosClient]]:
+    """The embedded simulator's bridge spinning here at 32x32, and a client of it."""
     rclpy.init(args=["--ros-args", "-p", "image_width:=32", "-p", "image_height:=32"])
     bridge = SimBridge()
     assert bridge._backend.next_observation_time_s() is not None  # the embedded simulator
@@ -40,6 +45,17 @@ def test_the_set_after_an_early_answer_has_its_stamp_and_a_failed_render_is_a_fa
     spinning.start()
     client = RosClient()
     try:
+        yield bridge, client
+    finally:
+        client.close()
+        executor.shutdown()
+        bridge.destroy_node()
+        rclpy.shutdown()
+        spinning.join(timeout=5)
+
+
+def test_the_set_after_an_early_answer_has_its_stamp_and_a_failed_render_is_a_fault() -> None:
+    with _bridge_and_client() as (bridge, client):
         images = client.collect(Image, "/uav/camera/front/image", SENSOR_QOS)
         faults = client.collect(BackendFault, "/sim/faults", FAULTS_QOS)
         request = first_mini_reset()
@@ -62,9 +78,42 @@ def test_the_set_after_an_early_answer_has_its_stamp_and_a_failed_render_is_a_fa
         assert not faults[0].intervention
         assert "the render of uav failed" in faults[0].reason
         assert all(time_ns(image.header.stamp) != time_ns(answer.stamp) for image in images)
-    finally:
-        client.close()
-        executor.shutdown()
-        bridge.destroy_node()
-        rclpy.shutdown()
-        spinning.join(timeout=5)
+
+
+def test_a_view_failing_after_the_front_view_went_out_is_a_fault() -> None:
+    """Views go out as each is rendered (change 55): the agent may already hold the front
+    view of a set whose left view then fails. The set is never completed, and the failure
+    is the simulator's, reported like any failed render."""
+    with _bridge_and_client() as (bridge, client):
+        fronts = client.collect(Image, "/uav/camera/front/image", SENSOR_QOS)
+        lefts = client.collect(Image, "/uav/camera/left/image", SENSOR_QOS)
+        faults = client.collect(BackendFault, "/sim/faults", FAULTS_QOS)
+        request = first_mini_reset()
+        assert client.call(SimReset, "/sim/reset", request).success
+        backend = bridge._backend
+        render_every_view = backend.observe
+
+        def front_view_then_fault(agent: str, with_ground_truth_ids: bool = False) -> Observation:
+            # The front view handed over as the renderer hands each finished view, then the
+            # next one fails.
+            hand_over, backend._on_view = backend._on_view, None
+            try:
+                rendered = render_every_view(agent, with_ground_truth_ids)
+            finally:
+                backend._on_view = hand_over
+            assert hand_over is not None, "the bridge no longer takes views as rendered"
+            hand_over(replace(rendered, frames={"front": rendered.frames["front"]}))
+            raise SimulatorFaultError(f"the left view of {agent} failed")
+
+        backend.observe = front_view_then_fault  # type: ignore[method-assign]
+        step = SimExecute.Request(agent="uav", action="MoveUp", magnitude=1.0)
+        answer = client.call(SimExecute, "/sim/execute", step)
+        assert answer.success, answer.message
+        stamp = time_ns(answer.stamp)
+        assert client.spin_until(lambda: bool(faults), 30), "the failed view was not reported"
+        assert faults[0].episode_id == request.episode_id and faults[0].agent == "uav"
+        assert "the left view of uav failed" in faults[0].reason
+        assert client.spin_until(
+            lambda: any(time_ns(image.header.stamp) == stamp for image in fronts), 30
+        ), "the front view rendered before the failure never went out"
+        assert all(time_ns(image.header.stamp) != stamp for image in lefts)
