@@ -60,7 +60,13 @@ from aerialdojo.nodes.common import (
     time_ns,
     wall_timer,
 )
-from aerialdojo.nodes.qos import AGENTS_QOS, FAULTS_QOS, TASK_QOS
+from aerialdojo.nodes.qos import (
+    AGENTS_QOS,
+    FAULTS_QOS,
+    TASK_QOS,
+    publisher_without_events,
+    subscription_without_events,
+)
 from aerialdojo.nodes.sensor_sync import ObservationSync
 from aerialdojo.protocols.referee import StepRequest
 
@@ -96,14 +102,18 @@ class AgentNode(Node):
         self._step_sent_at = 0.0
         self._sensors = ObservationSync(self, self.subscribed_views(), self.try_act)
         self._step_client = self.create_client(Step, "/aerialdojo/step")
-        self._faults = self.create_publisher(AgentMessage, "/aerialdojo/agent_faults", FAULTS_QOS)
+        # Without event handlers, as its sensor subscriptions: the executor rebuilds each
+        # into its wait set at the five or six wake-ups of every step.
+        self._faults = publisher_without_events(
+            self, AgentMessage, "/aerialdojo/agent_faults", FAULTS_QOS
+        )
         self._subscribe_to_tasks = wall_timer(self, 0.1, self._subscribe_when_ready)
         wall_timer(self, 5.0, self._warn_if_starved)
 
     def announce(self, policy: str, *, privileged: bool = False, description: str = "") -> None:
         """Publish who acts for this agent on ``/aerialdojo/agents`` (latched), for the run's
         record and report; ``privileged``: the policy reads ground truth."""
-        self._info_pub = self.create_publisher(AgentInfo, "/aerialdojo/agents", AGENTS_QOS)
+        self._info_pub = publisher_without_events(self, AgentInfo, "/aerialdojo/agents", AGENTS_QOS)
         self._info_pub.publish(
             AgentInfo(
                 header=Header(stamp=self.get_clock().now().to_msg()),
@@ -180,7 +190,7 @@ class AgentNode(Node):
             # none: ``qos.subscription_without_events``); and again if the set never comes.
             for problem in self._sensors.unreachable_publishers():
                 self.get_logger().warning(problem)
-            self.create_subscription(TaskSpec, "/aerialdojo/task", self._on_task, TASK_QOS)
+            subscription_without_events(self, TaskSpec, "/aerialdojo/task", self._on_task, TASK_QOS)
 
     def _on_task(self, task: TaskSpec) -> None:
         key = (task.episode_id, time_ns(task.header.stamp))

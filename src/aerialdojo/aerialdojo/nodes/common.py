@@ -40,7 +40,7 @@ from std_msgs.msg import Header
 
 from aerialdojo.errors import ConfigError
 from aerialdojo.nodes.lifetime import exit_with_launcher
-from aerialdojo.nodes.qos import NODES_QOS
+from aerialdojo.nodes.qos import NODES_QOS, publisher_without_events
 from aerialdojo.params import NODE_PARAMETERS, ParamSpec
 from aerialdojo.runtime import (
     NODES_TOPIC,
@@ -188,7 +188,9 @@ def announce_node(node: Node) -> Publisher:
     with the run and warns when the graph's nodes run different distributions, and a run
     starting in the same domain names this one (``nodes.domain_guard``). Every aerialdojo
     node calls it once, at start."""
-    publisher = node.create_publisher(NodeInfo, NODES_TOPIC, NODES_QOS)
+    # Without event handlers: every wake-up of the node's executor would rebuild them into
+    # its wait set (``qos.publisher_without_events``).
+    publisher = publisher_without_events(node, NodeInfo, NODES_TOPIC, NODES_QOS)
     publisher.publish(
         NodeInfo(
             header=Header(stamp=node.get_clock().now().to_msg()),
