@@ -66,6 +66,11 @@ from aerialdojo.tasks.suite import load_suite, resolve_suite
 #: and caches, and the stack's first set.
 CPU_WARM_UP_STEPS = 10
 
+#: Keys of the stack's CPU per step beside its processes': the agent's own thread, and its
+#: policy on that thread.
+AGENT_THREAD = "uav_agent's thread"
+AGENT_POLICY = "uav_agent's policy"
+
 # Motions that exercise rendering and collision sweeps without ending the episode early.
 ACTIONS = (
     Action("TurnLeft", 15.0),
@@ -77,20 +82,24 @@ ACTIONS = (
 
 class TimedFixedPolicy:
     """Asks the real policy (its cost is the agent's), then returns the next fixed action;
-    records when each observation set became complete and when the decision was made."""
+    records when each observation set became complete, when the decision was made and the
+    CPU its thread spent deciding."""
 
     def __init__(self, steps: int) -> None:
         self.inner = ColourSeekerPolicy(seed=0)
         self.actions = list(islice(cycle(ACTIONS), steps))
         self.ready: list[float] = []
         self.decided: list[float] = []
+        self.policy_cpu: list[float] = []
 
     def reset(self, goal: GoalDescription) -> None:
         self.inner.reset(goal)
 
     def act(self, observation: AgentObservation) -> Action:
         self.ready.append(time.perf_counter())
+        started_cpu = time.thread_time()
         self.inner.act(observation)
+        self.policy_cpu.append(time.thread_time() - started_cpu)
         self.decided.append(time.perf_counter())
         index = len(self.decided) - 1
         return self.actions[index] if index < len(self.actions) else Action("Stop")
@@ -187,6 +196,9 @@ def stack(
             if decided in (CPU_WARM_UP_STEPS, steps) and decided not in cpu:
                 cpu[decided] = {name: cpu_seconds(pid) for name, pid in pids.items()}
                 cpu[decided]["uav_agent"] = time.process_time()
+                # The agent spins on this thread: what it spends outside the policy is the
+                # harness's (rclpy's executor, taking the messages, the step's call).
+                cpu[decided][AGENT_THREAD] = time.thread_time()
     finally:
         rclpy.shutdown()
         stop_graph(processes, grace_s=5.0)
@@ -197,6 +209,7 @@ def stack(
         name: (cpu[steps][name] - cpu[CPU_WARM_UP_STEPS][name]) / (steps - CPU_WARM_UP_STEPS)
         for name in cpu[steps]
     }
+    cpu_per_step[AGENT_POLICY] = statistics.fmean(policy.policy_cpu[CPU_WARM_UP_STEPS:steps])
     return walls[:steps], agents[:steps], cpu_per_step
 
 
@@ -301,10 +314,17 @@ def main() -> None:
         f"agent {agent_stack_s / stack_s:.0%}, the rest {overhead_s / stack_s:.0%}"
     )
     direct_cpu = (cpu_before + cpu_after) / 2
+    agent_thread, agent_policy = stack_cpu.pop(AGENT_THREAD), stack_cpu.pop(AGENT_POLICY)
     print(
         f"CPU per step: direct {direct_cpu * 1e3:.1f} ms; stack {sum(stack_cpu.values()) * 1e3:.1f}"
         f" ms ({', '.join(f'{name} {value * 1e3:.1f}' for name, value in stack_cpu.items())}), "
         f"{sum(stack_cpu.values()) / direct_cpu:.2f}x the direct loop's"
+    )
+    print(
+        f"the agent's process per step: its policy {agent_policy * 1e3:.2f} ms, the rest of its "
+        f"thread (rclpy's executor, the messages, the step's call) "
+        f"{(agent_thread - agent_policy) * 1e3:.2f} ms, its other threads "
+        f"{(stack_cpu['uav_agent'] - agent_thread) * 1e3:.2f} ms"
     )
     print(f"load average after the steps: {_load()}")
     if not args.skip_run:
