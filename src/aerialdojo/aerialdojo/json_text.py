@@ -17,7 +17,7 @@ import itertools
 import json
 import math
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
@@ -28,13 +28,29 @@ class _UnsupportedError(Exception):
     """A value this encoder leaves to ``json.dumps``."""
 
 
-def dumps_sorted_indented(document: Any) -> str:
+def dumps_sorted_indented(document: Any, written: Mapping[str, str] | None = None) -> str:
     """``json.dumps(document, sort_keys=True, indent=2, allow_nan=False)``.
+
+    Args:
+        document: the value to write.
+        written: entries of the dict ``document`` whose values are written already, key ->
+            the value's text at a top-level entry's indentation (``list_text(..., 1)``):
+            placed as they are, in place of ``document``'s value for the key, if any.
 
     Raises:
         ValueError: a NaN or infinite float (as ``json.dumps`` raises).
         TypeError: a value JSON cannot hold (as ``json.dumps`` raises).
     """
+    if written:
+        text = dumps_sorted_indented({**document, **dict.fromkeys(written)})
+        for key, value_text in written.items():
+            # A top-level entry's line is the only one that starts with a line break, one
+            # indentation and a quote, and each key is there once: the placeholder's line is
+            # found exactly (a string holds no raw line break).
+            line = "\n" + _INDENT + encode_basestring_ascii(key) + ": "
+            at = text.index(line + "null") + len(line)
+            text = text[:at] + value_text + text[at + len("null") :]
+        return text
     parts: list[str] = []
     runs = _ScalarRuns(parts)
     try:
@@ -186,6 +202,22 @@ def _encode_list(
             parts.append(separator)
         _encode(item, inner, parts, runs)
     parts.append(newline + "]")
+
+
+def list_item_texts(values: Sequence[Any], level: int) -> list[str]:
+    """The text of each of ``values`` as an item of a list whose own line is at indentation
+    ``level`` (the value of a top-level entry: 1), as ``dumps_sorted_indented`` writes it:
+    ``list_text`` of the texts of several parts is the whole list's."""
+    return _texts(list(values), "\n" + _INDENT * (level + 1))
+
+
+def list_text(item_texts: Sequence[str], level: int) -> str:
+    """The list whose items' texts are ``item_texts`` (``list_item_texts`` at ``level``)."""
+    if not item_texts:
+        return "[]"
+    newline = "\n" + _INDENT * level
+    inner = newline + _INDENT
+    return "[" + inner + ("," + inner).join(item_texts) + newline + "]"
 
 
 def _texts(values: list[Any] | tuple[Any, ...], newline: str) -> list[str]:
