@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from aerialdojo.json_text import dumps_sorted_indented, list_item_texts, list_text
+from aerialdojo.json_text import dumps_sorted_indented, list_item_texts, list_parts
 
 
 def _stdlib(document: Any) -> str:
@@ -151,6 +151,9 @@ def test_lists_written_in_parts_and_entries_written_already_match() -> None:
         document = {key: _random_document(rng) for key in rng.sample(["a", "list", "z", "é"], k=2)}
         document["inner"] = {"list": _random_document(rng)}
         expected = _stdlib({**document, "list": items})
-        assert dumps_sorted_indented(document, {"list": list_text(parts, 1)}) == expected
+        assert dumps_sorted_indented(document, {"list": list_parts(parts, 1)}) == expected
         document["list"] = "replaced"
-        assert dumps_sorted_indented(document, {"list": list_text(parts, 1)}) == expected
+        written = {"list": list_parts(parts, 1)}
+        assert dumps_sorted_indented(document, written, end="\n") == expected + "\n"
+    # Left to json.dumps (an integer key), with the end still added.
+    assert dumps_sorted_indented({1: 2}, end="\n") == _stdlib({1: 2}) + "\n"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from aerialdojo.collector import cyclic_gc_paused
 from aerialdojo.documents import write_atomic
-from aerialdojo.json_text import dumps_sorted_indented, list_item_texts, list_text
+from aerialdojo.json_text import dumps_sorted_indented, list_item_texts, list_parts
 from aerialdojo.metrics.aggregate import (
     RULE_EPISODE_POOLED,
     RULE_MAP_FAMILY_EQUAL,
@@ -304,17 +304,17 @@ def metrics_json_text(
     # The document (three dicts an episode) holds no cycle and is dropped whole: the
     # collector's passes over it were a third of building it for 200,000 episodes.
     with cyclic_gc_paused():
-        written: dict[str, str] = {}
+        written: dict[str, list[str]] = {}
         if run.episode_texts is not None:
             # Written already (``episode_texts``): the entries' dicts are not built.
-            written["episodes"] = list_text(run.episode_texts, 1)
+            written["episodes"] = list_parts(run.episode_texts, 1)
             run = replace(run, episodes=())
         document = run.to_dict()
         if context:
             document["run"] = dict(context)
         if scoring is not None:
             document["scoring"] = dict(scoring)
-        return dumps_sorted_indented(document, written) + "\n"
+        return dumps_sorted_indented(document, written, end="\n")
 
 
 def episode_texts(scores: Iterable[EpisodeScore]) -> list[str]:
