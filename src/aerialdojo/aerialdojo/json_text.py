@@ -17,7 +17,7 @@ import itertools
 import json
 import math
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
@@ -28,20 +28,48 @@ class _UnsupportedError(Exception):
     """A value this encoder leaves to ``json.dumps``."""
 
 
-def dumps_sorted_indented(document: Any) -> str:
-    """``json.dumps(document, sort_keys=True, indent=2, allow_nan=False)``.
+def dumps_sorted_indented(
+    document: Any, written: Mapping[str, Sequence[str]] | None = None, end: str = ""
+) -> str:
+    """``json.dumps(document, sort_keys=True, indent=2, allow_nan=False) + end``.
+
+    Args:
+        document: the value to write.
+        written: entries of the dict ``document`` whose values are written already, key ->
+            the value's text at a top-level entry's indentation, in parts (``list_parts(...,
+            1)``): placed as they are, in place of ``document``'s value for the key, if any.
+        end: text after the document's (joined with it: no copy of a long text to add it).
 
     Raises:
         ValueError: a NaN or infinite float (as ``json.dumps`` raises).
         TypeError: a value JSON cannot hold (as ``json.dumps`` raises).
     """
+    if written:
+        text = dumps_sorted_indented({**document, **dict.fromkeys(written)})
+        # A top-level entry's line is the only one that starts with a line break, one
+        # indentation and a quote, and each key is there once: each placeholder's line is
+        # found exactly (a string holds no raw line break). The whole text is joined once:
+        # copies of a long written value (200,000 episodes) were most of writing it.
+        places = []
+        for key in written:
+            line = "\n" + _INDENT + encode_basestring_ascii(key) + ": "
+            places.append((text.index(line + "null") + len(line), key))
+        pieces: list[str] = []
+        start = 0
+        for at, key in sorted(places):
+            pieces.append(text[start:at])
+            pieces += written[key]
+            start = at + len("null")
+        pieces += (text[start:], end)
+        return "".join(pieces)
     parts: list[str] = []
     runs = _ScalarRuns(parts)
     try:
         _encode(document, "\n", parts, runs)
     except _UnsupportedError:
-        return json.dumps(document, sort_keys=True, indent=2, allow_nan=False)
+        return json.dumps(document, sort_keys=True, indent=2, allow_nan=False) + end
     runs.fill()
+    parts.append(end)
     return "".join(parts)
 
 
@@ -186,6 +214,28 @@ def _encode_list(
             parts.append(separator)
         _encode(item, inner, parts, runs)
     parts.append(newline + "]")
+
+
+def list_item_texts(values: Sequence[Any], level: int) -> list[str]:
+    """The text of each of ``values`` as an item of a list whose own line is at indentation
+    ``level`` (the value of a top-level entry: 1), as ``dumps_sorted_indented`` writes it:
+    ``list_parts`` of the texts of several parts is the whole list's."""
+    return _texts(list(values), "\n" + _INDENT * (level + 1))
+
+
+def list_parts(item_texts: Sequence[str], level: int) -> list[str]:
+    """The text of the list whose items' texts are ``item_texts`` (``list_item_texts`` at
+    ``level``), in parts (brackets, items and separators), for ``dumps_sorted_indented``'s
+    ``written``."""
+    if not item_texts:
+        return ["[]"]
+    newline = "\n" + _INDENT * level
+    inner = newline + _INDENT
+    parts = ["," + inner] * (2 * len(item_texts) + 1)
+    parts[1::2] = item_texts
+    parts[0] = "[" + inner
+    parts[-1] = newline + "]"
+    return parts
 
 
 def _texts(values: list[Any] | tuple[Any, ...], newline: str) -> list[str]:

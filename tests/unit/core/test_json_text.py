@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from aerialdojo.json_text import dumps_sorted_indented
+from aerialdojo.json_text import dumps_sorted_indented, list_item_texts, list_parts
 
 
 def _stdlib(document: Any) -> str:
@@ -139,3 +139,21 @@ def test_columns_of_odd_values_match_or_refuse_as_json_dumps(records: list[Any])
     else:
         with pytest.raises(expected):
             dumps_sorted_indented(records)
+
+
+def test_lists_written_in_parts_and_entries_written_already_match() -> None:
+    rng = random.Random(3)
+    for _ in range(200):
+        items = [_random_document(rng) for _ in range(rng.randint(0, 6))]
+        cut = rng.randint(0, len(items))
+        parts = [*list_item_texts(items[:cut], 1), *list_item_texts(items[cut:], 1)]
+        # The key sorts first, among others or last; a nested entry of the same key stays.
+        document = {key: _random_document(rng) for key in rng.sample(["a", "list", "z", "é"], k=2)}
+        document["inner"] = {"list": _random_document(rng)}
+        expected = _stdlib({**document, "list": items})
+        assert dumps_sorted_indented(document, {"list": list_parts(parts, 1)}) == expected
+        document["list"] = "replaced"
+        written = {"list": list_parts(parts, 1)}
+        assert dumps_sorted_indented(document, written, end="\n") == expected + "\n"
+    # Left to json.dumps (an integer key), with the end still added.
+    assert dumps_sorted_indented({1: 2}, end="\n") == _stdlib({1: 2}) + "\n"

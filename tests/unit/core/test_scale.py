@@ -7,6 +7,7 @@ import contextlib
 import io
 import json
 import stat
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -328,3 +329,20 @@ def test_progress_off_a_terminal_is_a_line_per_ending_with_failures_rate_and_eta
     assert lines[1].startswith("[3/10] a: stopped; 0 failed, ") and "/min, ETA" in lines[1]
     assert lines[2].startswith("[3/10] b: infrastructure failure; 1 failed, ")
     assert lines[3].startswith("[3/10] graph g: its worker died; 2 failed, ")
+
+
+def test_entries_written_where_read_are_the_scores_own(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    selection = _varied_records(run_dir, 300)
+    for processes in (1, 2):
+        records = read_records(run_dir, selection, processes=processes, radii=[2.0])
+        merged = merged_result(records, selection, {}, [2.0], finished=True).metrics
+        assert merged is not None and merged.episode_texts is not None
+        from_scores = replace(merged, episode_texts=None)
+        assert metrics_json_text(merged, {"agents": []}) == metrics_json_text(
+            from_scores, {"agents": []}
+        )
+    # Read at other radii than the merge's: its entries are written from its own scores.
+    other = merged_result(read_records(run_dir, selection), selection, {}, [2.0], finished=True)
+    assert other.metrics is not None and other.metrics.episode_texts is None
+    assert metrics_json_text(other.metrics) == metrics_json_text(merged)

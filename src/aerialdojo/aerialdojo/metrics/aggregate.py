@@ -147,6 +147,9 @@ class RunMetrics:
             group's ``overall``) is withheld: N/A, with its episode count.
         task_weighted_by_setting: the mean over the episodes of each setting, beside the
             headline rule's (AerialDojo-200K, appendix B).
+        episode_texts: the text of each of ``episodes``' entries in ``metrics.json``, where
+            written beside the scoring (a merge's readers: ``scale.records``); None: written
+            from ``episodes``.
     """
 
     benchmark: str
@@ -166,6 +169,7 @@ class RunMetrics:
     excluded: tuple[ExcludedEpisode, ...] = field(default=())
     headline_by_setting: bool = False
     task_weighted_by_setting: Mapping[str, GroupMetrics] = field(default_factory=dict)
+    episode_texts: Sequence[str] | None = field(default=None, compare=False, repr=False)
 
     @property
     def pools_settings(self) -> bool:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aerialdojo.collector import cyclic_gc_paused
 from aerialdojo.documents import write_atomic
-from aerialdojo.json_text import dumps_sorted_indented
+from aerialdojo.json_text import dumps_sorted_indented, list_item_texts, list_parts
 from aerialdojo.metrics.aggregate import (
     RULE_EPISODE_POOLED,
     RULE_MAP_FAMILY_EQUAL,
@@ -17,7 +18,7 @@ from aerialdojo.metrics.aggregate import (
     GroupMetrics,
     RunMetrics,
 )
-from aerialdojo.metrics.scores import KIND_COUNT, KIND_RATE, MetricSpec
+from aerialdojo.metrics.scores import KIND_COUNT, KIND_RATE, EpisodeScore, MetricSpec
 
 if TYPE_CHECKING:
     from aerialdojo.protocols import BenchmarkProtocol
@@ -303,12 +304,23 @@ def metrics_json_text(
     # The document (three dicts an episode) holds no cycle and is dropped whole: the
     # collector's passes over it were a third of building it for 200,000 episodes.
     with cyclic_gc_paused():
+        written: dict[str, list[str]] = {}
+        if run.episode_texts is not None:
+            # Written already (``episode_texts``): the entries' dicts are not built.
+            written["episodes"] = list_parts(run.episode_texts, 1)
+            run = replace(run, episodes=())
         document = run.to_dict()
         if context:
             document["run"] = dict(context)
         if scoring is not None:
             document["scoring"] = dict(scoring)
-        return dumps_sorted_indented(document) + "\n"
+        return dumps_sorted_indented(document, written, end="\n")
+
+
+def episode_texts(scores: Iterable[EpisodeScore]) -> list[str]:
+    """The text of each of ``scores``' entries in ``metrics_json_text``'s ``episodes`` list
+    (``RunMetrics.episode_texts``)."""
+    return list_item_texts([score.to_dict() for score in scores], 1)
 
 
 def write_metrics_json(

@@ -20,7 +20,7 @@ import os
 import shutil
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -29,13 +29,14 @@ from aerialdojo.agents.vlm.transcript import IMAGES_DIR, TRANSCRIPTS_DIR
 from aerialdojo.collector import cyclic_gc_paused
 from aerialdojo.cores import allowed_cores, idle_cores
 from aerialdojo.documents import LINE, RECORD, DocumentError, load_json, parse_json
-from aerialdojo.errors import ConfigError
+from aerialdojo.errors import ConfigError, MetricsError
 from aerialdojo.events import AgentRecord
-from aerialdojo.metrics.aggregate import ExcludedEpisode
+from aerialdojo.metrics.aggregate import ExcludedEpisode, RunMetrics
 from aerialdojo.metrics.jsonl import record_to_trace, records_to_traces, trace_to_record
 from aerialdojo.metrics.scores import PathFacts
 from aerialdojo.metrics.trace import EpisodeTrace
 from aerialdojo.protocols.scoring import run_protocol
+from aerialdojo.report.markdown import episode_texts
 from aerialdojo.report.run import RunResult
 from aerialdojo.runtime import NodeRecord
 
@@ -67,6 +68,11 @@ class EpisodeRecord:
     agents: tuple[AgentRecord, ...]
     graph: str
     nodes: tuple[NodeRecord, ...] = ()
+    #: Its entry in the merged ``metrics.json``'s ``episodes`` (``RunMetrics.episode_texts``),
+    #: scored where it was read (``read_records``) at the radii ``scored_at``; None: not
+    #: scored there. Not part of the record's file.
+    episode_text: str | None = field(default=None, compare=False, repr=False)
+    scored_at: tuple[float, ...] | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -129,12 +135,19 @@ def _checked(path: Path | str, document: Any) -> dict[str, Any]:
     return document
 
 
-def _record_of(document: dict[str, Any], trace: EpisodeTrace) -> EpisodeRecord:
+def _record_of(
+    document: dict[str, Any],
+    trace: EpisodeTrace,
+    episode_text: str | None = None,
+    scored_at: tuple[float, ...] | None = None,
+) -> EpisodeRecord:
     return EpisodeRecord(
         trace=trace,
         agents=tuple(AgentRecord(**agent) for agent in document["agents"]),
         graph=str(document["graph"]),
         nodes=tuple(NodeRecord(**node) for node in document.get("nodes", [])),
+        episode_text=episode_text,
+        scored_at=scored_at,
     )
 
 
@@ -144,14 +157,21 @@ def finished_episodes(run_dir: Path, selection: Sequence[str]) -> list[str]:
 
 
 def read_records(
-    run_dir: Path, selection: Sequence[str], *, processes: int | None = None
+    run_dir: Path,
+    selection: Sequence[str],
+    *,
+    processes: int | None = None,
+    radii: Sequence[float] | None = None,
 ) -> list[EpisodeRecord]:
     """The records of the finished episodes of ``selection``, in episode id order, each
-    trace's path measured (``PathFacts.of``) for the scoring that follows.
+    trace's path measured (``PathFacts.of``) for the scoring that follows, and each scored
+    at ``radii`` for its entry's text in ``metrics.json`` (``EpisodeRecord.episode_text``):
+    the text, most of writing that file, is written on every reading core, not after.
 
     Args:
         run_dir: the run directory.
         selection: the episodes to read.
+        radii: the radii ``merged_result`` will score at (None: the benchmark's).
         processes: processes reading, this one among them (1: this one alone); None:
             ``reader_processes()`` for ``PARALLEL_MIN_RECORDS`` or more, else 1. The others
             are spawned, and spawning imports the calling script again: a script that may
@@ -176,19 +196,24 @@ def read_records(
             records = [
                 record
                 for start in range(0, len(ordered), _CHUNK)
-                for record in _read_chunk(episodes, ordered[start : start + _CHUNK])
+                for record in _read_chunk(episodes, ordered[start : start + _CHUNK], radii)
             ]
         else:
             size = max(1, min(_CHUNK, math.ceil(len(ordered) / (processes * 4))))
             chunks = [ordered[start : start + size] for start in range(0, len(ordered), size)]
             records = [
-                record for part in _read_shared(episodes, chunks, processes) for record in part
+                record
+                for part in _read_shared(episodes, chunks, processes, radii)
+                for record in part
             ]
     return records
 
 
 def _read_shared(
-    episodes: str, chunks: Sequence[Sequence[str]], processes: int
+    episodes: str,
+    chunks: Sequence[Sequence[str]],
+    processes: int,
+    radii: Sequence[float] | None,
 ) -> list[list[EpisodeRecord]]:
     """Each of ``chunks`` read (``_read_chunk``) by this process and ``processes - 1``
     readers: this one takes chunks from the front, the readers from the back, until they
@@ -196,12 +221,12 @@ def _read_shared(
     reader reads it), and neither side waits for the other at the end."""
     # Spawned, not forked: the caller may have threads (a graph's listener, Ray's).
     with ProcessPoolExecutor(processes - 1, mp_context=get_context("spawn")) as pool:
-        futures = [pool.submit(_read_chunk, episodes, chunk) for chunk in reversed(chunks)]
+        futures = [pool.submit(_read_chunk, episodes, chunk, radii) for chunk in reversed(chunks)]
         futures.reverse()
         try:
             # A chunk no reader has taken yet is cancelled there and read here.
             return [
-                _read_chunk(episodes, chunk) if future.cancel() else future.result()
+                _read_chunk(episodes, chunk, radii) if future.cancel() else future.result()
                 for chunk, future in zip(chunks, futures, strict=True)
             ]
         except BaseException:
@@ -221,11 +246,14 @@ def reader_processes() -> int:
     return max(1, min(len(allowed_cores()), round(idle_cores())))
 
 
-def _read_chunk(episodes: str, episode_ids: Sequence[str]) -> list[EpisodeRecord]:
-    """The finished records of ``episode_ids`` under ``episodes``, their paths measured; in a
-    reader process or this one. The chunk's positions are converted and its paths measured
-    together (``records_to_traces``, ``PathFacts.measure``), so every file is read first:
-    of two damaged records, one unreadable is named before one that breaks a trace's rule.
+def _read_chunk(
+    episodes: str, episode_ids: Sequence[str], radii: Sequence[float] | None
+) -> list[EpisodeRecord]:
+    """The finished records of ``episode_ids`` under ``episodes``, their paths measured and
+    their entries' texts written at ``radii`` (``_episode_texts``); in a reader process or
+    this one. The chunk's positions are converted and its paths measured together
+    (``records_to_traces``, ``PathFacts.measure``), so every file is read first: of two
+    damaged records, one unreadable is named before one that breaks a trace's rule.
 
     Raises:
         ConfigError: a damaged record.
@@ -240,7 +268,35 @@ def _read_chunk(episodes: str, episode_ids: Sequence[str]) -> list[EpisodeRecord
         ]
         traces = records_to_traces([document["trace"] for document in documents])
         PathFacts.measure(traces)
-        return list(map(_record_of, documents, traces))
+        scored = _episode_texts(traces, radii)
+        if scored is None:
+            return list(map(_record_of, documents, traces))
+        texts, scored_at = scored
+        return [
+            _record_of(document, trace, text, scored_at)
+            for document, trace, text in zip(documents, traces, texts, strict=True)
+        ]
+
+
+def _episode_texts(
+    traces: Sequence[EpisodeTrace], radii: Sequence[float] | None
+) -> tuple[list[str], tuple[float, ...]] | None:
+    """Each of ``traces`` scored by its benchmark's protocol at ``radii`` (None: the
+    protocol's), as ``BenchmarkProtocol.score_run`` scores it, and its entry's text in
+    ``metrics.json``; with the radii scored at. None for no traces, or where the scoring or
+    the text refuses them (traces of several benchmarks, a bad radius, a non-finite value):
+    ``merged_result`` and ``metrics_json_text`` raise what they did, where they did."""
+    if not traces:
+        return None
+    try:
+        protocol = run_protocol(traces)
+        chosen = protocol.radii(radii)
+        for trace in traces:
+            protocol.check_trace(trace)
+        texts = episode_texts([protocol.score_episode(trace, chosen) for trace in traces])
+    except (MetricsError, ValueError):
+        return None
+    return texts, chosen
 
 
 def _read_finished(path: str) -> dict[str, Any] | None:
@@ -297,6 +353,8 @@ def merged_result(
     # A score per record, all alive until aggregated and written.
     with cyclic_gc_paused(keep_out=len(traces) >= PARALLEL_MIN_RECORDS):
         metrics = protocol.score_run(traces, radii, lost) if protocol else None
+    if metrics is not None:
+        metrics = _with_episode_texts(metrics, records)
     return RunResult(
         metrics=metrics,
         protocol=protocol,
@@ -309,6 +367,22 @@ def merged_result(
         nodes=tuple(nodes[name] for name in sorted(nodes)),
         settings=(dict(settings),) if settings is not None else (),
     )
+
+
+def _with_episode_texts(metrics: RunMetrics, records: Sequence[EpisodeRecord]) -> RunMetrics:
+    """``metrics`` with its episodes' texts as the records' readers wrote them, where every
+    record holds its episode's (scored at ``metrics``' radii, one record per episode in
+    ``metrics.episodes``' order); else as it is (written from the scores)."""
+    texts: list[str] = []
+    for record in records:
+        if record.episode_text is None or record.scored_at != metrics.radii:
+            return metrics
+        texts.append(record.episode_text)
+    if [record.trace.episode_id for record in records] != [
+        score.episode_id for score in metrics.episodes
+    ]:
+        return metrics
+    return replace(metrics, episode_texts=texts)
 
 
 def merge_transcripts(run_dir: Path, records: Sequence[EpisodeRecord]) -> Path | None:

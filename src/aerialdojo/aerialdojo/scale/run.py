@@ -356,7 +356,7 @@ def run_sharded(
     for episode_id in _salvage(run_dir, selection, console):
         excluded.pop(episode_id, None)
     radii = [float(r) for r in evaluator.get("success_radii_m") or []] or None  # type: ignore[union-attr]
-    records = read_records(run_dir, selection)
+    records = read_records(run_dir, selection, radii=radii)
     result = merged_result(
         records, selection, excluded, radii, finished=not interrupted, settings=run_settings(specs)
     )
