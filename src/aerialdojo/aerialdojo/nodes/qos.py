@@ -44,13 +44,13 @@ def publisher_without_events(node: Node, msg_type: type, topic: str, qos: QoSPro
 def subscription_without_events(
     node: Node, msg_type: type, topic: str, callback: Callable[[Any], None], qos: QoSProfile
 ) -> Subscription:
-    """A subscription of ``node`` with no event handlers, for an agent's sensor topics.
+    """A subscription of ``node`` with no event handlers, for an agent's topics.
 
     rclpy's two default handlers (a publisher with an incompatible QoS or type) are waitables
-    the agent's executor rebuilds into its wait set at each of the five or six wake-ups of a
-    step (6 us each a wake-up, 0.6 ms of a step for an agent's subscriptions). The same
-    mismatches are found once instead, when the publishers are there
-    (``unreachable_publishers``).
+    the agent's executor rebuilds into its wait set at each of the six or seven wake-ups of
+    a step; with its publishers' handlers they took about 1 ms of CPU a step in place
+    (docs/performance.md, changes 66-67). The same mismatches are found once instead, when
+    the publishers are there (``unreachable_publishers``).
     """
     return node.create_subscription(
         msg_type, topic, callback, qos, event_callbacks=_NO_SUBSCRIPTION_EVENT_HANDLERS
