@@ -68,6 +68,7 @@ from aerialdojo.nodes.qos import (
     SENSOR_QOS,
     STATE_QOS,
     TASK_QOS,
+    message_type_name,
     recording_qos,
 )
 from aerialdojo.params import recorded_views
@@ -195,7 +196,7 @@ class Evaluator(Node):
 
     def _record(self, msg_type: type, topic: str, qos: QoSProfile) -> None:
         if self._recorder is not None:
-            self._recorder.add_topic(topic, _type_name(msg_type))
+            self._recorder.add_topic(topic, message_type_name(msg_type))
 
         run_of = _RUN_NAMED.get(topic)
 
@@ -258,7 +259,7 @@ class Evaluator(Node):
         """Every ``image_decimation``-th message of ``topic``, as published."""
         if self._recorder is None:
             return
-        self._recorder.add_topic(topic, _type_name(msg_type))
+        self._recorder.add_topic(topic, message_type_name(msg_type))
 
         def on_message(cdr: bytes) -> None:
             count = self._image_counts.get(topic, 0)
@@ -275,7 +276,7 @@ class Evaluator(Node):
         compressed = self._compression != "none"
         written_topic = f"{topic}/compressed" if compressed else topic
         written_type = CompressedImage if compressed else Image
-        self._recorder.add_topic(written_topic, _type_name(written_type))
+        self._recorder.add_topic(written_topic, message_type_name(written_type))
 
         def on_image(cdr: bytes) -> None:
             self._ledger.deliver(topic, cdr_stamp_ns(cdr))
@@ -536,11 +537,6 @@ _RUN_NAMED: dict[str, Callable[[Any], str]] = {
     NODES_TOPIC: lambda info: run_id_of({RUN_DIR_ENV: info.run_dir}),
     "/agos/messages": lambda message: message.run_id,
 }
-
-
-def _type_name(msg_type: type) -> str:
-    module = msg_type.__module__.split(".")[0]
-    return f"{module}/msg/{msg_type.__name__}"
 
 
 def main(args: list[str] | None = None) -> None:

@@ -57,13 +57,17 @@ def subscription_without_events(
     )
 
 
+def message_type_name(msg_type: type) -> str:
+    """The name the graph and bags give a message class: ``package/msg/Name``."""
+    return f"{msg_type.__module__.split('.')[0]}/msg/{msg_type.__name__}"
+
+
 def unreachable_publishers(node: Node, subscription: Subscription) -> list[str]:
     """Why each publisher now on ``subscription``'s topic cannot reach it: a QoS policy the
     two do not agree on (a best-effort camera driver and a reliable subscription), or
     another message type; one line per such publisher, naming the topic and the publisher's
     node. What rclpy's default subscription event handlers would warn of."""
-    msg_type = cast(type, subscription.msg_type)
-    expected_type = f"{msg_type.__module__.split('.')[0]}/msg/{msg_type.__name__}"
+    expected_type = message_type_name(cast(type, subscription.msg_type))
     problems = []
     for endpoint in node.get_publishers_info_by_topic(subscription.topic_name):
         publisher = (
