@@ -66,11 +66,6 @@ from aerialdojo.tasks.suite import load_suite, resolve_suite
 #: and caches, and the stack's first set.
 CPU_WARM_UP_STEPS = 10
 
-#: Keys of the stack's CPU per step beside its processes': the agent's own thread, and its
-#: policy on that thread.
-AGENT_THREAD = "uav_agent's thread"
-AGENT_POLICY = "uav_agent's policy"
-
 # Motions that exercise rendering and collision sweeps without ending the episode early.
 ACTIONS = (
     Action("TurnLeft", 15.0),
@@ -153,10 +148,12 @@ def direct(episode, size: int, steps: int) -> tuple[list[float], list[float], fl
 
 def stack(
     suite: str, episode_id: str, size: int, steps: int, run_dir: Path
-) -> tuple[list[float], list[float], dict[str, float]]:
-    """Per-step wall times through the node graph, and the agent's share of each; and the
-    CPU seconds per step of each process after ``CPU_WARM_UP_STEPS`` (the agent's is this
-    process)."""
+) -> tuple[list[float], list[float], dict[str, float], tuple[float, float]]:
+    """Per-step wall times through the node graph, and the agent's share of each; the CPU
+    seconds per step of each process after ``CPU_WARM_UP_STEPS`` (the agent's is this
+    process); and of those, the agent's thread's and its policy's. The agent spins on this
+    thread: what it spends outside the policy is the harness's (rclpy's executor, taking the
+    messages, the step's call)."""
     config = {
         "sim_bridge": validate_parameters(
             "sim_bridge", {"image_width": size, "image_height": size}, "bench"
@@ -171,6 +168,7 @@ def stack(
     processes = start_graph([s for s in specs if s.name in ("sim_bridge", "task_manager")], run_dir)
     pids = {node.spec.name: node.process.pid for node in processes}
     cpu: dict[int, dict[str, float]] = {}
+    agent_thread_cpu: dict[int, float] = {}
     policy = TimedFixedPolicy(steps)
     # The agent subscribes to the views the graph gives it (``aerialdojo eval``'s).
     views = next(s for s in specs if s.name == "uav_agent").parameters["views"]
@@ -196,9 +194,7 @@ def stack(
             if decided in (CPU_WARM_UP_STEPS, steps) and decided not in cpu:
                 cpu[decided] = {name: cpu_seconds(pid) for name, pid in pids.items()}
                 cpu[decided]["uav_agent"] = time.process_time()
-                # The agent spins on this thread: what it spends outside the policy is the
-                # harness's (rclpy's executor, taking the messages, the step's call).
-                cpu[decided][AGENT_THREAD] = time.thread_time()
+                agent_thread_cpu[decided] = time.thread_time()
     finally:
         rclpy.shutdown()
         stop_graph(processes, grace_s=5.0)
@@ -209,8 +205,11 @@ def stack(
         name: (cpu[steps][name] - cpu[CPU_WARM_UP_STEPS][name]) / (steps - CPU_WARM_UP_STEPS)
         for name in cpu[steps]
     }
-    cpu_per_step[AGENT_POLICY] = statistics.fmean(policy.policy_cpu[CPU_WARM_UP_STEPS:steps])
-    return walls[:steps], agents[:steps], cpu_per_step
+    agent_thread = (agent_thread_cpu[steps] - agent_thread_cpu[CPU_WARM_UP_STEPS]) / (
+        steps - CPU_WARM_UP_STEPS
+    )
+    agent_policy = statistics.fmean(policy.policy_cpu[CPU_WARM_UP_STEPS:steps])
+    return walls[:steps], agents[:steps], cpu_per_step, (agent_thread, agent_policy)
 
 
 def executed_actions(bag: Path) -> list[tuple[dict[str, Any], list[Action]]]:
@@ -288,7 +287,7 @@ def main() -> None:
         # A domain held for the stack: in a shared one another run's bridge refuses this
         # run's episode (and answers its steps). The whole run below claims its own.
         os.environ["ROS_DOMAIN_ID"] = domain
-        walls, agents, stack_cpu = stack(
+        walls, agents, stack_cpu, (agent_thread, agent_policy) = stack(
             args.suite, episode.episode_id, args.size, args.steps, Path(run_dir)
         )
     if chosen_domain is None:
@@ -314,7 +313,6 @@ def main() -> None:
         f"agent {agent_stack_s / stack_s:.0%}, the rest {overhead_s / stack_s:.0%}"
     )
     direct_cpu = (cpu_before + cpu_after) / 2
-    agent_thread, agent_policy = stack_cpu.pop(AGENT_THREAD), stack_cpu.pop(AGENT_POLICY)
     print(
         f"CPU per step: direct {direct_cpu * 1e3:.1f} ms; stack {sum(stack_cpu.values()) * 1e3:.1f}"
         f" ms ({', '.join(f'{name} {value * 1e3:.1f}' for name, value in stack_cpu.items())}), "

@@ -102,8 +102,7 @@ class AgentNode(Node):
         self._step_sent_at = 0.0
         self._sensors = ObservationSync(self, self.subscribed_views(), self.try_act)
         self._step_client = self.create_client(Step, "/aerialdojo/step")
-        # Without event handlers, as its sensor subscriptions: the executor rebuilds each
-        # into its wait set at the five or six wake-ups of every step.
+        # Without event handlers, as its subscriptions (``qos.subscription_without_events``).
         self._faults = publisher_without_events(
             self, AgentMessage, "/aerialdojo/agent_faults", FAULTS_QOS
         )
