@@ -1,4 +1,4 @@
-"""How many of the cores this process may run on are idle now; ROS-free. Linux's
+"""How many of the cores this process may run on are free now; ROS-free. Linux's
 ``/proc/stat`` where there is one, the 1-minute load average elsewhere.
 
 Why not the load average alone: it is an exponentially damped mean over a minute, so it
@@ -22,31 +22,49 @@ _IDLE_FIELDS = (3, 4)
 _COUNTED_FIELDS = 8
 
 
-def idle_cores(window_s: float = 0.2, *, stat_path: str = PROC_STAT) -> float:
-    """The idle cores among those this process may run on (``os.sched_getaffinity``), as a
-    sum of each core's idle share over the next ``window_s`` seconds (the caller sleeps
-    meanwhile, so its own core counts as idle); where the per-core times cannot be read,
-    the cores less the 1-minute load average, at least 0.
+def free_cores(window_s: float = 0.2, windows: int = 5, *, stat_path: str = PROC_STAT) -> int:
+    """How many of the cores this process may run on (``os.sched_getaffinity``) are mostly
+    free: idle at least half the time since the watch began (the caller sleeps meanwhile,
+    so its own core counts as free). Watched for ``window_s``, then ``window_s`` more at a
+    time while some core looks busy, ``windows`` times at most: a core busy for a moment is
+    not taken. Where the per-core times cannot be read, the cores less the 1-minute load
+    average, rounded, at least 0.
+
+    Why watch on: right after a caller wrote many files the kernel writes them back every 5
+    s (``vm.dirty_writeback_centisecs``), each time a few tenths of a second of system time
+    on an otherwise idle core; one fifth of a second that fell in such a burst read that
+    core as busy (docs/performance.md, the merge's tenth pass). Work that holds a core keeps
+    it busy however long it is watched.
 
     Args:
-        window_s: how long to watch; the kernel counts in ticks of 10 ms, so 0.2 s gives
-            each core 20.
+        window_s: how long each look lasts; the kernel counts in ticks of 10 ms, so 0.2 s
+            gives each core 20.
+        windows: the most looks.
         stat_path: the kernel's per-core times.
     """
     cores = allowed_cores()
-    before = _core_times(stat_path, cores)
-    after = None
-    if before is not None:
-        time.sleep(window_s)
-        after = _core_times(stat_path, cores)
-    if before is None or after is None:
-        return max(0.0, len(cores) - os.getloadavg()[0])
-    idle = 0.0
-    for core, (idle_then, total_then) in before.items():
-        idle_now, total_now = after.get(core, (idle_then, total_then))
-        if total_now > total_then:
-            idle += (idle_now - idle_then) / (total_now - total_then)
-    return idle
+    start = _core_times(stat_path, cores)
+    free = None
+    if start is not None:
+        for _ in range(max(1, windows)):
+            time.sleep(window_s)
+            now = _core_times(stat_path, cores)
+            free = _mostly_idle(start, now) if now is not None else None
+            if free is None or free == len(start):
+                break
+    if free is None:
+        return max(0, round(len(cores) - os.getloadavg()[0]))
+    return free
+
+
+def _mostly_idle(then: dict[int, tuple[int, int]], now: dict[int, tuple[int, int]]) -> int:
+    """The cores of ``then`` idle at least half the ticks they counted until ``now``."""
+    free = 0
+    for core, (idle_then, total_then) in then.items():
+        idle_now, total_now = now.get(core, (idle_then, total_then))
+        if total_now > total_then and 2 * (idle_now - idle_then) >= total_now - total_then:
+            free += 1
+    return free
 
 
 def allowed_cores() -> Collection[int]:

@@ -27,7 +27,7 @@ from typing import Any
 
 from aerialdojo.agents.vlm.transcript import IMAGES_DIR, TRANSCRIPTS_DIR
 from aerialdojo.collector import cyclic_gc_paused
-from aerialdojo.cores import allowed_cores, idle_cores
+from aerialdojo.cores import free_cores
 from aerialdojo.documents import LINE, RECORD, DocumentError, load_json, parse_json
 from aerialdojo.errors import ConfigError, MetricsError
 from aerialdojo.events import AgentRecord
@@ -236,14 +236,15 @@ def _read_shared(
 
 def reader_processes() -> int:
     """The processes reading a large merge's records, this one among them: one per core this
-    process may run on that is idle now (``cores.idle_cores``: a fifth of a second watched),
-    at least one (this one alone). A reader pickles what it reads and this process unpickles
-    it, about a third more CPU for its share: it pays only on cores nobody else is using (a
-    200,000-record merge read by two readers at load 7-10 on two cores took 166 s, read
-    here 112 s). Not the 1-minute
-    load average: it still counted the caller's own work that had just ended (a benchmark
-    writing the records), so on an idle 2-core machine the second core stayed idle."""
-    return max(1, min(len(allowed_cores()), round(idle_cores())))
+    process may run on that is mostly free now (``cores.free_cores``: idle half the time
+    or more over a fifth of a second, watched up to a second while one looks busy), at least
+    one (this one alone). A reader pickles what it reads and this process unpickles it, about
+    a third more CPU for its share: it pays only on cores nobody else is using (a
+    200,000-record merge read by two readers at load 7-10 on two cores took 166 s, read here
+    112 s). Not the 1-minute load average: it still counted the caller's own work that had
+    just ended (a benchmark writing the records), so on an idle 2-core machine the second
+    core stayed idle."""
+    return max(1, free_cores())
 
 
 def _read_chunk(
