@@ -14,6 +14,7 @@ Layout under ``<output_dir>/<run_id>/``:
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import os
@@ -219,8 +220,13 @@ def _read_shared(
     readers: this one takes chunks from the front, the readers from the back, until they
     meet. A chunk read here is neither pickled nor unpickled (a third of a chunk's CPU when a
     reader reads it), and neither side waits for the other at the end."""
-    # Spawned, not forked: the caller may have threads (a graph's listener, Ray's).
-    with ProcessPoolExecutor(processes - 1, mp_context=get_context("spawn")) as pool:
+    # Spawned, not forked: the caller may have threads (a graph's listener, Ray's). A reader
+    # runs without the cyclic collector, as this process reads (``read_records``): it pickles
+    # each chunk's records and drops them, and the collector's pass over them when a chunk's
+    # pause ended was 9 % of its reading, with nothing to free.
+    with ProcessPoolExecutor(
+        processes - 1, mp_context=get_context("spawn"), initializer=gc.disable
+    ) as pool:
         futures = [pool.submit(_read_chunk, episodes, chunk, radii) for chunk in reversed(chunks)]
         futures.reverse()
         try:
