@@ -4,7 +4,8 @@ benchmark-sized run's episode records.
 1. Merge. ``--records`` synthetic AerialDojo episode records (200,000 by default: about
    AerialDojo-200K) are written into a run directory as a sharded run's workers write them
    (``episodes/<id>/episode.json``, each a 31-position trace). Timed on them:
-     baseline: reading and JSON-parsing every record file (the least any merge must do);
+     baseline: reading and JSON-parsing every record file, with the merge's parser
+               (orjson; the least any merge must do);
      value:    ``scale.records.read_records`` and ``merged_result`` (read, rebuild and check
                every trace, score, aggregate under the paper's map-family rule) and writing
                ``metrics.json`` and ``run_status.json``.
@@ -49,6 +50,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import orjson
 import yaml
 
 from aerialdojo.documents import write_atomic
@@ -160,7 +162,7 @@ def bench_merge(work: Path, count: int, report_count: int) -> float:
 
     started = time.perf_counter()
     for episode_id in selection:
-        json.loads((run_dir / EPISODES_DIR / episode_id / RECORD_FILE).read_bytes())
+        orjson.loads((run_dir / EPISODES_DIR / episode_id / RECORD_FILE).read_bytes())
     baseline = time.perf_counter() - started
 
     clocks = [_Clock.now()]

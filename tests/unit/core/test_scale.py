@@ -10,6 +10,7 @@ import stat
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from eventstream import EVENT_TYPE, TYPESTORE, event, straight_episode
 from rich.console import Console
@@ -227,6 +228,26 @@ def test_a_damaged_record_is_named(tmp_path: Path) -> None:
     record.write_text('{"format": "something else"}')
     with pytest.raises(ConfigError, match=f"{record}: not an episode record"):
         read_records(tmp_path / "run", ["a"])
+
+
+def test_a_record_is_read_back_bit_for_bit_as_it_was_written(tmp_path: Path) -> None:
+    # Doubles with every mantissa bit in use, from micrometres to kilometres, as their
+    # shortest text: a parser rounding one differently would change a merge's metrics.
+    rng = np.random.default_rng(7)
+    scales = 10.0 ** rng.integers(-6, 4, size=(400, 3))
+    values = rng.standard_normal((400, 3)) * scales
+    _records(tmp_path / "run", ["a"])
+    record = tmp_path / "run" / "episodes" / "a" / "episode.json"
+    document = json.loads(record.read_text())
+    document["trace"]["positions"] = values.tolist()
+    document["trace"]["termination"] = "budget_exhausted"
+    document["trace"]["stop_called"] = False
+    document["trace"]["steps_used"] = len(values) - 1
+    document["trace"]["action_budget"] = len(values)
+    record.write_text(json.dumps(document))
+    (read,) = read_records(tmp_path / "run", ["a"])
+    assert read.trace.position_array.tobytes() == values.tobytes()
+    assert [list(point) for point in read.trace.path] == values.tolist()
 
 
 def _varied_records(run_dir: Path, count: int) -> list[str]:

@@ -26,6 +26,8 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from aerialdojo.agents.vlm.transcript import IMAGES_DIR, TRANSCRIPTS_DIR
 from aerialdojo.collector import cyclic_gc_paused
 from aerialdojo.cores import free_cores
@@ -122,10 +124,14 @@ def read_record(path: Path) -> EpisodeRecord:
 
 def _parse_record(path: Path | str, data: bytes) -> dict[str, Any]:
     """The document of a sharded run's own worker's record, read in bulk: parsed without
-    ``load_json``'s depth scan (the writer bounds it), a damaged one still refused by name."""
+    ``load_json``'s depth scan (the writer bounds it; orjson stops at a depth of its own), a
+    damaged one still refused by name. orjson, not ``json``: the same values (its floats
+    are correctly rounded, as Python's), in a fifth of the time, which was a fifth of a
+    merge's reading; it refuses what the writer never writes (NaN, integers beyond 64 bits)
+    as unreadable."""
     try:
-        document = json.loads(data)
-    except (ValueError, RecursionError) as error:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError as error:
         raise ConfigError(f"{path}: not a readable episode record: {error}") from None
     return _checked(path, document)
 
