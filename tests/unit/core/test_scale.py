@@ -232,10 +232,11 @@ def test_a_damaged_record_is_named(tmp_path: Path) -> None:
 
 def test_a_record_is_read_back_bit_for_bit_as_it_was_written(tmp_path: Path) -> None:
     # Doubles with every mantissa bit in use, from micrometres to kilometres, as their
-    # shortest text: a parser rounding one differently would change a merge's metrics.
+    # shortest text: a parser rounding one differently would change a merge's metrics. A
+    # long path, too: its file is larger than one read of it.
     rng = np.random.default_rng(7)
-    scales = 10.0 ** rng.integers(-6, 4, size=(400, 3))
-    values = rng.standard_normal((400, 3)) * scales
+    scales = 10.0 ** rng.integers(-6, 4, size=(2000, 3))
+    values = rng.standard_normal((2000, 3)) * scales
     _records(tmp_path / "run", ["a"])
     record = tmp_path / "run" / "episodes" / "a" / "episode.json"
     document = json.loads(record.read_text())
@@ -245,6 +246,7 @@ def test_a_record_is_read_back_bit_for_bit_as_it_was_written(tmp_path: Path) -> 
     document["trace"]["steps_used"] = len(values) - 1
     document["trace"]["action_budget"] = len(values)
     record.write_text(json.dumps(document))
+    assert record.stat().st_size > 65_536
     (read,) = read_records(tmp_path / "run", ["a"])
     assert read.trace.position_array.tobytes() == values.tobytes()
     assert [list(point) for point in read.trace.path] == values.tolist()

@@ -54,6 +54,8 @@ RECORD_FORMAT = "aerialdojo-episode-record/1"
 PARALLEL_MIN_RECORDS = 10_000
 #: The most records per task of a reader process.
 _CHUNK = 2_000
+#: Bytes read from a record file per call: a record is about 1 kB.
+_READ_SIZE = 65_536
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -318,14 +320,21 @@ def _read_finished(path: str) -> dict[str, Any] | None:
     Raises:
         ConfigError: a damaged record.
     """
+    # By descriptor, not a file object: its buffered reader was half of reading a record
+    # of 1 kB (200,000 in a merge).
     try:
-        with open(path, "rb") as stream:
-            data = stream.read()
+        descriptor = os.open(path, os.O_RDONLY)
+        try:
+            parts = []
+            while part := os.read(descriptor, _READ_SIZE):
+                parts.append(part)
+        finally:
+            os.close(descriptor)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None  # not finished (``finished_episodes``)
     except OSError as error:
         raise ConfigError(f"{path}: not a readable episode record: {error}") from error
-    return _parse_record(path, data)
+    return _parse_record(path, b"".join(parts))
 
 
 def merged_result(
