@@ -27,6 +27,7 @@ from aerialdojo.runner import PRIVATE_DOMAINS, claimed_domain
 from aerialdojo.runtime import NODES_TOPIC
 from aerialdojo.scale.progress import RunProgress
 from aerialdojo.scale.records import (
+    _READ_SIZE,
     EpisodeRecord,
     finished_episodes,
     merge_transcripts,
@@ -246,7 +247,7 @@ def test_a_record_is_read_back_bit_for_bit_as_it_was_written(tmp_path: Path) -> 
     document["trace"]["steps_used"] = len(values) - 1
     document["trace"]["action_budget"] = len(values)
     record.write_text(json.dumps(document))
-    assert record.stat().st_size > 65_536
+    assert record.stat().st_size > _READ_SIZE
     (read,) = read_records(tmp_path / "run", ["a"])
     assert read.trace.position_array.tobytes() == values.tobytes()
     assert [list(point) for point in read.trace.path] == values.tolist()
