@@ -37,7 +37,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from itertools import cycle, islice
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,7 @@ import rclpy
 from aerialdojo_interfaces.srv import StartEpisode
 from idle_nodes import cpu_seconds
 from rclpy.executors import SingleThreadedExecutor
+from rclpy.task import Future
 
 from aerialdojo.actions import STOP, Action
 from aerialdojo.agents.colour_seeker import ColourSeekerPolicy
@@ -66,6 +69,9 @@ from aerialdojo.tasks.suite import load_suite, resolve_suite
 #: and caches, and the stack's first set.
 CPU_WARM_UP_STEPS = 10
 
+#: Longest the stack's agent may take for all its decisions.
+DEADLINE_S = 600.0
+
 # Motions that exercise rendering and collision sweeps without ending the episode early.
 ACTIONS = (
     Action("TurnLeft", 15.0),
@@ -80,9 +86,10 @@ class TimedFixedPolicy:
     records when each observation set became complete, when the decision was made and the
     CPU its thread spent deciding."""
 
-    def __init__(self, steps: int) -> None:
+    def __init__(self, steps: int, on_decided: Callable[[int], None]) -> None:
         self.inner = ColourSeekerPolicy(seed=0)
         self.actions = list(islice(cycle(ACTIONS), steps))
+        self.on_decided = on_decided
         self.ready: list[float] = []
         self.decided: list[float] = []
         self.policy_cpu: list[float] = []
@@ -96,6 +103,7 @@ class TimedFixedPolicy:
         self.inner.act(observation)
         self.policy_cpu.append(time.thread_time() - started_cpu)
         self.decided.append(time.perf_counter())
+        self.on_decided(len(self.decided))
         index = len(self.decided) - 1
         return self.actions[index] if index < len(self.actions) else Action("Stop")
 
@@ -169,7 +177,17 @@ def stack(
     pids = {node.spec.name: node.process.pid for node in processes}
     cpu: dict[int, dict[str, float]] = {}
     agent_thread_cpu: dict[int, float] = {}
-    policy = TimedFixedPolicy(steps)
+    all_decided = Future()
+
+    def on_decided(decided: int) -> None:
+        if decided in (CPU_WARM_UP_STEPS, steps):
+            cpu[decided] = {name: cpu_seconds(pid) for name, pid in pids.items()}
+            cpu[decided]["uav_agent"] = time.process_time()
+            agent_thread_cpu[decided] = time.thread_time()
+        if decided == steps + 1:
+            all_decided.set_result(decided)
+
+    policy = TimedFixedPolicy(steps, on_decided)
     # The agent subscribes to the views the graph gives it (``aerialdojo eval``'s).
     views = next(s for s in specs if s.name == "uav_agent").parameters["views"]
     rclpy.init(
@@ -187,14 +205,21 @@ def stack(
         executor.spin_until_future_complete(future, timeout_sec=120)
         if not future.result().success:
             sys.exit(f"start_episode failed: {future.result().message}")
-        deadline = time.monotonic() + 600
-        while len(policy.decided) < steps + 1 and time.monotonic() < deadline:
-            executor.spin_once(timeout_sec=0.1)
-            decided = len(policy.decided)
-            if decided in (CPU_WARM_UP_STEPS, steps) and decided not in cpu:
-                cpu[decided] = {name: cpu_seconds(pid) for name, pid in pids.items()}
-                cpu[decided]["uav_agent"] = time.process_time()
-                agent_thread_cpu[decided] = time.thread_time()
+        # Spun as ``spin_agent`` spins a shipped agent, with no timeout: a spin with one
+        # makes and waits on a timer of its own at every wake-up, a cost the stack does not
+        # have. The deadline completes the future from another thread instead (not
+        # ``cancel``: rclpy's spin until a future completes waits on through a cancelled one).
+        deadline = threading.Timer(DEADLINE_S, all_decided.set_result, args=(None,))
+        deadline.start()
+        try:
+            executor.spin_until_future_complete(all_decided)
+        finally:
+            deadline.cancel()
+        if all_decided.result() is None:
+            sys.exit(
+                f"the stack's agent decided {len(policy.decided)} of {steps + 1} actions "
+                f"in {DEADLINE_S:.0f} s"
+            )
     finally:
         rclpy.shutdown()
         stop_graph(processes, grace_s=5.0)
