@@ -17,9 +17,17 @@ import pytest
 
 from aerialdojo.scheduling import boost_threads, make_thread_realtime
 
-pytestmark = pytest.mark.skipif(
-    not sys.platform.startswith("linux"), reason="per-thread scheduling is Linux's"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not sys.platform.startswith("linux"), reason="per-thread scheduling is Linux's"
+    ),
+    # Python 3.12 warns of any fork while other threads run; here they are other tests'
+    # (the renderer's pool, rclpy's), and the child takes none of their locks: it sets its
+    # own scheduling, pickles the result to a pipe it opened itself and leaves by os._exit.
+    pytest.mark.filterwarnings(
+        "ignore:This process .* is multi-threaded, use of fork:DeprecationWarning"
+    ),
+]
 
 NOBODY = 65534
 
