@@ -2,12 +2,13 @@
 (``sim_bridge``; docs/performance.md, change 37): the set rendered after the answer carries
 the answer's stamp, and a render that fails after the answer reaches the task manager as the
 simulator's fault on ``/sim/faults`` (which ends the attempt as an infrastructure failure),
-never as an agent left waiting for a set that does not come."""
+never as an agent left waiting for a set that does not come. The next action executes while
+that set still renders (change 75), and the sets still go out in order."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 
@@ -23,14 +24,20 @@ from aerialdojo.errors import SimulatorFaultError
 from aerialdojo.nodes.common import time_ns
 from aerialdojo.nodes.qos import FAULTS_QOS, SENSOR_QOS
 from aerialdojo.nodes.sim_bridge import SimBridge
-from aerialdojo.sim.backend import Observation
+from aerialdojo.sim.backend import CameraFrame, StartedObservation
 
 pytestmark = pytest.mark.ros
 
 
-def _fail_render(agent: str, with_ground_truth_ids: bool = False) -> Observation:
-    """A renderer that fails as ``SimulatorBackend.observe`` documents it may."""
-    raise SimulatorFaultError(f"the render of {agent} failed")
+def _failing(started: StartedObservation, error: Exception) -> StartedObservation:
+    """``started`` whose views fail to render with ``error``, as a failed chunk's future
+    raises from ``StartedObservation.result``."""
+
+    def finish_views(hand_over: object) -> dict[str, CameraFrame]:
+        started.finish_views(None)
+        raise error
+
+    return replace(started, finish_views=finish_views)
 
 
 @contextmanager
@@ -70,7 +77,10 @@ def test_the_set_after_an_early_answer_has_its_stamp_and_a_failed_render_is_a_fa
             lambda: any(time_ns(image.header.stamp) == stamp for image in images), 30
         ), f"no front image of the answer's stamp; got {[time_ns(i.header.stamp) for i in images]}"
 
-        bridge._backend.observe = _fail_render  # type: ignore[method-assign]
+        start_every_view = bridge._backend.start_observe
+        bridge._backend.start_observe = lambda agent, with_ground_truth_ids=False: _failing(  # type: ignore[method-assign]
+            start_every_view(agent), SimulatorFaultError(f"the render of {agent} failed")
+        )
         answer = client.call(SimExecute, "/sim/execute", step)
         assert answer.success, answer.message  # the outcome was known; the render failed after
         assert client.spin_until(lambda: bool(faults), 30), "the failed render was not reported"
@@ -91,21 +101,24 @@ def test_a_view_failing_after_the_front_view_went_out_is_a_fault() -> None:
         request = first_mini_reset()
         assert client.call(SimReset, "/sim/reset", request).success
         backend = bridge._backend
-        render_every_view = backend.observe
+        start_every_view = backend.start_observe
 
-        def front_view_then_fault(agent: str, with_ground_truth_ids: bool = False) -> Observation:
-            # The front view handed over as the renderer hands each finished view, then the
-            # next one fails.
-            hand_over, backend._on_view = backend._on_view, None
-            try:
-                rendered = render_every_view(agent, with_ground_truth_ids)
-            finally:
-                backend._on_view = hand_over
-            assert hand_over is not None, "the bridge no longer takes views as rendered"
-            hand_over(replace(rendered, frames={"front": rendered.frames["front"]}))
-            raise SimulatorFaultError(f"the left view of {agent} failed")
+        def front_view_then_fault(
+            agent: str, with_ground_truth_ids: bool = False
+        ) -> StartedObservation:
+            started = start_every_view(agent, with_ground_truth_ids)
 
-        backend.observe = front_view_then_fault  # type: ignore[method-assign]
+            def finish_views(hand_over: Callable[[CameraFrame], None] | None) -> dict:
+                # The front view handed over as the renderer hands each finished view, then
+                # the next one fails.
+                frames = started.finish_views(None)
+                assert hand_over is not None, "the bridge no longer takes views as rendered"
+                hand_over(frames["front"])
+                raise SimulatorFaultError(f"the left view of {agent} failed")
+
+            return replace(started, finish_views=finish_views)
+
+        backend.start_observe = front_view_then_fault  # type: ignore[method-assign]
         step = SimExecute.Request(agent="uav", action="MoveUp", magnitude=1.0)
         answer = client.call(SimExecute, "/sim/execute", step)
         assert answer.success, answer.message
@@ -117,3 +130,43 @@ def test_a_view_failing_after_the_front_view_went_out_is_a_fault() -> None:
             lambda: any(time_ns(image.header.stamp) == stamp for image in fronts), 30
         ), "the front view rendered before the failure never went out"
         assert all(time_ns(image.header.stamp) != stamp for image in lefts)
+
+
+def test_the_next_action_executes_while_the_last_set_still_renders() -> None:
+    """The embedded simulator renders from a snapshot (``start_observe``): the bridge answers
+    the next action while the set before it is still rendering, and its views go out after
+    that set's, under their own stamp."""
+    with _bridge_and_client() as (bridge, client):
+        fronts = client.collect(Image, "/uav/camera/front/image", SENSOR_QOS)
+        assert client.call(SimReset, "/sim/reset", first_mini_reset()).success
+        backend = bridge._backend
+        start_every_view = backend.start_observe
+        release = threading.Event()
+
+        def held(agent: str, with_ground_truth_ids: bool = False) -> StartedObservation:
+            # This set's views render, but the render thread takes them only on release.
+            started = start_every_view(agent, with_ground_truth_ids)
+
+            def finish_views(hand_over: Callable[[CameraFrame], None] | None) -> dict:
+                assert release.wait(60), "the test never released the held set"
+                return started.finish_views(hand_over)
+
+            return replace(started, finish_views=finish_views)
+
+        step = SimExecute.Request(agent="uav", action="MoveUp", magnitude=1.0)
+        backend.start_observe = held  # type: ignore[method-assign]
+        try:
+            first = client.call(SimExecute, "/sim/execute", step)
+            backend.start_observe = start_every_view  # type: ignore[method-assign]
+            second = client.call(SimExecute, "/sim/execute", step, timeout_s=30.0)
+            assert first.success and second.success, (first.message, second.message)
+            stamps = (time_ns(first.stamp), time_ns(second.stamp))
+            assert stamps[0] < stamps[1]
+            assert not any(time_ns(image.header.stamp) in stamps for image in fronts)
+        finally:
+            release.set()
+        assert client.spin_until(
+            lambda: {time_ns(image.header.stamp) for image in fronts} >= set(stamps), 30
+        ), "the two sets did not both go out"
+        order = [time_ns(i.header.stamp) for i in fronts if time_ns(i.header.stamp) in stamps]
+        assert order == list(stamps)

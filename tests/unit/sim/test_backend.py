@@ -81,23 +81,30 @@ def test_observation_has_every_view_and_ids_only_on_request(backend: EmbeddedBac
     np.testing.assert_array_equal(plain.frames["front"].rgb, truth.frames["front"].rgb)
 
 
-def test_views_as_rendered_hands_each_view_with_the_observation_time_and_pose() -> None:
+def test_a_started_observation_is_the_state_it_started_in_and_hands_each_view() -> None:
+    """``start_observe`` renders from a snapshot: an action executed before its views are
+    taken changes neither their time and pose nor their pixels (the bridge executes the next
+    action while a set still renders)."""
     rig = [CameraSpec(name="front", width=32, height=32), CameraSpec(name="down", width=16,
            height=16, pitch_deg=-90.0)]  # fmt: skip
     backend = EmbeddedBackend(seed=0, rigs={"uav": rig})
     _start(backend)
     backend.execute("uav", Action("MoveForward", 1.0))
+    expected = backend.observe("uav")
+    started = backend.start_observe("uav")
+    backend.execute("uav", Action("TurnLeft", 15.0))
     handed: list[Observation] = []
-    with backend.views_as_rendered(handed.append):
-        observation = backend.observe("uav")
+    observation = started.result(handed.append)
+    assert (observation.sim_time_s, observation.pose) == (expected.sim_time_s, expected.pose)
+    assert backend.sim_time_s > observation.sim_time_s and backend.pose("uav") != expected.pose
+    for name, frame in expected.frames.items():
+        assert observation.frames[name].rgb.tobytes() == frame.rgb.tobytes()
+        assert observation.frames[name].depth.tobytes() == frame.depth.tobytes()
     assert [list(view.frames) for view in handed] == [["front"], ["down"]]
     for view in handed:
         assert (view.sim_time_s, view.pose) == (observation.sim_time_s, observation.pose)
         ((name, frame),) = view.frames.items()
         assert frame is observation.frames[name]
-    handed.clear()
-    backend.observe("uav")  # outside the context nothing is handed over
-    assert handed == []
 
 
 def test_same_seed_and_actions_give_identical_images() -> None:

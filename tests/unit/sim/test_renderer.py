@@ -14,7 +14,7 @@ from aerialdojo.sim.backend import CameraSpec, aerialdojo_uav_rig
 from aerialdojo.sim.embedded.catalogue import SEMANTIC_IDS
 from aerialdojo.sim.embedded.montage import representative_pose
 from aerialdojo.sim.embedded.primitives import SEAT_M
-from aerialdojo.sim.embedded.renderer import render_views
+from aerialdojo.sim.embedded.renderer import render_views, start_rendering
 from aerialdojo.sim.embedded.scenes import load_scene
 from aerialdojo.sim.embedded.world import EmbeddedScene
 
@@ -116,20 +116,30 @@ def test_each_view_is_handed_over_whole_in_rig_order(toy_scene: EmbeddedScene) -
     rig = aerialdojo_uav_rig(300, 250)  # a view spans several ray chunks
     pose = Pose(-12.0, 7.0, 9.0, 0.7)
     handed: list[tuple[str, bytes, bytes]] = []
-    frames = render_views(
-        toy_scene,
-        pose,
-        rig,
-        with_ground_truth_ids=False,
-        on_view=lambda frame: handed.append(
-            (frame.spec.name, frame.rgb.tobytes(), frame.depth.tobytes())
-        ),
+    frames = start_rendering(toy_scene, pose, rig, with_ground_truth_ids=False).finish(
+        lambda frame: handed.append((frame.spec.name, frame.rgb.tobytes(), frame.depth.tobytes()))
     )
     assert [name for name, _, _ in handed] == [spec.name for spec in rig]
     for name, rgb, depth in handed:
         assert rgb == frames[name].rgb.tobytes() and depth == frames[name].depth.tobytes()
     plain = render_views(toy_scene, pose, rig, with_ground_truth_ids=False)
     assert all(plain[name].rgb.tobytes() == rgb for name, rgb, _ in handed)
+
+
+def test_rigs_started_back_to_back_render_as_each_alone(toy_scene: EmbeddedScene) -> None:
+    """A rig started while another still renders queues its chunks behind it: neither
+    changes the other's pixels, whichever is waited for first."""
+    rig = aerialdojo_uav_rig(300, 250)
+    poses = (Pose(-12.0, 7.0, 9.0, 0.7), Pose(-10.0, 7.5, 9.5, 0.2))
+    alone = [render_views(toy_scene, pose, rig, with_ground_truth_ids=True) for pose in poses]
+    first, second = (
+        start_rendering(toy_scene, pose, rig, with_ground_truth_ids=True) for pose in poses
+    )
+    together = [second.finish(), first.finish()][::-1]
+    for expected, frames in zip(alone, together, strict=True):
+        for name, frame in expected.items():
+            for image in ("rgb", "depth", "instance_ids", "semantic_ids"):
+                assert getattr(frames[name], image).tobytes() == getattr(frame, image).tobytes()
 
 
 # SHA-256 of every view's RGB, depth and id images, rendered by the renderer of main 01c588d

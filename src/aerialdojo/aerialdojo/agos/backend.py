@@ -25,8 +25,14 @@ from aerialdojo.agos.vocabulary import (
 )
 from aerialdojo.errors import InvalidActionError
 from aerialdojo.geometry import Pose
-from aerialdojo.sim.backend import CameraSpec, LocalBackend, MotionOutcome, Observation
-from aerialdojo.sim.embedded.renderer import render_views
+from aerialdojo.sim.backend import (
+    CameraSpec,
+    LocalBackend,
+    MotionOutcome,
+    Observation,
+    StartedObservation,
+)
+from aerialdojo.sim.embedded.renderer import start_rendering
 
 
 class AgosBackend(LocalBackend):
@@ -120,19 +126,18 @@ class AgosBackend(LocalBackend):
         self._moved(agent, pose)
         return MotionOutcome(pose=pose)
 
-    def observe(self, agent: str, with_ground_truth_ids: bool = False) -> Observation:
+    def start_observe(self, agent: str, with_ground_truth_ids: bool = False) -> StartedObservation:
         """The agent's current views: the UGV's ring right after STOP_OBSERVE, else its front
         view; the UAV's nadir view."""
         pose = self.pose(agent)
         rig = current_views(self.cameras(agent), ring=agent in self._ring_next)
-        frames = render_views(
-            self.town.scene,
-            pose,
-            rig,
-            with_ground_truth_ids=with_ground_truth_ids,
-            on_view=self._view_sink(pose),
+        views = start_rendering(
+            self.town.scene, pose, rig, with_ground_truth_ids=with_ground_truth_ids
         )
-        return Observation(sim_time_s=self.sim_time_s, pose=pose, frames=frames)
+        return StartedObservation(sim_time_s=self.sim_time_s, pose=pose, finish_views=views.finish)
+
+    def observe(self, agent: str, with_ground_truth_ids: bool = False) -> Observation:
+        return self.start_observe(agent, with_ground_truth_ids).result()
 
     def close(self) -> None:
         """Forget the town and the agents."""

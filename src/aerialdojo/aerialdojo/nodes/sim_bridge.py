@@ -14,9 +14,11 @@ A backend that knows that time before rendering and renders in this process
 (``SimulatorBackend.next_observation_time_s``: the embedded simulators) gets its action
 answered first and the observation rendered on a thread of its own meanwhile, so the answer's
 way back to the agent overlaps the render, and each view goes out as soon as it is rendered
-(``SimulatorBackend.views_as_rendered``), so an agent given the first view decides while the
+(``SimulatorBackend.start_observe``), so an agent given the first view decides while the
 others render; a render that fails there is reported on ``/sim/faults`` and ends the episode
-as the simulator's failure.
+as the simulator's failure. Where the backend renders from a snapshot of its state (the
+embedded simulators), the next action executes while the last set still renders and its views
+queue behind it, so the render threads do not wait between the two.
 A reset is answered, and its observation set published, only once the bridge's publishers
 have matched every subscriber the task manager sees on them (``SimReset.subscribed_topics``):
 a bridge restarted in the middle of a run must not send the rerun's first frames before the
@@ -88,7 +90,13 @@ from aerialdojo.nodes.qos import (
     publisher_without_events,
 )
 from aerialdojo.params import NODE_PARAMETERS
-from aerialdojo.sim.backend import BackendFault, BackendOptions, CameraSpec, Observation
+from aerialdojo.sim.backend import (
+    BackendFault,
+    BackendOptions,
+    CameraSpec,
+    Observation,
+    StartedObservation,
+)
 from aerialdojo.sim.clock import BridgeClock
 from aerialdojo.tf_tree import (
     MAP_FRAME,
@@ -170,8 +178,10 @@ class SimBridge(Node):
         )
         #: Renders the observation of an action answered before it was rendered; every other
         #: call into the backend waits for it first (``_settle``): backends are not thread-safe.
+        #: Only an execute after a set started from a snapshot (``start_observe``) need not.
         self._renderer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="aerialdojo-render")
         self._rendering: Future[None] | None = None
+        self._rendering_snapshot = False
         # A robot's world has no simulated clock to publish.
         self._clock_pub = (
             None if self._wall_clock else publisher_without_events(self, Clock, "/clock", STATE_QOS)
@@ -355,7 +365,8 @@ class SimBridge(Node):
         if request.agent not in self._episode_start:
             response.message = f"agent {request.agent!r} has not been placed by /sim/reset"
             return response
-        self._settle()
+        if not self._rendering_snapshot:
+            self._settle()
         try:
             outcome = self._backend.execute(
                 request.agent, Action(request.action, request.magnitude), request.argument
@@ -389,17 +400,28 @@ class SimBridge(Node):
         and queued on the render thread while the answer travels (the agent waits for the
         set by stamp)."""
         stamp = time_msg(self._stamps.stamp(time_s, reset=False))
-        self._rendering = self._renderer.submit(self._render_answered, agent, time_s, stamp)
+        try:
+            # Its views start rendering now, behind the set still rendering, if any.
+            started = self._backend.start_observe(agent)
+        except Exception as error:  # the simulator's, as in ``_render_answered``
+            self._report_render_fault(agent, error)
+            return stamp
+        self._rendering_snapshot = started is not None
+        self._rendering = self._renderer.submit(
+            self._render_answered, agent, time_s, stamp, started
+        )
         return stamp
 
-    def _render_answered(self, agent: str, time_s: float, stamp: Time) -> None:
-        """On the render thread: render ``agent``'s observation of an answered action and
-        queue it under the answer's ``stamp``, each view as soon as it is rendered where the
-        backend hands them over one by one (``views_as_rendered``), the state with the first:
-        an agent given the first view decides while the others still render. A failure
-        cannot fail the answer any more, and an agent left waiting for the set must not be
-        scored silent: it is reported as the simulator's fault, which ends the running
-        attempt as an infrastructure failure."""
+    def _render_answered(
+        self, agent: str, time_s: float, stamp: Time, started: StartedObservation | None
+    ) -> None:
+        """On the render thread: take ``agent``'s observation of an answered action
+        (``started``, or rendered here where the backend cannot start one) and queue it under
+        the answer's ``stamp``, each view of a started one as soon as it is rendered, the
+        state with the first: an agent given the first view decides while the others still
+        render. A failure cannot fail the answer any more, and an agent left waiting for the
+        set must not be scored silent: it is reported as the simulator's fault, which ends the
+        running attempt as an infrastructure failure."""
         queued: set[str] = set()
 
         def queue_view(view: Observation) -> None:
@@ -408,8 +430,10 @@ class SimBridge(Node):
             queued.update(view.frames)
 
         try:
-            with self._backend.views_as_rendered(queue_view):
+            if started is None:
                 observation = self._backend.observe(agent)
+            else:
+                observation = started.result(queue_view)
             _check_time(observation, time_s)
             rest = {name: frame for name, frame in observation.frames.items() if name not in queued}
             if rest or not queued:
@@ -420,15 +444,20 @@ class SimBridge(Node):
                     with_state=not queued,
                 )
         except Exception as error:  # any error here is the simulator's: reported, not raised
-            self._report_fault(
-                BackendFault(agent=agent, reason=f"rendering the answered step failed: {error!r}")
-            )
+            self._report_render_fault(agent, error)
+
+    def _report_render_fault(self, agent: str, error: Exception) -> None:
+        """Rendering ``agent``'s answered step failed with ``error``: the simulator's fault."""
+        self._report_fault(
+            BackendFault(agent=agent, reason=f"rendering the answered step failed: {error!r}")
+        )
 
     def _settle(self) -> None:
-        """Wait for the observation still rendering on the render thread, if any."""
+        """Wait for the observations still rendering on the render thread, if any."""
         if self._rendering is not None:
             self._rendering.result()
             self._rendering = None
+            self._rendering_snapshot = False
 
     def _publish_observations(
         self, agents: list[str], reset: bool = False, after_s: float = 0.0

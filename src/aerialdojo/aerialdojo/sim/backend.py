@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -138,6 +137,43 @@ class Observation:
     sim_time_s: float
     pose: Pose
     frames: dict[str, CameraFrame] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class StartedObservation:
+    """An observation whose views are rendering on the backend's threads, from the state it
+    was started in (``SimulatorBackend.start_observe``).
+
+    Attributes:
+        sim_time_s: the simulated time it was started at.
+        pose: the agent's pose then.
+        finish_views: waits for every view in the rig's order, handing each to its argument
+            (if not None) as soon as its pixels are final; returns them all.
+    """
+
+    sim_time_s: float
+    pose: Pose
+    finish_views: Callable[[Callable[[CameraFrame], None] | None], dict[str, CameraFrame]]
+
+    def result(self, on_view: Callable[[Observation], None] | None = None) -> Observation:
+        """Every view once rendered; ``on_view`` gets each view as soon as it is done, in the
+        rig's order, as an observation of that one view (this one's time and pose), while the
+        later views still render.
+
+        Raises:
+            SimulatorFaultError: a view failed to render (or what ``on_view`` raised).
+        """
+        hand_over = None
+        if on_view is not None:
+
+            def hand_over(frame: CameraFrame) -> None:
+                on_view(
+                    Observation(sim_time_s=self.sim_time_s, pose=self.pose,
+                                frames={frame.spec.name: frame})
+                )  # fmt: skip
+
+        frames = self.finish_views(hand_over)
+        return Observation(sim_time_s=self.sim_time_s, pose=self.pose, frames=frames)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -331,15 +367,20 @@ class SimulatorBackend(ABC):
         answer an action before its observation is rendered. None: it must observe first."""
         return None
 
-    @contextmanager
-    def views_as_rendered(self, on_view: Callable[[Observation], None]) -> Iterator[None]:
-        """While open, a backend that renders view after view in this process hands each
-        view of ``observe`` to ``on_view`` as soon as it is done, as an observation of that
-        one view (``observe``'s time and pose), on ``observe``'s thread, while the later views
-        render; ``observe`` still returns them all. Other backends hand none (the default):
-        the caller takes every view from ``observe``."""
-        del on_view
-        yield
+    def start_observe(self, agent: str) -> StartedObservation | None:
+        """Start rendering every view of ``agent`` where the backend renders in this process
+        from a snapshot of its state taken now (the pose, the time, a scene ``execute`` does
+        not change): the views render on the backend's threads, and ``execute`` or another
+        start may come before they are taken (``StartedObservation.result``). A bridge then
+        executes the next action while the last set still renders, and that action's views
+        queue behind it with no pause of the render threads between the two. None (the
+        default): the backend cannot; ``observe`` must run with no other call beside it.
+
+        Raises:
+            InvalidActionError: the agent was not placed.
+        """
+        del agent
+        return None
 
     def close(self) -> None:  # noqa: B027 - optional hook; most backends hold nothing
         """Release the simulator connection or scene resources."""
@@ -358,7 +399,6 @@ class LocalBackend(SimulatorBackend):
         super().__init__(rigs=rigs, seconds_per_action=seconds_per_action)
         self._poses: dict[str, Pose] = {}
         self._sim_time_s = 0.0
-        self._on_view: Callable[[Observation], None] | None = None
 
     @property
     def sim_time_s(self) -> float:
@@ -379,25 +419,6 @@ class LocalBackend(SimulatorBackend):
 
     def next_observation_time_s(self) -> float | None:
         return self._sim_time_s
-
-    @contextmanager
-    def views_as_rendered(self, on_view: Callable[[Observation], None]) -> Iterator[None]:
-        self._on_view = on_view
-        try:
-            yield
-        finally:
-            self._on_view = None
-
-    def _view_sink(self, pose: Pose) -> Callable[[CameraFrame], None] | None:
-        """What a subclass's ``observe`` hands each finished view to (``render_views``'s
-        ``on_view``) for an agent at ``pose``: None outside ``views_as_rendered``."""
-        on_view = self._on_view
-        if on_view is None:
-            return None
-        sim_time_s = self._sim_time_s
-        return lambda frame: on_view(
-            Observation(sim_time_s=sim_time_s, pose=pose, frames={frame.spec.name: frame})
-        )
 
     def _place(self, poses: Mapping[str, Pose]) -> None:
         """Place the agents (their rigs already checked) and restart the clock at 0."""

@@ -13,9 +13,10 @@ from aerialdojo.sim.backend import (
     LocalBackend,
     MotionOutcome,
     Observation,
+    StartedObservation,
 )
 from aerialdojo.sim.embedded.collision import BOUNDARY_NAME
-from aerialdojo.sim.embedded.renderer import render_views
+from aerialdojo.sim.embedded.renderer import start_rendering
 from aerialdojo.sim.embedded.scenes import EmbeddedScene, load_scene, scene_names
 
 
@@ -126,16 +127,15 @@ class EmbeddedBackend(LocalBackend):
         self._moved(agent, outcome.pose)
         return outcome
 
-    def observe(self, agent: str, with_ground_truth_ids: bool = False) -> Observation:
+    def start_observe(self, agent: str, with_ground_truth_ids: bool = False) -> StartedObservation:
         pose = self.pose(agent)
-        frames = render_views(
-            self.scene,
-            pose,
-            self.cameras(agent),
-            with_ground_truth_ids=with_ground_truth_ids,
-            on_view=self._view_sink(pose),
+        views = start_rendering(
+            self.scene, pose, self.cameras(agent), with_ground_truth_ids=with_ground_truth_ids
         )
-        return Observation(sim_time_s=self.sim_time_s, pose=pose, frames=frames)
+        return StartedObservation(sim_time_s=self.sim_time_s, pose=pose, finish_views=views.finish)
+
+    def observe(self, agent: str, with_ground_truth_ids: bool = False) -> Observation:
+        return self.start_observe(agent, with_ground_truth_ids).result()
 
     def close(self) -> None:
         """Drop every cached scene."""

@@ -6,6 +6,7 @@ import math
 import threading
 import weakref
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import islice
@@ -153,19 +154,51 @@ def haze_colour(lighting: Lighting) -> np.ndarray:
 
 
 def render_views(
-    scene: EmbeddedScene,
-    pose: Pose,
-    specs: Sequence[CameraSpec],
-    *,
-    with_ground_truth_ids: bool,
-    on_view: Callable[[CameraFrame], None] | None = None,
+    scene: EmbeddedScene, pose: Pose, specs: Sequence[CameraSpec], *, with_ground_truth_ids: bool
 ) -> dict[str, CameraFrame]:
-    """Render each camera of a rig mounted on a body at ``pose``.
+    """Render each camera of a rig mounted on a body at ``pose`` (``start_rendering``, waited
+    for)."""
+    return start_rendering(scene, pose, specs, with_ground_truth_ids=with_ground_truth_ids).finish()
+
+
+@dataclass(frozen=True)
+class RenderingViews:
+    """A rig's views whose ray chunks are queued on the shared pool (``start_rendering``).
+
+    Attributes:
+        frames: each view's frame, by camera name in the rig's order; final once ``finish``
+            waited for it.
+        chunks: each view's chunks' futures, in the same order.
+    """
+
+    frames: dict[str, CameraFrame]
+    chunks: tuple[list[Future[None]], ...]
+
+    def finish(
+        self, on_view: Callable[[CameraFrame], None] | None = None
+    ) -> dict[str, CameraFrame]:
+        """Wait for every view in the rig's order; ``on_view``, if given, gets each on the
+        calling thread as soon as its pixels are final, while the later views still render
+        (the bridge publishes a view an agent waits for meanwhile). Raises what a chunk or
+        ``on_view`` raised."""
+        for frame, futures in zip(self.frames.values(), self.chunks, strict=True):
+            for future in futures:
+                future.result()
+            if on_view is not None:
+                on_view(frame)
+        return self.frames
+
+
+def start_rendering(
+    scene: EmbeddedScene, pose: Pose, specs: Sequence[CameraSpec], *, with_ground_truth_ids: bool
+) -> RenderingViews:
+    """Start rendering each camera of a rig mounted on a body at ``pose``, and return at once.
 
     The views are traced one after another, each in chunks spread over the cores, so the
-    first view is done first: ``on_view``, if given, gets each view on the calling thread as
-    soon as its pixels are done, in ``specs`` order, while the later views are still
-    rendering (the bridge publishes a view an agent waits for meanwhile).
+    first view is done first. The chunks queue on the shared pool behind any started before:
+    a second rig started while the first still renders keeps the cores busy from one to the
+    other. Everything a chunk reads is fixed here (the pose, the rays, the scene, which no
+    call changes once loaded).
 
     RGB is the scene's sunlit face colour (Lambert, precomputed per face side) with
     procedural window and water detail, distance haze and a sky gradient; depth is planar
@@ -176,8 +209,6 @@ def render_views(
         pose: the body's pose in the map frame.
         specs: the cameras, each with a unique name.
         with_ground_truth_ids: also fill instance and semantic id images.
-        on_view: called with each finished view, before the next is waited for; an error it
-            raises is raised from here.
 
     Raises:
         CameraConfigError: two cameras share a name.
@@ -224,13 +255,10 @@ def render_views(
         )
 
     futures = iter(submit_to_pool(trace, jobs))
-    for spec in specs:
-        # The jobs are in view order: this view's are the next ones.
-        for future in islice(futures, len(chunks[spec.name])):
-            future.result()
-        if on_view is not None:
-            on_view(frames[spec.name])
-    return frames
+    # The jobs are in view order: each view's are the next ones.
+    return RenderingViews(
+        frames, tuple(list(islice(futures, len(chunks[spec.name]))) for spec in specs)
+    )
 
 
 def _view_chunks(spec: CameraSpec) -> list[slice]:
