@@ -24,20 +24,27 @@ from aerialdojo.errors import SimulatorFaultError
 from aerialdojo.nodes.common import time_ns
 from aerialdojo.nodes.qos import FAULTS_QOS, SENSOR_QOS
 from aerialdojo.nodes.sim_bridge import SimBridge
-from aerialdojo.sim.backend import CameraFrame, StartedObservation
+from aerialdojo.sim.backend import CameraFrame, SimulatorBackend, StartedObservation
 
 pytestmark = pytest.mark.ros
 
+HandOver = Callable[[CameraFrame], None] | None
 
-def _failing(started: StartedObservation, error: Exception) -> StartedObservation:
-    """``started`` whose views fail to render with ``error``, as a failed chunk's future
-    raises from ``StartedObservation.result``."""
 
-    def finish_views(hand_over: object) -> dict[str, CameraFrame]:
-        started.finish_views(None)
-        raise error
+def _take_views_through(
+    backend: SimulatorBackend,
+    finish: Callable[[StartedObservation, HandOver], dict[str, CameraFrame]],
+) -> None:
+    """From now on the bridge takes the views of ``backend``'s started observations through
+    ``finish``, which gets the real started observation (rendering every view) and the
+    bridge's hand-over; ``del backend.start_observe`` restores the backend's own."""
+    start_every_view = backend.start_observe
 
-    return replace(started, finish_views=finish_views)
+    def start(agent: str, with_ground_truth_ids: bool = False) -> StartedObservation:
+        started = start_every_view(agent, with_ground_truth_ids)
+        return replace(started, finish_views=lambda hand_over: finish(started, hand_over))
+
+    backend.start_observe = start  # type: ignore[method-assign]
 
 
 @contextmanager
@@ -77,10 +84,12 @@ def test_the_set_after_an_early_answer_has_its_stamp_and_a_failed_render_is_a_fa
             lambda: any(time_ns(image.header.stamp) == stamp for image in images), 30
         ), f"no front image of the answer's stamp; got {[time_ns(i.header.stamp) for i in images]}"
 
-        start_every_view = bridge._backend.start_observe
-        bridge._backend.start_observe = lambda agent, with_ground_truth_ids=False: _failing(  # type: ignore[method-assign]
-            start_every_view(agent), SimulatorFaultError(f"the render of {agent} failed")
-        )
+        def fail(started: StartedObservation, hand_over: HandOver) -> dict[str, CameraFrame]:
+            # As a failed chunk's future raises from ``StartedObservation.result``.
+            started.finish_views(None)
+            raise SimulatorFaultError("the render of uav failed")
+
+        _take_views_through(bridge._backend, fail)
         answer = client.call(SimExecute, "/sim/execute", step)
         assert answer.success, answer.message  # the outcome was known; the render failed after
         assert client.spin_until(lambda: bool(faults), 30), "the failed render was not reported"
@@ -100,25 +109,18 @@ def test_a_view_failing_after_the_front_view_went_out_is_a_fault() -> None:
         faults = client.collect(BackendFault, "/sim/faults", FAULTS_QOS)
         request = first_mini_reset()
         assert client.call(SimReset, "/sim/reset", request).success
-        backend = bridge._backend
-        start_every_view = backend.start_observe
 
         def front_view_then_fault(
-            agent: str, with_ground_truth_ids: bool = False
-        ) -> StartedObservation:
-            started = start_every_view(agent, with_ground_truth_ids)
+            started: StartedObservation, hand_over: HandOver
+        ) -> dict[str, CameraFrame]:
+            # The front view handed over as the renderer hands each finished view, then the
+            # next one fails.
+            frames = started.finish_views(None)
+            assert hand_over is not None, "the bridge no longer takes views as rendered"
+            hand_over(frames["front"])
+            raise SimulatorFaultError("the left view of uav failed")
 
-            def finish_views(hand_over: Callable[[CameraFrame], None] | None) -> dict:
-                # The front view handed over as the renderer hands each finished view, then
-                # the next one fails.
-                frames = started.finish_views(None)
-                assert hand_over is not None, "the bridge no longer takes views as rendered"
-                hand_over(frames["front"])
-                raise SimulatorFaultError(f"the left view of {agent} failed")
-
-            return replace(started, finish_views=finish_views)
-
-        backend.start_observe = front_view_then_fault  # type: ignore[method-assign]
+        _take_views_through(bridge._backend, front_view_then_fault)
         step = SimExecute.Request(agent="uav", action="MoveUp", magnitude=1.0)
         answer = client.call(SimExecute, "/sim/execute", step)
         assert answer.success, answer.message
@@ -139,25 +141,18 @@ def test_the_next_action_executes_while_the_last_set_still_renders() -> None:
     with _bridge_and_client() as (bridge, client):
         fronts = client.collect(Image, "/uav/camera/front/image", SENSOR_QOS)
         assert client.call(SimReset, "/sim/reset", first_mini_reset()).success
-        backend = bridge._backend
-        start_every_view = backend.start_observe
         release = threading.Event()
 
-        def held(agent: str, with_ground_truth_ids: bool = False) -> StartedObservation:
+        def held(started: StartedObservation, hand_over: HandOver) -> dict[str, CameraFrame]:
             # This set's views render, but the render thread takes them only on release.
-            started = start_every_view(agent, with_ground_truth_ids)
-
-            def finish_views(hand_over: Callable[[CameraFrame], None] | None) -> dict:
-                assert release.wait(60), "the test never released the held set"
-                return started.finish_views(hand_over)
-
-            return replace(started, finish_views=finish_views)
+            assert release.wait(60), "the test never released the held set"
+            return started.finish_views(hand_over)
 
         step = SimExecute.Request(agent="uav", action="MoveUp", magnitude=1.0)
-        backend.start_observe = held  # type: ignore[method-assign]
+        _take_views_through(bridge._backend, held)
         try:
             first = client.call(SimExecute, "/sim/execute", step)
-            backend.start_observe = start_every_view  # type: ignore[method-assign]
+            del bridge._backend.start_observe  # the next set is the backend's own again
             second = client.call(SimExecute, "/sim/execute", step, timeout_s=30.0)
             assert first.success and second.success, (first.message, second.message)
             stamps = (time_ns(first.stamp), time_ns(second.stamp))
