@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from aerialdojo_interfaces.msg import EpisodeEvent, NodeInfo, TaskSpec
-from aerialdojo_interfaces.srv import ListEpisodes, StartEpisode, Step
+from aerialdojo_interfaces.srv import ListEpisodes, SimReset, StartEpisode, Step
 from geometry_msgs.msg import PoseStamped, TransformStamped
-from rostest import RosClient, running, specs_for
+from rostest import RosClient, first_mini_reset, running, specs_for
 from sensor_msgs.msg import Image
 from tf2_msgs.msg import TFMessage
 
@@ -198,6 +198,9 @@ def test_a_hung_or_dead_bridge_is_an_infrastructure_failure(
     events = client.collect(EpisodeEvent, "/aerialdojo/episode_events", EVENTS_QOS)
     with running(_graph(sim_timeout_s=3.0), tmp_path) as processes:
         bridge, task_manager = processes
+        # The bridge's start and its first scene take seconds on a loaded machine: they get
+        # the client's wait, and the hung step below gets the task manager's 3 s.
+        assert client.call(SimReset, "/sim/reset", first_mini_reset()).success
         episode_id = _first_episode()
         started = client.call(
             StartEpisode, "/aerialdojo/start_episode", StartEpisode.Request(episode_id=episode_id)
