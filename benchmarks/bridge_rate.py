@@ -7,20 +7,21 @@ CARLA-Air's capture timing: images render on the world's next synchronous tick, 
 takes one render frame of wall time (``--frame-ms``, on the CARLA stand-in world).
 
 Value: ``CarlaAirBackend.observe("uav")``, which fetches on its image thread (reading the
-answer straight into arrays, ``sim.remote.airsim_wire``) while ticking the world itself,
-decodes into RGB and metric depth arrays, stamps with CARLA's time and reads the pose, then the
-bridge's conversion of every view to sensor_msgs/Image (``array_to_image``); DDS publishing is
-measured by benchmarks/transport.py. The fake runs in a child process (``--fake-in-process``:
-in this one), so its packing does not hold the GIL of the side measured; the world's ticks
-reach it through a pipe.
+answer straight into message buffers, ``sim.remote.airsim_wire``) while ticking the world
+itself, decodes into RGB and metric depth arrays, stamps with CARLA's time and reads the pose,
+then the bridge's conversion of every view to sensor_msgs/Image (``array_to_image``); DDS
+publishing is measured by benchmarks/transport.py. The fake runs in a child process
+(``--fake-in-process``: in this one), so its packing does not hold the GIL of the side
+measured; the world's ticks reach it through a pipe.
 
 Baseline (since 5 December): the simulator itself in lock step, as a synchronous-mode caller
 must run it: the request on the wire, one tick, the whole answer received as it arrives and
-parsed only as far as the wire needs (no colour reversal, no copy into messages, no pose, no
-conversion). CARLA-Air in synchronous mode advances only when its client ticks, and AirSim
-renders a ``simGetImages`` request on the next game frame, so every frame set costs at least a
-tick plus the server's answer after it; what the bridge takes beyond that is its own
-(docs/performance.md, "Remote bridges, sixth pass").
+parsed only as far as the wire needs (by the bridge's reader, each payload into a buffer of its
+own and the floats to float32; no colour swap, no pose, no conversion to messages). CARLA-Air
+in synchronous mode advances only when its client ticks, and AirSim renders a ``simGetImages``
+request on the next game frame, so every frame set costs at least a tick plus the server's
+answer after it; what the bridge takes beyond that is its own (docs/performance.md, "Remote
+bridges, sixth pass").
 
 Also printed: the raw client calling ``simGetImages`` in a loop while another thread ticks the
 world back to back (the RESULT baseline until 5 December): each answer then travels while the
@@ -142,18 +143,20 @@ def lockstep_floor_rate(
     """Frame sets per second, and ticks a set, of the simulator itself in lock step: the
     request on the wire (a connection of its own), one tick, another only if no answer started
     within ``REPLY_WAIT_S`` after it, and the whole answer received, parsed only as far as the
-    wire needs (``airsim_wire``'s reader: the image bytes and float runs as they came; no
-    colour reversal, no copy into messages, no pose, no conversion). What the bridge takes
-    beyond this is its own. As in the backend, a thread that lives for the whole run reads
-    the answer as it arrives while the caller ticks (reading it only after the tick returned
+    wire needs (``airsim_wire``'s reader, as the bridge reads it: each payload received into
+    a zeroed array of its own, the float runs converted to float32; no colour swap, no
+    message buffers, no pose, no conversion to messages). What the bridge takes beyond this
+    is its own. As in the backend, a thread that lives for the whole run reads the answer as
+    it arrives while the caller ticks (reading it only after the tick returned
     was slower, and starting a thread a set cost about 2 ms at load 3)."""
-    from aerialdojo.sim.remote.airsim_wire import read_image_reply, request_bytes  # noqa: PLC0415
+    from aerialdojo.sim.remote.airsim_wire import ImageReplyReader, request_bytes  # noqa: PLC0415
 
     msgids = itertools.count(1)
     first_frame = world.frame
     jobs: queue.Queue[tuple[int, threading.Event, threading.Event] | None] = queue.Queue()
     with socket.create_connection(("127.0.0.1", port), timeout=60.0) as connection:
         connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        replies = ImageReplyReader(connection.recv_into)
 
         failures: list[Exception] = []
 
@@ -163,7 +166,7 @@ def lockstep_floor_rate(
                 try:
                     select.select([connection], [], [])
                     answering.set()
-                    read_image_reply(connection.recv, msgid)
+                    replies.image_reply(msgid)
                 except Exception as error:  # raised again on the caller's thread
                     failures.append(error)
                 finally:

@@ -9,13 +9,16 @@ import msgpack
 import numpy as np
 import pytest
 
+from aerialdojo.image_codec import byte_buffer_of, message_array
 from aerialdojo.sim.remote.airsim_wire import (
     AirSimRpcError,
     AirSimWireError,
-    read_image_reply,
+    ImageReplyReader,
+    WireImage,
     request_bytes,
+    zeroed_bytes,
 )
-from aerialdojo.sim.remote.images import depth_from_floats, rgb_from_bgr_bytes
+from aerialdojo.sim.remote.images import depth_from_floats, rgb_in_place_of_bgr
 
 SIZE = 64
 
@@ -58,17 +61,24 @@ def _responses(rng: np.random.Generator) -> list[dict[str, Any]]:
     return responses
 
 
-def _receiver(data: bytes, chunk: int = 1 << 16) -> Callable[[int], bytes]:
-    """``socket.recv`` over ``data``, handing out at most ``chunk`` bytes a call."""
+def _receiver(data: bytes, chunk: int = 1 << 16) -> Callable[[memoryview], int]:
+    """``socket.recv_into`` over ``data``, handing out at most ``chunk`` bytes a call."""
     position = 0
 
-    def receive(count: int) -> bytes:
+    def receive_into(into: memoryview) -> int:
         nonlocal position
-        piece = data[position : position + min(count, chunk)]
+        piece = data[position : position + min(len(into), chunk)]
+        into[: len(piece)] = piece
         position += len(piece)
-        return piece
+        return len(piece)
 
-    return receive
+    return receive_into
+
+
+def read_image_reply(
+    reply: bytes, msgid: int = 7, chunk: int = 1 << 16, allocate: Any = zeroed_bytes
+) -> list[WireImage]:
+    return ImageReplyReader(_receiver(reply, chunk), allocate).image_reply(msgid)
 
 
 def _reply(result: Any, *, single_float: bool, msgid: int = 7, error: Any = None) -> bytes:
@@ -90,10 +100,12 @@ def _decoded_as_before(reply: bytes) -> list[tuple[bytes, bytes]]:
 
 
 def _decoded_now(reply: bytes, chunk: int = 1 << 16) -> list[tuple[bytes, bytes]]:
-    images = read_image_reply(_receiver(reply, chunk), 7)
+    images = read_image_reply(reply, chunk=chunk)
     return [
         (
-            rgb_from_bgr_bytes(colour.image_data_uint8, colour.width, colour.height, "c").tobytes(),
+            rgb_in_place_of_bgr(
+                colour.image_data_uint8, colour.width, colour.height, "c"
+            ).tobytes(),
             depth_from_floats(depth.image_data_float, depth.width, depth.height, "d").tobytes(),
         )
         for colour, depth in zip(images[::2], images[1::2], strict=True)
@@ -110,9 +122,49 @@ def test_images_and_depth_are_byte_identical_to_the_clients_decoding(single_floa
     assert _decoded_now(reply, chunk=4093) == before
 
 
+def test_each_payload_stays_in_its_own_message_buffer_from_the_socket_to_the_image() -> None:
+    reply = _reply(_responses(np.random.default_rng(9)), single_float=True)
+    allocated: list[np.ndarray] = []
+
+    def message_buffer(size: int) -> np.ndarray:
+        allocated.append(message_array((size,), np.uint8))
+        return allocated[-1]
+
+    images = read_image_reply(reply, chunk=4093, allocate=message_buffer)
+    colour, depth = images[0], images[1]
+    rgb = rgb_in_place_of_bgr(colour.image_data_uint8, SIZE, SIZE, "c")
+    metres = depth_from_floats(depth.image_data_float, SIZE, SIZE, "d")
+    # An image message takes each as it is (nodes.images.array_to_image): no copy of its own.
+    for array_ in (rgb, metres):
+        assert byte_buffer_of(array_) is not None
+        assert any(np.shares_memory(array_, buffer) for buffer in allocated)
+    assert not np.shares_memory(rgb, metres)
+    # Every view's two payloads (a colour image carries a one-float array, a depth image an
+    # empty byte string) and nothing else: the reader's own buffers are kept.
+    assert len(allocated) == 4 * 4
+    assert rgb.tobytes() == _decoded_as_before(reply)[0][0]
+
+
+def test_one_reader_reads_replies_back_to_back_on_its_stream() -> None:
+    # A window filled past one reply's end keeps the next reply's first bytes.
+    first = _reply(_responses(np.random.default_rng(10)), single_float=True, msgid=7)
+    second = _reply(_responses(np.random.default_rng(11)), single_float=True, msgid=8)
+    reader = ImageReplyReader(_receiver(first + second, chunk=1 << 20))
+    for reply, msgid in ((first, 7), (second, 8)):
+        images = reader.image_reply(msgid)
+        decoded = [
+            (
+                rgb_in_place_of_bgr(c.image_data_uint8, SIZE, SIZE, "c").tobytes(),
+                depth_from_floats(d.image_data_float, SIZE, SIZE, "d").tobytes(),
+            )
+            for c, d in zip(images[::2], images[1::2], strict=True)
+        ]
+        assert decoded == _decoded_as_before(reply)
+
+
 def test_the_fields_come_through() -> None:
     reply = _reply(_responses(np.random.default_rng(4)), single_float=True)
-    images = read_image_reply(_receiver(reply), 7)
+    images = read_image_reply(reply)
     assert [(i.camera_name, i.image_type, i.pixels_as_float) for i in images[:2]] == [
         ("front", 0, False),
         ("front", 1, True),
@@ -134,7 +186,7 @@ def test_mixed_element_types_are_read_value_by_value_with_the_same_rounding() ->
         response = {**_responses(np.random.default_rng(5))[1], "image_data_float": 0}
         body = msgpack.packb([1, 7, None, [response]], use_bin_type=True)
         reply = body.replace(b"\xb0image_data_float\x00", b"\xb0image_data_float" + packed)
-        depth = read_image_reply(_receiver(reply), 7)[0].image_data_float
+        depth = read_image_reply(reply)[0].image_data_float
         expected = np.fromiter(expected_values, dtype=np.float32, count=len(expected_values))
         assert depth.tobytes() == expected.tobytes()
 
@@ -146,27 +198,30 @@ def test_short_elements_at_the_end_of_a_reply_do_not_make_the_reader_wait_past_i
     del response["image_data_float"]
     response["image_data_float"] = [1.5] + [7] * 40
     reply = _reply([response], single_float=True)
-    depth = read_image_reply(_receiver(reply), 7)[0].image_data_float
+    depth = read_image_reply(reply)[0].image_data_float
     assert depth.tolist() == [1.5] + [7.0] * 40
 
 
 def test_a_non_number_in_a_float_array_is_a_named_error() -> None:
     response = {**_responses(np.random.default_rng(6))[1], "image_data_float": [1.0, "x"]}
     with pytest.raises(AirSimWireError, match="a float array holds a non-number"):
-        read_image_reply(_receiver(_reply([response], single_float=True)), 7)
+        read_image_reply(_reply([response], single_float=True))
 
 
 def test_an_error_reply_a_stranger_reply_and_a_cut_reply_are_errors() -> None:
     text = "rpclib: function 'simGetImages' (called with 3 arg(s)) threw an exception."
     with pytest.raises(AirSimRpcError, match="threw an exception"):
-        read_image_reply(_receiver(_reply(None, single_float=True, error=text)), 7)
+        read_image_reply(_reply(None, single_float=True, error=text))
     with pytest.raises(AirSimWireError, match="a reply to call 8 while waiting for call 7"):
-        read_image_reply(_receiver(_reply([], single_float=True, msgid=8)), 7)
+        read_image_reply(_reply([], single_float=True, msgid=8))
     reply = _reply(_responses(np.random.default_rng(7)), single_float=True)
     with pytest.raises(ConnectionError, match="closed the connection mid-reply"):
-        read_image_reply(_receiver(reply[: len(reply) // 2]), 7)
+        read_image_reply(reply[: len(reply) // 2])
     with pytest.raises(AirSimWireError, match="not an ImageResponse"):
-        read_image_reply(_receiver(_reply([{"width": 1}], single_float=True)), 7)
+        read_image_reply(_reply([{"width": 1}], single_float=True))
+    as_text = {**_responses(np.random.default_rng(7))[0], "image_data_uint8": "BGR"}
+    with pytest.raises(AirSimWireError, match="image_data_uint8 is str, not binary"):
+        read_image_reply(_reply([as_text], single_float=True))
 
 
 class _Request:

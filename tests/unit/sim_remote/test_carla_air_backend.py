@@ -59,6 +59,7 @@ from aerialdojo.errors import (
     UnknownSceneError,
 )
 from aerialdojo.geometry import Pose
+from aerialdojo.image_codec import byte_buffer_of
 from aerialdojo.protocols import load_suite as load_any_suite
 from aerialdojo.server_survey import DEFAULT_LANDMARKS, DEFAULT_TARGETS
 from aerialdojo.sim.backend import CameraSpec, aerialdojo_uav_rig
@@ -238,6 +239,9 @@ def test_the_bridges_frames_are_what_the_airsim_client_decoded_to_before(
             frame = observation.frames[spec.name]
             assert frame.rgb.tobytes() == np.ascontiguousarray(bgr[:, :, ::-1]).tobytes()
             assert frame.depth.tobytes() == metres.reshape(12, 16).tobytes()
+            # Received into buffers an image message takes as they are: no copy to DDS.
+            assert byte_buffer_of(frame.rgb) is not None
+            assert byte_buffer_of(frame.depth) is not None
         # 30.1 m down, which float32 cannot hold: both round it alike.
         below = GROUND_DOWN - fake.vehicle().position[2]
         assert observation.frames["down"].depth[0, 0] == np.float32(below)

@@ -9,18 +9,20 @@ from aerialdojo.errors import SimulatorFaultError
 from aerialdojo.sim.remote.images import (
     depth_from_carla_bgra,
     depth_from_floats,
-    rgb_from_bgr_bytes,
     rgb_from_carla_bgra,
+    rgb_in_place_of_bgr,
 )
 
 RGB = np.arange(2 * 3 * 3, dtype=np.uint8).reshape(2, 3, 3)
 
 
-def test_airsim_scene_bytes_are_bgr() -> None:
-    decoded = rgb_from_bgr_bytes(RGB[:, :, ::-1].tobytes(), 3, 2, "front")
+def test_airsim_scene_bytes_are_bgr_and_become_rgb_in_their_own_buffer() -> None:
+    received = np.frombuffer(bytearray(RGB[:, :, ::-1].tobytes()), np.uint8)
+    decoded = rgb_in_place_of_bgr(received, 3, 2, "front")
     assert np.array_equal(decoded, RGB) and decoded.flags.c_contiguous
+    assert np.shares_memory(decoded, received)
     with pytest.raises(SimulatorFaultError, match=r"front: 17 values for a 2x3x3 image"):
-        rgb_from_bgr_bytes(RGB.tobytes()[:-1], 3, 2, "front")
+        rgb_in_place_of_bgr(received[:-1], 3, 2, "front")
 
 
 def test_airsim_depth_floats_keep_their_metres() -> None:

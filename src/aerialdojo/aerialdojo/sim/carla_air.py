@@ -7,10 +7,11 @@ and ``airsim`` (port 41451: the UAV) clients, which live in their own venv
 The bridge owns the clock: the world runs in synchronous mode with a fixed tick, and only this
 backend ticks it; asynchronous mode is restored on close. CARLA-Air renders AirSim's cameras
 on the world's tick, so a ``simGetImages`` call made on the only thread that ticks waits for a
-tick that never comes (the known deadlock). Images are therefore fetched on a thread of their
-own, over a connection of their own (``airsim_wire``, which reads the answer straight into
-arrays; the airsim client would unpack every depth value into a Python float); the calling
-thread ticks as soon as the request is on the wire, and again only if no answer follows.
+tick that never comes (the known deadlock). Images are therefore requested over a connection
+of their own (``airsim_wire``, which reads the answer straight into message buffers; the
+airsim client would unpack every depth value into a Python float), whose answers a thread of
+their own waits for and reads; the calling thread writes the request, ticks at once, and ticks
+again only if no answer follows.
 
 What CARLA-Air does that shapes this backend (docs/simulators.md has the sources):
 - AirSim's settings file decides the UAV's cameras, their sizes and FOV, and the physics
@@ -59,6 +60,7 @@ from typing import Any, NoReturn, TypeVar
 
 import airsim
 import carla
+import numpy as np
 from msgpackrpc.error import RPCError
 
 from aerialdojo.actions import STOP, Action, target_pose
@@ -70,6 +72,7 @@ from aerialdojo.errors import (
     UnknownSceneError,
 )
 from aerialdojo.geometry import Pose
+from aerialdojo.image_codec import message_array
 from aerialdojo.robot.motions import MotionWorld, plan_motion
 from aerialdojo.sim.backend import (
     BackendOptions,
@@ -100,8 +103,8 @@ from aerialdojo.sim.remote.frames import (
 from aerialdojo.sim.remote.images import (
     depth_from_carla_bgra,
     depth_from_floats,
-    rgb_from_bgr_bytes,
     rgb_from_carla_bgra,
+    rgb_in_place_of_bgr,
 )
 from aerialdojo.sim.remote.rigs import benchmark_rigs, remote_benchmark
 from aerialdojo.sim.remote.settings import CarlaAirSettings
@@ -161,6 +164,12 @@ def next_reply_wait(started_after_s: float, timeout_s: float) -> float:
     return min(max(_REPLY_WAIT_S, _REPLY_WAIT_MARGIN * started_after_s), timeout_s)
 
 
+def _message_buffer(size: int) -> np.ndarray:
+    """A payload buffer an image message takes as it is: the UAV's images go from the socket
+    to DDS in it."""
+    return message_array((size,), np.uint8)
+
+
 @dataclass(frozen=True)
 class RoadGraph:
     """CARLA's OpenDRIVE lanes sampled as a directed graph (AGOS-Bench, appendix A.1.1).
@@ -176,55 +185,64 @@ class RoadGraph:
 
 @dataclass
 class _ImageFetch:
-    """One ``simGetImages`` on the image thread: ``sent`` is set once the request is on the
-    wire, ``answering`` once the reply starts to arrive (``answer_started`` its monotonic
-    time); both also when the fetch failed. ``result`` holds the responses or the error."""
+    """One ``simGetImages`` read on the image thread: ``answering`` is set once the reply
+    starts to arrive (``answer_started`` its monotonic time), or the fetch failed.
+    ``result`` holds the responses or the error."""
 
-    sent: threading.Event = field(default_factory=threading.Event)
     answering: threading.Event = field(default_factory=threading.Event)
     answer_started: float | None = None
     result: concurrent.futures.Future[Any] = field(default_factory=concurrent.futures.Future)
 
 
 class _ImageFetcher:
-    """Runs ``simGetImages`` on a thread of its own, over a connection only that thread uses,
-    whose replies are read straight into arrays (``airsim_wire``)."""
+    """``simGetImages`` over a connection of its own, whose replies a thread of its own reads
+    straight into arrays (``airsim_wire``). The caller writes the request: it is on the wire
+    when ``fetch`` returns, so the caller may tick at once, and that tick renders the images.
+    Only the wait for the answer must be off the ticking thread."""
 
     def __init__(self, make_channel: Callable[[], AirSimImageChannel]) -> None:
         self._make_channel = make_channel
-        self._jobs: queue.Queue[tuple[list[Any], str, _ImageFetch] | None] = queue.Queue()
+        self._channel: AirSimImageChannel | None = None
+        self._jobs: queue.Queue[tuple[AirSimImageChannel, int, _ImageFetch] | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="airsim-images", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
-        channel = None
         while (job := self._jobs.get()) is not None:
-            requests, vehicle, fetch = job
+            channel, msgid, fetch = job
             try:
-                if channel is None:
-                    channel = self._make_channel()
-                # The request is on the wire once sendall returns, so the caller may tick
-                # from here on and that tick renders these images.
-                msgid = channel.send_image_request(requests, vehicle)
-                fetch.sent.set()
                 if channel.wait_for_reply():
                     fetch.answer_started = time.monotonic()
                     fetch.answering.set()
                 fetch.result.set_result(channel.read_images(msgid))
             except (AirSimRpcError, AirSimWireError, OSError) as error:
+                # Forgotten before the caller hears of it: its next fetch reconnects.
+                self._channel = None
+                channel.close()
                 fetch.result.set_exception(error)
-                if channel is not None:
-                    channel.close()
-                channel = None  # the next job reconnects
             finally:
-                fetch.sent.set()
                 fetch.answering.set()
-        if channel is not None:
-            channel.close()
+        if self._channel is not None:
+            self._channel.close()
 
     def fetch(self, requests: list[Any], vehicle: str) -> _ImageFetch:
+        """Write the request for ``requests`` of ``vehicle`` (connecting first after a
+        fault), and read the answer on the image thread.
+
+        Raises:
+            OSError: the server cannot be reached or the request not written.
+        """
+        if self._channel is None:
+            self._channel = self._make_channel()
+        channel = self._channel
+        try:
+            msgid = channel.send_image_request(requests, vehicle)
+        except OSError:
+            self._channel = None
+            channel.close()
+            raise
         fetch = _ImageFetch()
-        self._jobs.put((requests, vehicle, fetch))
+        self._jobs.put((channel, msgid, fetch))
         return fetch
 
     def close(self, timeout_s: float) -> None:
@@ -400,7 +418,10 @@ class CarlaAirBackend(SimulatorBackend):
         self._tame_traffic()
         self._fetcher = _ImageFetcher(
             lambda: AirSimImageChannel(
-                self.settings.host, self.settings.airsim_port, self.settings.policy.timeout_s
+                self.settings.host,
+                self.settings.airsim_port,
+                self.settings.policy.timeout_s,
+                allocate=_message_buffer,
             )
         )
 
@@ -1010,7 +1031,12 @@ class CarlaAirBackend(SimulatorBackend):
         ]
         fetcher = self._fetcher
         assert fetcher is not None  # connected
-        fetch, what = fetcher.fetch(requests, self.settings.airsim_vehicle), "UAV images"
+        what = "UAV images"
+        try:
+            fetch = fetcher.fetch(requests, self.settings.airsim_vehicle)
+        except OSError as error:
+            self._drop_connection()
+            raise fault(self.airsim_endpoint, f"fetching {what}", error) from error
         deadline = self._tick_until_answering(fetch, what)
         # No tick follows an answer that has started, so the pose now is the one the images
         # were rendered at; reading it while the image thread reads the answer hides its
@@ -1036,7 +1062,7 @@ class CarlaAirBackend(SimulatorBackend):
                     )
             frames[spec.name] = CameraFrame(
                 spec=spec,
-                rgb=rgb_from_bgr_bytes(
+                rgb=rgb_in_place_of_bgr(
                     colour.image_data_uint8, colour.width, colour.height, f"{where} Scene"
                 ),
                 depth=depth_from_floats(
@@ -1054,7 +1080,6 @@ class CarlaAirBackend(SimulatorBackend):
         Returns the deadline (monotonic) of the whole fetch."""
         timeout_s = self.settings.frame_timeout_s
         deadline = time.monotonic() + timeout_s
-        fetch.sent.wait(timeout_s)
         first_tick_done = None
         while not fetch.answering.is_set():
             if time.monotonic() > deadline:
