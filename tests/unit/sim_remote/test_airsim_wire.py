@@ -139,8 +139,8 @@ def test_each_payload_stays_in_its_own_message_buffer_from_the_socket_to_the_ima
         assert byte_buffer_of(array_) is not None
         assert any(np.shares_memory(array_, buffer) for buffer in allocated)
     assert not np.shares_memory(rgb, metres)
-    # Every view's two payloads (a colour image carries a one-float array, a depth image an
-    # empty byte string) and nothing else: the reader's own buffers are kept.
+    # Each view's four payloads (a colour image also carries a one-float array, a depth image
+    # one byte, as AirSim sends) and nothing else: the reader's own buffers are kept.
     assert len(allocated) == 4 * 4
     assert rgb.tobytes() == _decoded_as_before(reply)[0][0]
 
